@@ -1,0 +1,5 @@
+import sys
+
+from sqnopt.cli import main
+
+sys.exit(main())

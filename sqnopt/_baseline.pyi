@@ -1,0 +1,17 @@
+"""Type stub for the compiled module ``sqnopt._baseline`` (benchmark baselines)."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+def bare_sgd_squared_hinge(
+    X: NDArray[np.float64],  # const double[:, ::1]
+    y: NDArray[np.float64],  # const double[::1]
+    w: NDArray[np.float64],  # double[::1], updated in place
+    batch_size: int,
+    eps0: float,
+    T0: float,
+    lam: float,
+    n_iter: int,
+    bit_generator: np.random.BitGenerator,
+) -> float: ...
+def calibration_workload(repeats: int = 200) -> float: ...

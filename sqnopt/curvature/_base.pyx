@@ -1,0 +1,72 @@
+# cython: language_level=3
+"""Compiled curvature-model base class (see ``_base.pxd``)."""
+
+import numpy as np
+
+from libc.string cimport memcpy
+
+from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+cdef class CurvatureKernel:
+    """Base class: identity direction, ignores pairs. Subclasses override the ``cy_*`` methods."""
+
+    def __init__(self, Py_ssize_t dim):
+        if dim < 1:
+            raise ValueError("dim must be >= 1")
+        self.dim = dim
+        self.needs_secant_pair = False
+        self.needs_curvature_batch = False
+
+    cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
+        memcpy(out, grad, self.dim * sizeof(double))
+
+    cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
+        return PAIR_SKIPPED
+
+    cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
+                              const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        return PAIR_ACCEPTED
+
+    def error_message(self) -> str:
+        """Explanation of the last CURVATURE_ERROR (subclasses override)."""
+        return "curvature model failed"
+
+    # ---- Python-level API (the kernel protocol of sqnopt.protocols) -------------------------
+    def direction(self, const double[::1] grad, double[::1] out) -> None:
+        """``out = H grad``."""
+        self._check(grad)
+        self._check(out)
+        self.cy_direction(&grad[0], &out[0])
+
+    def update_pair(self, const double[::1] v, const double[::1] r) -> int:
+        """Offer the secant pair ``(v, r)``; returns 1 accepted, 0 skipped, 2 reset, -1 error."""
+        self._check(v)
+        self._check(r)
+        return self.cy_update_pair(&v[0], &r[0])
+
+    def observe_batch(self, ObjectiveKernel objective, const double[::1] w,
+                      const Py_ssize_t[::1] batch) -> int:
+        """Build curvature from the sample indices ``batch`` at ``w`` (SQB-type models)."""
+        self._check(w)
+        if batch.shape[0] < 1:
+            raise ValueError("batch must contain at least one index")
+        return self.cy_observe_batch(objective, &w[0], &batch[0], batch.shape[0])
+
+    def matvec(self, g):
+        """``H g`` for a 1-D array (allocates; for tests and diagnostics)."""
+        gg = np.ascontiguousarray(g, dtype=np.float64)
+        out = np.empty_like(gg)
+        self.direction(gg, out)
+        return out
+
+    def to_dense(self):
+        """The dense ``dim x dim`` matrix ``H`` with ``d = H g`` (for tests; O(dim^2) memory)."""
+        eye = np.eye(self.dim)
+        return np.column_stack([self.matvec(eye[:, j]) for j in range(self.dim)])
+
+    cdef int _check(self, const double[::1] x) except -1:
+        if x.shape[0] != self.dim:
+            raise ValueError(f"vector of length {x.shape[0]} does not match dim={self.dim}")
+        return 0
+

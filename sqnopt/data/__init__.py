@@ -1,0 +1,27 @@
+"""Data access: validation, label encoding, weights and compiled row views."""
+
+from sqnopt.data._dataset import (
+    Dataset,
+    LabelKind,
+    check_matrix,
+    check_sample_weight,
+    encode_labels,
+    make_rows,
+    prepare,
+)
+from sqnopt.data._rows import CSRRows32, CSRRows64, DenseRows32, DenseRows64, RowData
+
+__all__ = [
+    "CSRRows32",
+    "CSRRows64",
+    "Dataset",
+    "DenseRows32",
+    "DenseRows64",
+    "LabelKind",
+    "RowData",
+    "check_matrix",
+    "check_sample_weight",
+    "encode_labels",
+    "make_rows",
+    "prepare",
+]

@@ -1,0 +1,277 @@
+"""Validated training data: checks, label encoding, weights, and the compiled row view.
+
+Everything the user passes in is left untouched: conversions copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from sqnopt.data._rows import CSRRows32, CSRRows64, DenseRows32, DenseRows64, RowData
+
+LabelKind = Literal["binary", "multiclass"]
+FloatArray = NDArray[np.float64]
+#: A validated design matrix: C-contiguous float32/float64 ndarray or canonical CSR matrix.
+#: (scipy.sparse is untyped, so this is ``Any`` to the type checker.)
+Matrix: TypeAlias = Any
+
+__all__ = [
+    "Dataset",
+    "LabelKind",
+    "check_matrix",
+    "encode_labels",
+    "check_sample_weight",
+    "make_rows",
+    "prepare",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Training data after validation, shared by every component of one solve.
+
+    Attributes
+    ----------
+    X : ndarray (C-contiguous) or CSR matrix, float32 or float64
+        The design matrix as the kernels see it (a copy only where a conversion was needed).
+    y : ndarray of float64
+        Encoded labels: ``-1/+1`` (``classes[0]`` -> -1) for binary objectives, ``0..K-1`` for
+        multiclass ones.
+    classes : ndarray
+        The original label values, sorted; ``classes[k]`` is encoded as ``k`` (multiclass) or as
+        ``-1``/``+1`` (binary).
+    sample_weight : ndarray of float64
+        Weights ``c_i`` normalised to mean 1; the objective is ``sum c_i l_i / sum c_i``.
+    grad_weight : ndarray of float64
+        Weights used in minibatch gradients: ``sample_weight`` under uniform sampling, ones under
+        importance sampling (sample ``i`` drawn with probability ``c_i / sum c``).
+    weight_sum : float
+        ``sum c_i`` of the weights as given (before normalisation).
+    fit_intercept : bool
+        Whether the last coordinate of each parameter block is an unregularised intercept.
+    rows : RowData
+        The compiled row view used by kernels.
+    """
+
+    X: Matrix
+    y: FloatArray
+    classes: NDArray[Any]
+    sample_weight: FloatArray
+    grad_weight: FloatArray
+    weight_sum: float
+    fit_intercept: bool
+    label_kind: LabelKind
+    importance_sampling: bool
+    rows: RowData
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def dim(self) -> int:
+        """Length of one parameter block: ``n_features`` (+1 with an intercept)."""
+        return self.n_features + int(self.fit_intercept)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.shape[0])
+
+    @property
+    def is_sparse(self) -> bool:
+        return bool(sp.issparse(self.X))
+
+    def design(self) -> sp.csr_matrix | NDArray[np.float64]:
+        """``X`` with a column of ones appended when fitting an intercept (float64; a copy)."""
+        if self.is_sparse:
+            Xs = sp.csr_matrix(self.X, dtype=np.float64)
+            if self.fit_intercept:
+                Xs = sp.hstack([Xs, np.ones((self.n_samples, 1))], format="csr")
+            return Xs
+        Xd = np.asarray(self.X, dtype=np.float64)
+        if self.fit_intercept:
+            Xd = np.hstack([Xd, np.ones((self.n_samples, 1))])
+        return Xd
+
+
+def _fail(what: str, problem: str, fix: str) -> ValueError:
+    return ValueError(f"{what}: {problem}. {fix}")
+
+
+def check_matrix(X: Any, *, name: str = "X") -> Matrix:
+    """Validate a design matrix; returns a C-contiguous float32/float64 array or a canonical CSR.
+
+    Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
+    dtypes, NaN/inf entries, non-2-D input and empty input raise ``ValueError`` (``TypeError``
+    for an unsupported type) naming the problem and the fix.
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise _fail(name, f"sparse input has {X.ndim} dimensions", "Pass a 2-D matrix")
+        csr = X.tocsr()  # returns X itself when already CSR; never modified below
+        dtype = _float_dtype(csr.dtype, name)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise _fail(name, f"is empty (shape {X.shape})",
+                        "Pass at least one sample and one feature")
+        data = np.asarray(csr.data)
+        if not np.all(np.isfinite(data)):
+            bad = int(np.flatnonzero(~np.isfinite(data))[0])
+            row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
+            raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
+                        f"{int(csr.indices[bad])})",
+                        "Impute or drop the non-finite entries before fitting")
+        out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices, copy=True),
+                             np.array(csr.indptr, copy=True)), shape=csr.shape)
+        if not out.has_canonical_format:
+            out.sum_duplicates()  # operates on our copy
+        return out
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"{name}: expected an array-like or a scipy.sparse matrix, got "
+                        f"{type(X).__name__}")
+    arr = np.asarray(X)
+    if arr.dtype == object or arr.dtype.kind in "USVmM":
+        raise TypeError(f"{name}: unsupported dtype {arr.dtype}. Convert to a numeric "
+                        "(float32/float64) array, e.g. X.astype(np.float64)")
+    if arr.ndim != 2:
+        raise _fail(name, f"expected a 2-D array, got {arr.ndim}-D with shape {arr.shape}",
+                    "Reshape your data: X.reshape(-1, 1) for a single feature or "
+                    "X.reshape(1, -1) for a single sample")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise _fail(name, f"is empty (shape {arr.shape})", "Pass at least one sample and one feature")
+    dtype = _float_dtype(arr.dtype, name)
+    out_arr = np.ascontiguousarray(arr, dtype=dtype)
+    if not np.all(np.isfinite(out_arr)):
+        r, c = np.argwhere(~np.isfinite(out_arr))[0]
+        raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column {int(c)})",
+                    "Impute or drop the non-finite entries before fitting")
+    return out_arr
+
+
+def _float_dtype(dtype: np.dtype[Any], name: str) -> np.dtype[Any]:
+    if dtype == np.float32 or dtype == np.float64:
+        return dtype
+    if dtype.kind in "biu" or dtype == np.float16:
+        return np.dtype(np.float64)
+    raise TypeError(f"{name}: unsupported dtype {dtype}. sqnopt computes in float32 or float64; "
+                    "convert with X.astype(np.float64)")
+
+
+def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None = None,
+                  classes: ArrayLike | None = None) -> tuple[FloatArray, NDArray[Any]]:
+    """Map labels to ``-1/+1`` (binary) or ``0..K-1`` (multiclass); returns ``(encoded, classes)``.
+
+    ``classes`` fixes the label set (as ``partial_fit`` needs); otherwise it is ``unique(y)``.
+    """
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise _fail("y", f"expected a 1-D array of labels, got shape {arr.shape}",
+                    "Pass one label per sample")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise _fail("y", f"has {arr.shape[0]} labels but X has {n_samples} samples",
+                    "Pass one label per row of X")
+    if arr.shape[0] == 0:
+        raise _fail("y", "is empty", "Pass at least one labelled sample")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise _fail("y", "contains NaN or infinity", "Drop the unlabelled samples")
+    if arr.dtype.kind == "c" or arr.dtype.kind in "mM":
+        raise TypeError(f"y: unsupported label dtype {arr.dtype}")
+    if classes is None:
+        cls = np.unique(arr)
+    else:
+        cls = np.unique(np.asarray(classes))
+        unknown = np.setdiff1d(np.unique(arr), cls)
+        if unknown.size:
+            raise _fail("y", f"contains labels {unknown.tolist()[:5]} not in classes="
+                        f"{cls.tolist()[:10]}", "Pass every label in `classes`")
+    if label_kind == "binary":
+        if cls.shape[0] != 2:
+            what = "only one class" if cls.shape[0] == 1 else f"{cls.shape[0]} classes"
+            raise _fail("y", f"has {what} ({cls.tolist()[:10]}); this objective is binary and needs "
+                        "exactly two", "Use two classes, or a multiclass objective "
+                        "(e.g. 'softmax') / one-vs-rest for more")
+        enc = np.where(arr == cls[1], 1.0, -1.0)
+    else:
+        if cls.shape[0] < 2:
+            raise _fail("y", f"has only one class ({cls.tolist()})",
+                        "A classifier needs at least two classes")
+        enc = np.searchsorted(cls, arr).astype(np.float64)
+    return np.ascontiguousarray(enc, dtype=np.float64), cls
+
+
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> tuple[FloatArray, float]:
+    """Validate weights; returns ``(weights normalised to mean 1, sum of the given weights)``."""
+    if sample_weight is None:
+        return np.ones(n_samples), float(n_samples)
+    sw = np.asarray(sample_weight)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight: unsupported dtype {sw.dtype}; pass numbers")
+    sw = np.asarray(sw, dtype=np.float64)
+    if sw.ndim != 1 or sw.shape[0] != n_samples:
+        raise _fail("sample_weight", f"has shape {sw.shape} but X has {n_samples} samples",
+                    "Pass one weight per sample")
+    if not np.all(np.isfinite(sw)):
+        raise _fail("sample_weight", "contains NaN or infinity", "Pass finite weights")
+    if np.any(sw < 0):
+        raise _fail("sample_weight", "contains negative weights", "Weights must be >= 0")
+    total = float(sw.sum())
+    if total <= 0:
+        raise _fail("sample_weight", "sums to zero", "Give at least one sample a positive weight")
+    return np.ascontiguousarray(sw * (n_samples / total)), total
+
+
+def make_rows(X: Matrix, y: FloatArray, sample_weight: FloatArray, grad_weight: FloatArray,
+              fit_intercept: bool) -> RowData:
+    """Build the compiled row view over validated arrays (see :func:`check_matrix`)."""
+    if sp.issparse(X):
+        csr = X
+        if csr.nnz >= 2**31 or csr.shape[1] >= 2**31:
+            raise ValueError("X: more than 2**31 stored entries or features is not supported")
+        indices = np.ascontiguousarray(csr.indices, dtype=np.int32)
+        indptr = np.ascontiguousarray(csr.indptr, dtype=np.intp)
+        data = np.ascontiguousarray(csr.data)
+        if data.dtype == np.float32:
+            return CSRRows32(data, indices, indptr, csr.shape[1], y, sample_weight, grad_weight,
+                             fit_intercept)
+        return CSRRows64(data, indices, indptr, csr.shape[1], y, sample_weight, grad_weight,
+                         fit_intercept)
+    Xd: NDArray[Any] = np.asarray(X)
+    if Xd.dtype == np.float32:
+        return DenseRows32(Xd, y, sample_weight, grad_weight, fit_intercept)
+    return DenseRows64(Xd, y, sample_weight, grad_weight, fit_intercept)
+
+
+def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
+            fit_intercept: bool = False, label_kind: LabelKind = "binary",
+            classes: ArrayLike | None = None, importance_sampling: bool = False) -> Dataset:
+    """Validate ``(X, y, sample_weight)`` and build the :class:`Dataset` the solver runs on.
+
+    Parameters
+    ----------
+    importance_sampling : bool
+        Realise sample weights by sampling ``i`` with probability ``c_i / sum c`` (the minibatch
+        gradient then uses unit weights) instead of weighting each loss term.
+    """
+    Xc = check_matrix(X)
+    n = int(Xc.shape[0])
+    yc, cls = encode_labels(y, label_kind, n_samples=n, classes=classes)
+    sw, total = check_sample_weight(sample_weight, n)
+    gw = np.ones(n) if importance_sampling else sw
+    sw.setflags(write=False)
+    yc.setflags(write=False)
+    rows = make_rows(Xc, yc, sw, gw, fit_intercept)
+    return Dataset(X=Xc, y=yc, classes=cls, sample_weight=sw, grad_weight=gw, weight_sum=total,
+                   fit_intercept=fit_intercept, label_kind=label_kind,
+                   importance_sampling=importance_sampling, rows=rows)

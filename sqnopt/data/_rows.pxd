@@ -1,0 +1,62 @@
+# cython: language_level=3
+"""Row access over a design matrix: one code path for dense and CSR, float32 and float64.
+
+Kernels never look at the storage; they ask a :class:`RowData` for ``x_i . w`` and
+``out += alpha * x_i``.  If the data was built with an intercept, the intercept is the last
+coordinate of every parameter block (``w[dim - 1]``) and the row behaves as ``[x_i, 1]``.
+"""
+
+cdef class RowData:
+    cdef readonly Py_ssize_t n_samples
+    cdef readonly Py_ssize_t n_features
+    cdef readonly Py_ssize_t dim            # n_features + has_intercept
+    cdef readonly bint has_intercept
+    cdef readonly Py_ssize_t nnz            # stored entries (dense: n_samples * n_features)
+    cdef readonly bint is_sparse
+    cdef readonly object dtype
+
+    # Labels: +-1 for binary objectives, 0..K-1 (as float64) for multiclass ones.
+    cdef const double[::1] _y
+    # Weight of sample i in the full objective, normalised to mean 1.
+    cdef const double[::1] _sample_weight
+    # Weight of sample i in a minibatch gradient: equal to _sample_weight under uniform
+    # sampling, 1 under importance sampling with probability proportional to the weight.
+    cdef const double[::1] _grad_weight
+
+    cdef const double* y
+    cdef const double* sample_weight
+    cdef const double* grad_weight
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil
+    # Sparse view of row i (without the intercept entry): fills the pointers and returns nnz.
+    # For dense data ``indices`` is NULL (meaning 0..n_features-1) and exactly one of
+    # ``data64`` / ``data32`` is set.
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil
+    cdef void _bind_common(self, Py_ssize_t n_samples, Py_ssize_t n_features, bint has_intercept,
+                           const double[::1] y, const double[::1] sample_weight,
+                           const double[::1] grad_weight)
+    cdef int _check(self, Py_ssize_t i, Py_ssize_t length) except -1
+
+
+cdef class DenseRows64(RowData):
+    cdef const double[:, ::1] X
+
+
+cdef class DenseRows32(RowData):
+    cdef const float[:, ::1] X
+
+
+cdef class CSRRows64(RowData):
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const Py_ssize_t[::1] indptr
+
+
+cdef class CSRRows32(RowData):
+    cdef const float[::1] data
+    cdef const int[::1] indices
+    cdef const Py_ssize_t[::1] indptr

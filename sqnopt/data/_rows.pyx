@@ -1,0 +1,324 @@
+# cython: language_level=3
+"""Compiled row access (see ``_rows.pxd``)."""
+
+import numpy as np
+
+from libc.math cimport NAN
+
+from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f
+
+
+ctypedef fused real_t:
+    float
+    double
+
+
+cdef inline double _dense_dot(const real_t* x, const double* w, Py_ssize_t n) noexcept nogil:
+    if real_t is double:
+        return vdot(x, w, n)
+    else:
+        return vdot_f(x, w, n)
+
+
+cdef inline void _dense_axpy(const real_t* x, double alpha, double* out, Py_ssize_t n) noexcept nogil:
+    if real_t is double:
+        vaxpy(alpha, x, out, n)
+    else:
+        vaxpy_f(alpha, x, out, n)
+
+
+cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double acc = 0.0
+    for j in range(n):
+        acc += <double> x[j] * <double> x[j]
+    return acc
+
+
+cdef inline double _sparse_dot(const real_t* data, const int* ind, Py_ssize_t nnz,
+                               const double* w) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double acc = 0.0
+    for p in range(nnz):
+        acc += <double> data[p] * w[ind[p]]
+    return acc
+
+
+cdef inline void _sparse_axpy(const real_t* data, const int* ind, Py_ssize_t nnz, double alpha,
+                              double* out) noexcept nogil:
+    cdef Py_ssize_t p
+    for p in range(nnz):
+        out[ind[p]] += alpha * <double> data[p]
+
+
+cdef inline double _sparse_sqnorm(const real_t* data, Py_ssize_t nnz) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double acc = 0.0
+    for p in range(nnz):
+        acc += <double> data[p] * <double> data[p]
+    return acc
+
+
+cdef class RowData:
+    """Base class: rows of a design matrix plus labels and weights.
+
+    Build instances with :func:`sqnopt.data.make_rows`; the subclasses differ only in storage.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("RowData is abstract; build one with sqnopt.data.make_rows(...)")
+
+    cdef void _bind_common(self, Py_ssize_t n_samples, Py_ssize_t n_features, bint has_intercept,
+                           const double[::1] y, const double[::1] sample_weight,
+                           const double[::1] grad_weight):
+        self.n_samples = n_samples
+        self.n_features = n_features
+        self.has_intercept = has_intercept
+        self.dim = n_features + (1 if has_intercept else 0)
+        self._y = y
+        self._sample_weight = sample_weight
+        self._grad_weight = grad_weight
+        self.y = &self._y[0]
+        self.sample_weight = &self._sample_weight[0]
+        self.grad_weight = &self._grad_weight[0]
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        return NAN
+
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil:
+        pass
+
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
+        return 0
+
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil:
+        data64[0] = NULL
+        data32[0] = NULL
+        indices[0] = NULL
+        return 0
+
+    # ---- Python twins (for tests and pure-Python components) -------------------------------
+    def dot(self, Py_ssize_t i, const double[::1] w) -> float:
+        """``x_i . w`` (plus ``w[-1]`` when the data has an intercept)."""
+        self._check(i, w.shape[0])
+        return self.row_dot(i, &w[0])
+
+    def axpy(self, Py_ssize_t i, double alpha, double[::1] out) -> None:
+        """``out += alpha * [x_i, 1]`` in place."""
+        self._check(i, out.shape[0])
+        self.row_axpy(i, alpha, &out[0])
+
+    def sqnorm(self, Py_ssize_t i) -> float:
+        """``||x_i||^2`` (plus 1 with an intercept)."""
+        self._check(i, self.dim)
+        return self.row_sqnorm(i)
+
+    @property
+    def labels(self):
+        """The encoded labels as a read-only float64 array."""
+        return np.asarray(self._y)
+
+    @property
+    def sample_weights(self):
+        """Sample weights (mean 1) used in the full objective."""
+        return np.asarray(self._sample_weight)
+
+    @property
+    def grad_weights(self):
+        """Weights used in minibatch gradients."""
+        return np.asarray(self._grad_weight)
+
+    cdef int _check(self, Py_ssize_t i, Py_ssize_t length) except -1:
+        if i < 0 or i >= self.n_samples:
+            raise IndexError(f"row {i} out of range for {self.n_samples} samples")
+        if length < self.dim:
+            raise ValueError(f"vector of length {length} is shorter than dim={self.dim}")
+        return 0
+
+    def __reduce__(self):
+        raise TypeError("RowData is a view on the caller's arrays and cannot be pickled; "
+                        "pickle the arrays and rebuild it with sqnopt.data.make_rows")
+
+
+cdef class DenseRows64(RowData):
+    def __init__(self, const double[:, ::1] X, const double[::1] y, const double[::1] sample_weight,
+                 const double[::1] grad_weight, bint has_intercept):
+        self.X = X
+        self.is_sparse = False
+        self.dtype = np.dtype(np.float64)
+        self.nnz = X.shape[0] * X.shape[1]
+        self._bind_common(X.shape[0], X.shape[1], has_intercept, y, sample_weight, grad_weight)
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef double acc = _dense_dot(&self.X[i, 0], w, self.n_features)
+        if self.has_intercept:
+            acc += w[self.n_features]
+        return acc
+
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil:
+        _dense_axpy(&self.X[i, 0], alpha, out, self.n_features)
+        if self.has_intercept:
+            out[self.n_features] += alpha
+
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil:
+        return _dense_sqnorm(&self.X[i, 0], self.n_features) + (1.0 if self.has_intercept else 0.0)
+
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
+        return self.n_features
+
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil:
+        data64[0] = &self.X[i, 0]
+        data32[0] = NULL
+        indices[0] = NULL
+        return self.n_features
+
+
+cdef class DenseRows32(RowData):
+    def __init__(self, const float[:, ::1] X, const double[::1] y, const double[::1] sample_weight,
+                 const double[::1] grad_weight, bint has_intercept):
+        self.X = X
+        self.is_sparse = False
+        self.dtype = np.dtype(np.float32)
+        self.nnz = X.shape[0] * X.shape[1]
+        self._bind_common(X.shape[0], X.shape[1], has_intercept, y, sample_weight, grad_weight)
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef double acc = _dense_dot(&self.X[i, 0], w, self.n_features)
+        if self.has_intercept:
+            acc += w[self.n_features]
+        return acc
+
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil:
+        _dense_axpy(&self.X[i, 0], alpha, out, self.n_features)
+        if self.has_intercept:
+            out[self.n_features] += alpha
+
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil:
+        return _dense_sqnorm(&self.X[i, 0], self.n_features) + (1.0 if self.has_intercept else 0.0)
+
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
+        return self.n_features
+
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil:
+        data64[0] = NULL
+        data32[0] = &self.X[i, 0]
+        indices[0] = NULL
+        return self.n_features
+
+
+cdef class CSRRows64(RowData):
+    def __init__(self, const double[::1] data, const int[::1] indices, const Py_ssize_t[::1] indptr,
+                 Py_ssize_t n_features, const double[::1] y, const double[::1] sample_weight,
+                 const double[::1] grad_weight, bint has_intercept):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.is_sparse = True
+        self.dtype = np.dtype(np.float64)
+        self.nnz = indptr[indptr.shape[0] - 1]
+        self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
+                          grad_weight)
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        cdef double acc = 0.0
+        if nnz > 0:
+            acc = _sparse_dot(&self.data[start], &self.indices[start], nnz, w)
+        if self.has_intercept:
+            acc += w[self.n_features]
+        return acc
+
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        if nnz > 0:
+            _sparse_axpy(&self.data[start], &self.indices[start], nnz, alpha, out)
+        if self.has_intercept:
+            out[self.n_features] += alpha
+
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        cdef double acc = 0.0
+        if nnz > 0:
+            acc = _sparse_sqnorm(&self.data[start], nnz)
+        return acc + (1.0 if self.has_intercept else 0.0)
+
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
+        return self.indptr[i + 1] - self.indptr[i]
+
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        data32[0] = NULL
+        if nnz > 0:
+            data64[0] = &self.data[start]
+            indices[0] = &self.indices[start]
+        else:
+            data64[0] = NULL
+            indices[0] = NULL
+        return nnz
+
+
+cdef class CSRRows32(RowData):
+    def __init__(self, const float[::1] data, const int[::1] indices, const Py_ssize_t[::1] indptr,
+                 Py_ssize_t n_features, const double[::1] y, const double[::1] sample_weight,
+                 const double[::1] grad_weight, bint has_intercept):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.is_sparse = True
+        self.dtype = np.dtype(np.float32)
+        self.nnz = indptr[indptr.shape[0] - 1]
+        self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
+                          grad_weight)
+
+    cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        cdef double acc = 0.0
+        if nnz > 0:
+            acc = _sparse_dot(&self.data[start], &self.indices[start], nnz, w)
+        if self.has_intercept:
+            acc += w[self.n_features]
+        return acc
+
+    cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        if nnz > 0:
+            _sparse_axpy(&self.data[start], &self.indices[start], nnz, alpha, out)
+        if self.has_intercept:
+            out[self.n_features] += alpha
+
+    cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        cdef double acc = 0.0
+        if nnz > 0:
+            acc = _sparse_sqnorm(&self.data[start], nnz)
+        return acc + (1.0 if self.has_intercept else 0.0)
+
+    cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
+        return self.indptr[i + 1] - self.indptr[i]
+
+    cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
+                             const int** indices) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        data64[0] = NULL
+        if nnz > 0:
+            data32[0] = &self.data[start]
+            indices[0] = &self.indices[start]
+        else:
+            data32[0] = NULL
+            indices[0] = NULL
+        return nnz

@@ -1,0 +1,5 @@
+"""Data sets shipped with sqnopt: the papers' synthetic generators (no download needed)."""
+
+from sqnopt.datasets._synthetic import make_boxes
+
+__all__ = ["make_boxes"]

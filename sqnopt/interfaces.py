@@ -1,0 +1,245 @@
+"""The four interfaces of sqnopt (plus projections), at the Python level.
+
+A *component* is an immutable configuration object (what the user writes:
+``LBFGS(memory=10)``).  When a solve starts, the solver calls its ``init`` method, which returns a
+*kernel*: the stateful object that does the work for that solve.
+
+* Compiled kernels subclass the Cython base classes declared in the installed ``.pxd`` files
+  (``sqnopt/objectives/_base.pxd``, ``sqnopt/curvature/_base.pxd``, ``sqnopt/schedules/_base.pxd``,
+  ``sqnopt/steps/_base.pxd``, ``sqnopt/projections/_base.pxd``); when every kernel of a solve is
+  compiled the iteration loop runs in Cython without the GIL.
+* Pure-Python kernels implement the protocols below (``*KernelLike``); a solve with at least one
+  such kernel runs the same iteration in Python, with identical semantics.
+
+Sign convention: gradients are derivatives of the objective that is minimised; margin losses
+expose ``dloss_dmargin`` (d loss / d margin), never its negative.  Directions ``d`` are ascent-
+oriented like the gradient (``d = H g``); the driver moves ``w <- w - step * d``.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.data import Dataset, LabelKind
+
+FloatArray = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+Kind = Literal["objective", "curvature", "schedule", "step", "projection"]
+KINDS: tuple[Kind, ...] = ("objective", "curvature", "schedule", "step", "projection")
+
+# Capability vocabulary. Objectives *provide* capabilities; other components *require* them.
+SMOOTH = "smooth"                    # differentiable everywhere (secant pairs are meaningful)
+STRONGLY_CONVEX = "strongly_convex"  # lam > 0
+MARGIN = "margin"                    # loss of a linear margin y * (w . x + b)
+QUADRATIC_BOUND = "quadratic_bound"  # partition-function bound (SQB, Aravkin et al. 2012)
+BINARY = "binary"
+MULTICLASS = "multiclass"
+
+# Return codes of ``update_pair`` / ``observe_batch`` (mirrors ``sqnopt/curvature/_base.pxd``).
+PAIR_SKIPPED = 0
+PAIR_ACCEPTED = 1
+PAIR_RESET = 2
+CURVATURE_ERROR = -1
+
+__all__ = [
+    "BINARY",
+    "CURVATURE_ERROR",
+    "PAIR_ACCEPTED",
+    "PAIR_RESET",
+    "PAIR_SKIPPED",
+    "BatchSchedule",
+    "Component",
+    "CurvatureKernelLike",
+    "CurvatureModel",
+    "KINDS",
+    "Kind",
+    "MARGIN",
+    "MULTICLASS",
+    "Objective",
+    "ObjectiveKernelLike",
+    "Problem",
+    "Projection",
+    "ProjectionKernelLike",
+    "QUADRATIC_BOUND",
+    "SMOOTH",
+    "STRONGLY_CONVEX",
+    "ScheduleKernelLike",
+    "StepKernelLike",
+    "StepRule",
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a component may know about the solve it is built for."""
+
+    n_samples: int
+    n_features: int
+    dim: int            #: length of one parameter block (n_features + intercept)
+    n_blocks: int       #: parameter blocks (1 for binary objectives, K for softmax)
+    n_params: int       #: n_blocks * dim
+    lam: float          #: the objective's L2 regularisation
+    fit_intercept: bool
+    capabilities: frozenset[str]  #: what the objective provides
+
+
+# ---- kernel protocols (what the driver calls) -------------------------------------------------
+
+@runtime_checkable
+class ObjectiveKernelLike(Protocol):
+    """An objective bound to one data set."""
+
+    @property
+    def n_params(self) -> int: ...
+
+    @property
+    def lam(self) -> float: ...
+
+    def gradient(self, w: FloatArray, batch: IndexArray, out: FloatArray) -> float:
+        """Write the minibatch gradient at ``w`` over ``batch`` into ``out``; return the minibatch
+        objective value ``lam/2 ||w_reg||^2 + (1/|B|) sum_{i in B} g_i l_i(w)``."""
+        ...
+
+    def value(self, w: FloatArray) -> float:
+        """Full objective ``F(w)``."""
+        ...
+
+    def full_gradient(self, w: FloatArray, out: FloatArray) -> float:
+        """Full gradient into ``out``; returns ``F(w)``."""
+        ...
+
+
+@runtime_checkable
+class CurvatureKernelLike(Protocol):
+    """Turns a gradient into a direction ``d = H g`` and learns ``H``."""
+
+    @property
+    def needs_secant_pair(self) -> bool: ...
+
+    @property
+    def needs_curvature_batch(self) -> bool: ...
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None: ...
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        """Offer ``v = w_{t+1} - w_t``, ``r = s(w_{t+1}, B_t) - s(w_t, B_t)``.
+        Return 1 (accepted), 0 (skipped by a safeguard), 2 (memory reset), -1 (error)."""
+        ...
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: IndexArray) -> int:
+        """Build curvature from an independent batch (only if ``needs_curvature_batch``)."""
+        ...
+
+    def error_message(self) -> str: ...
+
+
+@runtime_checkable
+class ScheduleKernelLike(Protocol):
+    def batch_size(self, k: int) -> int:
+        """Minibatch size at iteration ``k = 1, 2, ...``."""
+        ...
+
+
+@runtime_checkable
+class StepKernelLike(Protocol):
+    def step_size(self, t: int) -> float:
+        """Step at iteration ``t = 0, 1, ...``."""
+        ...
+
+
+@runtime_checkable
+class ProjectionKernelLike(Protocol):
+    def project(self, w: FloatArray) -> None:
+        """Project ``w`` in place."""
+        ...
+
+
+# ---- components (what the user configures) ----------------------------------------------------
+
+class Component(abc.ABC):
+    """Immutable configuration of one part of a solver; ``init`` builds its kernel.
+
+    Concrete components are frozen dataclasses; ``params()`` lists their settings.
+    """
+
+    kind: ClassVar[Kind]
+    #: Registry name of the class (also used in messages).
+    name: ClassVar[str] = ""
+    #: Capabilities the objective must provide for this component to be usable.
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    def params(self) -> dict[str, Any]:
+        """The component's settings (its dataclass fields)."""
+        names = getattr(self, "__dataclass_fields__", {})
+        return {name: getattr(self, name) for name in names}
+
+    def describe(self) -> str:
+        """``name(param=value, ...)`` for messages and logs."""
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{self.name or type(self).__name__}({inner})"
+
+
+class Objective(Component):
+    """Loss + L2 regularisation ``lam`` (+ weights and intercept, handled by the data)."""
+
+    kind: ClassVar[Kind] = "objective"
+    label_kind: ClassVar[LabelKind] = "binary"
+    lam: float
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What this objective provides (see the capability constants of this module)."""
+        return frozenset({self.label_kind})
+
+    def n_blocks(self, n_classes: int) -> int:
+        """Number of parameter blocks for ``n_classes`` classes (1 for binary objectives)."""
+        return 1
+
+    @abc.abstractmethod
+    def init(self, data: Dataset) -> ObjectiveKernelLike:
+        """Bind to validated data; return a compiled ``ObjectiveKernel`` or a Python kernel."""
+
+
+class CurvatureModel(Component):
+    """Search-direction model ``d = H g`` (identity, BFGS variants, bounds, diagonal ...)."""
+
+    kind: ClassVar[Kind] = "curvature"
+    #: The driver must evaluate the second gradient on the same batch (BFGS-type models).
+    needs_secant_pair: ClassVar[bool] = False
+    #: The driver must draw an independent curvature batch each iteration (SQB).
+    needs_curvature_batch: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> CurvatureKernelLike: ...
+
+
+class BatchSchedule(Component):
+    """Minibatch size as a function of the iteration number."""
+
+    kind: ClassVar[Kind] = "schedule"
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> ScheduleKernelLike: ...
+
+
+class StepRule(Component):
+    """Scalar step ``eps_t``."""
+
+    kind: ClassVar[Kind] = "step"
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> StepKernelLike: ...
+
+
+class Projection(Component):
+    """Constraint set applied after each step (on regularised coordinates only)."""
+
+    kind: ClassVar[Kind] = "projection"
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> ProjectionKernelLike: ...

@@ -1,0 +1,45 @@
+# cython: language_level=3
+"""Compiled objective interface.
+
+An objective kernel is bound to one :class:`RowData` and evaluates
+
+    F(w) = (lam / 2) * ||w_reg||^2 + sum_i c_i l_i(w) / sum_i c_i
+
+(``w_reg``: every coordinate except intercepts) and minibatch gradients
+
+    s(w, B) = lam * w_reg + (1 / |B|) * sum_{i in B} g_i * grad l_i(w)
+
+with ``g_i`` the data's gradient weights. Parameters are a flat float64 vector of length
+``n_params`` (``n_blocks`` blocks of ``data.dim``).
+"""
+
+from sqnopt.data._rows cimport RowData
+
+
+cdef class ObjectiveKernel:
+    cdef readonly RowData data
+    cdef readonly Py_ssize_t n_params
+    cdef readonly Py_ssize_t n_blocks
+    cdef readonly double lam
+
+    # Minibatch gradient into ``grad`` (overwritten); returns the minibatch objective value
+    # (lam/2 ||w_reg||^2 + mean weighted loss over the batch).
+    cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                            double* grad) noexcept nogil
+    # Full objective F(w).
+    cdef double cy_value(self, const double* w) noexcept nogil
+    # Full gradient of F into ``grad``; returns F(w).
+    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil
+
+    # Helpers shared by subclasses (not virtual).
+    cdef double _reg_value(self, const double* w) noexcept nogil
+    cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil
+    cdef int _bind(self, RowData data, double lam, Py_ssize_t n_blocks) except -1
+    cdef int _check_w(self, const double[::1] w) except -1
+
+
+cdef class MarginObjectiveKernel(ObjectiveKernel):
+    """Binary loss of the margin ``m_i = y_i (x_i . w + b)``: ``l_i(w) = loss(m_i)``."""
+    cdef double loss(self, double margin) noexcept nogil
+    # d loss / d margin (the derivative with respect to the margin, not its negative).
+    cdef double dloss_dmargin(self, double margin) noexcept nogil

@@ -1,0 +1,39 @@
+"""Type stub for the compiled module ``sqnopt.objectives._base``."""
+
+from typing import overload
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.data._rows import RowData
+
+class ObjectiveKernel:
+    """Compiled objective bound to one data set (see ``_base.pxd``)."""
+
+    @property
+    def data(self) -> RowData: ...
+    @property
+    def n_params(self) -> int: ...
+    @property
+    def n_blocks(self) -> int: ...
+    @property
+    def lam(self) -> float: ...
+    def gradient(
+        self,
+        w: NDArray[np.float64],  # const double[::1]
+        batch: NDArray[np.intp],  # const Py_ssize_t[::1]
+        out: NDArray[np.float64],  # double[::1]
+    ) -> float: ...
+    def value(self, w: NDArray[np.float64]) -> float: ...
+    def full_gradient(self, w: NDArray[np.float64], out: NDArray[np.float64]) -> float: ...
+
+class MarginObjectiveKernel(ObjectiveKernel):
+    def __init__(self, data: RowData, lam: float) -> None: ...
+    @overload
+    def py_loss(self, margin: float) -> float: ...
+    @overload
+    def py_loss(self, margin: NDArray[np.float64]) -> NDArray[np.float64]: ...
+    @overload
+    def py_dloss_dmargin(self, margin: float) -> float: ...
+    @overload
+    def py_dloss_dmargin(self, margin: NDArray[np.float64]) -> NDArray[np.float64]: ...

@@ -1,0 +1,50 @@
+# cython: language_level=3
+"""Margin losses ``l(m)`` of binary classification, ``m = y (w . x + b)``.
+
+References: squared hinge and logistic as used in Mokhtari & Ribeiro (RES, 2014; oLBFGS, 2015);
+hinge as in Shalev-Shwartz et al., Pegasos (2007).
+"""
+
+from libc.math cimport exp, log1p, fabs
+
+from sqnopt.objectives._base cimport MarginObjectiveKernel
+
+
+cdef class SquaredHingeKernel(MarginObjectiveKernel):
+    """``l(m) = max(0, 1 - m)^2``;  ``dl/dm = -2 max(0, 1 - m)``."""
+
+    cdef double loss(self, double margin) noexcept nogil:
+        cdef double z = 1.0 - margin
+        return z * z if z > 0.0 else 0.0
+
+    cdef double dloss_dmargin(self, double margin) noexcept nogil:
+        cdef double z = 1.0 - margin
+        return -2.0 * z if z > 0.0 else 0.0
+
+
+cdef class LogisticKernel(MarginObjectiveKernel):
+    """``l(m) = log(1 + exp(-m))`` evaluated as ``log1p(exp(-|m|)) + max(0, -m)``;
+    ``dl/dm = -1 / (1 + exp(m))`` evaluated without overflow for any finite ``m``."""
+
+    cdef double loss(self, double margin) noexcept nogil:
+        if margin >= 0.0:
+            return log1p(exp(-margin))
+        return log1p(exp(margin)) - margin
+
+    cdef double dloss_dmargin(self, double margin) noexcept nogil:
+        cdef double e
+        if margin >= 0.0:
+            e = exp(-margin)
+            return -e / (1.0 + e)
+        return -1.0 / (1.0 + exp(margin))
+
+
+cdef class HingeKernel(MarginObjectiveKernel):
+    """``l(m) = max(0, 1 - m)``; subgradient ``dl/dm = -1`` if ``m < 1`` else ``0``."""
+
+    cdef double loss(self, double margin) noexcept nogil:
+        cdef double z = 1.0 - margin
+        return z if z > 0.0 else 0.0
+
+    cdef double dloss_dmargin(self, double margin) noexcept nogil:
+        return -1.0 if margin < 1.0 else 0.0

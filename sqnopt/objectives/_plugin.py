@@ -1,0 +1,12 @@
+"""Built-in objectives, registered through the same hook as third-party plugins."""
+
+from sqnopt.objectives._components import Hinge, LogLoss, SquaredHinge
+from sqnopt.registry._registry import hookimpl
+from sqnopt.registry.hookspecs import RegisterFn
+
+
+@hookimpl
+def sqnopt_register_objectives(register: RegisterFn) -> None:
+    register("squared_hinge", SquaredHinge, aliases=("hinge2", "squared-hinge"))
+    register("logloss", LogLoss, aliases=("logistic", "log_loss", "log"))
+    register("hinge", Hinge)

@@ -1,0 +1,16 @@
+# cython: language_level=3
+"""Compiled projection interface: ``w <- argmin_{u in C} ||u - w||`` in place.
+
+Projections act on the regularised coordinates only (never on intercepts).
+"""
+
+
+cdef class ProjectionKernel:
+    cdef readonly Py_ssize_t n_params
+    cdef readonly Py_ssize_t block       # length of one parameter block (data.dim)
+    cdef readonly Py_ssize_t n_reg       # leading coordinates of a block that are constrained
+    cdef void cy_project(self, double* w) noexcept nogil
+
+
+cdef class L2BallKernel(ProjectionKernel):
+    cdef readonly double radius

@@ -1,0 +1,51 @@
+# cython: language_level=3
+"""Compiled projections.
+
+``L2Ball(radius)``: ``w <- w * min(1, radius / ||w||)`` (Pegasos uses radius ``1/sqrt(lam)``,
+Shalev-Shwartz et al. 2007, Sec. 2).
+"""
+
+from libc.math cimport sqrt
+
+
+cdef class ProjectionKernel:
+    """Base class: no constraint."""
+
+    def __init__(self, Py_ssize_t n_params, Py_ssize_t block, Py_ssize_t n_reg):
+        if block < 1 or n_params % block != 0 or n_reg > block:
+            raise ValueError("inconsistent projection layout")
+        self.n_params = n_params
+        self.block = block
+        self.n_reg = n_reg
+
+    cdef void cy_project(self, double* w) noexcept nogil:
+        pass
+
+    def project(self, double[::1] w) -> None:
+        """Project ``w`` in place."""
+        if w.shape[0] != self.n_params:
+            raise ValueError(f"vector of length {w.shape[0]} does not match n_params={self.n_params}")
+        self.cy_project(&w[0])
+
+
+cdef class L2BallKernel(ProjectionKernel):
+    def __init__(self, Py_ssize_t n_params, Py_ssize_t block, Py_ssize_t n_reg, double radius):
+        ProjectionKernel.__init__(self, n_params, block, n_reg)
+        if not radius > 0:
+            raise ValueError("radius must be > 0")
+        self.radius = radius
+
+    cdef void cy_project(self, double* w) noexcept nogil:
+        cdef Py_ssize_t k, j, off
+        cdef double sq = 0.0, scale
+        for k in range(self.n_params // self.block):
+            off = k * self.block
+            for j in range(self.n_reg):
+                sq += w[off + j] * w[off + j]
+        if sq <= self.radius * self.radius:
+            return
+        scale = self.radius / sqrt(sq)
+        for k in range(self.n_params // self.block):
+            off = k * self.block
+            for j in range(self.n_reg):
+                w[off + j] *= scale

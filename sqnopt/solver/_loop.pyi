@@ -1,0 +1,57 @@
+"""Type stub for the compiled module ``sqnopt.solver._loop``."""
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.projections._base import ProjectionKernel
+from sqnopt.schedules._base import ScheduleKernel
+from sqnopt.solver._sampler import Sampler
+from sqnopt.steps._base import StepKernel
+
+class Counters:
+    """Cost accounting of one solve."""
+
+    t: int
+    n_samples: int
+    n_curvature_samples: int
+    n_grad_evals: int
+    n_pairs_accepted: int
+    n_pairs_skipped: int
+    n_resets: int
+    n_avg: int
+    last_step: float
+    last_loss: float
+    def __init__(self) -> None: ...
+    def as_dict(self) -> dict[str, Any]: ...
+
+class CompiledLoop:
+    def __init__(
+        self,
+        objective: ObjectiveKernel,
+        curvature: CurvatureKernel,
+        schedule: ScheduleKernel,
+        curvature_schedule: ScheduleKernel | None,
+        step: StepKernel,
+        projection: ProjectionKernel | None,
+        sampler: Sampler,
+        w: NDArray[np.float64],
+        w_next: NDArray[np.float64],
+        grad: NDArray[np.float64],
+        grad_next: NDArray[np.float64],
+        direction: NDArray[np.float64],
+        v: NDArray[np.float64],
+        r: NDArray[np.float64],
+        w_avg: NDArray[np.float64] | None,
+        batch: NDArray[np.intp],
+        curvature_batch: NDArray[np.intp],
+        counters: Counters,
+        average: bool,
+        avg_start: int,
+    ) -> None: ...
+    @property
+    def counters(self) -> Counters: ...
+    def run(self, n_iter: int, max_samples: int) -> int: ...

@@ -1,0 +1,260 @@
+# cython: language_level=3
+"""The compiled iteration loop of the generic stochastic-descent driver.
+
+One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
+
+1. ``L = schedule(k)``; draw the minibatch ``B_t``.
+2. ``g = s(w_t, B_t)`` (objective kernel).
+3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
+   the model observe it at ``w_t``.
+4. ``d = H g`` (curvature kernel); ``eps = step(t)``.
+5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection).
+6. Secant models: ``r = s(w_{t+1}, B_t) - g`` on the *same* batch, ``v = w_{t+1} - w_t``,
+   offer ``(v, r)``.
+7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
+
+The loop runs without the GIL through the kernels' virtual ``cy_*`` methods and returns to Python
+after ``n_iter`` iterations or on an event (sample budget, non-finite values, curvature error).
+"""
+
+from libc.math cimport isfinite
+from libc.string cimport memcpy
+
+from sqnopt._vec cimport vallfinite
+
+from sqnopt.curvature._base cimport (
+    CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
+)
+from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.projections._base cimport ProjectionKernel
+from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._sampler cimport Sampler
+from sqnopt.steps._base cimport StepKernel
+
+
+# Loop exit codes (mirrored as Python constants in sqnopt.solver._pyloop).
+cdef enum:
+    LOOP_DONE = 0
+    LOOP_MAX_SAMPLES = 1
+    LOOP_NONFINITE_LOSS = 2
+    LOOP_NONFINITE_ITERATE = 3
+    LOOP_CURVATURE_ERROR = 4
+    LOOP_EXHAUSTED = 5
+
+
+cdef class Counters:
+    """Cost accounting of one solve (shared by the compiled and Python loops)."""
+
+    cdef public Py_ssize_t t                    # iterations done
+    cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)
+    cdef public Py_ssize_t n_curvature_samples  # sum of curvature batch sizes (SQB)
+    cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
+    cdef public Py_ssize_t n_pairs_accepted
+    cdef public Py_ssize_t n_pairs_skipped
+    cdef public Py_ssize_t n_resets
+    cdef public Py_ssize_t n_avg                # iterates in the running average
+    cdef public double last_step
+    cdef public double last_loss                # minibatch objective at the last iteration
+
+    def __init__(self):
+        self.t = 0
+        self.n_samples = 0
+        self.n_curvature_samples = 0
+        self.n_grad_evals = 0
+        self.n_pairs_accepted = 0
+        self.n_pairs_skipped = 0
+        self.n_resets = 0
+        self.n_avg = 0
+        self.last_step = 0.0
+        self.last_loss = 0.0
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in (
+            "t", "n_samples", "n_curvature_samples", "n_grad_evals", "n_pairs_accepted",
+            "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
+
+    def __reduce__(self):
+        return (_rebuild_counters, (self.as_dict(),))
+
+
+def _rebuild_counters(state):
+    c = Counters()
+    for k, v in state.items():
+        setattr(c, k, v)
+    return c
+
+
+cdef struct LoopCounts:
+    Py_ssize_t t
+    Py_ssize_t n_samples
+    Py_ssize_t n_curvature_samples
+    Py_ssize_t n_grad_evals
+    Py_ssize_t n_pairs_accepted
+    Py_ssize_t n_pairs_skipped
+    Py_ssize_t n_resets
+    Py_ssize_t n_avg
+    double last_step
+    double last_loss
+
+
+cdef class CompiledLoop:
+    """Runs iterations with compiled kernels only (see the module docstring)."""
+
+    cdef ObjectiveKernel obj
+    cdef CurvatureKernel curv
+    cdef ScheduleKernel sched
+    cdef ScheduleKernel csched
+    cdef StepKernel step
+    cdef ProjectionKernel proj
+    cdef Sampler sampler
+    cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
+    cdef Py_ssize_t[::1] batch, cbatch
+    cdef readonly Counters counters
+    cdef bint average
+    cdef Py_ssize_t avg_start
+    cdef Py_ssize_t n
+
+    def __init__(self, ObjectiveKernel objective, CurvatureKernel curvature,
+                 ScheduleKernel schedule, ScheduleKernel curvature_schedule,
+                 StepKernel step, ProjectionKernel projection, Sampler sampler,
+                 double[::1] w, double[::1] w_next, double[::1] grad, double[::1] grad_next,
+                 double[::1] direction, double[::1] v, double[::1] r, double[::1] w_avg,
+                 Py_ssize_t[::1] batch, Py_ssize_t[::1] curvature_batch, Counters counters,
+                 bint average, Py_ssize_t avg_start):
+        self.n = objective.n_params
+        for name, buf in (("w", w), ("w_next", w_next), ("grad", grad), ("grad_next", grad_next),
+                          ("direction", direction), ("v", v), ("r", r)):
+            if buf.shape[0] != self.n:
+                raise ValueError(f"buffer {name} has length {buf.shape[0]}, expected {self.n}")
+        if average and (w_avg is None or w_avg.shape[0] != self.n):
+            raise ValueError("averaging needs a w_avg buffer of length n_params")
+        if curvature.dim != self.n:
+            raise ValueError(f"curvature kernel has dim {curvature.dim}, expected {self.n}")
+        if curvature.needs_curvature_batch and curvature_schedule is None:
+            raise ValueError("the curvature model needs a curvature batch schedule")
+        if batch.shape[0] < sampler.n_samples or (
+                curvature_schedule is not None and curvature_batch.shape[0] < sampler.n_samples):
+            raise ValueError("batch buffers must hold n_samples indices")
+        self.obj = objective
+        self.curv = curvature
+        self.sched = schedule
+        self.csched = curvature_schedule
+        self.step = step
+        self.proj = projection
+        self.sampler = sampler
+        self.w = w
+        self.w_next = w_next
+        self.g = grad
+        self.g_next = grad_next
+        self.d = direction
+        self.v = v
+        self.r = r
+        self.w_avg = w_avg
+        self.batch = batch
+        self.cbatch = curvature_batch
+        self.counters = counters
+        self.average = average
+        self.avg_start = avg_start
+
+    def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
+        """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
+        (if > 0) samples were processed. Returns an exit code (``LOOP_*``)."""
+        cdef int status
+        cdef LoopCounts c
+        cdef Counters pc = self.counters
+        c.t = pc.t
+        c.n_samples = pc.n_samples
+        c.n_curvature_samples = pc.n_curvature_samples
+        c.n_grad_evals = pc.n_grad_evals
+        c.n_pairs_accepted = pc.n_pairs_accepted
+        c.n_pairs_skipped = pc.n_pairs_skipped
+        c.n_resets = pc.n_resets
+        c.n_avg = pc.n_avg
+        c.last_step = pc.last_step
+        c.last_loss = pc.last_loss
+        with nogil:
+            status = self._run(n_iter, max_samples, &c)
+        pc.t = c.t
+        pc.n_samples = c.n_samples
+        pc.n_curvature_samples = c.n_curvature_samples
+        pc.n_grad_evals = c.n_grad_evals
+        pc.n_pairs_accepted = c.n_pairs_accepted
+        pc.n_pairs_skipped = c.n_pairs_skipped
+        pc.n_resets = c.n_resets
+        pc.n_avg = c.n_avg
+        pc.last_step = c.last_step
+        pc.last_loss = c.last_loss
+        return status
+
+    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
+        cdef Py_ssize_t it, j, size, csize, n = self.n
+        cdef double eps, loss
+        cdef int code
+        cdef double* w = &self.w[0]
+        cdef double* w_next = &self.w_next[0]
+        cdef double* g = &self.g[0]
+        cdef double* g_next = &self.g_next[0]
+        cdef double* d = &self.d[0]
+        cdef double* v = &self.v[0]
+        cdef double* r = &self.r[0]
+        cdef double* w_avg = NULL
+        cdef Py_ssize_t* batch = &self.batch[0]
+        cdef Py_ssize_t* cbatch = NULL
+        cdef bint secant = self.curv.needs_secant_pair
+        cdef bint curvature_batch = self.curv.needs_curvature_batch
+        cdef bint has_proj = self.proj is not None
+        if self.average:
+            w_avg = &self.w_avg[0]
+        if curvature_batch:
+            cbatch = &self.cbatch[0]
+
+        for it in range(n_iter):
+            if max_samples > 0 and c.n_samples >= max_samples:
+                return LOOP_MAX_SAMPLES
+            size = self.sched.cy_batch_size(c.t + 1)
+            if self.sampler.cy_draw(size, batch) != 0:
+                return LOOP_EXHAUSTED
+            loss = self.obj.cy_gradient(w, batch, size, g)
+            c.n_grad_evals += 1
+            if not isfinite(loss):
+                return LOOP_NONFINITE_LOSS
+            if curvature_batch:
+                csize = self.csched.cy_batch_size(c.t + 1)
+                if self.sampler.cy_draw(csize, cbatch) != 0:
+                    return LOOP_EXHAUSTED
+                c.n_curvature_samples += csize
+                if self.curv.cy_observe_batch(self.obj, w, cbatch, csize) == CURVATURE_ERROR:
+                    return LOOP_CURVATURE_ERROR
+            self.curv.cy_direction(g, d)
+            eps = self.step.cy_step_size(c.t)
+            for j in range(n):
+                w_next[j] = w[j] - eps * d[j]
+            if has_proj:
+                self.proj.cy_project(w_next)
+            if not vallfinite(w_next, n):
+                return LOOP_NONFINITE_ITERATE
+            if secant:
+                self.obj.cy_gradient(w_next, batch, size, g_next)
+                c.n_grad_evals += 1
+                for j in range(n):
+                    v[j] = w_next[j] - w[j]
+                    r[j] = g_next[j] - g[j]
+                code = self.curv.cy_update_pair(v, r)
+                if code == PAIR_ACCEPTED:
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                else:
+                    return LOOP_CURVATURE_ERROR
+            memcpy(w, w_next, n * sizeof(double))
+            c.t += 1
+            c.n_samples += size
+            c.last_step = eps
+            c.last_loss = loss
+            if self.average and c.t > self.avg_start:
+                c.n_avg += 1
+                for j in range(n):
+                    w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
+        return LOOP_DONE

@@ -1,0 +1,124 @@
+"""The Python iteration loop: the same iteration as :mod:`sqnopt.solver._loop`, for solves with
+at least one pure-Python kernel. Both loops do the same floating-point operations in the same
+order, so with the same kernels they produce bit-identical iterates.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.interfaces import (
+    CURVATURE_ERROR,
+    PAIR_ACCEPTED,
+    PAIR_RESET,
+    PAIR_SKIPPED,
+    CurvatureKernelLike,
+    ObjectiveKernelLike,
+    ProjectionKernelLike,
+    ScheduleKernelLike,
+    StepKernelLike,
+)
+from sqnopt.solver._loop import Counters
+from sqnopt.solver._sampler import Sampler
+
+FloatArray = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+
+# Exit codes, as in the compiled loop.
+LOOP_DONE = 0
+LOOP_MAX_SAMPLES = 1
+LOOP_NONFINITE_LOSS = 2
+LOOP_NONFINITE_ITERATE = 3
+LOOP_CURVATURE_ERROR = 4
+LOOP_EXHAUSTED = 5
+
+
+class PythonLoop:
+    """Runs the driver iteration calling the kernels' Python-level methods."""
+
+    def __init__(self, objective: ObjectiveKernelLike, curvature: CurvatureKernelLike,
+                 schedule: ScheduleKernelLike, curvature_schedule: ScheduleKernelLike | None,
+                 step: StepKernelLike, projection: ProjectionKernelLike | None, sampler: Sampler,
+                 w: FloatArray, w_next: FloatArray, grad: FloatArray, grad_next: FloatArray,
+                 direction: FloatArray, v: FloatArray, r: FloatArray, w_avg: FloatArray | None,
+                 batch: IndexArray, curvature_batch: IndexArray, counters: Counters,
+                 average: bool, avg_start: int) -> None:
+        if curvature.needs_curvature_batch and curvature_schedule is None:
+            raise ValueError("the curvature model needs a curvature batch schedule")
+        self.obj = objective
+        self.curv = curvature
+        self.sched = schedule
+        self.csched = curvature_schedule
+        self.step = step
+        self.proj = projection
+        self.sampler = sampler
+        self.w, self.w_next, self.g, self.g_next = w, w_next, grad, grad_next
+        self.d, self.v, self.r, self.w_avg = direction, v, r, w_avg
+        self.batch, self.cbatch = batch, curvature_batch
+        self.counters = counters
+        self.average = average
+        self.avg_start = avg_start
+
+    def run(self, n_iter: int, max_samples: int) -> int:
+        c = self.counters
+        w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
+        secant = bool(self.curv.needs_secant_pair)
+        curvature_batch = bool(self.curv.needs_curvature_batch)
+        for _ in range(n_iter):
+            if max_samples > 0 and c.n_samples >= max_samples:
+                return LOOP_MAX_SAMPLES
+            size = int(self.sched.batch_size(c.t + 1))
+            try:
+                self.batch[:size] = self.sampler.draw(size)
+            except StopIteration:
+                return LOOP_EXHAUSTED
+            batch = self.batch[:size]
+            loss = float(self.obj.gradient(w, batch, g))
+            c.n_grad_evals += 1
+            if not np.isfinite(loss):
+                return LOOP_NONFINITE_LOSS
+            if curvature_batch:
+                assert self.csched is not None
+                csize = int(self.csched.batch_size(c.t + 1))
+                try:
+                    self.cbatch[:csize] = self.sampler.draw(csize)
+                except StopIteration:
+                    return LOOP_EXHAUSTED
+                c.n_curvature_samples += csize
+                if self.curv.observe_batch(self.obj, w, self.cbatch[:csize]) == CURVATURE_ERROR:
+                    return LOOP_CURVATURE_ERROR
+            self.curv.direction(g, d)
+            eps = float(self.step.step_size(c.t))
+            np.subtract(w, eps * d, out=w_next)
+            if self.proj is not None:
+                self.proj.project(w_next)
+            if not np.all(np.isfinite(w_next)):
+                return LOOP_NONFINITE_ITERATE
+            if secant:
+                self.obj.gradient(w_next, batch, g_next)
+                c.n_grad_evals += 1
+                np.subtract(w_next, w, out=self.v)
+                np.subtract(g_next, g, out=self.r)
+                code = int(self.curv.update_pair(self.v, self.r))
+                if code == PAIR_ACCEPTED:
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                else:
+                    return LOOP_CURVATURE_ERROR
+            w[:] = w_next
+            c.t += 1
+            c.n_samples += size
+            c.last_step = eps
+            c.last_loss = loss
+            if self.average and c.t > self.avg_start:
+                assert self.w_avg is not None
+                c.n_avg += 1
+                self.w_avg += (w - self.w_avg) / c.n_avg
+        return LOOP_DONE
+
+

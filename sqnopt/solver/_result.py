@@ -1,0 +1,149 @@
+"""Frozen, typed results of a solve."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["CurvatureError", "DivergenceError", "History", "IterationInfo", "SolveResult", "Status"]
+
+
+class Status(str, enum.Enum):
+    """Why a run stopped."""
+
+    MAX_ITER = "max_iter"
+    MAX_SAMPLES = "max_samples"
+    MAX_TIME = "max_time"
+    TARGET_OBJECTIVE = "target_objective"
+    GTOL = "gtol"
+    CALLBACK = "callback"
+    SEQUENCE_EXHAUSTED = "sequence_exhausted"
+
+    @property
+    def converged(self) -> bool:
+        return self in (Status.TARGET_OBJECTIVE, Status.GTOL)
+
+
+@dataclass(frozen=True)
+class History:
+    """Objective on the full training set along a run.
+
+    Each row is one evaluation point: iteration ``t``, samples processed ``Lt``, effective passes
+    ``(Lt + curvature samples) / N``, solver wall time (evaluation time excluded) and the objective
+    of the output iterate (the average if averaging); ``grad_norm`` is NaN unless requested.
+    """
+
+    iteration: NDArray[np.int64]
+    samples: NDArray[np.int64]
+    effective_passes: FloatArray
+    time: FloatArray
+    objective: FloatArray
+    grad_norm: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+    def as_dict(self) -> dict[str, list[float] | list[int]]:
+        return {
+            "iteration": self.iteration.tolist(),
+            "samples": self.samples.tolist(),
+            "effective_passes": self.effective_passes.tolist(),
+            "time": self.time.tolist(),
+            "objective": self.objective.tolist(),
+            "grad_norm": self.grad_norm.tolist(),
+        }
+
+    @classmethod
+    def empty(cls) -> History:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
+                   np.zeros(0), np.zeros(0))
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of :meth:`sqnopt.Solver.fit` / :meth:`sqnopt.Solver.run`.
+
+    ``w`` is the full parameter vector (``n_blocks`` blocks of ``n_features`` weights followed by
+    the intercept when fitted); ``coef`` and ``intercept`` split it.
+    """
+
+    w: FloatArray
+    n_features: int
+    n_blocks: int
+    fit_intercept: bool
+    classes: NDArray[Any]
+    fun: float
+    status: Status
+    message: str
+    n_iter: int
+    n_samples: int
+    n_curvature_samples: int
+    n_grad_evals: int
+    n_pairs_accepted: int
+    n_pairs_skipped: int
+    n_resets: int
+    n_train: int
+    wall_time: float
+    eval_time: float
+    compiled: bool
+    history: History = field(repr=False)
+    components: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        """False only when an injected batch sequence ran out (budgets are normal stops)."""
+        return self.status is not Status.SEQUENCE_EXHAUSTED
+
+    @property
+    def effective_passes(self) -> float:
+        """Samples touched for gradients and curvature, divided by the training-set size."""
+        return (self.n_samples + self.n_curvature_samples) / self.n_train
+
+    @property
+    def coef(self) -> FloatArray:
+        """Weights without intercepts: shape ``(n_features,)`` or ``(n_blocks, n_features)``."""
+        blocks = self.w.reshape(self.n_blocks, -1)[:, : self.n_features]
+        return blocks[0].copy() if self.n_blocks == 1 else blocks.copy()
+
+    @property
+    def intercept(self) -> float | FloatArray:
+        """Intercept(s); 0 when not fitted."""
+        if not self.fit_intercept:
+            return 0.0 if self.n_blocks == 1 else np.zeros(self.n_blocks)
+        icpt = self.w.reshape(self.n_blocks, -1)[:, -1]
+        return float(icpt[0]) if self.n_blocks == 1 else icpt.copy()
+
+
+@dataclass(frozen=True)
+class IterationInfo:
+    """What a callback sees at a report point. ``w`` is a read-only view: copy it to keep it."""
+
+    iteration: int
+    n_samples: int
+    time: float
+    objective: float | None
+    step: float
+    minibatch_objective: float
+    w: FloatArray
+
+
+class DivergenceError(FloatingPointError):
+    """The run produced a non-finite iterate or objective; ``result`` holds the last finite state."""
+
+    def __init__(self, message: str, result: SolveResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class CurvatureError(RuntimeError):
+    """A curvature model reported an unrecoverable failure."""
+
+    def __init__(self, message: str, result: SolveResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result

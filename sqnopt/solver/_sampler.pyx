@@ -1,0 +1,171 @@
+# cython: language_level=3
+"""Minibatch samplers.
+
+All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once from the user's
+``random_state``) which every sampler of that solve shares; draws happen without the GIL.
+
+* ``UniformSampler``  — i.i.d. uniform indices (with replacement).
+* ``ShuffleSampler``  — without replacement: a fresh random permutation every epoch, batches are
+  consecutive slices (a batch that crosses an epoch boundary continues in the next permutation).
+* ``WeightedSampler`` — i.i.d. with probability proportional to the sample weights (Walker's
+  alias method: O(1) per draw).
+* ``SequenceSampler`` — a fixed, injected index sequence (tests; reproducing another code's
+  batch order).
+"""
+
+import numpy as np
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport uint64_t
+from numpy.random cimport bitgen_t
+
+
+cdef class Sampler:
+    """Base class. ``bit_generator`` is a ``numpy.random.BitGenerator`` shared by all samplers
+    of one solve."""
+
+    def __init__(self, Py_ssize_t n_samples, bit_generator):
+        if n_samples < 1:
+            raise ValueError("n_samples must be >= 1")
+        if not isinstance(bit_generator, np.random.BitGenerator):
+            raise TypeError("bit_generator must be a numpy.random.BitGenerator")
+        self.n_samples = n_samples
+        self.n_drawn = 0
+        self._bitgen = bit_generator
+        capsule = bit_generator.capsule
+        self._rng = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
+
+    @property
+    def bit_generator(self):
+        return self._bitgen
+
+    cdef uint64_t _bounded(self, uint64_t n) noexcept nogil:
+        """Uniform integer in [0, n) by rejection (no modulo bias)."""
+        cdef uint64_t threshold = (-n) % n
+        cdef uint64_t r
+        while True:
+            r = self._rng.next_uint64(self._rng.state)
+            if r >= threshold:
+                return r % n
+
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        return -1
+
+    def draw(self, Py_ssize_t size):
+        """Return the next ``size`` indices as an ``intp`` array (the Python path's entry)."""
+        if size < 1:
+            raise ValueError("size must be >= 1")
+        out = np.empty(size, dtype=np.intp)
+        cdef Py_ssize_t[::1] o = out
+        if self.cy_draw(size, &o[0]) != 0:
+            raise StopIteration("the injected batch sequence is exhausted")
+        return out
+
+
+cdef class UniformSampler(Sampler):
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size):
+            out[t] = <Py_ssize_t> self._bounded(<uint64_t> self.n_samples)
+        self.n_drawn += size
+        return 0
+
+
+cdef class ShuffleSampler(Sampler):
+    def __init__(self, Py_ssize_t n_samples, bit_generator):
+        Sampler.__init__(self, n_samples, bit_generator)
+        self._perm = np.arange(n_samples, dtype=np.intp)
+        self._pos = n_samples      # forces a shuffle on the first draw
+        self.n_epochs = 0
+
+    cdef void _shuffle(self) noexcept nogil:
+        cdef Py_ssize_t i, j, tmp
+        for i in range(self.n_samples - 1, 0, -1):
+            j = <Py_ssize_t> self._bounded(<uint64_t> (i + 1))
+            tmp = self._perm[i]
+            self._perm[i] = self._perm[j]
+            self._perm[j] = tmp
+        self._pos = 0
+        self.n_epochs += 1
+
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size):
+            if self._pos >= self.n_samples:
+                self._shuffle()
+            out[t] = self._perm[self._pos]
+            self._pos += 1
+        self.n_drawn += size
+        return 0
+
+
+cdef class WeightedSampler(Sampler):
+    def __init__(self, Py_ssize_t n_samples, bit_generator, weights):
+        Sampler.__init__(self, n_samples, bit_generator)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n_samples,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("weights must be n_samples finite non-negative numbers with a "
+                             "positive sum")
+        prob, alias = _alias_table(w / w.sum())
+        self._prob = prob
+        self._alias = alias
+
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double u
+        for t in range(size):
+            i = <Py_ssize_t> self._bounded(<uint64_t> self.n_samples)
+            u = (self._rng.next_uint64(self._rng.state) >> 11) * (1.0 / 9007199254740992.0)
+            out[t] = i if u < self._prob[i] else self._alias[i]
+        self.n_drawn += size
+        return 0
+
+
+def _alias_table(p):
+    """Walker/Vose alias table for the distribution ``p`` (sums to 1)."""
+    n = p.shape[0]
+    scaled = p * n
+    prob = np.ones(n)
+    alias = np.arange(n, dtype=np.intp)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s = small.pop()
+        l = large.pop()
+        prob[s] = scaled[s]
+        alias[s] = l
+        scaled[l] = scaled[l] + scaled[s] - 1.0
+        if scaled[l] < 1.0:
+            small.append(l)
+        else:
+            large.append(l)
+    for i in small + large:
+        prob[i] = 1.0
+    return prob, alias
+
+
+cdef class SequenceSampler(Sampler):
+    def __init__(self, Py_ssize_t n_samples, bit_generator, sequence):
+        Sampler.__init__(self, n_samples, bit_generator)
+        seq = np.ascontiguousarray(sequence, dtype=np.intp).ravel()
+        if seq.size == 0:
+            raise ValueError("the injected batch sequence is empty")
+        if seq.min() < 0 or seq.max() >= n_samples:
+            raise ValueError(f"injected batch indices must lie in [0, {n_samples})")
+        seq.setflags(write=False)
+        self._seq = seq
+        self._pos = 0
+
+    @property
+    def remaining(self) -> int:
+        return self._seq.shape[0] - self._pos
+
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        cdef Py_ssize_t t
+        if self._pos + size > self._seq.shape[0]:
+            return -1
+        for t in range(size):
+            out[t] = self._seq[self._pos + t]
+        self._pos += size
+        self.n_drawn += size
+        return 0

@@ -1,0 +1,580 @@
+"""The generic stochastic-descent driver."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.data import prepare
+from sqnopt.interfaces import (
+    BatchSchedule,
+    Component,
+    CurvatureKernelLike,
+    CurvatureModel,
+    Kind,
+    Objective,
+    ObjectiveKernelLike,
+    Problem,
+    Projection,
+    ProjectionKernelLike,
+    ScheduleKernelLike,
+    StepKernelLike,
+    StepRule,
+)
+from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.projections._base import ProjectionKernel
+from sqnopt.registry import get_registry
+from sqnopt.schedules._base import ScheduleKernel
+from sqnopt.solver import _pyloop as codes
+from sqnopt.solver._loop import CompiledLoop, Counters
+from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._result import (
+    CurvatureError,
+    DivergenceError,
+    History,
+    IterationInfo,
+    SolveResult,
+    Status,
+)
+from sqnopt.solver._sampler import (
+    Sampler,
+    SequenceSampler,
+    ShuffleSampler,
+    UniformSampler,
+    WeightedSampler,
+)
+from sqnopt.solver._state import SolverState
+from sqnopt.steps._base import StepKernel
+
+FloatArray = NDArray[np.float64]
+ComponentSpec = Union[Component, str, tuple[str, Mapping[str, Any]]]
+Callback = Callable[[IterationInfo], Union[bool, None]]
+Sampling = Literal["uniform", "shuffle", "weighted"]
+RandomState = Union[
+    None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator,
+    np.random.RandomState,
+]
+
+__all__ = ["IncompatibleComponentsError", "Solver", "resolve_component"]
+
+
+class IncompatibleComponentsError(ValueError):
+    """Two components cannot work together; raised when the Solver is constructed."""
+
+
+def resolve_component(kind: Kind, spec: ComponentSpec, base: type) -> Any:
+    """A component instance from an instance, a registered name, or ``(name, params)``;
+    ``base`` is the interface it must implement."""
+    if isinstance(spec, str):
+        obj: Any = get_registry().create(kind, spec)
+    elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        obj = get_registry().create(kind, spec[0], **dict(spec[1]))
+    else:
+        obj = spec
+    if not isinstance(obj, base):
+        raise TypeError(f"{kind}: expected a {base.__name__} instance, a registered name or "
+                        f"(name, params); got {type(spec).__name__}")
+    return obj
+
+
+@dataclass(frozen=True)
+class _Limits:
+    max_iter: int | None
+    max_samples: int | None
+    max_time: float | None
+    target_objective: float | None
+    gtol: float | None
+
+
+def _check_positive(name: str, value: float | None, *, integer: bool = False,
+                    allow_zero: bool = False) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.number))
+    if not ok or not math.isfinite(float(value)) or float(value) < 0 or (
+            not allow_zero and float(value) == 0):
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} {'>=' if allow_zero else '>'} 0, got {value!r}")
+
+
+def make_bit_generator(random_state: RandomState) -> np.random.BitGenerator:
+    """One bit generator for every sampler of a solve (draws from a Generator advance it)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state.bit_generator
+    if isinstance(random_state, np.random.BitGenerator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.PCG64(int(random_state.randint(0, 2**31 - 1)))
+    if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
+        if isinstance(random_state, (int, np.integer)) and random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+        return np.random.PCG64(random_state)
+    raise TypeError(f"random_state must be None, an int, a SeedSequence, a BitGenerator or a "
+                    f"Generator; got {type(random_state).__name__}")
+
+
+class Solver:
+    r"""Generic stochastic descent: ``w_{t+1} = P(w_t - eps_t H_t s(w_t, B_t))``.
+
+    Combines an :class:`~sqnopt.interfaces.Objective`, a
+    :class:`~sqnopt.interfaces.CurvatureModel` (direction ``H g``), a
+    :class:`~sqnopt.interfaces.BatchSchedule` (``|B_t|``) and a :class:`~sqnopt.interfaces.StepRule`
+    (``eps_t``), plus an optional :class:`~sqnopt.interfaces.Projection` ``P``. Each may be given as
+    an instance, a registered name (``"olbfgs"``) or ``(name, params)``.
+
+    When every component is compiled the iteration runs in Cython without the GIL and returns to
+    Python every ``report_every`` iterations (history, callbacks, time budget, target checks);
+    otherwise the identical iteration runs in Python.
+
+    Parameters
+    ----------
+    objective, curvature, schedule, step, projection
+        The components.
+    curvature_schedule
+        Batch schedule of the independent curvature batches of models that build curvature from
+        their own samples (SQB); defaults to ``schedule``.
+    fit_intercept
+        Fit an unregularised intercept (last coordinate of each parameter block).
+    average
+        Polyak-Ruppert averaging: ``True`` averages all iterates, an integer ``k`` averages those
+        after iteration ``k``. The average is the reported iterate.
+    sampling
+        ``"uniform"`` (i.i.d. with replacement), ``"shuffle"`` (without replacement, reshuffled
+        each epoch) or ``"weighted"`` (i.i.d. with probability proportional to sample weights,
+        which then do not enter the minibatch gradient).
+    batch_sequence
+        Inject the exact sequence of sample indices to use (tests, reproducing other codes).
+    random_state
+        Seeds the one generator behind every sampler: same seed, same result.
+    max_iter, max_samples, max_epochs, max_time
+        Budgets per ``run`` call (iterations, samples processed, samples / N, solver seconds).
+        With none of them given the budget is ``max_epochs=10``.
+    target_objective, gtol
+        Stop once ``F(w) <= target_objective`` or ``||grad F(w)|| <= gtol``, checked at report
+        points on the full training set.
+    report_every
+        Iterations between returns to Python.
+    history_every
+        Record ``F`` on the full training set every this many iterations (an ``int``), or at the
+        given iteration numbers (a sequence); ``None`` records only the start and the end.
+    record_grad_norm
+        Also record ``||grad F||`` in the history (one more pass per point).
+    callback
+        ``callback(info) -> bool | None`` at report points; returning True (or raising
+        ``StopIteration``) stops the run.
+    path
+        ``"auto"``, ``"compiled"`` (error unless every component is compiled) or ``"python"``.
+    """
+
+    def __init__(
+        self,
+        objective: ComponentSpec = "logloss",
+        curvature: ComponentSpec = "identity",
+        schedule: ComponentSpec = "fixed",
+        step: ComponentSpec = "decaying",
+        *,
+        projection: ComponentSpec | None = None,
+        curvature_schedule: ComponentSpec | None = None,
+        fit_intercept: bool = False,
+        average: bool | int = False,
+        sampling: Sampling = "uniform",
+        batch_sequence: ArrayLike | None = None,
+        random_state: RandomState = None,
+        max_iter: int | None = None,
+        max_samples: int | None = None,
+        max_epochs: float | None = None,
+        max_time: float | None = None,
+        target_objective: float | None = None,
+        gtol: float | None = None,
+        report_every: int = 1000,
+        history_every: int | Sequence[int] | None = None,
+        record_grad_norm: bool = False,
+        callback: Callback | Iterable[Callback] | None = None,
+        path: Literal["auto", "compiled", "python"] = "auto",
+    ) -> None:
+        self.objective: Objective = resolve_component("objective", objective, Objective)
+        self.curvature: CurvatureModel = resolve_component("curvature", curvature, CurvatureModel)
+        self.schedule: BatchSchedule = resolve_component("schedule", schedule, BatchSchedule)
+        self.step: StepRule = resolve_component("step", step, StepRule)
+        self.projection: Projection | None = (None if projection is None
+                           else resolve_component("projection", projection, Projection))
+        self.curvature_schedule: BatchSchedule | None = (None if curvature_schedule is None else
+                                   resolve_component("schedule", curvature_schedule, BatchSchedule))
+        _check_compatible(self.objective, self.curvature, self.step, self.projection,
+                          self.curvature_schedule)
+        if sampling not in ("uniform", "shuffle", "weighted"):
+            raise ValueError(f"sampling must be 'uniform', 'shuffle' or 'weighted', got {sampling!r}")
+        if path not in ("auto", "compiled", "python"):
+            raise ValueError(f"path must be 'auto', 'compiled' or 'python', got {path!r}")
+        if not isinstance(average, (bool, int, np.integer)) or (
+                not isinstance(average, bool) and average < 0):
+            raise ValueError(f"average must be a bool or an iteration number >= 0, got {average!r}")
+        _check_positive("max_iter", max_iter, integer=True, allow_zero=True)
+        _check_positive("max_samples", max_samples, integer=True, allow_zero=True)
+        _check_positive("max_epochs", max_epochs, allow_zero=True)
+        _check_positive("max_time", max_time)
+        _check_positive("gtol", gtol)
+        _check_positive("report_every", report_every, integer=True)
+        if target_objective is not None and not math.isfinite(target_objective):
+            raise ValueError("target_objective must be finite")
+        if isinstance(history_every, (int, np.integer)):
+            _check_positive("history_every", int(history_every), integer=True)
+        elif history_every is not None:
+            pts = np.asarray(history_every)
+            if pts.ndim != 1 or pts.dtype.kind not in "iu" or np.any(pts < 0):
+                raise ValueError("history_every must be an int or a sequence of iteration numbers")
+        self.fit_intercept = bool(fit_intercept)
+        self.average = average
+        self.sampling: Sampling = sampling
+        self.batch_sequence = None if batch_sequence is None else np.array(batch_sequence,
+                                                                           dtype=np.intp)
+        self.random_state = random_state
+        self.max_iter = max_iter
+        self.max_samples = max_samples
+        self.max_epochs = max_epochs
+        self.max_time = max_time
+        self.target_objective = target_objective
+        self.gtol = gtol
+        self.report_every = int(report_every)
+        self.history_every = history_every
+        self.record_grad_norm = bool(record_grad_norm)
+        if callback is None:
+            self.callbacks: tuple[Callback, ...] = ()
+        elif callable(callback):
+            self.callbacks = (callback,)
+        else:
+            self.callbacks = tuple(callback)
+        self.path = path
+
+    def __repr__(self) -> str:
+        parts = [self.objective.describe(), self.curvature.describe(), self.schedule.describe(),
+                 self.step.describe()]
+        if self.projection is not None:
+            parts.append(f"projection={self.projection.describe()}")
+        return f"Solver({', '.join(parts)})"
+
+    # ------------------------------------------------------------------ building a solve
+    def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+                   classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
+        """Validate the data and build a fresh :class:`SolverState` (kernels, buffers, sampler)."""
+        data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
+                       label_kind=self.objective.label_kind, classes=classes,
+                       importance_sampling=self.sampling == "weighted")
+        n_blocks = self.objective.n_blocks(data.n_classes)
+        problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=data.dim,
+                          n_blocks=n_blocks, n_params=n_blocks * data.dim,
+                          lam=float(self.objective.lam), fit_intercept=self.fit_intercept,
+                          capabilities=self.objective.capabilities)
+        obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data), ObjectiveKernelLike)
+        if obj_k.n_params != problem.n_params:
+            raise ValueError(f"{self.objective.describe()} built a kernel with "
+                             f"{obj_k.n_params} parameters, expected {problem.n_params}")
+        curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem), CurvatureKernelLike)
+        sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem), ScheduleKernelLike)
+        csched_k: ScheduleKernelLike | None = None
+        if self.curvature.needs_curvature_batch:
+            cs = self.curvature_schedule or self.schedule
+            csched_k = _kernel(cs, cs.init(problem), ScheduleKernelLike)
+        step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
+        proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
+            self.projection, self.projection.init(problem), ProjectionKernelLike)
+
+        bitgen = make_bit_generator(self.random_state)
+        n = data.n_samples
+        sampler: Sampler
+        if self.batch_sequence is not None:
+            sampler = SequenceSampler(n, bitgen, self.batch_sequence)
+        elif self.sampling == "shuffle":
+            sampler = ShuffleSampler(n, bitgen)
+        elif self.sampling == "weighted":
+            sampler = WeightedSampler(n, bitgen, data.sample_weight)
+        else:
+            sampler = UniformSampler(n, bitgen)
+
+        p = problem.n_params
+        w = np.zeros(p)
+        if w0 is not None:
+            w0a = np.asarray(w0, dtype=np.float64).ravel()
+            if w0a.shape[0] != p:
+                raise ValueError(f"w0 has {w0a.shape[0]} entries, expected n_params={p} "
+                                 f"({n_blocks} block(s) of {data.dim})")
+            if not np.all(np.isfinite(w0a)):
+                raise ValueError("w0 contains NaN or infinity")
+            w[:] = w0a
+        average = self.average is not False
+        avg_start = 0 if isinstance(self.average, bool) else int(self.average)
+        w_avg = w.copy() if average else None
+        buffers: dict[str, Any] = {
+            "w_next": np.zeros(p), "grad": np.zeros(p), "grad_next": np.zeros(p),
+            "direction": np.zeros(p), "v": np.zeros(p), "r": np.zeros(p),
+            "batch": np.zeros(n, dtype=np.intp),
+            "curvature_batch": np.zeros(n if csched_k is not None else 1, dtype=np.intp),
+        }
+        counters = Counters()
+        kernels = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k)
+        compiled = _all_compiled(*kernels)
+        if self.path == "compiled" and not compiled:
+            python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
+            raise ValueError(f"path='compiled' but these kernels are pure Python: {python_parts}")
+        use_compiled = compiled and self.path != "python"
+        loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
+        loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
+                        buffers["w_next"], buffers["grad"], buffers["grad_next"],
+                        buffers["direction"], buffers["v"], buffers["r"], w_avg, buffers["batch"],
+                        buffers["curvature_batch"], counters, average, avg_start)
+        return SolverState(data=data, problem=problem, objective=obj_k, curvature=curv_k,
+                           schedule=sched_k, curvature_schedule=csched_k, step=step_k,
+                           projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
+                           counters=counters, avg_start=avg_start, compiled=use_compiled,
+                           loop=loop, buffers=buffers)
+
+    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolveResult:
+        """Solve on ``(X, y)`` from ``w0`` (zeros by default); see :meth:`run` for the stops."""
+        return self.run(self.init_state(X, y, sample_weight, classes=classes, w0=w0))
+
+    # ------------------------------------------------------------------ running
+    def _limits(self, state: SolverState, overrides: dict[str, Any]) -> _Limits:
+        unknown = set(overrides) - {"max_iter", "max_samples", "max_epochs", "max_time",
+                                    "target_objective", "gtol"}
+        if unknown:
+            raise TypeError(f"run() got unknown limits {sorted(unknown)}")
+        def get(key: str) -> Any:
+            return overrides[key] if key in overrides else getattr(self, key)
+
+        max_iter, max_samples, max_epochs = get("max_iter"), get("max_samples"), get("max_epochs")
+        max_time = get("max_time")
+        _check_positive("max_iter", max_iter, integer=True, allow_zero=True)
+        _check_positive("max_samples", max_samples, integer=True, allow_zero=True)
+        _check_positive("max_epochs", max_epochs, allow_zero=True)
+        _check_positive("max_time", max_time)
+        if max_epochs is not None:
+            by_epochs = int(math.ceil(max_epochs * state.data.n_samples))
+            max_samples = by_epochs if max_samples is None else min(max_samples, by_epochs)
+        if max_iter is None and max_samples is None and max_time is None:
+            max_samples = 10 * state.data.n_samples
+        return _Limits(max_iter, max_samples, max_time, get("target_objective"), get("gtol"))
+
+    def run(self, state: SolverState, **limits: Any) -> SolveResult:
+        """Advance ``state`` until a stopping rule fires; return a frozen result.
+
+        Keyword arguments override the budgets and targets (``max_iter``, ``max_samples``,
+        ``max_epochs``, ``max_time``, ``target_objective``, ``gtol``) for this call; budgets count
+        from the start of the call, so repeated calls continue the same solve.
+
+        Raises
+        ------
+        DivergenceError
+            A non-finite iterate, minibatch objective or full objective appeared.
+        CurvatureError
+            The curvature model reported an unrecoverable failure.
+        """
+        lim = self._limits(state, limits)
+        c = state.counters
+        t_begin, s_begin, time_begin = c.t, c.n_samples, state.elapsed
+        iter_stop = None if lim.max_iter is None else t_begin + lim.max_iter
+        sample_stop = 0 if lim.max_samples is None else s_begin + lim.max_samples
+        if lim.max_samples == 0:
+            sample_stop = -1  # stop immediately
+        history_on = self.history_every is not None
+        if history_on and not state.history.iteration:
+            self._record(state)
+        status: Status | None = None
+        message = ""
+        while status is None:
+            if iter_stop is not None and c.t >= iter_stop:
+                status, message = Status.MAX_ITER, f"reached max_iter={lim.max_iter} iterations"
+                break
+            if sample_stop < 0 or (sample_stop > 0 and c.n_samples >= sample_stop):
+                status, message = Status.MAX_SAMPLES, (
+                    f"reached max_samples={lim.max_samples} samples processed")
+                break
+            if lim.max_time is not None and state.elapsed - time_begin >= lim.max_time:
+                status, message = Status.MAX_TIME, f"reached max_time={lim.max_time} s"
+                break
+            n_iter = self._next_event(c.t, iter_stop) - c.t
+            tic = time.perf_counter()
+            code = state.loop.run(n_iter, sample_stop)
+            state.elapsed += time.perf_counter() - tic
+            if code in (codes.LOOP_NONFINITE_LOSS, codes.LOOP_NONFINITE_ITERATE):
+                raise self._divergence(state, code)
+            if code == codes.LOOP_CURVATURE_ERROR:
+                msg = (f"curvature model {self.curvature.describe()} failed at iteration "
+                       f"{c.t}: {state.curvature.error_message()}")
+                raise CurvatureError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
+            if code == codes.LOOP_EXHAUSTED:
+                status, message = Status.SEQUENCE_EXHAUSTED, (
+                    f"the injected batch sequence ran out after {c.t} iterations")
+            elif code == codes.LOOP_MAX_SAMPLES:
+                status, message = Status.MAX_SAMPLES, (
+                    f"reached max_samples={lim.max_samples} samples processed")
+            fval: float | None = None
+            if history_on and self._is_history_point(c.t):
+                fval = self._record(state)
+            if c.t % self.report_every == 0 or status is not None:
+                if lim.target_objective is not None or lim.gtol is not None:
+                    fval, gnorm = self._evaluate(state, with_grad=lim.gtol is not None)
+                    if lim.target_objective is not None and fval <= lim.target_objective:
+                        status = status or Status.TARGET_OBJECTIVE
+                        message = message or (f"objective {fval:.6g} <= target "
+                                               f"{lim.target_objective:g}")
+                    if lim.gtol is not None and gnorm <= lim.gtol:
+                        status = status or Status.GTOL
+                        message = message or f"gradient norm {gnorm:.3g} <= gtol={lim.gtol:g}"
+                if self.callbacks and self._call_callbacks(state, fval):
+                    status = status or Status.CALLBACK
+                    message = message or "stopped by a callback"
+        fun = self._record(state) if history_on else self._evaluate(state)[0]
+        return self._result(state, status, message, fun)
+
+    # ------------------------------------------------------------------ helpers
+    def _next_event(self, t: int, iter_stop: int | None) -> int:
+        nxt = (t // self.report_every + 1) * self.report_every
+        h = self.history_every
+        if isinstance(h, (int, np.integer)):
+            nxt = min(nxt, (t // int(h) + 1) * int(h))
+        elif h is not None:
+            later = [int(p) for p in h if int(p) > t]
+            if later:
+                nxt = min(nxt, min(later))
+        if iter_stop is not None:
+            nxt = min(nxt, iter_stop)
+        return max(nxt, t + 1)
+
+    def _is_history_point(self, t: int) -> bool:
+        h = self.history_every
+        if isinstance(h, (int, np.integer)):
+            return t % int(h) == 0
+        return h is not None and t in {int(p) for p in h}
+
+    def _evaluate(self, state: SolverState, *, with_grad: bool = False) -> tuple[float, float]:
+        tic = time.perf_counter()
+        w = state.output_iterate()
+        gnorm = math.nan
+        if with_grad:
+            buf = np.empty_like(w)
+            fval = float(state.objective.full_gradient(w, buf))
+            gnorm = float(np.linalg.norm(buf))
+        else:
+            fval = float(state.objective.value(w))
+        state.eval_time += time.perf_counter() - tic
+        if not math.isfinite(fval):
+            msg = (f"the full objective is {fval} at iteration {state.t}: the run diverged. "
+                   "Reduce the step size or use a safeguarded curvature model.")
+            raise DivergenceError(msg, self._result(state, Status.CALLBACK, msg, fval))
+        return fval, gnorm
+
+    def _record(self, state: SolverState) -> float:
+        fval, gnorm = self._evaluate(state, with_grad=self.record_grad_norm)
+        c = state.counters
+        state.history.append(c.t, c.n_samples, state.effective_passes(), state.elapsed, fval, gnorm)
+        return fval
+
+    def _call_callbacks(self, state: SolverState, fval: float | None) -> bool:
+        w = state.output_iterate().view()
+        w.setflags(write=False)
+        c = state.counters
+        info = IterationInfo(iteration=c.t, n_samples=c.n_samples, time=state.elapsed,
+                             objective=fval, step=c.last_step, minibatch_objective=c.last_loss,
+                             w=w)
+        stop = False
+        for cb in self.callbacks:
+            try:
+                stop = bool(cb(info)) or stop
+            except StopIteration:
+                stop = True
+        return stop
+
+    def _divergence(self, state: SolverState, code: int) -> DivergenceError:
+        c = state.counters
+        what = ("the minibatch objective became non-finite" if code == codes.LOOP_NONFINITE_LOSS
+                else "the iterate became non-finite")
+        dnorm = float(np.linalg.norm(state.buffers["direction"]))
+        msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
+               f"(step {self._step_at(state):.3g}, |direction| = {dnorm:.3g}, "
+               f"|w| = {float(np.linalg.norm(state.w)):.3g}). The last finite iterate is kept in "
+               "the error's .result. Reduce the step size (eps0), use a safeguarded or regularized "
+               "curvature model (e.g. RegularizedBFGS), or rescale the features.")
+        return DivergenceError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
+
+    @staticmethod
+    def _step_at(state: SolverState) -> float:
+        try:
+            return float(state.step.step_size(state.t))
+        except Exception:  # pragma: no cover - diagnostics only
+            return math.nan
+
+    def _result(self, state: SolverState, status: Status | None, message: str,
+                fun: float) -> SolveResult:
+        c = state.counters
+        h = state.history
+        history = History(
+            iteration=np.asarray(h.iteration, dtype=np.int64),
+            samples=np.asarray(h.samples, dtype=np.int64),
+            effective_passes=np.asarray(h.effective_passes, dtype=np.float64),
+            time=np.asarray(h.time, dtype=np.float64),
+            objective=np.asarray(h.objective, dtype=np.float64),
+            grad_norm=np.asarray(h.grad_norm, dtype=np.float64),
+        ) if h.iteration else History.empty()
+        components = {"objective": self.objective.describe(),
+                      "curvature": self.curvature.describe(),
+                      "schedule": self.schedule.describe(), "step": self.step.describe()}
+        if self.projection is not None:
+            components["projection"] = self.projection.describe()
+        w = state.output_iterate().copy()
+        w.setflags(write=False)
+        return SolveResult(
+            w=w, n_features=state.data.n_features, n_blocks=state.problem.n_blocks,
+            fit_intercept=self.fit_intercept, classes=state.data.classes, fun=fun,
+            status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
+            n_curvature_samples=c.n_curvature_samples, n_grad_evals=c.n_grad_evals,
+            n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
+            n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
+            eval_time=state.eval_time, compiled=state.compiled, history=history,
+            components=components)
+
+
+def _check_compatible(objective: Objective, curvature: CurvatureModel, step: StepRule,
+                      projection: Projection | None,
+                      curvature_schedule: BatchSchedule | None) -> None:
+    caps = objective.capabilities
+    for comp in (curvature, step, projection):
+        if comp is None:
+            continue
+        missing = comp.requires - caps
+        if missing:
+            raise IncompatibleComponentsError(
+                f"{comp.kind} {comp.describe()} requires an objective that is "
+                f"{' and '.join(sorted(missing))}, but objective {objective.describe()} provides "
+                f"only {sorted(caps)}. Choose a different {comp.kind} or objective.")
+    if curvature_schedule is not None and not curvature.needs_curvature_batch:
+        raise IncompatibleComponentsError(
+            f"curvature_schedule={curvature_schedule.describe()} is only used by curvature models "
+            f"that build curvature from their own batches; {curvature.describe()} does not. "
+            "Drop curvature_schedule.")
+
+
+_COMPILED_BASES = (ObjectiveKernel, CurvatureKernel, ScheduleKernel, StepKernel, ProjectionKernel)
+
+
+def _is_compiled(kernel: object) -> bool:
+    return isinstance(kernel, _COMPILED_BASES)
+
+
+def _all_compiled(*kernels: object) -> bool:
+    return all(k is None or _is_compiled(k) for k in kernels)
+
+
+def _kernel(component: Component, kernel: Any, protocol: type) -> Any:
+    if not isinstance(kernel, protocol):
+        raise TypeError(f"{component.kind} {component.describe()}.init() returned "
+                        f"{type(kernel).__name__}, which does not implement "
+                        f"{protocol.__name__} (see sqnopt.interfaces)")
+    return kernel

@@ -1,0 +1,93 @@
+"""Explicit, typed solver state: kernels, buffers, counters and history of one solve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.data import Dataset
+from sqnopt.interfaces import (
+    CurvatureKernelLike,
+    ObjectiveKernelLike,
+    Problem,
+    ProjectionKernelLike,
+    ScheduleKernelLike,
+    StepKernelLike,
+)
+from sqnopt.solver._loop import CompiledLoop, Counters
+from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._sampler import Sampler
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["HistoryRecorder", "SolverState"]
+
+
+@dataclass
+class HistoryRecorder:
+    """Accumulates history rows during a solve."""
+
+    iteration: list[int] = field(default_factory=list)
+    samples: list[int] = field(default_factory=list)
+    effective_passes: list[float] = field(default_factory=list)
+    time: list[float] = field(default_factory=list)
+    objective: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+
+    def append(self, iteration: int, samples: int, passes: float, time: float, objective: float,
+               grad_norm: float) -> None:
+        if self.iteration and self.iteration[-1] == iteration:
+            return  # already recorded at this iteration
+        self.iteration.append(iteration)
+        self.samples.append(samples)
+        self.effective_passes.append(passes)
+        self.time.append(time)
+        self.objective.append(objective)
+        self.grad_norm.append(grad_norm)
+
+
+@dataclass(eq=False)
+class SolverState:
+    """Everything a solve carries from one iteration (and one ``run`` call) to the next.
+
+    The kernels hold the components' own state (curvature memory, schedule position); the
+    buffers hold the iterate (``w``), the running average (``w_avg``) and scratch vectors.
+    ``run`` advances a state in place; ``Solver.init_state`` makes a fresh one.
+    """
+
+    data: Dataset
+    problem: Problem
+    objective: ObjectiveKernelLike
+    curvature: CurvatureKernelLike
+    schedule: ScheduleKernelLike
+    curvature_schedule: ScheduleKernelLike | None
+    step: StepKernelLike
+    projection: ProjectionKernelLike | None
+    sampler: Sampler
+    w: FloatArray
+    w_avg: FloatArray | None
+    counters: Counters
+    avg_start: int
+    compiled: bool
+    loop: CompiledLoop | PythonLoop
+    buffers: dict[str, Any] = field(repr=False)
+    elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
+    eval_time: float = 0.0    #: seconds spent in full-objective evaluations
+    history: HistoryRecorder = field(default_factory=HistoryRecorder)
+
+    @property
+    def t(self) -> int:
+        return int(self.counters.t)
+
+    def output_iterate(self) -> FloatArray:
+        """The iterate a result reports: the running average once it has started, else ``w``."""
+        if self.w_avg is not None and self.counters.n_avg > 0:
+            return self.w_avg
+        return self.w
+
+    def effective_passes(self) -> float:
+        c = self.counters
+        return (c.n_samples + c.n_curvature_samples) / self.data.n_samples

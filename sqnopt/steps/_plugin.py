@@ -1,0 +1,13 @@
+"""Built-in step rules, registered through the same hook as third-party plugins."""
+
+from sqnopt.registry._registry import hookimpl
+from sqnopt.registry.hookspecs import RegisterFn
+from sqnopt.steps._components import Constant, Decaying, InverseSqrt, PegasosStep
+
+
+@hookimpl
+def sqnopt_register_step_rules(register: RegisterFn) -> None:
+    register("constant", Constant)
+    register("decaying", Decaying, aliases=("inverse_time",))
+    register("inverse_sqrt", InverseSqrt, aliases=("invsqrt",))
+    register("pegasos", PegasosStep, aliases=("pegasos_step",))

@@ -1,0 +1,32 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def dataset_path(name: str) -> Path:
+    """Path of a file in ../shared/datasets; skips the test when it is absent."""
+    p = DATASETS / name
+    if not p.exists():
+        pytest.skip(f"dataset {name} not available at {p}")
+    return p
+
+
+@pytest.fixture
+def boxes() -> tuple[np.ndarray, np.ndarray]:
+    from sqnopt.datasets import make_boxes
+
+    return make_boxes(400, 12, random_state=0)
+
+
+def as_format(X: np.ndarray, fmt: str, dtype: type) -> object:
+    """X as dense or CSR in the given dtype."""
+    Xc = np.ascontiguousarray(X, dtype=dtype)
+    return sp.csr_matrix(Xc) if fmt == "csr" else Xc
