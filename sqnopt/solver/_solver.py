@@ -496,10 +496,12 @@ class Solver:
         c = state.counters
         what = ("the minibatch objective became non-finite" if code == codes.LOOP_NONFINITE_LOSS
                 else "the iterate became non-finite")
-        dnorm = float(np.linalg.norm(state.buffers["direction"]))
+        with np.errstate(all="ignore"):
+            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            wnorm = float(np.linalg.norm(state.w))
         msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
                f"(step {self._step_at(state):.3g}, |direction| = {dnorm:.3g}, "
-               f"|w| = {float(np.linalg.norm(state.w)):.3g}). The last finite iterate is kept in "
+               f"|w| = {wnorm:.3g}). The last finite iterate is kept in "
                "the error's .result. Reduce the step size (eps0), use a safeguarded or regularized "
                "curvature model (e.g. RegularizedBFGS), or rescale the features.")
         return DivergenceError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
