@@ -20,7 +20,7 @@ after ``n_iter`` iterations or on an event (sample budget, non-finite values, cu
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 
-from sqnopt._vec cimport vallfinite
+from sqnopt._vec cimport vallfinite, vstep_allfinite
 
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
@@ -227,11 +227,13 @@ cdef class CompiledLoop:
                     return LOOP_CURVATURE_ERROR
             self.curv.cy_direction(g, d)
             eps = self.step.cy_step_size(c.t)
-            for j in range(n):
-                w_next[j] = w[j] - eps * d[j]
             if has_proj:
+                for j in range(n):
+                    w_next[j] = w[j] - eps * d[j]
                 self.proj.cy_project(w_next)
-            if not vallfinite(w_next, n):
+                if not vallfinite(w_next, n):
+                    return LOOP_NONFINITE_ITERATE
+            elif not vstep_allfinite(w, eps, d, w_next, n):
                 return LOOP_NONFINITE_ITERATE
             if secant:
                 self.obj.cy_gradient(w_next, batch, size, g_next)
