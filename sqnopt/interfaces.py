@@ -213,6 +213,9 @@ class CurvatureModel(Component):
     needs_secant_pair: ClassVar[bool] = False
     #: The driver must draw an independent curvature batch each iteration (SQB).
     needs_curvature_batch: ClassVar[bool] = False
+    #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the solver run
+    #: margin objectives in the sparse scaled loop (:mod:`sqnopt.solver._scaled_loop`).
+    is_identity: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

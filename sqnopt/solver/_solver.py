@@ -35,6 +35,7 @@ from sqnopt.schedules._base import ScheduleKernel
 from sqnopt.solver import _pyloop as codes
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._result import (
     CurvatureError,
     DivergenceError,
@@ -170,7 +171,13 @@ class Solver:
         ``callback(info) -> bool | None`` at report points; returning True (or raising
         ``StopIteration``) stops the run.
     path
-        ``"auto"``, ``"compiled"`` (error unless every component is compiled) or ``"python"``.
+        Which iteration loop runs. ``"auto"``: the sparse scaled loop when the combination allows
+        it (margin objective, identity curvature, no projection or the L2 ball; an iteration then
+        costs O(nnz of the batch), see :mod:`sqnopt.solver._scaled_loop`), else the generic
+        compiled loop when every component is compiled, else the Python loop. ``"compiled"``: as
+        ``"auto"`` but an error unless every component is compiled. ``"generic"``: the generic
+        compiled loop. ``"scaled"``: the scaled loop (an error if the combination does not allow
+        it). ``"python"``: the Python loop.
     """
 
     def __init__(
@@ -197,7 +204,7 @@ class Solver:
         history_every: int | Sequence[int] | None = None,
         record_grad_norm: bool = False,
         callback: Callback | Iterable[Callback] | None = None,
-        path: Literal["auto", "compiled", "python"] = "auto",
+        path: Literal["auto", "compiled", "generic", "scaled", "python"] = "auto",
     ) -> None:
         self.objective: Objective = resolve_component("objective", objective, Objective)
         self.curvature: CurvatureModel = resolve_component("curvature", curvature, CurvatureModel)
@@ -211,8 +218,9 @@ class Solver:
                           self.curvature_schedule)
         if sampling not in ("uniform", "shuffle", "weighted"):
             raise ValueError(f"sampling must be 'uniform', 'shuffle' or 'weighted', got {sampling!r}")
-        if path not in ("auto", "compiled", "python"):
-            raise ValueError(f"path must be 'auto', 'compiled' or 'python', got {path!r}")
+        if path not in ("auto", "compiled", "generic", "scaled", "python"):
+            raise ValueError("path must be 'auto', 'compiled', 'generic', 'scaled' or 'python', "
+                             f"got {path!r}")
         if not isinstance(average, (bool, int, np.integer)) or (
                 not isinstance(average, bool) and average < 0):
             raise ValueError(f"average must be a bool or an iteration number >= 0, got {average!r}")
@@ -308,6 +316,9 @@ class Solver:
             if not np.all(np.isfinite(w0a)):
                 raise ValueError("w0 contains NaN or infinity")
             w[:] = w0a
+        start = getattr(proj_k, "start", None)
+        if callable(start):  # stateful projections (mirror maps) learn the starting point
+            start(w)
         average = self.average is not False
         avg_start = 0 if isinstance(self.average, bool) else int(self.average)
         w_avg = w.copy() if average else None
@@ -320,15 +331,27 @@ class Solver:
         counters = Counters()
         kernels = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
-        if self.path == "compiled" and not compiled:
+        if self.path in ("compiled", "generic", "scaled") and not compiled:
             python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
-            raise ValueError(f"path='compiled' but these kernels are pure Python: {python_parts}")
+            raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
         use_compiled = compiled and self.path != "python"
-        loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
-        loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
-                        buffers["w_next"], buffers["grad"], buffers["grad_next"],
-                        buffers["direction"], buffers["v"], buffers["r"], w_avg, buffers["batch"],
-                        buffers["curvature_batch"], counters, average, avg_start)
+        use_scaled = False
+        if use_compiled and self.path != "generic":
+            why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+            if self.path == "scaled" and why_not:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            use_scaled = not why_not
+        loop: Any
+        if use_scaled:
+            loop = ScaledLoop(obj_k, sched_k, step_k, proj_k, sampler, w, w_avg, buffers["batch"],
+                              counters, average, avg_start)
+        else:
+            loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
+            loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
+                            buffers["w_next"], buffers["grad"], buffers["grad_next"],
+                            buffers["direction"], buffers["v"], buffers["r"], w_avg,
+                            buffers["batch"], buffers["curvature_batch"], counters, average,
+                            avg_start)
         return SolverState(data=data, problem=problem, objective=obj_k, curvature=curv_k,
                            schedule=sched_k, curvature_schedule=csched_k, step=step_k,
                            projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,

@@ -20,6 +20,7 @@ from sqnopt.interfaces import (
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._sampler import Sampler
+from sqnopt.solver._scaled_loop import ScaledLoop
 
 FloatArray = NDArray[np.float64]
 
@@ -72,7 +73,7 @@ class SolverState:
     counters: Counters
     avg_start: int
     compiled: bool
-    loop: CompiledLoop | PythonLoop
+    loop: CompiledLoop | ScaledLoop | PythonLoop
     buffers: dict[str, Any] = field(repr=False)
     elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
     eval_time: float = 0.0    #: seconds spent in full-objective evaluations

@@ -1,0 +1,489 @@
+# cython: language_level=3
+"""The sparse O(nnz) iteration loop: first-order steps on margin objectives in scaled form.
+
+For a margin objective (:class:`~sqnopt.objectives._base.MarginObjectiveKernel`) the minibatch
+gradient is ``s(w, B) = lam * w_reg + sum_{i in B} c_i x_i`` with scalars
+``c_i = g_i y_i loss'(m_i) / |B|``. With the identity curvature and no projection or an L2 ball,
+one driver iteration
+
+    w_{t+1} = P( (1 - eps_t lam) w_t - eps_t sum_i c_i x_i )
+
+only rescales ``w`` and adds a few sparse rows. Storing ``w_reg = a * v`` (Shalev-Shwartz, Singer &
+Srebro, *Pegasos*, 2007, Sec. 2: the triplet ``(v, a, nu)`` with ``nu = ||w||^2``) makes the
+shrinkage an O(1) update of ``a``, the additions O(nnz) updates of ``v`` and, with ``nu``
+tracked incrementally, the projection onto ``{||w_reg|| <= r}`` an O(1) rescaling of ``a``:
+
+    nu <- (1 - eps lam)^2 nu;  then per added row  nu <- nu + 2 delta (w . x) + delta^2 ||x||^2.
+
+An iteration therefore costs O(nnz of the batch), independent of the number of features.
+
+Polyak-Ruppert averaging is kept lazily as well: the *sum* of the averaged iterates is
+``S = alpha * v + u`` (``u`` dense, updated only where ``v`` changes). Adding the iterate
+``a v`` to ``S`` is ``alpha += a``; changing ``v`` by ``Delta`` is ``u -= alpha * Delta``. The
+average is ``S / n_avg``.
+
+The scale is folded back into ``v`` (O(n)) when it leaves ``[1e-9, 1e9]`` or becomes exactly
+zero (the first Pegasos step has ``1 - eps lam = 0``); at a fold ``u += alpha v; alpha = 0`` and
+``nu`` is recomputed exactly. With averaging the range is ``[1e-3, 1e3]``: ``alpha v`` and ``u``
+grow like ``1/a`` and cancel in ``S``, so a small ``a`` costs digits of the average (a fold every
+factor 1e3 keeps the cancellation to about one digit). Folds happen about every factor 1e9 (1e3)
+in ``t`` under the Pegasos step (``a_t ~ 1/t``), every ``log(1e9) / log(1 / (1 - eps lam))``
+iterations under a constant step.
+
+The iteration is the generic driver's (:mod:`sqnopt.solver._loop`) with the identity direction:
+same sampler draws, same schedule and step calls, same counters; iterates agree up to rounding.
+Differences, by design:
+
+* Divergence is reported (``LOOP_NONFINITE_ITERATE``, nothing of the step applied) as soon as an
+  upper bound on ``||w_reg||`` after the step reaches 1e150 (beyond that ``nu`` could overflow),
+  rather than when an entry of ``w`` becomes infinite.
+* The dense iterate ``w`` (and ``w_avg``) seen from Python is written at every return from
+  :meth:`ScaledLoop.run` (O(n) per return); between returns it is stale. The loop never reads it
+  back: do not modify ``state.w`` between ``run`` calls.
+* The loop draws each minibatch one iteration early, to prefetch the entries of ``v`` (and
+  ``u``) the next iteration touches: with many features ``v`` does not fit in cache and each
+  touched entry would otherwise cost a cache miss. The sampler sees the same sequence of draws;
+  only, between ``run`` calls, it is one batch ahead (the drawn batch is kept for the next call).
+"""
+
+import numpy as np
+
+from libc.math cimport fabs, isfinite, sqrt
+from libc.string cimport memset
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SQNOPT_PREFETCH(p) __builtin_prefetch((const void*)(p), 1, 3)
+    #else
+    #define SQNOPT_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void SQNOPT_PREFETCH(const void* p) noexcept nogil
+
+from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport MarginObjectiveKernel
+from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
+from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._sampler cimport Sampler
+from sqnopt.steps._base cimport StepKernel
+
+
+# Loop exit codes: the same values as sqnopt.solver._loop / sqnopt.solver._pyloop.
+cdef enum:
+    LOOP_DONE = 0
+    LOOP_MAX_SAMPLES = 1
+    LOOP_NONFINITE_LOSS = 2
+    LOOP_NONFINITE_ITERATE = 3
+    LOOP_CURVATURE_ERROR = 4
+    LOOP_EXHAUSTED = 5
+
+# Fold the scale into v when |a| leaves [SCALE_MIN, SCALE_MAX] (averaging: [AVG_SCALE_MIN, ...]).
+cdef double SCALE_MIN = 1e-9
+cdef double SCALE_MAX = 1e9
+cdef double AVG_SCALE_MIN = 1e-3
+cdef double AVG_SCALE_MAX = 1e3
+# Report divergence once ||w_reg|| could exceed this (so nu = ||w_reg||^2 stays finite).
+cdef double NORM_MAX = 1e150
+
+
+cdef struct Counts:
+    Py_ssize_t t
+    Py_ssize_t n_samples
+    Py_ssize_t n_grad_evals
+    Py_ssize_t n_avg
+    double last_step
+    double last_loss
+
+
+cdef inline double _dot_sq(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
+                           const double* v, Py_ssize_t st, double* sq) noexcept nogil:
+    """``x . v`` and ``||x||^2`` of one row view (sparse when ``ind`` is set, else dense);
+    ``v`` has stride ``st``."""
+    cdef Py_ssize_t p
+    cdef double x, acc = 0.0, s = 0.0
+    if ind != NULL:
+        if d64 != NULL:
+            for p in range(nnz):
+                x = d64[p]
+                acc += x * v[ind[p] * st]
+                s += x * x
+        else:
+            for p in range(nnz):
+                x = <double> d32[p]
+                acc += x * v[ind[p] * st]
+                s += x * x
+    else:
+        if d64 != NULL:
+            for p in range(nnz):
+                x = d64[p]
+                acc += x * v[p * st]
+                s += x * x
+        else:
+            for p in range(nnz):
+                x = <double> d32[p]
+                acc += x * v[p * st]
+                s += x * x
+    sq[0] = s
+    return acc
+
+
+cdef inline double _dot(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
+                        const double* v, Py_ssize_t st) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double acc = 0.0
+    if ind != NULL:
+        if d64 != NULL:
+            for p in range(nnz):
+                acc += d64[p] * v[ind[p] * st]
+        else:
+            for p in range(nnz):
+                acc += <double> d32[p] * v[ind[p] * st]
+    else:
+        if d64 != NULL:
+            for p in range(nnz):
+                acc += d64[p] * v[p * st]
+        else:
+            for p in range(nnz):
+                acc += <double> d32[p] * v[p * st]
+    return acc
+
+
+cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
+                       double alpha, double* v, Py_ssize_t st, double beta, bint with_u
+                       ) noexcept nogil:
+    """``v += alpha x`` and, if ``with_u``, ``u += beta x`` where ``u = v + 1`` (interleaved)."""
+    cdef Py_ssize_t p, j
+    cdef double x
+    if not with_u:
+        if ind != NULL:
+            if d64 != NULL:
+                for p in range(nnz):
+                    v[ind[p] * st] += alpha * d64[p]
+            else:
+                for p in range(nnz):
+                    v[ind[p] * st] += alpha * <double> d32[p]
+        else:
+            if d64 != NULL:
+                for p in range(nnz):
+                    v[p * st] += alpha * d64[p]
+            else:
+                for p in range(nnz):
+                    v[p * st] += alpha * <double> d32[p]
+        return
+    for p in range(nnz):
+        j = (ind[p] if ind != NULL else p) * st
+        x = d64[p] if d64 != NULL else <double> d32[p]
+        v[j] += alpha * x
+        v[j + 1] += beta * x
+
+
+cdef class ScaledLoop:
+    """Sparse first-order loop in scaled form (see the module docstring).
+
+    Built by :meth:`sqnopt.Solver.init_state` when :func:`scaled_loop_supported` holds; the same
+    ``run`` contract as :class:`sqnopt.solver._loop.CompiledLoop`.
+    """
+
+    cdef MarginObjectiveKernel obj
+    cdef RowData data
+    cdef ScheduleKernel sched
+    cdef StepKernel step
+    cdef Sampler sampler
+    cdef double[::1] w, w_avg          # dense iterate / average: written at each return
+    # v (and, when averaging, u interleaved: v_j = vu[2j], u_j = vu[2j+1], so that one cache
+    # line brings both): w_reg = a * v; the sum of the averaged iterates is alpha * v + u.
+    cdef double[::1] vu
+    cdef Py_ssize_t st                 # stride of v in vu (1, or 2 when averaging)
+    cdef double[::1] coef, dots, rowsq  # per batch position
+    cdef Py_ssize_t[::1] batch, next_batch  # owners of the two batch buffers
+    cdef Py_ssize_t* cur                   # the batch of the current iteration
+    cdef Py_ssize_t* nxt                   # the batch drawn ahead
+    cdef Py_ssize_t next_size          # size of the batch drawn ahead (0: none)
+    cdef bint next_exhausted           # drawing ahead found the sampler exhausted
+    cdef readonly object counters
+    cdef readonly double scale         # a
+    cdef readonly double sqnorm        # nu = ||w_reg||^2
+    cdef readonly double intercept     # b (0 without an intercept)
+    cdef readonly double avg_scale     # alpha
+    cdef readonly double avg_intercept
+    cdef readonly Py_ssize_t n_folds   # O(n) rescalings done so far
+    cdef double lam, radius, scale_min, scale_max
+    cdef bint has_proj, has_intercept, average
+    cdef Py_ssize_t avg_start, nf, n
+
+    def __init__(self, MarginObjectiveKernel objective, ScheduleKernel schedule, StepKernel step,
+                 ProjectionKernel projection, Sampler sampler, double[::1] w, double[::1] w_avg,
+                 Py_ssize_t[::1] batch, counters, bint average, Py_ssize_t avg_start):
+        if objective.n_blocks != 1:
+            raise ValueError("the scaled loop needs a single-block (binary margin) objective")
+        if projection is not None and type(projection) is not L2BallKernel:
+            raise TypeError("the scaled loop supports no projection or an L2 ball only, got "
+                            f"{type(projection).__name__}")
+        self.n = objective.n_params
+        if w.shape[0] != self.n:
+            raise ValueError(f"w has length {w.shape[0]}, expected {self.n}")
+        if average and (w_avg is None or w_avg.shape[0] != self.n):
+            raise ValueError("averaging needs a w_avg buffer of length n_params")
+        if batch.shape[0] < sampler.n_samples:
+            raise ValueError("the batch buffer must hold n_samples indices")
+        self.obj = objective
+        self.data = objective.data
+        self.nf = self.data.n_features
+        self.has_intercept = self.data.has_intercept
+        self.sched = schedule
+        self.step = step
+        self.sampler = sampler
+        self.has_proj = projection is not None
+        self.radius = (<L2BallKernel> projection).radius if self.has_proj else 0.0
+        if self.has_proj and (<L2BallKernel> projection).n_reg != self.nf:
+            raise ValueError("the L2 ball must constrain exactly the feature weights")
+        self.lam = objective.lam
+        self.w = w
+        self.w_avg = w_avg
+        self.batch = batch
+        self.next_batch = np.zeros(sampler.n_samples, dtype=np.intp)
+        self.cur = &self.batch[0]
+        self.nxt = &self.next_batch[0]
+        self.next_size = 0
+        self.next_exhausted = False
+        self.counters = counters
+        self.average = average
+        self.avg_start = avg_start
+        self.st = 2 if average else 1
+        self.scale_min = AVG_SCALE_MIN if average else SCALE_MIN
+        self.scale_max = AVG_SCALE_MAX if average else SCALE_MAX
+        vu = np.zeros(self.nf * self.st)
+        w_reg = np.asarray(w[:self.nf], dtype=np.float64)
+        vu[::self.st] = w_reg
+        if average and counters.n_avg > 0:
+            # Resume an average begun elsewhere: S = n_avg * w_avg.
+            vu[1::2] = np.asarray(w_avg[:self.nf], dtype=np.float64) * counters.n_avg
+            self.avg_intercept = w_avg[self.nf] if self.has_intercept else 0.0
+        else:
+            self.avg_intercept = 0.0
+        self.vu = vu
+        self.coef = np.zeros(sampler.n_samples)
+        self.dots = np.zeros(sampler.n_samples)
+        self.rowsq = np.zeros(sampler.n_samples)
+        self.scale = 1.0
+        self.sqnorm = float(np.dot(w_reg, w_reg))
+        self.intercept = w[self.nf] if self.has_intercept else 0.0
+        self.avg_scale = 0.0
+        self.n_folds = 0
+
+    def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
+        """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
+        (if > 0) samples were processed. Writes ``w`` (and ``w_avg``) and returns an exit code."""
+        cdef int status
+        cdef Counts c
+        pc = self.counters
+        c.t = pc.t
+        c.n_samples = pc.n_samples
+        c.n_grad_evals = pc.n_grad_evals
+        c.n_avg = pc.n_avg
+        c.last_step = pc.last_step
+        c.last_loss = pc.last_loss
+        with nogil:
+            status = self._run(n_iter, max_samples, &c)
+            self._materialize(c.n_avg)
+        pc.t = c.t
+        pc.n_samples = c.n_samples
+        pc.n_grad_evals = c.n_grad_evals
+        pc.n_avg = c.n_avg
+        pc.last_step = c.last_step
+        pc.last_loss = c.last_loss
+        return status
+
+    cdef void _materialize(self, Py_ssize_t n_avg) noexcept nogil:
+        """Write ``w = [a v, b]`` and ``w_avg = [(alpha v + u) / n_avg, b_avg]``."""
+        cdef Py_ssize_t j, st = self.st
+        cdef double a = self.scale, al = self.avg_scale, inv
+        cdef double* vu = &self.vu[0]
+        for j in range(self.nf):
+            self.w[j] = a * vu[j * st]
+        if self.has_intercept:
+            self.w[self.nf] = self.intercept
+        if self.average and n_avg > 0:
+            inv = 1.0 / n_avg
+            for j in range(self.nf):
+                self.w_avg[j] = (al * vu[2 * j] + vu[2 * j + 1]) * inv
+            if self.has_intercept:
+                self.w_avg[self.nf] = self.avg_intercept
+
+    cdef void _fold(self, double a_new) noexcept nogil:
+        """``v <- a_new v``, ``a = 1`` (O(n)); moves ``alpha v`` into ``u`` first."""
+        cdef Py_ssize_t j, st = self.st
+        cdef double s = 0.0, x
+        cdef double al = self.avg_scale
+        cdef double* vu = &self.vu[0]
+        if self.average and al != 0.0:
+            for j in range(self.nf):
+                vu[2 * j + 1] += al * vu[2 * j]
+            self.avg_scale = 0.0
+        for j in range(self.nf):
+            x = a_new * vu[j * st]
+            vu[j * st] = x
+            s += x * x
+        self.scale = 1.0
+        self.sqnorm = s
+        self.n_folds += 1
+
+    cdef void _prefetch(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        """Prefetch the entries of ``v`` (and ``u``, on the same cache line) that the rows
+        ``batch`` touch."""
+        cdef Py_ssize_t s, p, nnz, st = self.st
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef double* v = &self.vu[0]
+        for s in range(size):
+            nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
+            if ind == NULL:
+                return  # dense rows: sequential access, the hardware prefetcher does it
+            for p in range(nnz):
+                SQNOPT_PREFETCH(v + ind[p] * st)
+
+    cdef int _draw(self, Py_ssize_t t, Py_ssize_t* size) noexcept nogil:
+        """Put the batch of iteration ``t`` in ``self.cur`` (it was drawn ahead, or is drawn
+        now), then draw and prefetch the batch of iteration ``t + 1``. Returns -1 if the sampler
+        ran out."""
+        cdef Py_ssize_t* tmp
+        cdef Py_ssize_t nsize
+        if self.next_exhausted:
+            self.next_exhausted = False
+            return -1
+        if self.next_size > 0:
+            size[0] = self.next_size
+            tmp = self.cur
+            self.cur = self.nxt
+            self.nxt = tmp
+        else:
+            size[0] = self.sched.cy_batch_size(t + 1)
+            if self.sampler.cy_draw(size[0], self.cur) != 0:
+                return -1
+        nsize = self.sched.cy_batch_size(t + 2)
+        if self.sampler.cy_draw(nsize, self.nxt) != 0:
+            self.next_size = 0
+            self.next_exhausted = True
+        else:
+            self.next_size = nsize
+            self._prefetch(self.nxt, nsize)
+        return 0
+
+    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, Counts* c) noexcept nogil:
+        cdef Py_ssize_t it, s, i, size, nnz, st = self.st
+        cdef double inv, total, loss, yi, gi, m, cf, gb, eps, shrink, a_new, sq_new, bound
+        cdef double b_new, delta, dot, step_v, sc
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef bint v_changed
+        cdef Py_ssize_t* batch
+        cdef double* v = &self.vu[0]
+        cdef double* coef = &self.coef[0]
+        cdef double* dots = &self.dots[0]
+        cdef double* rowsq = &self.rowsq[0]
+        cdef double lam = self.lam
+        cdef double r2 = self.radius * self.radius
+
+        for it in range(n_iter):
+            if max_samples > 0 and c.n_samples >= max_samples:
+                return LOOP_MAX_SAMPLES
+            if self._draw(c.t, &size) != 0:
+                return LOOP_EXHAUSTED
+            batch = self.cur
+            # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
+            inv = 1.0 / size
+            total = 0.0
+            gb = 0.0
+            for s in range(size):
+                i = batch[s]
+                nnz = self.data.row_view(i, &d64, &d32, &ind)
+                dot = _dot_sq(d64, d32, ind, nnz, v, st, &rowsq[s])
+                dots[s] = dot
+                yi = self.data.y[i]
+                gi = self.data.grad_weight[i]
+                m = yi * (self.scale * dot + self.intercept)
+                total += gi * self.obj.loss(m)
+                cf = inv * gi * yi * self.obj.dloss_dmargin(m)
+                coef[s] = cf
+                if cf != 0.0:
+                    gb += cf
+            loss = total * inv + 0.5 * lam * self.sqnorm
+            c.n_grad_evals += 1
+            if not isfinite(loss):
+                return LOOP_NONFINITE_LOSS
+            eps = self.step.cy_step_size(c.t)
+            # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.
+            shrink = 1.0 - eps * lam
+            a_new = self.scale * shrink
+            sq_new = self.sqnorm * shrink * shrink
+            bound = sqrt(sq_new)
+            for s in range(size):
+                if coef[s] != 0.0:
+                    bound += fabs(eps * coef[s]) * sqrt(rowsq[s])
+            b_new = self.intercept - eps * gb if self.has_intercept else 0.0
+            if not (bound < NORM_MAX and isfinite(a_new) and isfinite(b_new)):
+                return LOOP_NONFINITE_ITERATE
+            v_changed = False
+            if a_new == 0.0 or fabs(a_new) < self.scale_min or fabs(a_new) > self.scale_max:
+                self._fold(a_new)
+                sq_new = self.sqnorm
+                v_changed = True
+            else:
+                self.scale = a_new
+            for s in range(size):
+                cf = coef[s]
+                if cf == 0.0:
+                    continue
+                nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
+                dot = _dot(d64, d32, ind, nnz, v, st) if v_changed else dots[s]
+                delta = -eps * cf
+                # ||w + delta x||^2 = ||w||^2 + 2 delta (w . x) + delta^2 ||x||^2, w . x = a (v . x)
+                sq_new += 2.0 * delta * self.scale * dot + delta * delta * rowsq[s]
+                step_v = delta / self.scale
+                _axpy(d64, d32, ind, nnz, step_v, v, st, -self.avg_scale * step_v,
+                      self.avg_scale != 0.0)
+                v_changed = True
+            self.sqnorm = sq_new if sq_new > 0.0 else 0.0
+            # 3. projection onto {||w_reg|| <= r}: a rescaling of a.
+            if self.has_proj and self.sqnorm > r2:
+                sc = self.radius / sqrt(self.sqnorm)
+                self.scale *= sc
+                self.sqnorm *= sc * sc
+            self.intercept = b_new
+            c.t += 1
+            c.n_samples += size
+            c.last_step = eps
+            c.last_loss = loss
+            # 4. Polyak-Ruppert average of the iterates after avg_start.
+            if self.average and c.t > self.avg_start:
+                c.n_avg += 1
+                self.avg_scale += self.scale
+                self.avg_intercept += (self.intercept - self.avg_intercept) / c.n_avg
+        return LOOP_DONE
+
+
+def scaled_loop_supported(objective, objective_kernel, curvature, curvature_kernel,
+                          projection_kernel):
+    """Why the scaled loop cannot run this combination, or ``""`` if it can.
+
+    ``objective`` and ``curvature`` are the components, the other arguments their kernels. The
+    scaled loop needs a compiled margin objective of one block (capability ``"margin"``), a
+    curvature model that declares ``is_identity`` (``d = g``, nothing learnt) and no projection
+    or exactly the compiled L2 ball.
+    """
+    if "margin" not in objective.capabilities:
+        return f"objective {objective.describe()} is not a margin loss"
+    if not isinstance(objective_kernel, MarginObjectiveKernel):
+        return f"objective kernel {type(objective_kernel).__name__} is not a MarginObjectiveKernel"
+    if objective_kernel.n_blocks != 1:
+        return "the objective has more than one parameter block"
+    if not getattr(curvature, "is_identity", False):
+        return f"curvature {curvature.describe()} is not the identity"
+    if (curvature_kernel.needs_secant_pair or curvature_kernel.needs_curvature_batch):
+        return "the curvature kernel needs secant pairs or curvature batches"
+    if projection_kernel is not None and type(projection_kernel) is not L2BallKernel:
+        return f"projection kernel {type(projection_kernel).__name__} is not the L2 ball"
+    return ""
