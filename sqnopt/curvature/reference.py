@@ -12,7 +12,7 @@ from sqnopt.interfaces import CurvatureModel, Problem
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["IdentityKernelNumPy", "IdentityNumPy"]
+__all__ = ["AdaGradKernelNumPy", "AdaGradNumPy", "IdentityKernelNumPy", "IdentityNumPy"]
 
 
 class IdentityKernelNumPy:
@@ -42,3 +42,41 @@ class IdentityNumPy(CurvatureModel):
 
     def init(self, problem: Problem) -> IdentityKernelNumPy:
         return IdentityKernelNumPy()
+
+
+class AdaGradKernelNumPy:
+    """``G += g * g``; ``d = g / (delta + sqrt(G))``."""
+
+    needs_secant_pair = False
+    needs_curvature_batch = False
+
+    def __init__(self, dim: int, delta: float, initial_accumulator: float) -> None:
+        self.delta = delta
+        self.accumulator = np.full(dim, initial_accumulator)
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        self.accumulator += grad * grad
+        den = self.delta + np.sqrt(self.accumulator)
+        np.divide(grad, den, out=out, where=den > 0)
+        out[den <= 0] = 0.0
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        return 0
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
+        return 1
+
+    def error_message(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class AdaGradNumPy(CurvatureModel):
+    """Reference twin of :class:`sqnopt.curvature.AdaGrad`."""
+
+    delta: float = 1e-8
+    initial_accumulator: float = 0.0
+    name = "adagrad_numpy"
+
+    def init(self, problem: Problem) -> AdaGradKernelNumPy:
+        return AdaGradKernelNumPy(problem.n_params, self.delta, self.initial_accumulator)

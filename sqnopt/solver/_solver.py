@@ -268,6 +268,24 @@ class Solver:
             parts.append(f"projection={self.projection.describe()}")
         return f"Solver({', '.join(parts)})"
 
+    # ------------------------------------------------------------------ presets
+    @classmethod
+    def pegasos(cls, lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = False,
+                **kwargs: Any) -> Solver:
+        """Pegasos as a composition of registered components (hinge, ``PegasosStep``, L2 ball,
+        minibatch ``batch_size``); see :func:`sqnopt.presets.pegasos` for the options."""
+        from sqnopt.presets import pegasos
+
+        return pegasos(lam, batch_size=batch_size, average=average, **kwargs)
+
+    @classmethod
+    def preset(cls, name: str, **kwargs: Any) -> Solver:
+        """A named composition (``"pegasos"``, ``"sgd"``, ``"asgd"``, ``"adagrad"``, ``"smd"``,
+        ``"seg_pm"``, ``"gd"``, ``"pgd"``); see :mod:`sqnopt.presets`."""
+        from sqnopt.presets import make
+
+        return make(name, **kwargs)
+
     # ------------------------------------------------------------------ building a solve
     def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                    classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
