@@ -24,7 +24,6 @@ class ScaledLoop:
         sampler: Sampler,
         w: NDArray[np.float64],  # double[::1]
         w_avg: NDArray[np.float64] | None,  # double[::1]
-        batch: NDArray[np.intp],  # Py_ssize_t[::1]
         counters: Counters,
         average: bool,
         avg_start: int,

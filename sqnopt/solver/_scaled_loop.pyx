@@ -40,10 +40,13 @@ Differences, by design:
 * The dense iterate ``w`` (and ``w_avg``) seen from Python is written at every return from
   :meth:`ScaledLoop.run` (O(n) per return); between returns it is stale. The loop never reads it
   back: do not modify ``state.w`` between ``run`` calls.
-* The loop draws each minibatch one iteration early, to prefetch the entries of ``v`` (and
-  ``u``) the next iteration touches: with many features ``v`` does not fit in cache and each
-  touched entry would otherwise cost a cache miss. The sampler sees the same sequence of draws;
-  only, between ``run`` calls, it is one batch ahead (the drawn batch is kept for the next call).
+* The loop draws the minibatches ``PIPELINE - 1`` iterations ahead and prefetches in stages
+  (software pipelining): for the batch three iterations ahead the row pointers (CSR ``indptr``)
+  and labels, two ahead the cache lines of the rows, one ahead the entries of ``v`` (and ``u``)
+  the rows touch. Rows are drawn at random from a matrix far larger than the caches, so without
+  this every iteration waits for several memory round trips. The sampler sees the same sequence
+  of draws; only, between ``run`` calls, it is a few batches ahead (they are kept for the next
+  call).
 """
 
 import numpy as np
@@ -61,7 +64,7 @@ cdef extern from *:
     """
     void SQNOPT_PREFETCH(const void* p) noexcept nogil
 
-from sqnopt.data._rows cimport RowData
+from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
@@ -83,6 +86,11 @@ cdef double SCALE_MIN = 1e-9
 cdef double SCALE_MAX = 1e9
 cdef double AVG_SCALE_MIN = 1e-3
 cdef double AVG_SCALE_MAX = 1e3
+# Batches drawn ahead (the current one included), and rows of each batch prefetched ahead.
+DEF STAGE1 = 12          # iterations ahead: row pointers, labels
+DEF STAGE2 = 6          # iterations ahead: row lines
+DEF PIPELINE = STAGE1 + 1
+cdef Py_ssize_t PREFETCH_ROWS = 16
 # Report divergence once ||w_reg|| could exceed this (so nu = ||w_reg||^2 stays finite).
 cdef double NORM_MAX = 1e150
 
@@ -196,11 +204,15 @@ cdef class ScaledLoop:
     cdef double[::1] vu
     cdef Py_ssize_t st                 # stride of v in vu (1, or 2 when averaging)
     cdef double[::1] coef, dots, rowsq  # per batch position
-    cdef Py_ssize_t[::1] batch, next_batch  # owners of the two batch buffers
-    cdef Py_ssize_t* cur                   # the batch of the current iteration
-    cdef Py_ssize_t* nxt                   # the batch drawn ahead
-    cdef Py_ssize_t next_size          # size of the batch drawn ahead (0: none)
-    cdef bint next_exhausted           # drawing ahead found the sampler exhausted
+    cdef Py_ssize_t[:, ::1] ring       # batches of iterations drawn_from .. drawn_upto - 1
+    cdef Py_ssize_t[::1] ring_size
+    cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
+    cdef Py_ssize_t exhausted_at       # the iteration whose draw failed (-1: none)
+    # CSR storage for the prefetches (NULL for dense rows)
+    cdef const Py_ssize_t* indptr
+    cdef const char* xdata
+    cdef const int* xind
+    cdef Py_ssize_t itemsize
     cdef readonly object counters
     cdef readonly double scale         # a
     cdef readonly double sqnorm        # nu = ||w_reg||^2
@@ -214,7 +226,7 @@ cdef class ScaledLoop:
 
     def __init__(self, MarginObjectiveKernel objective, ScheduleKernel schedule, StepKernel step,
                  ProjectionKernel projection, Sampler sampler, double[::1] w, double[::1] w_avg,
-                 Py_ssize_t[::1] batch, counters, bint average, Py_ssize_t avg_start):
+                 counters, bint average, Py_ssize_t avg_start):
         if objective.n_blocks != 1:
             raise ValueError("the scaled loop needs a single-block (binary margin) objective")
         if projection is not None and type(projection) is not L2BallKernel:
@@ -225,8 +237,6 @@ cdef class ScaledLoop:
             raise ValueError(f"w has length {w.shape[0]}, expected {self.n}")
         if average and (w_avg is None or w_avg.shape[0] != self.n):
             raise ValueError("averaging needs a w_avg buffer of length n_params")
-        if batch.shape[0] < sampler.n_samples:
-            raise ValueError("the batch buffer must hold n_samples indices")
         self.obj = objective
         self.data = objective.data
         self.nf = self.data.n_features
@@ -241,12 +251,23 @@ cdef class ScaledLoop:
         self.lam = objective.lam
         self.w = w
         self.w_avg = w_avg
-        self.batch = batch
-        self.next_batch = np.zeros(sampler.n_samples, dtype=np.intp)
-        self.cur = &self.batch[0]
-        self.nxt = &self.next_batch[0]
-        self.next_size = 0
-        self.next_exhausted = False
+        self.ring = np.zeros((PIPELINE, sampler.n_samples), dtype=np.intp)
+        self.ring_size = np.zeros(PIPELINE, dtype=np.intp)
+        self.drawn_upto = counters.t
+        self.exhausted_at = -1
+        self.indptr = NULL
+        self.xdata = NULL
+        self.xind = NULL
+        self.itemsize = 8
+        if isinstance(self.data, CSRRows64) and self.data.nnz > 0:
+            self.indptr = &(<CSRRows64> self.data).indptr[0]
+            self.xdata = <const char*> &(<CSRRows64> self.data).data[0]
+            self.xind = &(<CSRRows64> self.data).indices[0]
+        elif isinstance(self.data, CSRRows32) and self.data.nnz > 0:
+            self.indptr = &(<CSRRows32> self.data).indptr[0]
+            self.xdata = <const char*> &(<CSRRows32> self.data).data[0]
+            self.xind = &(<CSRRows32> self.data).indices[0]
+            self.itemsize = 4
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
@@ -329,46 +350,61 @@ cdef class ScaledLoop:
         self.sqnorm = s
         self.n_folds += 1
 
-    cdef void _prefetch(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
-        """Prefetch the entries of ``v`` (and ``u``, on the same cache line) that the rows
-        ``batch`` touch."""
-        cdef Py_ssize_t s, p, nnz, st = self.st
-        cdef const double* d64
-        cdef const float* d32
-        cdef const int* ind
-        cdef double* v = &self.vu[0]
-        for s in range(size):
-            nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
-            if ind == NULL:
-                return  # dense rows: sequential access, the hardware prefetcher does it
-            for p in range(nnz):
-                SQNOPT_PREFETCH(v + ind[p] * st)
+    cdef inline void _prefetch_pointers(self, Py_ssize_t i) noexcept nogil:
+        """Stage 1: the row pointer, label and weight of sample ``i``."""
+        SQNOPT_PREFETCH(self.indptr + i)
+        SQNOPT_PREFETCH(self.data.y + i)
+        SQNOPT_PREFETCH(self.data.grad_weight + i)
 
-    cdef int _draw(self, Py_ssize_t t, Py_ssize_t* size) noexcept nogil:
-        """Put the batch of iteration ``t`` in ``self.cur`` (it was drawn ahead, or is drawn
-        now), then draw and prefetch the batch of iteration ``t + 1``. Returns -1 if the sampler
-        ran out."""
-        cdef Py_ssize_t* tmp
-        cdef Py_ssize_t nsize
-        if self.next_exhausted:
-            self.next_exhausted = False
+    cdef inline void _prefetch_row(self, Py_ssize_t i) noexcept nogil:
+        """Stage 2: the cache lines holding the values and column indices of row ``i``."""
+        cdef Py_ssize_t p, start = self.indptr[i], stop = self.indptr[i + 1]
+        p = start
+        while p < stop:
+            SQNOPT_PREFETCH(self.xdata + p * self.itemsize)
+            p += 64 // self.itemsize
+        p = start
+        while p < stop:
+            SQNOPT_PREFETCH(self.xind + p)
+            p += 16
+
+    cdef inline void _prefetch_entries(self, Py_ssize_t i) noexcept nogil:
+        """Stage 3: the entries of ``v`` (and ``u``, on the same line) that row ``i`` touches."""
+        cdef Py_ssize_t p, stop = self.indptr[i + 1]
+        cdef const double* v = &self.vu[0]
+        for p in range(self.indptr[i], stop):
+            SQNOPT_PREFETCH(v + self.xind[p] * self.st)
+
+    cdef int _fill(self, Py_ssize_t t) noexcept nogil:
+        """Draw the batches of iterations ``t .. t + PIPELINE - 1`` that are not drawn yet and
+        issue the prefetches of the three stages. Returns -1 if the batch of ``t`` could not be
+        drawn (the sampler is exhausted)."""
+        cdef Py_ssize_t u, slot, size, s, m
+        while self.drawn_upto < t + PIPELINE and self.exhausted_at < 0:
+            slot = self.drawn_upto % PIPELINE
+            size = self.sched.cy_batch_size(self.drawn_upto + 1)
+            if self.sampler.cy_draw(size, &self.ring[slot, 0]) != 0:
+                self.exhausted_at = self.drawn_upto
+                break
+            self.ring_size[slot] = size
+            self.drawn_upto += 1
+        if self.exhausted_at == t:
             return -1
-        if self.next_size > 0:
-            size[0] = self.next_size
-            tmp = self.cur
-            self.cur = self.nxt
-            self.nxt = tmp
-        else:
-            size[0] = self.sched.cy_batch_size(t + 1)
-            if self.sampler.cy_draw(size[0], self.cur) != 0:
-                return -1
-        nsize = self.sched.cy_batch_size(t + 2)
-        if self.sampler.cy_draw(nsize, self.nxt) != 0:
-            self.next_size = 0
-            self.next_exhausted = True
-        else:
-            self.next_size = nsize
-            self._prefetch(self.nxt, nsize)
+        if self.indptr != NULL:
+            for u in range(1, PIPELINE):
+                if t + u >= self.drawn_upto:
+                    break
+                slot = (t + u) % PIPELINE
+                m = self.ring_size[slot]
+                if m > PREFETCH_ROWS:
+                    m = PREFETCH_ROWS
+                for s in range(m):
+                    if u == STAGE1:
+                        self._prefetch_pointers(self.ring[slot, s])
+                    elif u == STAGE2:
+                        self._prefetch_row(self.ring[slot, s])
+                    elif u == 1:
+                        self._prefetch_entries(self.ring[slot, s])
         return 0
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, Counts* c) noexcept nogil:
@@ -390,15 +426,24 @@ cdef class ScaledLoop:
         for it in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
                 return LOOP_MAX_SAMPLES
-            if self._draw(c.t, &size) != 0:
+            if self._fill(c.t) != 0:
                 return LOOP_EXHAUSTED
-            batch = self.cur
+            batch = &self.ring[c.t % PIPELINE, 0]
+            size = self.ring_size[c.t % PIPELINE]
             # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
             inv = 1.0 / size
             total = 0.0
             gb = 0.0
             for s in range(size):
                 i = batch[s]
+                if self.indptr != NULL and size > PREFETCH_ROWS:
+                    # large batches: the same three stages within the batch
+                    if s + 3 * PREFETCH_ROWS < size:
+                        self._prefetch_pointers(batch[s + 3 * PREFETCH_ROWS])
+                    if s + 2 * PREFETCH_ROWS < size:
+                        self._prefetch_row(batch[s + 2 * PREFETCH_ROWS])
+                    if s + PREFETCH_ROWS < size:
+                        self._prefetch_entries(batch[s + PREFETCH_ROWS])
                 nnz = self.data.row_view(i, &d64, &d32, &ind)
                 dot = _dot_sq(d64, d32, ind, nnz, v, st, &rowsq[s])
                 dots[s] = dot

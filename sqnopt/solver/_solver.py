@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -361,8 +361,8 @@ class Solver:
             use_scaled = not why_not
         loop: Any
         if use_scaled:
-            loop = ScaledLoop(obj_k, sched_k, step_k, proj_k, sampler, w, w_avg, buffers["batch"],
-                              counters, average, avg_start)
+            loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
+                              cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start)
         else:
             loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
             loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
