@@ -91,6 +91,8 @@ DEF STAGE1 = 12          # iterations ahead: row pointers, labels
 DEF STAGE2 = 6          # iterations ahead: row lines
 DEF PIPELINE = STAGE1 + 1
 cdef Py_ssize_t PREFETCH_ROWS = 16
+# Prefetch the entries of v only when v (with u) is larger than this (a typical L2 cache).
+cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
 # Report divergence once ||w_reg|| could exceed this (so nu = ||w_reg||^2 stays finite).
 cdef double NORM_MAX = 1e150
 
@@ -104,86 +106,86 @@ cdef struct Counts:
     double last_loss
 
 
-cdef inline double _dot_sq(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
-                           const double* v, Py_ssize_t st, double* sq) noexcept nogil:
-    """``x . v`` and ``||x||^2`` of one row view (sparse when ``ind`` is set, else dense);
-    ``v`` has stride ``st``."""
-    cdef Py_ssize_t p
-    cdef double x, acc = 0.0, s = 0.0
-    if ind != NULL:
-        if d64 != NULL:
-            for p in range(nnz):
-                x = d64[p]
-                acc += x * v[ind[p] * st]
-                s += x * x
-        else:
-            for p in range(nnz):
-                x = <double> d32[p]
-                acc += x * v[ind[p] * st]
-                s += x * x
-    else:
-        if d64 != NULL:
-            for p in range(nnz):
-                x = d64[p]
-                acc += x * v[p * st]
-                s += x * x
-        else:
-            for p in range(nnz):
-                x = <double> d32[p]
-                acc += x * v[p * st]
-                s += x * x
-    sq[0] = s
-    return acc
-
-
 cdef inline double _dot(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
                         const double* v, Py_ssize_t st) noexcept nogil:
-    cdef Py_ssize_t p
-    cdef double acc = 0.0
-    if ind != NULL:
-        if d64 != NULL:
-            for p in range(nnz):
-                acc += d64[p] * v[ind[p] * st]
-        else:
-            for p in range(nnz):
-                acc += <double> d32[p] * v[ind[p] * st]
+    """``x . v`` of one row view (sparse when ``ind`` is set, else dense); ``v`` has stride
+    ``st``. Two accumulators (independent add chains); one loop per storage kind."""
+    cdef Py_ssize_t p = 0
+    cdef double a0 = 0.0, a1 = 0.0
+    if ind != NULL and d64 != NULL:
+        while p + 2 <= nnz:
+            a0 += d64[p] * v[ind[p] * st]
+            a1 += d64[p + 1] * v[ind[p + 1] * st]
+            p += 2
+        if p < nnz:
+            a0 += d64[p] * v[ind[p] * st]
+    elif ind != NULL:
+        while p + 2 <= nnz:
+            a0 += <double> d32[p] * v[ind[p] * st]
+            a1 += <double> d32[p + 1] * v[ind[p + 1] * st]
+            p += 2
+        if p < nnz:
+            a0 += <double> d32[p] * v[ind[p] * st]
+    elif d64 != NULL:
+        while p + 2 <= nnz:
+            a0 += d64[p] * v[p * st]
+            a1 += d64[p + 1] * v[(p + 1) * st]
+            p += 2
+        if p < nnz:
+            a0 += d64[p] * v[p * st]
     else:
-        if d64 != NULL:
-            for p in range(nnz):
-                acc += d64[p] * v[p * st]
-        else:
-            for p in range(nnz):
-                acc += <double> d32[p] * v[p * st]
-    return acc
+        while p + 2 <= nnz:
+            a0 += <double> d32[p] * v[p * st]
+            a1 += <double> d32[p + 1] * v[(p + 1) * st]
+            p += 2
+        if p < nnz:
+            a0 += <double> d32[p] * v[p * st]
+    return a0 + a1
 
 
 cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
                        double alpha, double* v, Py_ssize_t st, double beta, bint with_u
                        ) noexcept nogil:
-    """``v += alpha x`` and, if ``with_u``, ``u += beta x`` where ``u = v + 1`` (interleaved)."""
+    """``v += alpha x`` and, if ``with_u``, ``u += beta x`` where ``u = v + 1`` (interleaved,
+    ``st == 2``)."""
     cdef Py_ssize_t p, j
     cdef double x
-    if not with_u:
+    if with_u:
         if ind != NULL:
             if d64 != NULL:
                 for p in range(nnz):
-                    v[ind[p] * st] += alpha * d64[p]
+                    j = 2 * ind[p]
+                    v[j] += alpha * d64[p]
+                    v[j + 1] += beta * d64[p]
             else:
                 for p in range(nnz):
-                    v[ind[p] * st] += alpha * <double> d32[p]
+                    j = 2 * ind[p]
+                    x = <double> d32[p]
+                    v[j] += alpha * x
+                    v[j + 1] += beta * x
         else:
-            if d64 != NULL:
-                for p in range(nnz):
-                    v[p * st] += alpha * d64[p]
-            else:
-                for p in range(nnz):
-                    v[p * st] += alpha * <double> d32[p]
+            for p in range(nnz):
+                x = d64[p] if d64 != NULL else <double> d32[p]
+                v[2 * p] += alpha * x
+                v[2 * p + 1] += beta * x
         return
-    for p in range(nnz):
-        j = (ind[p] if ind != NULL else p) * st
-        x = d64[p] if d64 != NULL else <double> d32[p]
-        v[j] += alpha * x
-        v[j + 1] += beta * x
+    if ind != NULL:
+        if d64 != NULL:
+            for p in range(nnz):
+                v[ind[p] * st] += alpha * d64[p]
+        else:
+            for p in range(nnz):
+                v[ind[p] * st] += alpha * <double> d32[p]
+    elif st == 1:
+        if d64 != NULL:
+            for p in range(nnz):
+                v[p] += alpha * d64[p]
+        else:
+            for p in range(nnz):
+                v[p] += alpha * <double> d32[p]
+    else:
+        for p in range(nnz):
+            v[p * st] += alpha * (d64[p] if d64 != NULL else <double> d32[p])
 
 
 cdef class ScaledLoop:
@@ -203,7 +205,8 @@ cdef class ScaledLoop:
     # line brings both): w_reg = a * v; the sum of the averaged iterates is alpha * v + u.
     cdef double[::1] vu
     cdef Py_ssize_t st                 # stride of v in vu (1, or 2 when averaging)
-    cdef double[::1] coef, dots, rowsq  # per batch position
+    cdef double[::1] coef, dots        # per batch position
+    cdef double[::1] rowsq             # ||x_i||^2 of every sample (computed once)
     cdef Py_ssize_t[:, ::1] ring       # batches of iterations drawn_from .. drawn_upto - 1
     cdef Py_ssize_t[::1] ring_size
     cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
@@ -213,6 +216,7 @@ cdef class ScaledLoop:
     cdef const char* xdata
     cdef const int* xind
     cdef Py_ssize_t itemsize
+    cdef bint prefetch_entries         # v (and u) too large for the cache: prefetch entries
     cdef readonly object counters
     cdef readonly double scale         # a
     cdef readonly double sqnorm        # nu = ||w_reg||^2
@@ -272,6 +276,8 @@ cdef class ScaledLoop:
         self.average = average
         self.avg_start = avg_start
         self.st = 2 if average else 1
+        # Stage 3 only pays when v does not stay in the (L2) cache anyway.
+        self.prefetch_entries = self.nf * self.st * 8 > ENTRY_PREFETCH_BYTES
         self.scale_min = AVG_SCALE_MIN if average else SCALE_MIN
         self.scale_max = AVG_SCALE_MAX if average else SCALE_MAX
         vu = np.zeros(self.nf * self.st)
@@ -286,7 +292,7 @@ cdef class ScaledLoop:
         self.vu = vu
         self.coef = np.zeros(sampler.n_samples)
         self.dots = np.zeros(sampler.n_samples)
-        self.rowsq = np.zeros(sampler.n_samples)
+        self.rowsq = _row_sqnorms(self.data)
         self.scale = 1.0
         self.sqnorm = float(np.dot(w_reg, w_reg))
         self.intercept = w[self.nf] if self.has_intercept else 0.0
@@ -351,8 +357,9 @@ cdef class ScaledLoop:
         self.n_folds += 1
 
     cdef inline void _prefetch_pointers(self, Py_ssize_t i) noexcept nogil:
-        """Stage 1: the row pointer, label and weight of sample ``i``."""
+        """Stage 1: the row pointer, label, weight and squared norm of sample ``i``."""
         SQNOPT_PREFETCH(self.indptr + i)
+        SQNOPT_PREFETCH(&self.rowsq[i])
         SQNOPT_PREFETCH(self.data.y + i)
         SQNOPT_PREFETCH(self.data.grad_weight + i)
 
@@ -403,37 +410,45 @@ cdef class ScaledLoop:
                         self._prefetch_pointers(self.ring[slot, s])
                     elif u == STAGE2:
                         self._prefetch_row(self.ring[slot, s])
-                    elif u == 1:
+                    elif u == 1 and self.prefetch_entries:
                         self._prefetch_entries(self.ring[slot, s])
         return 0
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, Counts* c) noexcept nogil:
-        cdef Py_ssize_t it, s, i, size, nnz, st = self.st
+        cdef Py_ssize_t it, s, i, size, nnz, st = self.st, j, n_upd, upd_nnz
         cdef double inv, total, loss, yi, gi, m, cf, gb, eps, shrink, a_new, sq_new, bound
         cdef double b_new, delta, dot, step_v, sc
         cdef const double* d64
         cdef const float* d32
         cdef const int* ind
-        cdef bint v_changed
+        cdef bint v_changed, bulk
+        cdef int status = LOOP_DONE
         cdef Py_ssize_t* batch
         cdef double* v = &self.vu[0]
         cdef double* coef = &self.coef[0]
         cdef double* dots = &self.dots[0]
-        cdef double* rowsq = &self.rowsq[0]
+        cdef const double* rowsq = &self.rowsq[0]
         cdef double lam = self.lam
         cdef double r2 = self.radius * self.radius
+        # the scalars of the representation, kept in locals (written back before returning)
+        cdef double a = self.scale, nu = self.sqnorm, b = self.intercept
+        cdef double al = self.avg_scale, b_avg = self.avg_intercept
 
         for it in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
-                return LOOP_MAX_SAMPLES
+                status = LOOP_MAX_SAMPLES
+                break
             if self._fill(c.t) != 0:
-                return LOOP_EXHAUSTED
+                status = LOOP_EXHAUSTED
+                break
             batch = &self.ring[c.t % PIPELINE, 0]
             size = self.ring_size[c.t % PIPELINE]
             # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
             inv = 1.0 / size
             total = 0.0
             gb = 0.0
+            n_upd = 0
+            upd_nnz = 0
             for s in range(size):
                 i = batch[s]
                 if self.indptr != NULL and size > PREFETCH_ROWS:
@@ -442,62 +457,82 @@ cdef class ScaledLoop:
                         self._prefetch_pointers(batch[s + 3 * PREFETCH_ROWS])
                     if s + 2 * PREFETCH_ROWS < size:
                         self._prefetch_row(batch[s + 2 * PREFETCH_ROWS])
-                    if s + PREFETCH_ROWS < size:
+                    if s + PREFETCH_ROWS < size and self.prefetch_entries:
                         self._prefetch_entries(batch[s + PREFETCH_ROWS])
                 nnz = self.data.row_view(i, &d64, &d32, &ind)
-                dot = _dot_sq(d64, d32, ind, nnz, v, st, &rowsq[s])
+                dot = _dot(d64, d32, ind, nnz, v, st)
                 dots[s] = dot
                 yi = self.data.y[i]
                 gi = self.data.grad_weight[i]
-                m = yi * (self.scale * dot + self.intercept)
+                m = yi * (a * dot + b)
                 total += gi * self.obj.loss(m)
                 cf = inv * gi * yi * self.obj.dloss_dmargin(m)
                 coef[s] = cf
                 if cf != 0.0:
                     gb += cf
-            loss = total * inv + 0.5 * lam * self.sqnorm
+                    n_upd += 1
+                    upd_nnz += nnz
+            loss = total * inv + 0.5 * lam * nu
             c.n_grad_evals += 1
             if not isfinite(loss):
-                return LOOP_NONFINITE_LOSS
+                status = LOOP_NONFINITE_LOSS
+                break
             eps = self.step.cy_step_size(c.t)
             # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.
             shrink = 1.0 - eps * lam
-            a_new = self.scale * shrink
-            sq_new = self.sqnorm * shrink * shrink
-            bound = sqrt(sq_new)
-            for s in range(size):
-                if coef[s] != 0.0:
-                    bound += fabs(eps * coef[s]) * sqrt(rowsq[s])
-            b_new = self.intercept - eps * gb if self.has_intercept else 0.0
+            a_new = a * shrink
+            sq_new = nu * shrink * shrink
+            if n_upd > 0:
+                bound = sqrt(sq_new)
+                for s in range(size):
+                    if coef[s] != 0.0:
+                        bound += fabs(eps * coef[s]) * sqrt(rowsq[batch[s]])
+            else:
+                bound = 0.0
+            b_new = b - eps * gb if self.has_intercept else 0.0
             if not (bound < NORM_MAX and isfinite(a_new) and isfinite(b_new)):
-                return LOOP_NONFINITE_ITERATE
+                status = LOOP_NONFINITE_ITERATE
+                break
             v_changed = False
             if a_new == 0.0 or fabs(a_new) < self.scale_min or fabs(a_new) > self.scale_max:
-                self._fold(a_new)
+                self.avg_scale = al
+                self._fold(a_new)          # a = 1, nu exact, alpha v moved into u
+                a = self.scale
                 sq_new = self.sqnorm
+                al = self.avg_scale
                 v_changed = True
             else:
-                self.scale = a_new
+                a = a_new
+            # Updating nu row by row needs x . v after each addition (another pass per row once
+            # rows overlap); when the added rows hold more entries than w has coordinates, adding
+            # them all and recomputing nu = a^2 ||v||^2 (O(n)) is cheaper ("bulk").
+            bulk = n_upd > 1 and upd_nnz > self.nf
             for s in range(size):
                 cf = coef[s]
                 if cf == 0.0:
                     continue
                 nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
-                dot = _dot(d64, d32, ind, nnz, v, st) if v_changed else dots[s]
                 delta = -eps * cf
-                # ||w + delta x||^2 = ||w||^2 + 2 delta (w . x) + delta^2 ||x||^2, w . x = a (v . x)
-                sq_new += 2.0 * delta * self.scale * dot + delta * delta * rowsq[s]
-                step_v = delta / self.scale
-                _axpy(d64, d32, ind, nnz, step_v, v, st, -self.avg_scale * step_v,
-                      self.avg_scale != 0.0)
+                if not bulk:
+                    dot = _dot(d64, d32, ind, nnz, v, st) if v_changed else dots[s]
+                    # ||w + delta x||^2 = ||w||^2 + 2 delta (w . x) + delta^2 ||x||^2,
+                    # w . x = a (v . x)
+                    sq_new += 2.0 * delta * a * dot + delta * delta * rowsq[batch[s]]
+                step_v = delta / a
+                _axpy(d64, d32, ind, nnz, step_v, v, st, -al * step_v, al != 0.0)
                 v_changed = True
-            self.sqnorm = sq_new if sq_new > 0.0 else 0.0
+            if bulk:
+                sq_new = 0.0
+                for j in range(self.nf):
+                    sq_new += v[j * st] * v[j * st]
+                sq_new *= a * a
+            nu = sq_new if sq_new > 0.0 else 0.0
             # 3. projection onto {||w_reg|| <= r}: a rescaling of a.
-            if self.has_proj and self.sqnorm > r2:
-                sc = self.radius / sqrt(self.sqnorm)
-                self.scale *= sc
-                self.sqnorm *= sc * sc
-            self.intercept = b_new
+            if self.has_proj and nu > r2:
+                sc = self.radius / sqrt(nu)
+                a *= sc
+                nu *= sc * sc
+            b = b_new
             c.t += 1
             c.n_samples += size
             c.last_step = eps
@@ -505,9 +540,37 @@ cdef class ScaledLoop:
             # 4. Polyak-Ruppert average of the iterates after avg_start.
             if self.average and c.t > self.avg_start:
                 c.n_avg += 1
-                self.avg_scale += self.scale
-                self.avg_intercept += (self.intercept - self.avg_intercept) / c.n_avg
-        return LOOP_DONE
+                al += a
+                b_avg += (b - b_avg) / c.n_avg
+        self.scale = a
+        self.sqnorm = nu
+        self.intercept = b
+        self.avg_scale = al
+        self.avg_intercept = b_avg
+        return status
+
+
+def _row_sqnorms(RowData data):
+    """``||x_i||^2`` of every row, without the intercept entry."""
+    cdef Py_ssize_t i, nnz, p
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef double acc
+    out = np.zeros(data.n_samples)
+    cdef double[::1] o = out
+    with nogil:
+        for i in range(data.n_samples):
+            nnz = data.row_view(i, &d64, &d32, &ind)
+            acc = 0.0
+            if d64 != NULL:
+                for p in range(nnz):
+                    acc += d64[p] * d64[p]
+            else:
+                for p in range(nnz):
+                    acc += <double> d32[p] * <double> d32[p]
+            o[i] = acc
+    return out
 
 
 def scaled_loop_supported(objective, objective_kernel, curvature, curvature_kernel,
