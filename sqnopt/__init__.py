@@ -8,7 +8,7 @@ Quick start::
     result.coef, result.fun, result.history
 """
 
-from sqnopt.curvature import Identity
+from sqnopt.curvature import AdaGrad, Identity
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -18,7 +18,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.objectives import Hinge, LogLoss, SquaredHinge
-from sqnopt.projections import L2Ball
+from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
 from sqnopt.schedules import Fixed, Full, Geometric, Linear
 from sqnopt.solver import (
@@ -37,12 +37,14 @@ from sqnopt.steps import Constant, Decaying, InverseSqrt, PegasosStep
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaGrad",
     "BatchSchedule",
     "Constant",
     "CurvatureError",
     "CurvatureModel",
     "Decaying",
     "DivergenceError",
+    "ExpGradPM",
     "Fixed",
     "Full",
     "Geometric",
@@ -52,9 +54,12 @@ __all__ = [
     "IncompatibleComponentsError",
     "InverseSqrt",
     "IterationInfo",
+    "L1Ball",
     "L2Ball",
+    "LazyProjection",
     "Linear",
     "LogLoss",
+    "MirrorMap",
     "Objective",
     "PegasosStep",
     "Problem",
