@@ -40,13 +40,14 @@ Differences, by design:
 * The dense iterate ``w`` (and ``w_avg``) seen from Python is written at every return from
   :meth:`ScaledLoop.run` (O(n) per return); between returns it is stale. The loop never reads it
   back: do not modify ``state.w`` between ``run`` calls.
-* The loop draws the minibatches ``PIPELINE - 1`` iterations ahead and prefetches in stages
-  (software pipelining): for the batch three iterations ahead the row pointers (CSR ``indptr``)
-  and labels, two ahead the cache lines of the rows, one ahead the entries of ``v`` (and ``u``)
-  the rows touch. Rows are drawn at random from a matrix far larger than the caches, so without
-  this every iteration waits for several memory round trips. The sampler sees the same sequence
-  of draws; only, between ``run`` calls, it is a few batches ahead (they are kept for the next
-  call).
+* The loop draws the minibatches ``STAGE1 = 4`` iterations ahead and prefetches in stages
+  (software pipelining): for the batch four iterations ahead the row pointers (CSR ``indptr``),
+  labels, weights and row norms, two ahead the cache lines of the rows, one ahead the entries of
+  ``v`` (and ``u``) the rows touch when ``v`` exceeds 1 MiB (else it stays in cache anyway).
+  Rows are drawn at random from a matrix far larger than the caches, so without this every
+  iteration waits for several memory round trips. The sampler sees the same sequence of draws;
+  only, between ``run`` calls, it is a few batches ahead (they are kept for the next call).
+  Memory: five batch buffers of ``N`` indices and the ``N`` row norms (48 bytes per sample).
 """
 
 import numpy as np
@@ -87,9 +88,10 @@ cdef double SCALE_MAX = 1e9
 cdef double AVG_SCALE_MIN = 1e-3
 cdef double AVG_SCALE_MAX = 1e3
 # Batches drawn ahead (the current one included), and rows of each batch prefetched ahead.
-DEF STAGE1 = 12          # iterations ahead: row pointers, labels
-DEF STAGE2 = 6          # iterations ahead: row lines
-DEF PIPELINE = STAGE1 + 1
+cdef enum:
+    STAGE1 = 4           # iterations ahead: row pointers, labels, norms
+    STAGE2 = 2           # iterations ahead: row lines
+    PIPELINE = 5         # STAGE1 + 1 batches drawn (the current one included)
 cdef Py_ssize_t PREFETCH_ROWS = 16
 # Prefetch the entries of v only when v (with u) is larger than this (a typical L2 cache).
 cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
