@@ -112,13 +112,16 @@ def run(factory: Callable[..., Solver], n_iter: int, every: int, X: np.ndarray, 
         Xt: np.ndarray, yt: np.ndarray, seed: int) -> dict[str, Any]:
     acc: dict[int, float] = {}
 
+    def accuracy(w: np.ndarray) -> float:
+        return float(np.mean(np.where(Xt @ w >= 0, 1.0, -1.0) == yt))   # w = 0 predicts +1
+
     def record(info: Any) -> None:
-        acc[int(info.iteration)] = float(np.mean(np.sign(Xt @ info.w) == yt))
+        acc[int(info.iteration)] = accuracy(np.asarray(info.w))
 
     solver = factory(max_iter=n_iter, history_every=every, report_every=every,
                      random_state=seed, callback=record)
     state = solver.init_state(X, y)
-    acc[0] = float(np.mean(np.sign(Xt @ state.w) == yt))
+    acc[0] = accuracy(state.w)
     tic = time.perf_counter()
     res = solver.run(state)
     total = time.perf_counter() - tic
@@ -235,18 +238,19 @@ def plot(out: dict[str, Any], path: Path) -> None:
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     for name, m in list(out["methods"].items()) + [("Pegasos (L2 ball)", out["pegasos_l2ball"])]:
-        it = np.maximum(np.asarray(m["iteration"]), 1)
+        it = np.asarray(m["iteration"])[1:]          # log axes: from the first record on
         style = "--" if name in ("GD", "PGD") else "-"
-        axes[0, 0].loglog(it, m["objective"], style, label=name)
-        axes[0, 1].loglog(it, 1.0 - np.asarray(m["test_accuracy"]), style, label=name)
+        axes[0, 0].loglog(it, m["objective"][1:], style, label=name)
+        axes[0, 1].loglog(it, 1.0 - np.asarray(m["test_accuracy"][1:]), style, label=name)
     axes[0, 0].set(xlabel="iteration", ylabel="objective F(w)",
                    title=f"Objective, lam = {out['setting']['lam']} (GD: full-batch iterations)")
     axes[0, 1].set(xlabel="iteration", ylabel="test error (1 - accuracy)",
                    title="Test error (log-log)")
     for lam, m in out["lambda_sweep"].items():
-        it = np.maximum(np.asarray(m["iteration"]), 1)
-        axes[1, 0].loglog(it, m["objective"], label=f"lam = {float(lam):g}")
-        axes[1, 1].loglog(it, 1.0 - np.asarray(m["test_accuracy"]), label=f"lam = {float(lam):g}")
+        it = np.asarray(m["iteration"])[1:]
+        axes[1, 0].loglog(it, m["objective"][1:], label=f"lam = {float(lam):g}")
+        axes[1, 1].loglog(it, 1.0 - np.asarray(m["test_accuracy"][1:]),
+                          label=f"lam = {float(lam):g}")
     axes[1, 0].set(xlabel="iteration", ylabel="objective", title="Pegasos: influence of lam")
     axes[1, 1].set(xlabel="iteration", ylabel="test error", title="Pegasos: influence of lam")
     for ax in axes.ravel():

@@ -65,6 +65,7 @@ cdef extern from *:
     """
     void SQNOPT_PREFETCH(const void* p) noexcept nogil
 
+from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
@@ -91,6 +92,7 @@ cdef double AVG_SCALE_MAX = 1e3
 cdef enum:
     STAGE1 = 4           # iterations ahead: row pointers, labels, norms
     STAGE2 = 2           # iterations ahead: row lines
+    STAGE3 = 1           # iterations ahead: entries of v (and u)
     PIPELINE = 5         # STAGE1 + 1 batches drawn (the current one included)
 cdef Py_ssize_t PREFETCH_ROWS = 16
 # Prefetch the entries of v only when v (with u) is larger than this (a typical L2 cache).
@@ -114,6 +116,8 @@ cdef inline double _dot(const double* d64, const float* d32, const int* ind, Py_
     ``st``. Two accumulators (independent add chains); one loop per storage kind."""
     cdef Py_ssize_t p = 0
     cdef double a0 = 0.0, a1 = 0.0
+    if ind == NULL and st == 1:
+        return vdot(d64, v, nnz) if d64 != NULL else vdot_f(d32, v, nnz)
     if ind != NULL and d64 != NULL:
         while p + 2 <= nnz:
             a0 += d64[p] * v[ind[p] * st]
@@ -180,11 +184,9 @@ cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_s
                 v[ind[p] * st] += alpha * <double> d32[p]
     elif st == 1:
         if d64 != NULL:
-            for p in range(nnz):
-                v[p] += alpha * d64[p]
+            vaxpy(alpha, d64, v, nnz)
         else:
-            for p in range(nnz):
-                v[p] += alpha * <double> d32[p]
+            vaxpy_f(alpha, d32, v, nnz)
     else:
         for p in range(nnz):
             v[p * st] += alpha * (d64[p] if d64 != NULL else <double> d32[p])
@@ -412,7 +414,7 @@ cdef class ScaledLoop:
                         self._prefetch_pointers(self.ring[slot, s])
                     elif u == STAGE2:
                         self._prefetch_row(self.ring[slot, s])
-                    elif u == 1 and self.prefetch_entries:
+                    elif u == STAGE3 and self.prefetch_entries:
                         self._prefetch_entries(self.ring[slot, s])
         return 0
 
