@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
 import math
 import sys
@@ -433,8 +434,6 @@ def _read_history(path: Path) -> dict[str, Any]:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from sqnopt.plotting import plot_histories, save_figure
-
     files = [Path(p) for p in (args.histories or [DEFAULT_HISTORY])]
     lines: list[tuple[str, dict[str, Any]]] = []
     for p in files:
@@ -450,11 +449,29 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     title = args.title
     if title is None and len(files) == 1:
         title = _read_history(files[0]).get("data")
-    fig = plot_histories(lines, x=args.x, logx=not args.linear_x, logy=not args.linear_y,
-                         title=title)
-    save_figure(fig, out)
-    print(f"wrote {out}")
+    renderer = args.renderer
+    if renderer == "auto":
+        renderer = "matplotlib" if importlib.util.find_spec("matplotlib") else "basic"
+    if renderer == "matplotlib":
+        from sqnopt.plotting import plot_histories, save_figure
+
+        fig = plot_histories(lines, x=args.x, logx=not args.linear_x, logy=not args.linear_y,
+                             title=title)
+        save_figure(fig, out)
+        print(f"wrote {out}")
+        return 0
+    from sqnopt._png import line_chart, write_png
+
+    series = [(name, h[args.x], h["objective"]) for name, h in lines]
+    img = line_chart(series, logx=not args.linear_x, logy=not args.linear_y,
+                     xlabel=_X_TITLES[args.x], ylabel="objective F(w)", title=title or "")
+    write_png(out, img)
+    print(f"wrote {out} (basic renderer; pip install 'sqnopt[plot]' for matplotlib figures)")
     return 0
+
+
+_X_TITLES = {"samples": "samples processed Lt", "effective_passes": "effective passes",
+             "time": "time (s)", "iteration": "iteration t"}
 
 
 # ---------------------------------------------------------------------------- list
@@ -588,6 +605,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--linear-x", action="store_true", help="linear x axis")
     p.add_argument("--linear-y", action="store_true", help="linear y axis")
     p.add_argument("--title")
+    p.add_argument("--renderer", choices=("auto", "matplotlib", "basic"), default="auto",
+                   help="matplotlib (pip install 'sqnopt[plot]'), or the built-in basic PNG "
+                   "renderer (auto: matplotlib when installed)")
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser("list", help="registered components with parameters, plugins, datasets",

@@ -198,19 +198,17 @@ def iter_svmlight_chunks(path: PathLike, chunk_size: int = 100_000, *,
         buf: list[bytes] = []
         first = 1
         lineno = 0
+        n_rows = 0
         for raw in fh:
             lineno += 1
             buf.append(raw)
-            if len(buf) >= chunk_size:
-                if _has_samples(buf):
-                    yield _chunk(buf, loader, n_features, zero_based, dtype, source, first)
-                buf, first = [], lineno + 1
-        if _has_samples(buf):
+            if raw.split(b"#", 1)[0].strip():
+                n_rows += 1
+            if n_rows >= chunk_size:
+                yield _chunk(buf, loader, n_features, zero_based, dtype, source, first)
+                buf, first, n_rows = [], lineno + 1, 0
+        if n_rows:
             yield _chunk(buf, loader, n_features, zero_based, dtype, source, first)
-
-
-def _has_samples(lines: list[bytes]) -> bool:
-    return any(b.split(b"#", 1)[0].strip() for b in lines)
 
 
 def _chunk(lines: list[bytes], loader: Any, n_features: int, zero_based: bool, dtype: Any,
