@@ -255,10 +255,10 @@ def line_chart(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *
         cv.text(left - 10, int(yp) - 7, lab, anchor="right")
     for i, (_, x, y) in enumerate(pts):
         color = _PALETTE[i % len(_PALETTE)]
-        xs, ys = px(x), py(y)
-        for j in range(len(xs) - 1):
-            cv.line(xs[j], ys[j], xs[j + 1], ys[j + 1], color, width=2)
-        for a, b in zip(xs, ys):
+        xpix, ypix = px(x), py(y)
+        for j in range(len(xpix) - 1):
+            cv.line(xpix[j], ypix[j], xpix[j + 1], ypix[j + 1], color, width=2)
+        for a, b in zip(xpix, ypix):
             cv.fill(int(a) - 2, int(b) - 2, int(a) + 3, int(b) + 3, color)
     # frame
     cv.line(left, top, left + pw, top, _BLACK)
