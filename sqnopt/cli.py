@@ -230,6 +230,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
           f"processed in {wall:.2f} s (solver {solver_time:.2f} s, "
           f"{'compiled' if all(r.compiled for r in res) else 'python'} loop); "
           f"training objective F = {fun:.6g}"
+          + (" (mean over the one-vs-rest problems)" if len(res) > 1 else "")
           + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
     summary: dict[str, Any] = {"objective": fun, "passes": trainer.n_iter_,
                                "iterations": trainer.t_, "samples": n_samples, "wall_time": wall,

@@ -341,6 +341,11 @@ class Trainer:
                 done, res = self._run_epochs(solver, state, bar)
                 n_iter = max(n_iter, done)
                 results.append(res)
+            if bar is not None:  # early stopping may end below the budget: end at the truth
+                processed = sum(int(s.counters.n_samples) for s in self._states)
+                bar.total = max(processed, 1)
+                bar.base = bar.offset = 0
+                bar.update(processed, force=bar.drawn)
         finally:
             self._close_bar()
         self.n_iter_ = n_iter if self.tol is not None else epochs
