@@ -342,7 +342,7 @@ def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: 
     label = args.label or model.info.get("curvature", "sqnopt")
     runs = []
     for j, h in enumerate(trainer.histories_):
-        name = "" if len(trainer.histories_) == 1 else f"class {trainer.classes_[j]!r}"
+        name = "" if len(trainer.histories_) == 1 else f"class {_label(trainer.classes_[j])}"
         runs.append({"name": name, "history": h.as_dict()})
     doc = {"format": HISTORY_FORMAT, "version": 1, "label": label, "data": source,
            "components": {k: model.info.get(k) for k in ("objective", "curvature", "schedule",
@@ -394,8 +394,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     for c in model.classes:
         sel = y == c
         if np.any(sel):
-            print(f"  class {c!r}: {int(sel.sum())} samples, recall {np.mean(pred[sel] == c):.4f}")
+            print(f"  class {_label(c)}: {int(sel.sum())} samples, "
+                  f"recall {np.mean(pred[sel] == c):.4f}")
     return 0
+
+
+def _label(c: Any) -> str:
+    return str(c.item() if hasattr(c, "item") else c)
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
@@ -407,10 +412,10 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                            f"{model.loss!r}")
         out = model.predict_proba(X)
         lines = [" ".join(f"{p:.6g}" for p in row) for row in out]
-        header = "# " + " ".join(str(c) for c in model.classes)
+        header = "# " + " ".join(_label(c) for c in model.classes)
         lines.insert(0, header)
     else:
-        lines = [str(v.item() if hasattr(v, "item") else v) for v in model.predict(X)]
+        lines = [_label(v) for v in model.predict(X)]
     text = "\n".join(lines) + "\n"
     if args.output and args.output != "-":
         Path(args.output).write_text(text)
@@ -642,6 +647,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nsqnopt: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
