@@ -43,7 +43,7 @@ from sqnopt.datasets import balancing_gamma, click_weights, criteo_featurizer, r
 from sqnopt.registry import get_registry
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent.parent / "shared" / "datasets" / "criteo_dac_train_head10k.tsv.xz"
+DATA_NAME = "criteo_dac_train_head10k.tsv.xz"
 
 #: The paper's numbers (Tencent data, 1e6 training samples, 5.2% clicks, γ = 18.2).
 PAPER = {
@@ -57,7 +57,10 @@ PAPER = {
 
 
 def find_data(arg: str | None) -> Path:
-    candidates = [Path(arg)] if arg else [DATA, Path("/work/shared/datasets") / DATA.name]
+    """``--data``, else ``shared/datasets/<sample>`` in the first folder above this script
+    that has one."""
+    candidates = [Path(arg)] if arg else [p / "shared" / "datasets" / DATA_NAME
+                                         for p in HERE.parents]
     for p in candidates:
         if p.exists():
             return p
