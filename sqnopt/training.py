@@ -315,7 +315,8 @@ class Trainer:
                              "least one sample a positive weight")
         positive = [c for c in classes if np.any(weights[yarr == c] > 0)]
         if len(positive) < 2:
-            raise ValueError(f"only one class ({positive[0]!r}) has samples with positive "
+            only = positive[0].item() if hasattr(positive[0], "item") else positive[0]
+            raise ValueError(f"only one class ({only!r}) has samples with positive "
                              "weight; a classifier needs at least two classes")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         self._check_params()
