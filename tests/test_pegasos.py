@@ -47,7 +47,8 @@ def test_pegasos_matches_the_paper_iterate_by_iterate(k: int, fmt: str, project:
     ref = _pegasos_numpy(X, y, lam, k, seq, project)
     got: list[np.ndarray] = []
     solver = Solver.pegasos(lam, batch_size=k, project=project, batch_sequence=seq, max_iter=200,
-                            report_every=1, callback=lambda info: got.append(info.w.copy()))
+                            report_every=1, callback=lambda info: got.append(info.w.copy()),
+                            path="scaled")
     state = solver.init_state(sp.csr_matrix(X) if fmt == "csr" else X, y)
     result = solver.run(state)
     assert isinstance(state.loop, ScaledLoop)

@@ -122,19 +122,77 @@ def test_pegasos_first_step_folds_scale_zero() -> None:
     assert np.all(np.isfinite(state.w)) and state.loop.scale == 1.0
 
 
-def test_iterates_do_not_depend_on_report_points_or_run_calls() -> None:
+def test_iterates_do_not_depend_on_plain_report_points() -> None:
+    """Returns to Python without a sync (no history, callback or target) keep the scaled
+    representation: bit for bit. Syncs (history points, separate run calls) re-normalise it:
+    the same iterates up to rounding."""
     X, y = _data()
     cfg = CONFIGS["pegasos_k4_avg"]
     one = Solver(max_iter=200, report_every=1000, random_state=5, **cfg)
     s1 = one.init_state(sp.csr_matrix(X), y)
     one.run(s1)
-    many = Solver(max_iter=200, report_every=7, random_state=5, history_every=13, **cfg)
-    s2 = many.init_state(sp.csr_matrix(X), y)
-    for _ in range(4):
-        many.run(s2, max_iter=50)
-    assert s1.t == s2.t == 200
+    plain = Solver(max_iter=200, report_every=7, random_state=5, **cfg)
+    s2 = plain.init_state(sp.csr_matrix(X), y)
+    plain.run(s2)
     np.testing.assert_array_equal(s1.w, s2.w)
     np.testing.assert_array_equal(s1.output_iterate(), s2.output_iterate())
+    many = Solver(max_iter=200, report_every=7, random_state=5, history_every=13, **cfg)
+    s3 = many.init_state(sp.csr_matrix(X), y)
+    for _ in range(4):
+        many.run(s3, max_iter=50)
+    assert s1.t == s3.t == 200
+    np.testing.assert_allclose(s3.w, s1.w, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(s3.output_iterate(), s1.output_iterate(), rtol=0, atol=1e-13)
+
+
+def test_sampler_is_not_ahead_between_runs_and_restores_reload() -> None:
+    """No batch is drawn for an iteration that will not run in the call, so the random stream
+    is where the generic loop leaves it. A loop whose counters were changed from outside (a
+    resumed partial_fit) reloads from the dense state and continues up to rounding."""
+    X, y = _data()
+    cfg = CONFIGS["pegasos_intercept_avg10"]
+    states = {}
+    for path in ("generic", "scaled"):
+        solver = Solver(random_state=4, path=path, **cfg)  # type: ignore[arg-type]
+        st = solver.init_state(sp.csr_matrix(X), y)
+        solver.run(st, max_iter=37)
+        solver.run(st, max_samples=50)   # stops on the sample budget inside a batch
+        states[path] = st
+    assert (states["generic"].sampler.bit_generator.state
+            == states["scaled"].sampler.bit_generator.state)
+    assert states["generic"].t == states["scaled"].t
+    solver = Solver(random_state=4, **cfg)
+    src = states["scaled"]
+    clone = solver.init_state(sp.csr_matrix(X), y, w0=src.w)
+    assert clone.w_avg is not None and src.w_avg is not None
+    clone.w_avg[:] = src.w_avg
+    for key, value in src.counters.as_dict().items():
+        setattr(clone.counters, key, value)
+    clone.sampler.bit_generator.state = src.sampler.bit_generator.state
+    r1 = solver.run(src, max_iter=60)
+    r2 = solver.run(clone, max_iter=60)
+    assert r1.n_iter == r2.n_iter
+    np.testing.assert_allclose(r2.w, r1.w, rtol=0, atol=1e-12)
+
+
+def test_rebind_hands_the_representation_over() -> None:
+    """Solver.rebind builds a new loop for the new data; on the same data it continues bit for
+    bit (the scaled representation is handed over, not rebuilt from w)."""
+    X, y = _data()
+    Xs = sp.csr_matrix(X)
+    kw = dict(CONFIGS["pegasos_k4_avg"], random_state=3)
+    a = Solver(**kw)
+    sa = a.init_state(Xs, y)
+    a.run(sa, max_iter=120)
+    ra = a.run(sa, max_iter=80)
+    b = Solver(**kw)
+    sb = b.init_state(Xs, y)
+    b.run(sb, max_iter=120)
+    old = sb.loop
+    b.rebind(sb, Xs.copy(), y.copy())
+    assert isinstance(sb.loop, ScaledLoop) and sb.loop is not old
+    rb = b.run(sb, max_iter=80)
+    np.testing.assert_array_equal(ra.w, rb.w)
 
 
 def test_exhausted_sequence_and_sample_budget_match_generic() -> None:
@@ -169,6 +227,11 @@ def test_loop_selection() -> None:
 
     assert loop_of(objective=Hinge(lam=1e-3), curvature="identity", step="pegasos",
                    projection="l2ball") is ScaledLoop
+    # auto prefers it on sparse data only; path="scaled" forces it on dense data
+    dense = Solver(objective="logloss", curvature="identity").init_state(X, y)
+    assert isinstance(dense.loop, CompiledLoop)
+    forced = Solver(objective="logloss", curvature="identity", path="scaled").init_state(X, y)
+    assert isinstance(forced.loop, ScaledLoop)
     assert loop_of(objective="logloss", curvature="identity", average=True) is ScaledLoop
     assert loop_of(objective="logloss", curvature=IdentityNumPy()) is PythonLoop
     assert loop_of(objective="logloss", curvature="identity", path="generic") is CompiledLoop

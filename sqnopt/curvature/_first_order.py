@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from sqnopt.curvature._adagrad import AdaGradKernel
-from sqnopt.interfaces import CurvatureModel, Problem
+from sqnopt.interfaces import CurvatureModel, Problem, StepRule
+from sqnopt.steps import Constant
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,9 @@ class AdaGrad(CurvatureModel):
     delta: float = 1e-8
     initial_accumulator: float = 0.0
     name = "adagrad"
+    #: ``|d_j| <= 1`` whatever the scale of the data: ``step="auto"`` is the constant eta = 1
+    #: (Duchi et al. take eta of the order of the diameter of the feasible set).
+    auto_step: ClassVar[StepRule | None] = Constant(eps=1.0)
 
     def __post_init__(self) -> None:
         for key in ("delta", "initial_accumulator"):

@@ -37,16 +37,25 @@ Differences, by design:
 * Divergence is reported (``LOOP_NONFINITE_ITERATE``, nothing of the step applied) as soon as an
   upper bound on ``||w_reg||`` after the step reaches 1e150 (beyond that ``nu`` could overflow),
   rather than when an entry of ``w`` becomes infinite.
-* The dense iterate ``w`` (and ``w_avg``) seen from Python is written at every return from
-  :meth:`ScaledLoop.run` (O(n) per return); between returns it is stale. The loop never reads it
-  back: do not modify ``state.w`` between ``run`` calls.
+* The dense iterate ``w`` (and ``w_avg``) is written on request, by :meth:`ScaledLoop.sync`
+  (O(n)), which ``SolverState.output_iterate`` calls: the solver syncs before every evaluation,
+  callback and result, so plain report points cost O(1), and ``state.w`` is current whenever
+  ``Solver.run`` has returned. The representation persists across calls (iterates do not
+  depend on report points or on splitting a solve into several ``run`` calls), and
+  ``Solver.rebind`` hands it to the new loop (bit-for-bit continuation on new data). When the
+  counters differ at the start of ``run`` from what the loop left (a state restored or edited
+  from outside, e.g. a resumed ``partial_fit``), the loop reloads its representation from
+  ``w``, ``w_avg`` and the counters (``v = w``, ``a = 1``; O(n)): such a continuation agrees
+  with an uninterrupted one up to rounding. Writing into ``state.w`` without touching the
+  counters is not detected: call ``state.loop.reload()`` after such an edit.
 * The loop draws the minibatches ``STAGE1 = 4`` iterations ahead and prefetches in stages
   (software pipelining): for the batch four iterations ahead the row pointers (CSR ``indptr``),
   labels, weights and row norms, two ahead the cache lines of the rows, one ahead the entries of
   ``v`` (and ``u``) the rows touch when ``v`` exceeds 1 MiB (else it stays in cache anyway).
   Rows are drawn at random from a matrix far larger than the caches, so without this every
-  iteration waits for several memory round trips. The sampler sees the same sequence of draws;
-  only, between ``run`` calls, it is a few batches ahead (they are kept for the next call).
+  iteration waits for several memory round trips. Only iterations that will run in the current
+  call are drawn ahead (its iteration budget and the sample budget are known), so between calls
+  the sampler is exactly where the generic loop leaves it.
   Memory: five batch buffers of ``N`` indices and the ``N`` row norms (48 bytes per sample).
 """
 
@@ -215,6 +224,10 @@ cdef class ScaledLoop:
     cdef Py_ssize_t[::1] ring_size
     cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
     cdef Py_ssize_t exhausted_at       # the iteration whose draw failed (-1: none)
+    cdef Py_ssize_t t_limit            # this call runs iterations < t_limit at most
+    cdef Py_ssize_t max_samples        # this call's sample budget (0: none)
+    cdef Py_ssize_t ahead_samples      # samples in the batches drawn ahead
+    cdef Py_ssize_t last_t, last_samples, last_n_avg   # the counters as the loop left them
     # CSR storage for the prefetches (NULL for dense rows)
     cdef const Py_ssize_t* indptr
     cdef const char* xdata
@@ -234,7 +247,7 @@ cdef class ScaledLoop:
 
     def __init__(self, MarginObjectiveKernel objective, ScheduleKernel schedule, StepKernel step,
                  ProjectionKernel projection, Sampler sampler, double[::1] w, double[::1] w_avg,
-                 counters, bint average, Py_ssize_t avg_start):
+                 counters, bint average, Py_ssize_t avg_start, ScaledLoop previous=None):
         if objective.n_blocks != 1:
             raise ValueError("the scaled loop needs a single-block (binary margin) objective")
         if projection is not None and type(projection) is not L2BallKernel:
@@ -261,8 +274,6 @@ cdef class ScaledLoop:
         self.w_avg = w_avg
         self.ring = np.zeros((PIPELINE, sampler.n_samples), dtype=np.intp)
         self.ring_size = np.zeros(PIPELINE, dtype=np.intp)
-        self.drawn_upto = counters.t
-        self.exhausted_at = -1
         self.indptr = NULL
         self.xdata = NULL
         self.xind = NULL
@@ -284,31 +295,41 @@ cdef class ScaledLoop:
         self.prefetch_entries = self.nf * self.st * 8 > ENTRY_PREFETCH_BYTES
         self.scale_min = AVG_SCALE_MIN if average else SCALE_MIN
         self.scale_max = AVG_SCALE_MAX if average else SCALE_MAX
-        vu = np.zeros(self.nf * self.st)
-        w_reg = np.asarray(w[:self.nf], dtype=np.float64)
-        vu[::self.st] = w_reg
-        if average and counters.n_avg > 0:
-            # Resume an average begun elsewhere: S = n_avg * w_avg.
-            vu[1::2] = np.asarray(w_avg[:self.nf], dtype=np.float64) * counters.n_avg
-            self.avg_intercept = w_avg[self.nf] if self.has_intercept else 0.0
-        else:
-            self.avg_intercept = 0.0
-        self.vu = vu
+        self.vu = np.zeros(self.nf * self.st)
         self.coef = np.zeros(sampler.n_samples)
         self.dots = np.zeros(sampler.n_samples)
         self.rowsq = _row_sqnorms(self.data)
-        self.scale = 1.0
-        self.sqnorm = float(np.dot(w_reg, w_reg))
-        self.intercept = w[self.nf] if self.has_intercept else 0.0
-        self.avg_scale = 0.0
         self.n_folds = 0
+        if (previous is not None and previous.nf == self.nf and previous.average == average
+                and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg):
+            # the same solve on new data (Solver.rebind): keep the representation, exactly
+            self.vu = np.array(previous.vu)
+            self.scale = previous.scale
+            self.sqnorm = previous.sqnorm
+            self.intercept = previous.intercept
+            self.avg_scale = previous.avg_scale
+            self.avg_intercept = previous.avg_intercept
+            self.n_folds = previous.n_folds
+            self.drawn_upto = counters.t
+            self.exhausted_at = -1
+            self.ahead_samples = 0
+            self.last_t = counters.t
+            self.last_samples = counters.n_samples
+            self.last_n_avg = counters.n_avg
+        else:
+            self.reload()
 
     def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
-        (if > 0) samples were processed. Writes ``w`` (and ``w_avg``) and returns an exit code."""
+        (if > 0) samples were processed. Returns an exit code; ``sync()`` writes ``w``."""
         cdef int status
         cdef Counts c
         pc = self.counters
+        if (pc.t != self.last_t or pc.n_samples != self.last_samples
+                or pc.n_avg != self.last_n_avg):
+            self.reload()   # the state was restored or edited from outside
+        self.t_limit = pc.t + n_iter
+        self.max_samples = max_samples
         c.t = pc.t
         c.n_samples = pc.n_samples
         c.n_grad_evals = pc.n_grad_evals
@@ -317,14 +338,44 @@ cdef class ScaledLoop:
         c.last_loss = pc.last_loss
         with nogil:
             status = self._run(n_iter, max_samples, &c)
-            self._materialize(c.n_avg)
         pc.t = c.t
         pc.n_samples = c.n_samples
         pc.n_grad_evals = c.n_grad_evals
         pc.n_avg = c.n_avg
         pc.last_step = c.last_step
         pc.last_loss = c.last_loss
+        self.last_t = c.t
+        self.last_samples = c.n_samples
+        self.last_n_avg = c.n_avg
         return status
+
+    def sync(self) -> None:
+        """Write the current iterate into ``w`` and the average into ``w_avg`` (O(n))."""
+        cdef Py_ssize_t n_avg = self.counters.n_avg
+        with nogil:
+            self._materialize(n_avg)
+
+    def reload(self) -> None:
+        """Rebuild the representation from ``w``, ``w_avg`` and the counters (O(n)): ``v = w``,
+        ``a = 1``, ``nu = ||w||^2``, ``u = n_avg w_avg``, ``alpha = 0``; drop batches drawn
+        ahead."""
+        cdef Py_ssize_t nf = self.nf, n_avg = self.counters.n_avg
+        vu = np.asarray(self.vu)
+        w_reg = np.asarray(self.w[:nf], dtype=np.float64)
+        vu[::self.st] = w_reg
+        if self.average:
+            vu[1::2] = (np.asarray(self.w_avg[:nf], dtype=np.float64) * n_avg) if n_avg > 0 else 0.0
+            self.avg_intercept = self.w_avg[nf] if (self.has_intercept and n_avg > 0) else 0.0
+        self.scale = 1.0
+        self.sqnorm = float(np.dot(w_reg, w_reg))
+        self.intercept = self.w[nf] if self.has_intercept else 0.0
+        self.avg_scale = 0.0
+        self.drawn_upto = self.counters.t
+        self.exhausted_at = -1
+        self.ahead_samples = 0
+        self.last_t = self.counters.t
+        self.last_samples = self.counters.n_samples
+        self.last_n_avg = n_avg
 
     cdef void _materialize(self, Py_ssize_t n_avg) noexcept nogil:
         """Write ``w = [a v, b]`` and ``w_avg = [(alpha v + u) / n_avg, b_avg]``."""
@@ -386,18 +437,25 @@ cdef class ScaledLoop:
         for p in range(self.indptr[i], stop):
             SQNOPT_PREFETCH(v + self.xind[p] * self.st)
 
-    cdef int _fill(self, Py_ssize_t t) noexcept nogil:
+    cdef int _fill(self, Py_ssize_t t, Py_ssize_t n_samples) noexcept nogil:
         """Draw the batches of iterations ``t .. t + PIPELINE - 1`` that are not drawn yet and
-        issue the prefetches of the three stages. Returns -1 if the batch of ``t`` could not be
-        drawn (the sampler is exhausted)."""
-        cdef Py_ssize_t u, slot, size, s, m
-        while self.drawn_upto < t + PIPELINE and self.exhausted_at < 0:
+        will run in this call (iteration and sample budgets), and issue the prefetches of the
+        three stages. ``n_samples``: samples processed before iteration ``t``. Returns -1 if
+        the batch of ``t`` could not be drawn (the sampler is exhausted)."""
+        cdef Py_ssize_t u, slot, size, s, m, stop = t + PIPELINE
+        if stop > self.t_limit:
+            stop = self.t_limit
+        while self.drawn_upto < stop and self.exhausted_at < 0:
+            if (self.drawn_upto > t and self.max_samples > 0
+                    and n_samples + self.ahead_samples >= self.max_samples):
+                break   # that iteration will not run in this call: do not draw its batch
             slot = self.drawn_upto % PIPELINE
             size = self.sched.cy_batch_size(self.drawn_upto + 1)
             if self.sampler.cy_draw(size, &self.ring[slot, 0]) != 0:
                 self.exhausted_at = self.drawn_upto
                 break
             self.ring_size[slot] = size
+            self.ahead_samples += size
             self.drawn_upto += 1
         if self.exhausted_at == t:
             return -1
@@ -442,11 +500,12 @@ cdef class ScaledLoop:
             if max_samples > 0 and c.n_samples >= max_samples:
                 status = LOOP_MAX_SAMPLES
                 break
-            if self._fill(c.t) != 0:
+            if self._fill(c.t, c.n_samples) != 0:
                 status = LOOP_EXHAUSTED
                 break
             batch = &self.ring[c.t % PIPELINE, 0]
             size = self.ring_size[c.t % PIPELINE]
+            self.ahead_samples -= size
             # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
             inv = 1.0 / size
             total = 0.0

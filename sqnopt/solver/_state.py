@@ -83,8 +83,16 @@ class SolverState:
     def t(self) -> int:
         return int(self.counters.t)
 
+    def sync(self) -> None:
+        """Bring ``w`` and ``w_avg`` up to date. The scaled loop keeps the iterate in scaled
+        form and writes these buffers only on request; the other loops keep them current."""
+        sync = getattr(self.loop, "sync", None)
+        if sync is not None:
+            sync()
+
     def output_iterate(self) -> FloatArray:
         """The iterate a result reports: the running average once it has started, else ``w``."""
+        self.sync()
         if self.w_avg is not None and self.counters.n_avg > 0:
             return self.w_avg
         return self.w
