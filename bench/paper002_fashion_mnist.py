@@ -53,7 +53,6 @@ from sqnopt import (  # noqa: E402
     Hinge,
     Identity,
     InverseSqrt,
-    L2Ball,
     PegasosStep,
     Solver,
 )
