@@ -310,11 +310,11 @@ def plot(out: dict[str, Any], path: Path) -> None:
     for row, name in enumerate(names):
         b = out["benchmarks"][name]
         for k, tr in b["traces"].items():
-            t = np.maximum(np.asarray(tr["time"]), 1e-4)
-            sub = np.maximum(np.asarray(tr["objective"]) / b["f_star"] - 1.0, 1e-6)
+            t = np.asarray(tr["time"])[1:]          # from the first observation (t > 0) on
+            sub = np.maximum(np.asarray(tr["objective"][1:]) / b["f_star"] - 1.0, 1e-6)
             style = "-" if k.startswith("sqnopt") else "--o"
             axes[row, 0].loglog(t, sub, style, label=k, markersize=3)
-            axes[row, 1].semilogx(t, tr["test_error"], style, label=k, markersize=3)
+            axes[row, 1].semilogx(t, tr["test_error"][1:], style, label=k, markersize=3)
         axes[row, 1].axhline(b["plateau_test_error"], color="k", lw=0.8, ls=":",
                              label="exact solution")
         axes[row, 0].set(xlabel="solver time (s)", ylabel="(F - F*) / F*",
@@ -333,9 +333,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-news20", action="store_true")
     ap.add_argument("--skip-rcv1", action="store_true")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="redraw the figure from bench/results/paper001_pegasos.json")
     ap.add_argument("--pass-time-only", action="store_true",
                     help="only the RCV1-like one-pass time (the paper's headline), printed")
     args = ap.parse_args()
+    if args.plot_only:
+        plot(json.loads((RESULTS / "paper001_pegasos.json").read_text()),
+             RESULTS / "paper001_pegasos.png")
+        return
     if args.pass_time_only:
         X, y, _, _ = load_rcv1_like(args.seed)
         ep = one_epoch_time(X, y)
