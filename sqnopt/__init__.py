@@ -8,7 +8,7 @@ Quick start::
     result.coef, result.fun, result.history
 """
 
-from sqnopt.curvature import Identity
+from sqnopt.curvature import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -45,6 +45,7 @@ __all__ = [
     "DivergenceError",
     "Fixed",
     "Full",
+    "FullBFGS",
     "Geometric",
     "Hinge",
     "History",
@@ -53,12 +54,14 @@ __all__ = [
     "InverseSqrt",
     "IterationInfo",
     "L2Ball",
+    "LBFGS",
     "Linear",
     "LogLoss",
     "Objective",
     "PegasosStep",
     "Problem",
     "Projection",
+    "RegularizedBFGS",
     "SolveResult",
     "Solver",
     "SolverState",
