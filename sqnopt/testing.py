@@ -198,15 +198,14 @@ class _Context:
                 _fail(f"{flag} must be a bool class attribute")
         if not isinstance(m.params(), dict) or not isinstance(m.describe(), str):
             _fail("params() must return a dict and describe() a str")
-        if dataclasses.is_dataclass(m):
-            fields = dataclasses.fields(m)
-            if fields:
-                try:
-                    setattr(m, fields[0].name, getattr(m, fields[0].name))
-                except dataclasses.FrozenInstanceError:
-                    pass
-                else:
-                    _fail("components must be immutable (use @dataclass(frozen=True))")
+        fields = list(getattr(m, "__dataclass_fields__", {}))
+        if fields:
+            try:
+                setattr(m, fields[0], getattr(m, fields[0]))
+            except dataclasses.FrozenInstanceError:
+                pass
+            else:
+                _fail("components must be immutable (use @dataclass(frozen=True))")
         clone = pickle.loads(pickle.dumps(m))
         if type(clone) is not type(m) or clone.params() != m.params():
             _fail("a pickle round trip must give an equal component")
