@@ -81,7 +81,7 @@ TUNED: dict[str, dict[int, dict[str, tuple[float, float]]]] = {
     "randn": {100: {"sgd": (1e-2, 1e4), "sag": (1e-3, 0.0)},
               1000: {"sgd": (1e-2, 1e4), "sag": (1e-3, 0.0)}},
 }
-TUNE_EPS0 = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)
+TUNE_EPS0 = (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
 TUNE_T0 = (1e2, 1e3, 1e4, 0.0)
 # B_0 = b0 I of oBFGS and RES: the paper leaves it open (Algorithm 1 of paper 000 only asks
 # B_0 > delta I); chosen like the steps, by the best mean F after Lt = 4e4 at n = 100 over

@@ -26,6 +26,8 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
+from scipy.linalg.cython_blas cimport daxpy, ddot, dscal
+
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -60,24 +62,27 @@ cdef class LBFGSKernel(SecantKernel):
         self.gamma = self.gamma0
 
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
+        # BLAS level 1 (SciPy's cython_blas): SIMD dot products; the two-loop is 4 tau BLAS calls.
         cdef Py_ssize_t n = self.dim, tau = self.memory, m = self.count
-        cdef Py_ssize_t k, j, idx
+        cdef Py_ssize_t k, idx
+        cdef int ni = <int> n, inc = 1
         cdef double a, b, gamma = self.gamma
         memcpy(out, g, n * sizeof(double))
         idx = self.head
         for k in range(m):                       # newest -> oldest
-            a = self.rho[idx] * vdot(&self.V[idx, 0], out, n)
+            a = self.rho[idx] * ddot(&ni, &self.V[idx, 0], &inc, out, &inc)
             self.alpha[idx] = a
-            vaxpy(-a, &self.R[idx, 0], out, n)
+            a = -a
+            daxpy(&ni, &a, &self.R[idx, 0], &inc, out, &inc)
             idx = idx - 1 if idx > 0 else tau - 1
-        for j in range(n):
-            out[j] *= gamma
+        dscal(&ni, &gamma, out, &inc)
         idx = self.head - m + 1
         if idx < 0:
             idx += tau
         for k in range(m):                       # oldest -> newest
-            b = self.rho[idx] * vdot(&self.R[idx, 0], out, n)
-            vaxpy(self.alpha[idx] - b, &self.V[idx, 0], out, n)
+            b = self.rho[idx] * ddot(&ni, &self.R[idx, 0], &inc, out, &inc)
+            b = self.alpha[idx] - b
+            daxpy(&ni, &b, &self.V[idx, 0], &inc, out, &inc)
             idx = idx + 1 if idx < tau - 1 else 0
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
