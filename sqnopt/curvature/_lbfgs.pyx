@@ -127,12 +127,17 @@ cdef class LBFGSKernel(SecantKernel):
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
         cdef Py_ssize_t n = self.dim
         cdef Py_ssize_t slot = self.head + 1 if self.head < self.memory - 1 else 0
-        cdef double vr = vdot(v, r, n)
-        cdef double vv = vdot(v, v, n)
-        cdef double rr = vdot(r, r, n)
+        cdef int ni = <int> n, inc = 1
+        cdef double vr = ddot(&ni, <double*> v, &inc, <double*> r, &inc)
+        cdef double rr = ddot(&ni, <double*> r, &inc, <double*> r, &inc)
+        cdef double vv = 0.0
         cdef double* rs
-        if not (isfinite(vr) and isfinite(vv) and isfinite(rr)):
+        # v'r and r'r are finite only if every entry of v and r is (an inf or NaN entry makes
+        # v'r or r'r inf or NaN, also against a zero of the other vector)
+        if not (isfinite(vr) and isfinite(rr)):
             return self._fail(SECANT_NONFINITE_PAIR)
+        if self.min_curvature != 0.0 or vr <= 0.0:
+            vv = vdot(v, v, n)
         if not (vr > self.min_curvature * vv):
             if not self.damp or vv == 0.0:
                 return PAIR_SKIPPED
