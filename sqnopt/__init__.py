@@ -6,7 +6,13 @@ Quick start::
     result = Solver(objective=LogLoss(lam=1e-4), curvature=Identity(), schedule=Fixed(5),
                     step=Decaying(eps0=0.1, T0=100), max_epochs=5, random_state=0).fit(X, y)
     result.coef, result.fun, result.history
+
+scikit-learn users: ``from sqnopt import SQNClassifier`` (needs ``pip install 'sqnopt[sklearn]'``;
+scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.training.Trainer` and
+:class:`sqnopt.model.LinearModel` do the same work.
 """
+
+from typing import Any
 
 from sqnopt.curvature import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.interfaces import (
@@ -36,6 +42,18 @@ from sqnopt.steps import Constant, Decaying, InverseSqrt, PegasosStep
 
 __version__ = "0.1.0"
 
+_LAZY = {"SQNClassifier": "sqnopt.estimators"}
+
+
+def __getattr__(name: str) -> Any:
+    """``sqnopt.SQNClassifier`` imports scikit-learn on first use only."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sqnopt' has no attribute {name!r}")
+
+
 __all__ = [
     "BatchSchedule",
     "Constant",
@@ -62,6 +80,7 @@ __all__ = [
     "Problem",
     "Projection",
     "RegularizedBFGS",
+    "SQNClassifier",
     "SolveResult",
     "Solver",
     "SolverState",

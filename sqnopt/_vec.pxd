@@ -74,3 +74,31 @@ cdef inline bint vallfinite(const double* a, Py_ssize_t n) noexcept nogil:
         s0 += a[j] - a[j]
         j += 1
     return (s0 + s1 + s2 + s3) == 0.0
+
+
+cdef inline bint vstep_allfinite(const double* w, double eps, const double* d, double* out,
+                                 Py_ssize_t n) noexcept nogil:
+    """``out = w - eps * d``; True iff every entry of ``out`` is finite (one pass)."""
+    cdef Py_ssize_t j = 0
+    cdef double x0, x1, x2, x3
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        x0 = w[j] - eps * d[j]
+        x1 = w[j + 1] - eps * d[j + 1]
+        x2 = w[j + 2] - eps * d[j + 2]
+        x3 = w[j + 3] - eps * d[j + 3]
+        out[j] = x0
+        out[j + 1] = x1
+        out[j + 2] = x2
+        out[j + 3] = x3
+        s0 += x0 - x0
+        s1 += x1 - x1
+        s2 += x2 - x2
+        s3 += x3 - x3
+        j += 4
+    while j < n:
+        x0 = w[j] - eps * d[j]
+        out[j] = x0
+        s0 += x0 - x0
+        j += 1
+    return (s0 + s1 + s2 + s3) == 0.0

@@ -1,28 +1,518 @@
-"""Command line: ``sqnopt demo`` (main job on a built-in generator) and ``sqnopt list``."""
+"""Command line of sqnopt.
+
+    sqnopt train [DATA]          train a linear classifier (default DATA: the built-in a9a set)
+    sqnopt evaluate MODEL DATA   accuracy, log loss, AUC of a saved model
+    sqnopt predict MODEL DATA    labels or probabilities, one line per sample
+    sqnopt plot [HISTORY ...]    objective vs samples processed (PNG)
+    sqnopt list                  registered components (with parameters), plugins, data sets
+    sqnopt demo                  the paper-003 synthetic SVM problem
+
+Components are given by registered name, optionally with parameters:
+``--curvature lbfgs:memory=5``, ``--step decaying:eps0=0.1,T0=1e4``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib.util
+import json
+import math
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+DEFAULT_MODEL = "sqnopt_model.npz"
+DEFAULT_HISTORY = "sqnopt_history.json"
+HISTORY_FORMAT = "sqnopt.history"
 
+
+class CLIError(Exception):
+    """An error the command line reports as one message (exit status 1)."""
+
+
+# ---------------------------------------------------------------------------- helpers
+def parse_component(text: str) -> str | tuple[str, dict[str, Any]]:
+    """``"name"`` or ``"name:k=v,k=v"`` -> a component spec (values parsed as Python literals)."""
+    name, sep, rest = text.partition(":")
+    name = name.strip()
+    if not name:
+        raise CLIError(f"empty component name in {text!r}")
+    if not sep:
+        return name
+    params: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise CLIError(f"bad parameter {item!r} in {text!r}; write name:key=value,key=value")
+        params[key.strip()] = _literal(value.strip())
+    return name, params
+
+
+def _literal(value: str) -> Any:
+    low = value.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value
+    if isinstance(v, float) and v.is_integer() and "e" in low and "." not in low:
+        return int(v)  # 1e4 -> 10000 for integer parameters
+    return v
+
+
+def _parse_class_weight(text: str | None) -> Any:
+    if text is None or text.lower() == "none":
+        return None
+    if text == "balanced":
+        return "balanced"
+    out: dict[Any, float] = {}
+    for item in text.split(","):
+        label, eq, w = item.partition("=")
+        if not eq:
+            raise CLIError(f"--class-weight: write 'balanced' or LABEL=WEIGHT,...; got {text!r}")
+        out[_literal(label.strip())] = float(w)
+    return out
+
+
+def _load_data(spec: str, fmt: str, n_features: int | None = None,
+               split: str = "train") -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
+    """``(X, y, info)`` from a built-in name or a file."""
+    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin, load_svmlight
+
+    if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
+        ds = BUILTIN_DATASETS[spec.lower()]
+        X, y = load_builtin(ds.name, split)  # type: ignore[arg-type]
+        return X, y, {"source": f"{ds.name} (built-in, {split}; {ds.license})",
+                      "name": f"{ds.name} ({split})",
+                      "format": "svmlight", "n_features": ds.n_features,
+                      "path": str(builtin_path(ds.name, split))}  # type: ignore[arg-type]
+    path = Path(spec)
+    if not path.exists():
+        known = ", ".join(sorted(BUILTIN_DATASETS))
+        raise CLIError(f"data {spec!r}: no such file, and not a built-in dataset ({known})")
+    fmt = _detect_format(path) if fmt == "auto" else fmt
+    if fmt == "criteo":
+        from sqnopt.datasets import criteo_featurizer, read_criteo
+
+        table, y = read_criteo(path)
+        feats = criteo_featurizer()
+        X = feats.transform(table)
+        return X, y, {"source": str(path), "name": path.name, "format": "criteo",
+                      "n_features": X.shape[1],
+                      "featurizer": {"n_bags": feats.n_bags, "numeric_bins": feats.numeric_bins,
+                                     "seed": feats.seed}}
+    X, y = load_svmlight(path, n_features=n_features)
+    return X, y, {"source": str(path), "name": path.name, "format": "svmlight",
+                  "n_features": X.shape[1]}
+
+
+def _load_for_model(spec: str, fmt: str, model: Any) -> tuple[Any, Any, dict[str, Any]]:
+    feats = model.info.get("features", {})
+    fmt = feats.get("format", fmt) if fmt == "auto" else fmt
+    from sqnopt.datasets import BUILTIN_DATASETS
+
+    if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
+        return _load_data(spec, "auto", split="test")
+    if fmt == "criteo":
+        from sqnopt.datasets import CTRFeaturizer, CRITEO_CATEGORICAL, CRITEO_NUMERIC, read_criteo
+
+        path = Path(spec)
+        if not path.exists():
+            raise CLIError(f"data {spec!r}: no such file")
+        fz = feats.get("featurizer", {})
+        f = CTRFeaturizer(numeric=CRITEO_NUMERIC, hashed=CRITEO_CATEGORICAL,
+                          n_bags=int(fz.get("n_bags", 2**13)),
+                          numeric_bins=int(fz.get("numeric_bins", 24)), seed=int(fz.get("seed", 0)))
+        table, y = read_criteo(path)
+        return f.transform(table), y, {"source": str(path), "format": "criteo"}
+    return _load_data(spec, fmt, n_features=model.n_features)
+
+
+def _detect_format(path: Path) -> str:
+    from sqnopt.datasets import open_binary
+
+    with open_binary(path) as fh:
+        first = fh.readline()
+    if first.count(b"\t") >= 13:
+        return "criteo"
+    return "svmlight"
+
+
+def _fail(exc: BaseException) -> int:
+    msg = str(exc) if str(exc) else type(exc).__name__
+    print(f"sqnopt: error: {msg}", file=sys.stderr)
+    return 1
+
+
+def _progress(mode: str, total: int | None = None) -> Any:
+    from sqnopt.progress import ProgressBar
+
+    enabled = {"auto": None, "always": True, "never": False}[mode]
+    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train")
+
+
+# ---------------------------------------------------------------------------- train
+def _cmd_train(args: argparse.Namespace) -> int:
+    from sqnopt.interfaces import BatchSchedule, CurvatureModel, Problem, Projection, StepRule
+    from sqnopt.solver import Solver
+    from sqnopt.solver._solver import resolve_component
+    from sqnopt.training import Trainer, _objective_with_lam
+
+    # resolve every component first: unknown names and bad combinations fail before any work
+    loss = parse_component(args.loss)
+    curvature = parse_component(args.curvature)
+    schedule = parse_component(args.schedule)
+    step = "auto" if args.step == "auto" else parse_component(args.step)
+    projection = None if args.projection is None else parse_component(args.projection)
+    objective = _objective_with_lam(loss, float(args.alpha))
+    curv_c = resolve_component("curvature", curvature, CurvatureModel)
+    sched_c = resolve_component("schedule", schedule, BatchSchedule)
+    step_c = None if step == "auto" else resolve_component("step", step, StepRule)
+    proj_c = None if projection is None else resolve_component("projection", projection, Projection)
+    Solver(objective, curv_c, sched_c, step_c or "constant", projection=proj_c)
+    class_weight = _parse_class_weight(args.class_weight)
+    tol = None if args.tol is None or str(args.tol).lower() == "none" else float(args.tol)
+
+    if args.chunk_size:
+        return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight)
+
+    X, y, info = _load_data(args.data, args.format, n_features=args.n_features)
+    test = None
+    if args.test is not None:
+        Xt, yt, tinfo = _load_data(args.test, args.format, n_features=X.shape[1], split="test")
+        test = (Xt, yt, tinfo)
+    elif args.data.lower() == "a9a" and not Path(args.data).exists():
+        Xt, yt, tinfo = _load_data("a9a", "auto", split="test")
+        test = (Xt, yt, tinfo)
+    n, d = X.shape
+    classes = np.unique(y)
+    print(f"data:  {info['source']}: {n} samples x {d} features, {len(classes)} classes"
+          + (f"; test: {test[0].shape[0]} samples" if test is not None else ""))
+
+    dim = d + int(not args.no_intercept)
+    b1 = int(sched_c.init(Problem(n, d, dim, 1, dim, float(args.alpha), not args.no_intercept,
+                                  objective.capabilities)).batch_size(1))
+    total_iter = max(1, int(math.ceil(args.max_epochs * n / b1)))
+    points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
+    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, schedule=sched_c,
+                      step=step_c or "auto", projection=proj_c,
+                      fit_intercept=not args.no_intercept, average=args.average,
+                      sampling=args.sampling, multiclass=args.multiclass,
+                      class_weight=class_weight, max_epochs=args.max_epochs, tol=tol,
+                      n_iter_no_change=args.n_iter_no_change, random_state=args.seed,
+                      history_every=points, report_every=args.report_every)
+    bar = _progress(args.progress)
+    tic = time.perf_counter()
+    try:
+        model = trainer.fit(X, y, progress=bar)
+    finally:
+        bar.close()
+    wall = time.perf_counter() - tic
+    setup = trainer._setup
+    assert setup is not None
+    print(f"model: {setup.objective.describe()} | {setup.curvature.describe()} | "
+          f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
+    res = trainer.results_
+    n_samples = sum(r.n_samples for r in res)
+    solver_time = sum(r.wall_time for r in res)
+    pairs = sum(r.n_pairs_accepted for r in res)
+    skipped = sum(r.n_pairs_skipped for r in res)
+    fun = float(np.mean([r.fun for r in res]))
+    print(f"done:  {trainer.n_iter_} passes, {trainer.t_} iterations, {n_samples} samples "
+          f"processed in {wall:.2f} s (solver {solver_time:.2f} s, "
+          f"{'compiled' if all(r.compiled for r in res) else 'python'} loop); "
+          f"training objective F = {fun:.6g}"
+          + (" (mean over the one-vs-rest problems)" if len(res) > 1 else "")
+          + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
+    summary: dict[str, Any] = {"objective": fun, "passes": trainer.n_iter_,
+                               "iterations": trainer.t_, "samples": n_samples, "wall_time": wall,
+                               "train_accuracy": model.accuracy(X, y)}
+    print(f"train accuracy: {summary['train_accuracy']:.4f}")
+    if test is not None:
+        summary["test_accuracy"] = model.accuracy(test[0], test[1])
+        print(f"test accuracy:  {summary['test_accuracy']:.4f}")
+    features = {"format": info["format"], "n_features": int(d)}
+    if "featurizer" in info:
+        features["featurizer"] = info["featurizer"]
+    model.info["features"] = features
+    model.info["data"] = info["source"]
+    _write_outputs(args, model, trainer, summary, info["name"])
+    return 0
+
+
+def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sched_c: Any,
+                     step: Any, proj_c: Any, class_weight: Any) -> int:
+    """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes."""
+    from sqnopt.datasets import (
+        BUILTIN_DATASETS,
+        builtin_path,
+        criteo_featurizer,
+        iter_criteo,
+        iter_svmlight_chunks,
+        scan_svmlight,
+    )
+    from sqnopt.training import Trainer
+
+    if args.data.lower() in BUILTIN_DATASETS and not Path(args.data).exists():
+        path = builtin_path(args.data.lower())
+        fmt = "svmlight"
+    else:
+        path = Path(args.data)
+        if not path.exists():
+            raise CLIError(f"data {args.data!r}: no such file, and not a built-in dataset")
+        fmt = _detect_format(path) if args.format == "auto" else args.format
+    featurizer = None
+    if fmt == "criteo":
+        featurizer = criteo_featurizer()
+        classes = np.array([0.0, 1.0])
+        n_rows = sum(len(y) for _, y in iter_criteo(path, args.chunk_size))
+        n_features = featurizer.n_features
+    else:
+        n_rows, n_features, classes = scan_svmlight(path)
+        if args.n_features:
+            n_features = args.n_features
+    print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
+          f"{n_features} features, {len(classes)} classes")
+    tol = None
+    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, schedule=sched_c,
+                      step=step, projection=proj_c,
+                      fit_intercept=not args.no_intercept, average=args.average,
+                      sampling=args.sampling, multiclass=args.multiclass,
+                      class_weight=class_weight, tol=tol, random_state=args.seed,
+                      report_every=args.report_every)
+    epochs = max(1, int(math.ceil(args.max_epochs)))
+    n_sub = 1 if len(classes) == 2 else len(classes)
+    bar = _progress(args.progress, total=epochs * n_rows * n_sub)
+    tic = time.perf_counter()
+    done = 0
+    correct = 0
+    seen = 0
+    try:
+        for epoch in range(epochs):
+            chunks: Any
+            if featurizer is not None:
+                chunks = ((featurizer.transform(t), y) for t, y in iter_criteo(path, args.chunk_size))
+            else:
+                chunks = iter_svmlight_chunks(path, args.chunk_size, n_features=n_features)
+            for Xc, yc in chunks:
+                if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
+                    correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
+                    seen += len(yc)
+                bar.base = done * n_sub
+                trainer.partial_fit(Xc, yc, classes=classes, progress=bar)
+                done += len(yc)
+    finally:
+        bar.close()
+    wall = time.perf_counter() - tic
+    model = trainer.model_
+    setup = trainer._setup
+    assert setup is not None
+    print(f"model: {setup.objective.describe()} | {setup.curvature.describe()} | "
+          f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
+    fun = float(np.mean([r.fun for r in trainer.results_]))
+    print(f"done:  {epochs} passes, {trainer.t_} iterations in {wall:.2f} s; objective on the "
+          f"last chunk F = {fun:.6g}")
+    summary: dict[str, Any] = {"objective_last_chunk": fun, "passes": epochs,
+                               "iterations": trainer.t_, "wall_time": wall}
+    if seen:
+        summary["progressive_accuracy"] = correct / seen
+        print(f"progressive accuracy (each chunk predicted before training on it, last pass): "
+              f"{correct / seen:.4f}")
+    features: dict[str, Any] = {"format": fmt, "n_features": int(n_features)}
+    if featurizer is not None:
+        features["featurizer"] = {"n_bags": featurizer.n_bags,
+                                  "numeric_bins": featurizer.numeric_bins, "seed": featurizer.seed}
+    model.info["features"] = features
+    model.info["data"] = str(path)
+    _write_outputs(args, model, trainer, summary, Path(path).name)
+    return 0
+
+
+def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: dict[str, Any],
+                   source: str) -> None:
+    model_path = model.save(args.model)
+    label = args.label or model.info.get("curvature", "sqnopt")
+    runs = []
+    for j, h in enumerate(trainer.histories_):
+        name = "" if len(trainer.histories_) == 1 else f"class {_label(trainer.classes_[j])}"
+        runs.append({"name": name, "history": h.as_dict()})
+    doc = {"format": HISTORY_FORMAT, "version": 1, "label": label, "data": source,
+           "components": {k: model.info.get(k) for k in ("objective", "curvature", "schedule",
+                                                         "step", "strategy")},
+           "summary": summary, "runs": runs}
+    hist_path = Path(args.history)
+    hist_path.write_text(json.dumps(doc, indent=1, default=float))
+    print(f"wrote model {model_path} and history {hist_path} (plot: sqnopt plot {hist_path})")
+
+
+# ---------------------------------------------------------------------------- evaluate / predict
+def _load_model(path: str) -> Any:
+    from sqnopt.model import LinearModel
+
+    return LinearModel.load(path)
+
+
+def _roc_auc(y_true: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> float:
+    from scipy.stats import rankdata
+
+    pos = y_true.astype(bool)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    ranks = rankdata(score)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
+    X, y, info = _load_for_model(args.data, args.format, model)
+    scores = model.decision_function(X)
+    pred = model.labels_of_scores(scores)
+    print(f"model: {args.model} ({model.info.get('objective', model.loss)}, {model.strategy}, "
+          f"{len(model.classes)} classes, {model.n_features} features)")
+    print(f"data:  {info['source']}: {X.shape[0]} samples")
+    unknown = np.setdiff1d(np.unique(y), model.classes)
+    if unknown.size:
+        raise CLIError(f"the data has labels {unknown.tolist()[:5]} the model never saw "
+                       f"(model classes {model.classes.tolist()[:10]})")
+    print(f"accuracy: {np.mean(pred == y):.4f}")
+    if model.probabilistic:
+        logp = model.log_proba_of_scores(scores)
+        idx = np.searchsorted(model.classes, y)
+        print(f"log loss: {-np.mean(logp[np.arange(len(y)), idx]):.6f}")
+    if scores.ndim == 1:
+        auc = _roc_auc(y == model.classes[1], scores)
+        print(f"ROC AUC:  {auc:.4f}")
+    for c in model.classes:
+        sel = y == c
+        if np.any(sel):
+            print(f"  class {_label(c)}: {int(sel.sum())} samples, "
+                  f"recall {np.mean(pred[sel] == c):.4f}")
+    return 0
+
+
+def _label(c: Any) -> str:
+    return str(c.item() if hasattr(c, "item") else c)
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
+    X, _, _ = _load_for_model(args.data, args.format, model)
+    if args.proba:
+        if not model.probabilistic:
+            raise CLIError(f"--proba needs a log-likelihood loss; the model was trained with "
+                           f"{model.loss!r}")
+        out = model.predict_proba(X)
+        lines = [" ".join(f"{p:.6g}" for p in row) for row in out]
+        header = "# " + " ".join(_label(c) for c in model.classes)
+        lines.insert(0, header)
+    else:
+        lines = [_label(v) for v in model.predict(X)]
+    text = "\n".join(lines) + "\n"
+    if args.output and args.output != "-":
+        Path(args.output).write_text(text)
+        print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ---------------------------------------------------------------------------- plot
+def _read_history(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise CLIError(f"history file {str(path)!r} does not exist (write one with sqnopt train "
+                       f"--history FILE)")
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{str(path)!r} is not a JSON history file ({exc})") from exc
+    if not isinstance(doc, dict) or doc.get("format") != HISTORY_FORMAT or "runs" not in doc:
+        raise CLIError(f"{str(path)!r} is not an sqnopt history file (written by sqnopt train)")
+    return doc
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    files = [Path(p) for p in (args.histories or [DEFAULT_HISTORY])]
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for p in files:
+        doc = _read_history(p)
+        label = str(doc.get("label") or p.stem)
+        if len(files) > 1 and any(str(_read_history(q).get("label")) == label
+                                  for q in files if q != p):
+            label = f"{label} ({p.stem})"
+        for run in doc["runs"]:
+            name = f"{label} [{run['name']}]" if run.get("name") else label
+            lines.append((name, run["history"]))
+    out = Path(args.output or files[0].with_suffix(".png").name)
+    title = args.title
+    if title is None and len(files) == 1:
+        title = _read_history(files[0]).get("data")
+    renderer = args.renderer
+    if renderer == "auto":
+        renderer = "matplotlib" if importlib.util.find_spec("matplotlib") else "basic"
+    if renderer == "matplotlib":
+        from sqnopt.plotting import plot_histories, save_figure
+
+        fig = plot_histories(lines, x=args.x, logx=not args.linear_x, logy=not args.linear_y,
+                             title=title)
+        save_figure(fig, out)
+        print(f"wrote {out}")
+        return 0
+    from sqnopt._png import line_chart, write_png
+
+    series = [(name, h[args.x], h["objective"]) for name, h in lines]
+    img = line_chart(series, logx=not args.linear_x, logy=not args.linear_y,
+                     xlabel=_X_TITLES[args.x], ylabel="objective F(w)", title=title or "")
+    write_png(out, img)
+    print(f"wrote {out} (basic renderer; pip install 'sqnopt[plot]' for matplotlib figures)")
+    return 0
+
+
+_X_TITLES = {"samples": "samples processed Lt", "effective_passes": "effective passes",
+             "time": "time (s)", "iteration": "iteration t"}
+
+
+# ---------------------------------------------------------------------------- list
 def _cmd_list(args: argparse.Namespace) -> int:
+    from sqnopt.datasets import BUILTIN_DATASETS
     from sqnopt.interfaces import KINDS
-    from sqnopt.registry import get_registry
+    from sqnopt.registry import get_plugin_manager, get_registry
 
     reg = get_registry()
     for kind in KINDS:
+        if args.kind and kind != args.kind:
+            continue
         print(f"{kind}:")
         for entry in reg.entries(kind):
             params = ", ".join(f"{k}={v!r}" for k, v in entry.parameters().items())
             alias = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
+    if args.kind:
+        return 0
+    print("step (estimators and sqnopt train only):")
+    print("  auto  eps_t = 1/(L + lam t), L from the data (sqnopt.training.auto_step)")
+    pm = get_plugin_manager()
+    dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
+    print("plugins:")
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda kv: str(kv[0])):
+        dist = dists.get(id(plugin))
+        where = (f"{dist.project_name} {dist.version}" if dist is not None else "built-in")
+        print(f"  {name}  [{where}]")
+    print("built-in datasets:")
+    for ds in BUILTIN_DATASETS.values():
+        print(f"  {ds.name}: {ds.description} [{ds.license}]")
     return 0
 
 
+# ---------------------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sqnopt import Decaying, Fixed, Solver, SquaredHinge
     from sqnopt.datasets import make_boxes
@@ -42,12 +532,99 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sqnopt", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("list", help="registered components and their parameters")
+    from sqnopt.training import DEFAULT_CURVATURE
+
+    parser = argparse.ArgumentParser(
+        prog="sqnopt", description="Stochastic quasi-Newton and first-order solvers for linear "
+        "models.", epilog="Run 'sqnopt COMMAND --help' for the options of a command.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "train", help="train a linear classifier; writes a model file and a history JSON",
+        description="Train a linear classifier on an svmlight/LIBSVM file (plain, .xz, .gz, "
+        ".bz2), a Criteo TSV log, or a built-in dataset (default: a9a, UCI Adult, shipped with "
+        "sqnopt). Components are registered names with optional parameters, e.g. "
+        "--curvature lbfgs:memory=5 --step decaying:eps0=0.1,T0=1e4 (see 'sqnopt list').",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("data", nargs="?", default="a9a",
+                   help="data file or built-in dataset name")
+    p.add_argument("--test", help="test data (file or built-in name); for a built-in training "
+                   "set its test split is used automatically")
+    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto",
+                   help="input format (auto: Criteo TSV if the first line has >= 13 tabs)")
+    p.add_argument("--n-features", type=int, help="number of features of svmlight data")
+    p.add_argument("--loss", default="logloss", help="objective: NAME[:k=v,...]")
+    p.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation lambda")
+    p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: NAME[:k=v,...]")
+    p.add_argument("--schedule", default="fixed", help="batch schedule: NAME[:k=v,...]")
+    p.add_argument("--step", default="auto", help="step rule: auto or NAME[:k=v,...]")
+    p.add_argument("--projection", help="projection: NAME[:k=v,...]")
+    p.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
+    p.add_argument("--average", action="store_true", help="Polyak-Ruppert averaging")
+    p.add_argument("--sampling", choices=("uniform", "shuffle", "weighted"), default="uniform")
+    p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto")
+    p.add_argument("--class-weight", help="'balanced' or LABEL=WEIGHT,...")
+    p.add_argument("--max-epochs", type=float, default=20, help="passes over the data")
+    p.add_argument("--tol", default="1e-4", help="early-stopping tolerance on the training "
+                   "objective per pass ('none' to always run --max-epochs)")
+    p.add_argument("--n-iter-no-change", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--chunk-size", type=int, help="stream the file in chunks of this many rows "
+                   "(partial_fit; for files larger than memory)")
+    p.add_argument("--report-every", type=int, default=1000,
+                   help="solver iterations between progress updates")
+    p.add_argument("--history-points", type=int, default=60,
+                   help="log-spaced objective evaluations recorded in the history")
+    p.add_argument("--model", default=DEFAULT_MODEL, help="model file to write (.npz)")
+    p.add_argument("--history", default=DEFAULT_HISTORY, help="history file to write (.json)")
+    p.add_argument("--label", help="name of this run in plots (default: the curvature model)")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress bar on stderr (auto: only on a terminal)")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("evaluate", help="accuracy, log loss and AUC of a saved model",
+                       description="Evaluate a model file written by 'sqnopt train' on data.")
+    p.add_argument("model", help="model file (.npz)")
+    p.add_argument("data", help="data file or built-in dataset name (a9a: its test split)")
+    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto")
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("predict", help="predicted labels or probabilities, one line per sample",
+                       description="Predict with a model file written by 'sqnopt train'.")
+    p.add_argument("model", help="model file (.npz)")
+    p.add_argument("data", help="data file or built-in dataset name (a9a: its test split)")
+    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto")
+    p.add_argument("--proba", action="store_true", help="class probabilities (logistic/softmax)")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser("plot", help="plot history JSON files (objective vs samples) to a PNG",
+                       description="Objective vs samples processed (or passes / time), one line "
+                       "per run, logarithmic axes, from history files written by 'sqnopt train'.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("histories", nargs="*", help=f"history files (default: {DEFAULT_HISTORY})")
+    p.add_argument("-o", "--output", help="image to write (default: first history's name .png)")
+    p.add_argument("--x", choices=("samples", "effective_passes", "time", "iteration"),
+                   default="samples", help="x axis")
+    p.add_argument("--linear-x", action="store_true", help="linear x axis")
+    p.add_argument("--linear-y", action="store_true", help="linear y axis")
+    p.add_argument("--title")
+    p.add_argument("--renderer", choices=("auto", "matplotlib", "basic"), default="auto",
+                   help="matplotlib (pip install 'sqnopt[plot]'), or the built-in basic PNG "
+                   "renderer (auto: matplotlib when installed)")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser("list", help="registered components with parameters, plugins, datasets",
+                       description="Everything registered: components (built-in and from "
+                       "plugins) with their parameters, plugins, built-in datasets.")
+    p.add_argument("--kind", choices=("objective", "curvature", "schedule", "step",
+                                      "projection"), help="only this kind of component")
     p.set_defaults(func=_cmd_list)
-    p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem")
+
+    p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--n-samples", type=int, default=10_000)
     p.add_argument("--n-features", type=int, default=100)
     p.add_argument("--samples", type=int, default=40_000, help="samples to process (Lt)")
@@ -59,7 +636,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    from sqnopt.registry import UnknownComponentError
+    from sqnopt.solver import CurvatureError, DivergenceError
+
+    try:
+        return int(args.func(args))
+    except (CLIError, UnknownComponentError, ValueError, TypeError, FileNotFoundError,
+            IsADirectoryError, ImportError, DivergenceError, CurvatureError) as exc:
+        return _fail(exc)
+    except KeyboardInterrupt:
+        print("\nsqnopt: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

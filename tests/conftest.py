@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+def _find_datasets() -> Path:
+    """``$SQNOPT_DATASETS``, else the first ``shared/datasets`` above the test folder (the
+    checkout may sit at different depths: /work/main, /work/wt/<branch>)."""
+    env = os.environ.get("SQNOPT_DATASETS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "shared" / "datasets"
+        if candidate.is_dir():
+            return candidate
+    return here.parents[2] / "shared" / "datasets"
+
+
+DATASETS = _find_datasets()
 
 
 def dataset_path(name: str) -> Path:

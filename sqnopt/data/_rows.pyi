@@ -6,6 +6,8 @@ from numpy.typing import NDArray
 class RowData:
     """Row access over a design matrix (dense C-contiguous or CSR; float32 or float64)."""
 
+    def __init__(self, *args: object, **kwargs: object) -> None: ...  # abstract: raises TypeError
+
     @property
     def n_samples(self) -> int: ...
     @property

@@ -1,5 +1,54 @@
-"""Data sets shipped with sqnopt: the papers' synthetic generators (no download needed)."""
+"""Data: the papers' synthetic generators, svmlight/LIBSVM files (plain or compressed, whole or
+streamed in chunks), CTR feature engineering, and real data shipped with the package."""
 
-from sqnopt.datasets._synthetic import make_boxes
+from sqnopt.datasets._builtin import (
+    BUILTIN_DATASETS,
+    BuiltinDataset,
+    builtin_path,
+    load_a9a,
+    load_builtin,
+)
+from sqnopt.datasets._ctr import (
+    CRITEO_CATEGORICAL,
+    CRITEO_COLUMNS,
+    CRITEO_NUMERIC,
+    CTRFeaturizer,
+    balancing_gamma,
+    click_weights,
+    criteo_featurizer,
+    iter_criteo,
+    read_criteo,
+)
+from sqnopt.datasets._io import (
+    count_svmlight_features,
+    iter_svmlight_chunks,
+    load_svmlight,
+    open_binary,
+    scan_svmlight,
+)
+from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 
-__all__ = ["make_boxes"]
+__all__ = [
+    "BUILTIN_DATASETS",
+    "BuiltinDataset",
+    "CRITEO_CATEGORICAL",
+    "CRITEO_COLUMNS",
+    "CRITEO_NUMERIC",
+    "CTRFeaturizer",
+    "balancing_gamma",
+    "boxes_clairvoyant_accuracy",
+    "builtin_path",
+    "click_weights",
+    "count_svmlight_features",
+    "criteo_featurizer",
+    "irwin_hall_cdf",
+    "iter_criteo",
+    "iter_svmlight_chunks",
+    "load_a9a",
+    "load_builtin",
+    "load_svmlight",
+    "make_boxes",
+    "open_binary",
+    "read_criteo",
+    "scan_svmlight",
+]

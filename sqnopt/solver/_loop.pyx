@@ -20,7 +20,7 @@ after ``n_iter`` iterations or on an event (sample budget, non-finite values, cu
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 
-from sqnopt._vec cimport vallfinite
+from sqnopt._vec cimport vallfinite, vstep_allfinite
 
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
@@ -189,9 +189,13 @@ cdef class CompiledLoop:
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
         cdef double eps, loss
-        cdef int code
-        cdef double* w = &self.w[0]
+        cdef int code, status = LOOP_DONE
+        # The iterate lives in one of two buffers; they swap roles every iteration and the
+        # state's ``w`` buffer is made current again before returning.
+        cdef double* w_home = &self.w[0]
+        cdef double* w = w_home
         cdef double* w_next = &self.w_next[0]
+        cdef double* tmp
         cdef double* g = &self.g[0]
         cdef double* g_next = &self.g_next[0]
         cdef double* d = &self.d[0]
@@ -210,29 +214,38 @@ cdef class CompiledLoop:
 
         for it in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
-                return LOOP_MAX_SAMPLES
+                status = LOOP_MAX_SAMPLES
+                break
             size = self.sched.cy_batch_size(c.t + 1)
             if self.sampler.cy_draw(size, batch) != 0:
-                return LOOP_EXHAUSTED
+                status = LOOP_EXHAUSTED
+                break
             loss = self.obj.cy_gradient(w, batch, size, g)
             c.n_grad_evals += 1
             if not isfinite(loss):
-                return LOOP_NONFINITE_LOSS
+                status = LOOP_NONFINITE_LOSS
+                break
             if curvature_batch:
                 csize = self.csched.cy_batch_size(c.t + 1)
                 if self.sampler.cy_draw(csize, cbatch) != 0:
-                    return LOOP_EXHAUSTED
+                    status = LOOP_EXHAUSTED
+                    break
                 c.n_curvature_samples += csize
                 if self.curv.cy_observe_batch(self.obj, w, cbatch, csize) == CURVATURE_ERROR:
-                    return LOOP_CURVATURE_ERROR
+                    status = LOOP_CURVATURE_ERROR
+                    break
             self.curv.cy_direction(g, d)
             eps = self.step.cy_step_size(c.t)
-            for j in range(n):
-                w_next[j] = w[j] - eps * d[j]
             if has_proj:
+                for j in range(n):
+                    w_next[j] = w[j] - eps * d[j]
                 self.proj.cy_project(w_next)
-            if not vallfinite(w_next, n):
-                return LOOP_NONFINITE_ITERATE
+                if not vallfinite(w_next, n):
+                    status = LOOP_NONFINITE_ITERATE
+                    break
+            elif not vstep_allfinite(w, eps, d, w_next, n):
+                status = LOOP_NONFINITE_ITERATE
+                break
             if secant:
                 self.obj.cy_gradient(w_next, batch, size, g_next)
                 c.n_grad_evals += 1
@@ -247,8 +260,11 @@ cdef class CompiledLoop:
                 elif code == PAIR_RESET:
                     c.n_resets += 1
                 else:
-                    return LOOP_CURVATURE_ERROR
-            memcpy(w, w_next, n * sizeof(double))
+                    status = LOOP_CURVATURE_ERROR
+                    break
+            tmp = w
+            w = w_next
+            w_next = tmp
             c.t += 1
             c.n_samples += size
             c.last_step = eps
@@ -257,4 +273,6 @@ cdef class CompiledLoop:
                 c.n_avg += 1
                 for j in range(n):
                     w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
-        return LOOP_DONE
+        if w != w_home:
+            memcpy(w_home, w, n * sizeof(double))
+        return status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -12,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
-from sqnopt.data import prepare
+from sqnopt.data import Dataset, prepare
 from sqnopt.interfaces import (
     BatchSchedule,
     Component,
@@ -286,17 +287,8 @@ class Solver:
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
             self.projection, self.projection.init(problem), ProjectionKernelLike)
 
-        bitgen = make_bit_generator(self.random_state)
+        sampler = self._make_sampler(data, make_bit_generator(self.random_state))
         n = data.n_samples
-        sampler: Sampler
-        if self.batch_sequence is not None:
-            sampler = SequenceSampler(n, bitgen, self.batch_sequence)
-        elif self.sampling == "shuffle":
-            sampler = ShuffleSampler(n, bitgen)
-        elif self.sampling == "weighted":
-            sampler = WeightedSampler(n, bitgen, data.sample_weight)
-        else:
-            sampler = UniformSampler(n, bitgen)
 
         p = problem.n_params
         w = np.zeros(p)
@@ -318,6 +310,80 @@ class Solver:
             "curvature_batch": np.zeros(n if csched_k is not None else 1, dtype=np.intp),
         }
         counters = Counters()
+        use_compiled, loop = self._make_loop(obj_k, curv_k, sched_k, csched_k, step_k, proj_k,
+                                             sampler, w, w_avg, buffers, counters, average,
+                                             avg_start)
+        return SolverState(data=data, problem=problem, objective=obj_k, curvature=curv_k,
+                           schedule=sched_k, curvature_schedule=csched_k, step=step_k,
+                           projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
+                           counters=counters, avg_start=avg_start, compiled=use_compiled,
+                           loop=loop, buffers=buffers)
+
+    def rebind(self, state: SolverState, X: Any, y: ArrayLike,
+               sample_weight: ArrayLike | None = None) -> SolverState:
+        """Continue the solve of ``state`` on new data ``(X, y, sample_weight)`` (streaming).
+
+        Everything the solve has learned is kept: the iterate and its running average, the
+        curvature kernel (memory of pairs), the step and projection kernels, the counters (so
+        step sizes and batch sizes continue from the current iteration), the history and the
+        random stream. What depends on the data is rebuilt: the objective kernel, the batch
+        schedule kernels (functions of the iteration number, clipped to the new sample count),
+        the sampler (same bit generator) and the loop. The label set stays the one of the first
+        data (``state.data.classes``), and the number of features must not change.
+
+        The state is updated in place and returned; ``run`` it to take steps on the new data.
+        Objective values recorded from then on (history, ``fun``) are on the new data.
+        """
+        if self.batch_sequence is not None:
+            raise ValueError("rebind: an injected batch_sequence indexes the first data set; "
+                             "drop batch_sequence to stream new data")
+        old = state.data
+        data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
+                       label_kind=self.objective.label_kind, classes=old.classes,
+                       importance_sampling=self.sampling == "weighted")
+        if data.n_features != old.n_features:
+            raise ValueError(f"rebind: X has {data.n_features} features, but the solve was "
+                             f"started with {old.n_features}. Pass data with the same columns")
+        problem = dataclasses.replace(state.problem, n_samples=data.n_samples)
+        obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data),
+                                             ObjectiveKernelLike)
+        if obj_k.n_params != problem.n_params:
+            raise ValueError(f"{self.objective.describe()} built a kernel with "
+                             f"{obj_k.n_params} parameters, expected {problem.n_params}")
+        sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem),
+                                              ScheduleKernelLike)
+        csched_k: ScheduleKernelLike | None = None
+        if self.curvature.needs_curvature_batch:
+            cs = self.curvature_schedule or self.schedule
+            csched_k = _kernel(cs, cs.init(problem), ScheduleKernelLike)
+        sampler = self._make_sampler(data, state.sampler.bit_generator)
+        n = data.n_samples
+        buffers = dict(state.buffers)
+        buffers["batch"] = np.zeros(n, dtype=np.intp)
+        buffers["curvature_batch"] = np.zeros(n if csched_k is not None else 1, dtype=np.intp)
+        use_compiled, loop = self._make_loop(
+            obj_k, state.curvature, sched_k, csched_k, state.step, state.projection, sampler,
+            state.w, state.w_avg, buffers, state.counters, state.w_avg is not None,
+            state.avg_start)
+        state.data, state.problem, state.objective = data, problem, obj_k
+        state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
+        state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        return state
+
+    def _make_sampler(self, data: Dataset, bitgen: np.random.BitGenerator) -> Sampler:
+        n = data.n_samples
+        if self.batch_sequence is not None:
+            return SequenceSampler(n, bitgen, self.batch_sequence)
+        if self.sampling == "shuffle":
+            return ShuffleSampler(n, bitgen)
+        if self.sampling == "weighted":
+            return WeightedSampler(n, bitgen, data.sample_weight)
+        return UniformSampler(n, bitgen)
+
+    def _make_loop(self, obj_k: Any, curv_k: Any, sched_k: Any, csched_k: Any, step_k: Any,
+                   proj_k: Any, sampler: Sampler, w: FloatArray, w_avg: FloatArray | None,
+                   buffers: dict[str, Any], counters: Counters, average: bool,
+                   avg_start: int) -> tuple[bool, CompiledLoop | PythonLoop]:
         kernels = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
         if self.path == "compiled" and not compiled:
@@ -329,11 +395,7 @@ class Solver:
                         buffers["w_next"], buffers["grad"], buffers["grad_next"],
                         buffers["direction"], buffers["v"], buffers["r"], w_avg, buffers["batch"],
                         buffers["curvature_batch"], counters, average, avg_start)
-        return SolverState(data=data, problem=problem, objective=obj_k, curvature=curv_k,
-                           schedule=sched_k, curvature_schedule=csched_k, step=step_k,
-                           projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
-                           counters=counters, avg_start=avg_start, compiled=use_compiled,
-                           loop=loop, buffers=buffers)
+        return use_compiled, loop
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolveResult:
@@ -496,10 +558,12 @@ class Solver:
         c = state.counters
         what = ("the minibatch objective became non-finite" if code == codes.LOOP_NONFINITE_LOSS
                 else "the iterate became non-finite")
-        dnorm = float(np.linalg.norm(state.buffers["direction"]))
+        with np.errstate(all="ignore"):
+            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            wnorm = float(np.linalg.norm(state.w))
         msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
                f"(step {self._step_at(state):.3g}, |direction| = {dnorm:.3g}, "
-               f"|w| = {float(np.linalg.norm(state.w)):.3g}). The last finite iterate is kept in "
+               f"|w| = {wnorm:.3g}). The last finite iterate is kept in "
                "the error's .result. Reduce the step size (eps0), use a safeguarded or regularized "
                "curvature model (e.g. RegularizedBFGS), or rescale the features.")
         return DivergenceError(msg, self._result(state, Status.CALLBACK, msg, math.nan))

@@ -1,0 +1,36 @@
+"""A pytest-benchmark timer whose unit is a calibration workload measured in the same run.
+
+``--benchmark-timer=calibrated_timer.calibrated_clock`` makes every reported figure a multiple
+of ``sqnopt._baseline.calibration_workload()`` (a fixed compute-bound loop, ~20 ms on the
+development machine): the figures of two machines, or of one machine under different load,
+become comparable, so a committed baseline can be compared with pytest-benchmark's
+``--benchmark-compare`` / ``--benchmark-compare-fail`` machinery.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sqnopt._baseline import calibration_workload
+
+_REPEATS = int(os.environ.get("SQNOPT_CALIBRATION_REPEATS", "9"))
+
+
+def measure_unit(repeats: int = _REPEATS) -> float:
+    """Seconds taken by one calibration workload (minimum over ``repeats`` runs)."""
+    calibration_workload(20)  # warm up
+    best = float("inf")
+    for _ in range(repeats):
+        tic = time.perf_counter()
+        calibration_workload()
+        best = min(best, time.perf_counter() - tic)
+    return best
+
+
+UNIT = measure_unit()
+
+
+def calibrated_clock() -> float:
+    """``perf_counter()`` in calibration units."""
+    return time.perf_counter() / UNIT

@@ -1,0 +1,81 @@
+"""Per-iteration cost of the driver: compiled loop vs Python loop vs a bare Cython loop.
+
+Problem: paper 003's synthetic SVM (Mokhtari & Ribeiro 2015, Sec. 4.1): N = 10 000 boxes,
+squared hinge, lam = 1e-4, L = 5, eps_t = 2e-2 * 100 / (100 + t), SGD direction.
+Goals (issue 2): compiled >= 30x faster than the Python path at n = 100 and within 3x of the
+bare loop. Each ratio is measured in this process, interleaving the contenders.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from sqnopt import Decaying, Fixed, Identity, Solver, SquaredHinge
+from sqnopt._baseline import bare_sgd_squared_hinge
+from sqnopt.datasets import make_boxes
+
+ITERS = {"compiled": 20_000, "python": 1_000, "bare": 20_000}
+
+
+def _setup(n: int, path: str) -> tuple[Any, np.ndarray, np.ndarray]:
+    X, y = make_boxes(10_000, n, random_state=0)
+    solver = Solver(SquaredHinge(lam=1e-4), Identity(), Fixed(5), Decaying(2e-2, 100),
+                    random_state=0, path=path)  # type: ignore[arg-type]
+    return solver.init_state(X, y), X, y
+
+
+def _runner(n: int, kind: str) -> Callable[[], None]:
+    """A callable running ITERS[kind] iterations of SGD (continuing the same state)."""
+    if kind == "bare":
+        X, y = make_boxes(10_000, n, random_state=0)
+        w = np.zeros(n)
+        gen = np.random.PCG64(0)
+        return lambda: bare_sgd_squared_hinge(X, y, w, 5, 2e-2, 100.0, 1e-4, ITERS["bare"], gen)
+    state, _, _ = _setup(n, kind)
+    return lambda: state.loop.run(ITERS[kind], 0)
+
+
+def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 7) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        tic = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - tic)
+    return best / iters
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+@pytest.mark.parametrize("kind", ["compiled", "python", "bare"])
+def test_iteration_cost(benchmark: Any, n: int, kind: str) -> None:
+    """Time for ITERS[kind] iterations (regression-tracked; divide by the count for us/iter)."""
+    fn = _runner(n, kind)
+    fn()  # warm-up
+    benchmark.extra_info["iterations_per_call"] = ITERS[kind]
+    benchmark(fn)
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_compiled_vs_python_vs_bare_ratios(benchmark: Any, n: int) -> None:
+    """Prints and records the two ratios of the issue-2 goal, measured side by side."""
+    runners = {k: _runner(n, k) for k in ITERS}
+    for fn in runners.values():
+        fn()
+    per = {k: float("inf") for k in ITERS}
+    for _ in range(3):  # interleave so that load changes hit all contenders alike
+        for k, fn in runners.items():
+            per[k] = min(per[k], _per_iter(fn, ITERS[k], repeats=2))
+    speedup = per["python"] / per["compiled"]
+    overhead = per["compiled"] / per["bare"]
+    benchmark.extra_info.update({
+        "us_per_iter_compiled": per["compiled"] * 1e6, "us_per_iter_python": per["python"] * 1e6,
+        "us_per_iter_bare": per["bare"] * 1e6, "python_over_compiled": speedup,
+        "compiled_over_bare": overhead})
+    print(f"\n[n={n}] per iteration: compiled {per['compiled'] * 1e6:.3f} us, python "
+          f"{per['python'] * 1e6:.2f} us, bare Cython {per['bare'] * 1e6:.3f} us | "
+          f"python/compiled = {speedup:.1f}x (goal >= 30x at n=100), "
+          f"compiled/bare = {overhead:.2f}x (goal <= 3x)")
+    benchmark.pedantic(runners["compiled"], rounds=1, iterations=1)

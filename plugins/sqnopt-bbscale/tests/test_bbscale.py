@@ -1,0 +1,56 @@
+"""The installed plugin is discovered by name and runs on sqnopt's compiled loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sqnopt import Decaying, Fixed, Solver, SquaredHinge
+from sqnopt.datasets import make_boxes
+from sqnopt.registry import get_registry, reset_registry
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    reset_registry()
+    yield
+    reset_registry()
+
+
+def test_discovered_through_the_entry_point():
+    entry = get_registry().get("curvature", "bbscale")
+    assert entry.source == "bbscale"
+    assert get_registry().get("curvature", "barzilai_borwein") is entry
+
+
+def test_runs_compiled_and_matches_its_definition():
+    from sqnopt_bbscale import BBScale
+
+    X, y = make_boxes(500, 10, random_state=0)
+    ws: list[np.ndarray] = []
+    solver = Solver(SquaredHinge(lam=1e-3), "bbscale", Fixed(5), Decaying(0.05, 100),
+                    random_state=0, max_iter=50, report_every=1,
+                    callback=lambda info: ws.append(info.w.copy()))
+    res = solver.fit(X, y)
+    assert res.compiled and res.n_pairs_accepted + res.n_pairs_skipped == 50
+    # replay: the kernel's gamma after the run equals v^T r / r^T r of the last accepted pair
+    state = solver.init_state(X, y)
+    kernel = state.curvature
+    assert kernel.gamma == 1.0
+    g = np.ones(kernel.dim)
+    np.testing.assert_array_equal(kernel.matvec(g), g)
+    v, r = np.full(kernel.dim, 0.1), np.full(kernel.dim, 0.4)
+    assert kernel.update_pair(v, r) == 1 and kernel.gamma == pytest.approx(0.25)
+    assert kernel.update_pair(v, -r) == 0 and kernel.gamma == pytest.approx(0.25)  # vᵀr < 0
+    assert kernel.update_pair(v, np.full(kernel.dim, np.nan)) == 2 and kernel.gamma == 1.0
+    assert isinstance(BBScale(), object)
+
+
+def test_conformance_if_available():
+    testing = pytest.importorskip("sqnopt.testing")
+    check = getattr(testing, "check_curvature_model", None)
+    if check is None:
+        pytest.skip("sqnopt.testing.check_curvature_model not available in this sqnopt")
+    from sqnopt_bbscale import BBScale
+
+    check(BBScale())

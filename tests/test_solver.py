@@ -1,0 +1,268 @@
+"""The generic driver: paths, reference twins, seeds, stopping rules, divergence, history."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sqnopt import (
+    Constant,
+    Decaying,
+    DivergenceError,
+    Fixed,
+    Hinge,
+    Identity,
+    IncompatibleComponentsError,
+    L2Ball,
+    Linear,
+    LogLoss,
+    PegasosStep,
+    Solver,
+    SquaredHinge,
+    Status,
+)
+from sqnopt.curvature.reference import IdentityNumPy
+from sqnopt.objectives.reference import LogLossNumPy, SquaredHingeNumPy
+from sqnopt.schedules.reference import FixedNumPy, LinearNumPy
+from sqnopt.steps.reference import ConstantNumPy, DecayingNumPy
+
+from conftest import as_format
+
+
+def trace(solver: Solver, X: object, y: np.ndarray, **fit_kwargs: object) -> tuple[np.ndarray, object]:
+    """Run with a callback after every iteration; return the iterates and the result."""
+    iterates: list[np.ndarray] = []
+    solver.report_every = 1
+    solver.callbacks = (lambda info: iterates.append(info.w.copy()),)
+    result = solver.fit(X, y, **fit_kwargs)
+    return np.array(iterates), result
+
+
+@pytest.mark.parametrize("fmt,dtype", [("dense", np.float64), ("csr", np.float32)])
+@pytest.mark.parametrize("objective", [SquaredHinge(lam=1e-3), LogLoss(lam=1e-2)])
+@pytest.mark.parametrize("extras", [{}, {"fit_intercept": True, "average": 5,
+                                         "projection": L2Ball(2.0), "schedule": Linear(2, 0.5, 7)}])
+def test_compiled_and_python_paths_give_identical_iterates(boxes, fmt, dtype, objective, extras):
+    X, y = boxes
+    Xf = as_format(X, fmt, dtype)
+    kw = dict(schedule=Fixed(4), step=Decaying(0.5, 10)) | extras
+    a, ra = trace(Solver(objective, Identity(), random_state=3, max_iter=60, **kw), Xf, y)
+    b, rb = trace(Solver(objective, Identity(), random_state=3, max_iter=60, path="python", **kw),
+                  Xf, y)
+    assert ra.compiled and not rb.compiled
+    assert a.shape == (60, X.shape[1] + int(kw.get("fit_intercept", False)))
+    np.testing.assert_array_equal(a, b)
+    assert ra.fun == rb.fun and ra.n_samples == rb.n_samples and ra.n_grad_evals == rb.n_grad_evals
+
+
+@pytest.mark.parametrize("compiled,twin", [
+    ((SquaredHinge(lam=1e-3), Identity(), Fixed(5), Decaying(0.3, 20)),
+     (SquaredHingeNumPy(lam=1e-3), IdentityNumPy(), FixedNumPy(5), DecayingNumPy(0.3, 20))),
+    ((LogLoss(lam=1e-2), Identity(), Linear(1, 0.7, 9), Constant(0.2)),
+     (LogLossNumPy(lam=1e-2), IdentityNumPy(), LinearNumPy(1, 0.7, 9), ConstantNumPy(0.2))),
+])
+@pytest.mark.parametrize("fmt,dtype", [("dense", np.float64), ("dense", np.float32),
+                                       ("csr", np.float64), ("csr", np.float32)])
+def test_compiled_components_match_numpy_twins_iterate_by_iterate(boxes, compiled, twin, fmt, dtype):
+    X, y = boxes
+    Xf = as_format(X, fmt, dtype)
+    seq = np.random.default_rng(7).integers(0, X.shape[0], 2000)
+    a, ra = trace(Solver(*compiled, batch_sequence=seq, max_iter=150, fit_intercept=True), Xf, y)
+    b, rb = trace(Solver(*twin, batch_sequence=seq, max_iter=150, fit_intercept=True), Xf, y)
+    assert ra.compiled and not rb.compiled
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert ra.fun == pytest.approx(rb.fun, rel=1e-10)
+
+
+def test_solver_matches_a_naive_sgd_loop(boxes):
+    """An independent 10-line SGD on the squared hinge, same injected batches."""
+    X, y = boxes
+    lam, eps0, T0, L = 1e-3, 0.3, 20.0, 5
+    seq = np.random.default_rng(8).integers(0, X.shape[0], 100 * L)
+    w = np.zeros(X.shape[1])
+    for t in range(100):
+        idx = seq[t * L:(t + 1) * L]
+        m = y[idx] * (X[idx] @ w)
+        g = X[idx].T @ (-2.0 * np.maximum(0.0, 1.0 - m) * y[idx]) / L + lam * w
+        w = w - eps0 * T0 / (T0 + t) * g
+    res = Solver(SquaredHinge(lam), Identity(), Fixed(L), Decaying(eps0, T0), batch_sequence=seq,
+                 max_iter=100).fit(X, y)
+    np.testing.assert_allclose(res.w, w, rtol=1e-11, atol=1e-13)
+    assert res.status is Status.MAX_ITER and res.n_samples == 100 * L
+
+
+def test_same_seed_same_result_different_seed_different(boxes):
+    X, y = boxes
+    for sampling in ("uniform", "shuffle", "weighted"):
+        mk = lambda seed: Solver("logloss", "identity", Fixed(3), Decaying(0.5, 10),  # noqa: E731
+                                 sampling=sampling, random_state=seed, max_iter=50)
+        sw = np.linspace(0.5, 2.0, X.shape[0])
+        r1, r2, r3 = (mk(s).fit(X, y, sample_weight=sw) for s in (11, 11, 12))
+        np.testing.assert_array_equal(r1.w, r2.w)
+        assert not np.array_equal(r1.w, r3.w)
+    gen = np.random.default_rng(5)
+    a = Solver(max_iter=20, random_state=np.random.default_rng(5)).fit(X, y)
+    b = Solver(max_iter=20, random_state=gen).fit(X, y)
+    np.testing.assert_array_equal(a.w, b.w)
+
+
+def test_shuffle_sampling_visits_every_sample_once_per_epoch(boxes):
+    X, y = boxes
+    n = X.shape[0]
+    solver = Solver(sampling="shuffle", schedule=Fixed(8), max_iter=n // 8, random_state=0)
+    state = solver.init_state(X, y)
+    draws = [state.sampler.draw(8) for _ in range(n // 8)]
+    seen = np.concatenate(draws).tolist()
+    assert sorted(seen) == list(range(n))
+
+
+def test_weighted_sampling_frequencies():
+    from sqnopt.solver._sampler import WeightedSampler
+
+    p = np.array([1.0, 2.0, 3.0, 4.0, 0.0])
+    s = WeightedSampler(5, np.random.PCG64(0), p)
+    counts = np.bincount(s.draw(200_000), minlength=5) / 200_000
+    np.testing.assert_allclose(counts, p / p.sum(), atol=4e-3)
+    assert counts[4] == 0
+
+
+def test_stopping_rules(boxes):
+    X, y = boxes
+    base = dict(schedule=Fixed(4), step=Decaying(0.5, 10), random_state=0)
+    r = Solver(max_iter=37, **base).fit(X, y)
+    assert r.status is Status.MAX_ITER and r.n_iter == 37 and r.n_samples == 148
+    r = Solver(max_samples=101, **base).fit(X, y)
+    assert r.status is Status.MAX_SAMPLES and r.n_samples == 104
+    r = Solver(max_epochs=2, **base).fit(X, y)
+    assert r.status is Status.MAX_SAMPLES and r.n_samples == 2 * X.shape[0]
+    r = Solver(**base).fit(X, y)  # default budget: 10 epochs
+    assert r.n_samples == 10 * X.shape[0]
+    r = Solver(max_time=1e-4, report_every=1, **base).fit(X, y)
+    assert r.status is Status.MAX_TIME and r.wall_time >= 1e-4
+    f_end = Solver(max_iter=400, **base).fit(X, y).fun
+    r = Solver(max_iter=10_000, target_objective=1.5 * f_end, report_every=5, **base).fit(X, y)
+    assert r.status is Status.TARGET_OBJECTIVE and r.fun <= 1.5 * f_end and r.n_iter % 5 == 0
+    r = Solver("logloss", "identity", "full", Constant(2.0), gtol=1e-3, max_iter=5000,
+               report_every=10).fit(X, y)
+    assert r.status is Status.GTOL and r.status.converged
+    r = Solver(max_iter=100, report_every=7,
+               callback=lambda info: info.iteration >= 14, **base).fit(X, y)
+    assert r.status is Status.CALLBACK and r.n_iter == 14
+
+    def stop(info):
+        raise StopIteration
+
+    r = Solver(max_iter=100, report_every=3, callback=stop, **base).fit(X, y)
+    assert r.status is Status.CALLBACK and r.n_iter == 3
+    r = Solver(batch_sequence=np.arange(10), max_iter=100, **base).fit(X, y)
+    assert r.status is Status.SEQUENCE_EXHAUSTED and r.n_iter == 2 and not r.success
+
+
+def test_run_continues_a_state(boxes):
+    X, y = boxes
+    solver = Solver(schedule=Fixed(4), step=Decaying(0.5, 10), random_state=0, max_iter=30)
+    one = solver.fit(X, y)
+    solver.max_iter = 10
+    state = solver.init_state(X, y)
+    for _ in range(3):
+        last = solver.run(state)
+    np.testing.assert_array_equal(last.w, one.w)
+    assert last.n_iter == 30 and last.n_samples == 120
+    more = solver.run(state, max_iter=5)
+    assert more.n_iter == 35
+
+
+def test_divergence_stops_with_a_diagnostic(boxes):
+    X, y = boxes
+    solver = Solver(SquaredHinge(lam=1e-3), Identity(), Fixed(5), Constant(1e6), max_iter=1000,
+                    random_state=0)
+    with pytest.raises(DivergenceError, match=r"diverged at iteration \d+.*Reduce the step") as err:
+        solver.fit(X * 1e3, y)
+    res = err.value.result
+    assert res is not None and np.all(np.isfinite(res.w))
+
+
+def test_history_cadence_and_eval_time_excluded(boxes):
+    X, y = boxes
+    r = Solver(schedule=Fixed(5), max_iter=100, history_every=25, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(r.history.iteration, [0, 25, 50, 75, 100])
+    np.testing.assert_array_equal(r.history.samples, [0, 125, 250, 375, 500])
+    np.testing.assert_allclose(r.history.effective_passes, r.history.samples / X.shape[0])
+    assert r.history.objective[-1] == r.fun and np.all(np.diff(r.history.time) >= 0)
+    assert r.eval_time > 0
+    assert np.all(np.isnan(r.history.grad_norm))
+    r = Solver(schedule=Fixed(5), max_iter=100, history_every=[3, 10, 64], record_grad_norm=True,
+               random_state=0).fit(X, y)
+    np.testing.assert_array_equal(r.history.iteration, [0, 3, 10, 64, 100])
+    assert np.all(np.isfinite(r.history.grad_norm))
+    assert len(r.history) == 5 and set(r.history.as_dict()) >= {"objective", "samples"}
+
+
+def test_averaging_reports_the_polyak_ruppert_mean(boxes):
+    X, y = boxes
+    ws = []
+    s = Solver(schedule=Fixed(5), max_iter=40, report_every=1, random_state=0,
+               callback=lambda info: ws.append(info.w.copy()))
+    s.fit(X, y)
+    avg = Solver(schedule=Fixed(5), max_iter=40, average=10, random_state=0).fit(X, y)
+    np.testing.assert_allclose(avg.w, np.mean(ws[10:], axis=0), rtol=1e-12)
+
+
+def test_intercept_and_coef_split(boxes):
+    X, y = boxes
+    r = Solver(fit_intercept=True, max_iter=50, random_state=0).fit(X + 3.0, y)
+    assert r.coef.shape == (X.shape[1],) and isinstance(r.intercept, float)
+    np.testing.assert_array_equal(np.append(r.coef, r.intercept), r.w)
+    assert r.intercept != 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        r.w[0] = 1.0
+
+
+def test_incompatible_components_fail_at_construction():
+    with pytest.raises(IncompatibleComponentsError, match=r"step pegasos\(\).*strongly_convex.*hinge"):
+        Solver(Hinge(lam=0.0), Identity(), Fixed(1), PegasosStep())
+    with pytest.raises(IncompatibleComponentsError, match="curvature_schedule"):
+        Solver(curvature_schedule=Fixed(3))
+
+
+def test_bad_solver_arguments_are_named():
+    for kwargs, match in [({"max_iter": -1}, "max_iter"), ({"report_every": 0}, "report_every"),
+                          ({"sampling": "bogus"}, "sampling"), ({"path": "fast"}, "path"),
+                          ({"average": -2}, "average"), ({"history_every": [1.5]}, "history_every"),
+                          ({"max_time": math.nan}, "max_time")]:
+        with pytest.raises(ValueError, match=match):
+            Solver(**kwargs)
+    with pytest.raises(TypeError, match="expected a CurvatureModel"):
+        Solver(curvature=SquaredHinge())
+    with pytest.raises(ValueError, match="Fixed: size"):
+        Fixed(0)
+    with pytest.raises(ValueError, match="w0 has 3 entries"):
+        Solver(max_iter=1).fit(np.eye(4), [0, 1, 0, 1], w0=np.zeros(3))
+    with pytest.raises(ValueError, match="path='compiled'"):
+        Solver(SquaredHingeNumPy(), path="compiled", max_iter=1).fit(np.eye(4), [0, 1, 0, 1])
+
+
+def test_pure_python_kernel_must_implement_the_protocol():
+    from sqnopt.interfaces import StepRule
+
+    class Broken(StepRule):
+        name = "broken"
+
+        def init(self, problem):
+            return object()
+
+    with pytest.raises(TypeError, match="does not implement StepKernelLike"):
+        Solver(step=Broken(), max_iter=1).fit(np.eye(4), [0, 1, 0, 1])
+
+
+def test_paper003_synthetic_problem_is_solved():
+    """Must-show of issue 2: n = 100 boxes, squared hinge, Identity + Decaying."""
+    from sqnopt.datasets import make_boxes
+
+    X, y = make_boxes(10_000, 100, random_state=0)
+    r = Solver(SquaredHinge(lam=1e-4), "identity", Fixed(5), Decaying(2e-2, 100),
+               max_samples=40_000, random_state=0).fit(X, y)
+    assert r.compiled and r.fun < 1e-3  # F(0) = 1
+    assert np.mean(np.sign(X @ r.coef) == y) > 0.99
