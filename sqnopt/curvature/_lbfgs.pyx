@@ -26,13 +26,40 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
-from scipy.linalg.cython_blas cimport daxpy, ddot, dscal
+from scipy.linalg.cython_blas cimport ddot
 
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_NONFINITE_PAIR, SecantKernel,
 )
+
+
+cdef inline double _axpy_then_dot(double a, const double* x, double* q, const double* y,
+                                  Py_ssize_t n) noexcept nogil:
+    """``q += a x`` and return ``y . q`` (the updated ``q``) in one pass over the vectors."""
+    cdef Py_ssize_t j = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0, q1, q2, q3
+    while j + 4 <= n:
+        q0 = q[j] + a * x[j]
+        q1 = q[j + 1] + a * x[j + 1]
+        q2 = q[j + 2] + a * x[j + 2]
+        q3 = q[j + 3] + a * x[j + 3]
+        q[j] = q0
+        q[j + 1] = q1
+        q[j + 2] = q2
+        q[j + 3] = q3
+        s0 += y[j] * q0
+        s1 += y[j + 1] * q1
+        s2 += y[j + 2] * q2
+        s3 += y[j + 3] * q3
+        j += 4
+    while j < n:
+        q0 = q[j] + a * x[j]
+        q[j] = q0
+        s0 += y[j] * q0
+        j += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef class LBFGSKernel(SecantKernel):
@@ -62,28 +89,41 @@ cdef class LBFGSKernel(SecantKernel):
         self.gamma = self.gamma0
 
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
-        # BLAS level 1 (SciPy's cython_blas): SIMD dot products; the two-loop is 4 tau BLAS calls.
+        # Each axpy of the recursion is fused with the dot product that follows it (one pass
+        # over q instead of two): 2 tau + 3 passes over n-vectors, 4 tau n + n multiply-adds.
         cdef Py_ssize_t n = self.dim, tau = self.memory, m = self.count
-        cdef Py_ssize_t k, idx
-        cdef int ni = <int> n, inc = 1
-        cdef double a, b, gamma = self.gamma
+        cdef Py_ssize_t k, j, idx, nxt
+        cdef double a, d, gamma = self.gamma
         memcpy(out, g, n * sizeof(double))
-        idx = self.head
-        for k in range(m):                       # newest -> oldest
-            a = self.rho[idx] * ddot(&ni, &self.V[idx, 0], &inc, out, &inc)
+        if m == 0:
+            for j in range(n):
+                out[j] *= gamma
+            return
+        idx = self.head                          # newest -> oldest
+        d = vdot(&self.V[idx, 0], out, n)
+        for k in range(m):
+            a = self.rho[idx] * d
             self.alpha[idx] = a
-            a = -a
-            daxpy(&ni, &a, &self.R[idx, 0], &inc, out, &inc)
-            idx = idx - 1 if idx > 0 else tau - 1
-        dscal(&ni, &gamma, out, &inc)
-        idx = self.head - m + 1
+            nxt = idx - 1 if idx > 0 else tau - 1
+            if k + 1 < m:
+                d = _axpy_then_dot(-a, &self.R[idx, 0], out, &self.V[nxt, 0], n)
+            else:
+                vaxpy(-a, &self.R[idx, 0], out, n)
+            idx = nxt
+        for j in range(n):
+            out[j] *= gamma
+        idx = self.head - m + 1                  # oldest -> newest
         if idx < 0:
             idx += tau
-        for k in range(m):                       # oldest -> newest
-            b = self.rho[idx] * ddot(&ni, &self.R[idx, 0], &inc, out, &inc)
-            b = self.alpha[idx] - b
-            daxpy(&ni, &b, &self.V[idx, 0], &inc, out, &inc)
-            idx = idx + 1 if idx < tau - 1 else 0
+        d = vdot(&self.R[idx, 0], out, n)
+        for k in range(m):
+            a = self.alpha[idx] - self.rho[idx] * d
+            nxt = idx + 1 if idx < tau - 1 else 0
+            if k + 1 < m:
+                d = _axpy_then_dot(a, &self.V[idx, 0], out, &self.R[nxt, 0], n)
+            else:
+                vaxpy(a, &self.V[idx, 0], out, n)
+            idx = nxt
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
         cdef Py_ssize_t n = self.dim, tau = self.memory, m = self.count
