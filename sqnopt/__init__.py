@@ -14,7 +14,7 @@ scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.traini
 
 from typing import Any
 
-from sqnopt.curvature import Identity
+from sqnopt.curvature import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -63,6 +63,7 @@ __all__ = [
     "DivergenceError",
     "Fixed",
     "Full",
+    "FullBFGS",
     "Geometric",
     "Hinge",
     "History",
@@ -71,12 +72,14 @@ __all__ = [
     "InverseSqrt",
     "IterationInfo",
     "L2Ball",
+    "LBFGS",
     "Linear",
     "LogLoss",
     "Objective",
     "PegasosStep",
     "Problem",
     "Projection",
+    "RegularizedBFGS",
     "SQNClassifier",
     "SolveResult",
     "Solver",

@@ -1,8 +1,22 @@
 """Curvature models: turn a stochastic gradient into a direction ``d = H g``."""
 
 from sqnopt.curvature._base import CurvatureKernel
-from sqnopt.curvature._components import Identity
+from sqnopt.curvature._bfgs import BFGSKernel
+from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.curvature._identity import IdentityKernel
+from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._secant import SecantKernel
 from sqnopt.interfaces import CurvatureModel
 
-__all__ = ["CurvatureKernel", "CurvatureModel", "Identity", "IdentityKernel"]
+__all__ = [
+    "BFGSKernel",
+    "CurvatureKernel",
+    "CurvatureModel",
+    "FullBFGS",
+    "Identity",
+    "IdentityKernel",
+    "LBFGS",
+    "LBFGSKernel",
+    "RegularizedBFGS",
+    "SecantKernel",
+]
