@@ -14,7 +14,7 @@ scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.traini
 
 from typing import Any
 
-from sqnopt.curvature import AdaGrad, Identity
+from sqnopt.curvature import LBFGS, AdaGrad, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -65,6 +65,7 @@ __all__ = [
     "ExpGradPM",
     "Fixed",
     "Full",
+    "FullBFGS",
     "Geometric",
     "Hinge",
     "History",
@@ -74,6 +75,7 @@ __all__ = [
     "IterationInfo",
     "L1Ball",
     "L2Ball",
+    "LBFGS",
     "LazyProjection",
     "Linear",
     "LogLoss",
@@ -82,6 +84,7 @@ __all__ = [
     "PegasosStep",
     "Problem",
     "Projection",
+    "RegularizedBFGS",
     "SQNClassifier",
     "SolveResult",
     "Solver",

@@ -34,6 +34,15 @@ EXPECTED_FAILED_CHECKS = {
 
 LOSSES = ("logloss", "squared_hinge", "hinge")
 
+#: Secant-pair (BFGS-family) models run with a curvature safeguard. Their defaults are the
+#: papers' algorithms (only pairs with v'r <= 0 are skipped), which on these 2-feature toy sets
+#: with lam = 1e-4 take pairs whose only curvature is lam (no margin violator in the batch):
+#: gamma_t = v'r / r'r = 1 / lam = 1e4 in oLBFGS, and oBFGS's H grows to match, and the next
+#: noisy gradient is amplified 1e4-fold -- the instability RES was designed against (Mokhtari &
+#: Ribeiro 2014, Fig. 4). Skipping pairs with v'r <= 1e-2 |v|^2 (docs/curvature.md) is what a
+#: user should do on such data; the check then tests the estimator, not the papers' defaults.
+SECANT_SAFEGUARD = {"min_curvature": 1e-2}
+
 
 def _compatible(loss: str, curvature: str) -> bool:
     objective = resolve_component("objective", loss, Objective)
@@ -45,12 +54,20 @@ def _compatible(loss: str, curvature: str) -> bool:
     return True
 
 
+def _curvature_spec(name: str) -> str | tuple[str, dict[str, float]]:
+    model = resolve_component("curvature", name, CurvatureModel)
+    if model.needs_secant_pair and "min_curvature" in model.params():
+        return (name, SECANT_SAFEGUARD)
+    return name
+
+
 def _estimators() -> list[SQNClassifier]:
     out = []
     for curvature in get_registry().names("curvature"):
         for loss in LOSSES:
             if _compatible(loss, curvature):
-                out.append(SQNClassifier(loss=loss, curvature=curvature, random_state=0))
+                out.append(SQNClassifier(loss=loss, curvature=_curvature_spec(curvature),
+                                         random_state=0))
     return out
 
 
@@ -59,7 +76,8 @@ ESTIMATORS = _estimators()
 
 def test_every_registered_curvature_model_is_exercised() -> None:
     names = set(get_registry().names("curvature"))
-    covered = {est.curvature for est in ESTIMATORS}
+    covered = {est.curvature if isinstance(est.curvature, str) else est.curvature[0]
+               for est in ESTIMATORS}
     assert names == covered, f"curvature models without a compatible loss: {names - covered}"
 
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from typing import Literal
 
+from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
-from sqnopt.interfaces import CurvatureModel, Problem
+from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.interfaces import SMOOTH, CurvatureModel, Problem
+
+_SAFEGUARDS = ("min_curvature", "on_bad_pair", "damping", "on_nonfinite")
+BadPairRule = Literal["skip", "damp"]
+NonfiniteRule = Literal["reset", "error"]
 
 
 @dataclass(frozen=True)
@@ -17,3 +25,212 @@ class Identity(CurvatureModel):
 
     def init(self, problem: Problem) -> IdentityKernel:
         return IdentityKernel(problem.n_params)
+
+
+def _check_number(owner: str, name: str, value: object, *, low: float, strict: bool,
+                  high: float | None = None) -> None:
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and math.isfinite(value) and (value > low if strict else value >= low)
+          and (high is None or value < high))
+    if not ok:
+        bound = f"> {low}" if strict else f">= {low}"
+        if high is not None:
+            bound += f" and < {high}"
+        raise ValueError(f"{owner}: {name} must be a finite number {bound}, got {value!r}")
+
+
+def _check_init_scale(owner: str, value: object, delta: float) -> None:
+    if value == "auto":
+        return
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value > delta):
+        raise ValueError(f"{owner}: init_scale must be 'auto' or a finite number > {delta} "
+                         f"(B_0 = init_scale I must exceed delta I), got {value!r}")
+
+
+@dataclass(frozen=True)
+class _SecantModel(CurvatureModel):
+    """Safeguard options shared by the BFGS family (keyword-only).
+
+    Parameters
+    ----------
+    min_curvature
+        ``eps >= 0``: a pair is *bad* when ``v'r <= eps ||v||^2`` (RES: ``v'r~`` with
+        ``r~ = r - delta v``). The default 0 only catches pairs that break the update's
+        requirement ``v'r > 0``, which never happens when the papers' assumptions hold (strongly
+        convex sample functions: ``v'r >= m ||v||^2``), so it does not change their algorithms.
+    on_bad_pair
+        ``"skip"`` (default): leave the memory unchanged (counted in ``n_pairs_skipped``).
+        ``"damp"``: Powell damping: if ``v'r < damping * v'Bv``, replace
+        ``r <- theta r + (1 - theta) B v`` with ``theta`` chosen so that ``v'r = damping * v'Bv``
+        (Nocedal & Wright 2006, Procedure 18.2; the kernel's ``n_damped`` counts these), then
+        learn from the pair (counted as accepted). A pair with ``v = 0`` is always skipped.
+    damping
+        Powell's constant ``sigma`` in (0, 1); default 0.2.
+    on_nonfinite
+        ``"reset"`` (default): a pair with NaN/inf entries (or a numerical breakdown of the
+        matrix) restarts the memory from its initial state (counted in ``n_resets``).
+        ``"error"``: stop the solve with a :class:`~sqnopt.CurvatureError`.
+    """
+
+    min_curvature: float = field(default=0.0, kw_only=True)
+    on_bad_pair: BadPairRule = field(default="skip", kw_only=True)
+    damping: float = field(default=0.2, kw_only=True)
+    on_nonfinite: NonfiniteRule = field(default="reset", kw_only=True)
+
+    needs_secant_pair = True
+    requires = frozenset({SMOOTH})
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        _check_number(owner, "min_curvature", self.min_curvature, low=0.0, strict=False)
+        _check_number(owner, "damping", self.damping, low=0.0, strict=True, high=1.0)
+        if self.on_bad_pair not in ("skip", "damp"):
+            raise ValueError(f"{owner}: on_bad_pair must be 'skip' or 'damp', "
+                             f"got {self.on_bad_pair!r}")
+        if self.on_nonfinite not in ("reset", "error"):
+            raise ValueError(f"{owner}: on_nonfinite must be 'reset' or 'error', "
+                             f"got {self.on_nonfinite!r}")
+
+    def params(self) -> dict[str, object]:
+        """The model's own settings first, then the safeguard options."""
+        p = super().params()
+        own = {k: v for k, v in p.items() if k not in _SAFEGUARDS}
+        return own | {k: p[k] for k in _SAFEGUARDS}
+
+    def _safeguards(self) -> dict[str, object]:
+        return {"min_curvature": float(self.min_curvature), "damp": self.on_bad_pair == "damp",
+                "damping": float(self.damping),
+                "reset_on_nonfinite": self.on_nonfinite == "reset"}
+
+
+@dataclass(frozen=True)
+class LBFGS(_SecantModel):
+    r"""Online limited-memory BFGS (oLBFGS; Mokhtari & Ribeiro, JMLR 2015, Algorithms 1-2).
+
+    ``d_t = H_t g`` by the two-loop recursion over the last ``memory`` secant pairs, with
+    ``H_{t,0} = gamma_t I``, ``gamma_t = v'r / r'r`` of the newest pair (paper eq. 19) and
+    ``gamma_0``  before the first one. ``O(memory * n)`` per iteration, no allocation.
+
+    Parameters
+    ----------
+    memory
+        ``tau``, the number of pairs kept (paper: 10).
+    gamma0
+        ``gamma_0`` (paper: 1).
+
+    The safeguard options are described in the class docs of the BFGS family
+    (``min_curvature``, ``on_bad_pair``, ``damping``, ``on_nonfinite``; keyword-only). With
+    ``on_bad_pair="damp"`` the ``B v`` of Powell damping is the inverse of the two-loop matrix,
+    formed by unrolling the direct update (Nocedal & Wright 2006, Sec. 7.2) in ``O(tau^2 n)``,
+    only for damped pairs.
+    """
+
+    memory: int = 10
+    gamma0: float = 1.0
+    name = "lbfgs"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (isinstance(self.memory, int) and not isinstance(self.memory, bool)
+                and self.memory >= 1):
+            raise ValueError(f"LBFGS: memory must be an integer >= 1, got {self.memory!r}")
+        _check_number("LBFGS", "gamma0", self.gamma0, low=0.0, strict=True)
+
+    def init(self, problem: Problem) -> LBFGSKernel:
+        return LBFGSKernel(problem.n_params, self.memory, float(self.gamma0),
+                           **self._safeguards())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class FullBFGS(_SecantModel):
+    r"""Online BFGS (oBFGS): the full inverse-Hessian approximation, ``O(n^2)`` per iteration.
+
+    ``d_t = H_t g`` with the BFGS inverse update
+    ``H+ = (I - rho v r') H (I - rho r v') + rho v v'``, ``rho = 1/v'r``
+    (Nocedal & Wright 2006, eq. 6.17; Mokhtari & Ribeiro 2015, eq. 6), from
+    ``H_0 = I / init_scale``. Equal to ``RegularizedBFGS(delta=0, Gamma=0)``.
+
+    Parameters
+    ----------
+    init_scale
+        ``B_0 = init_scale * I`` (default 1), or ``"auto"``: start from ``B_0 = I`` and, at the
+        first accepted pair, rescale to ``B_0 = (r'r / v'r) I`` before updating (Nocedal &
+        Wright 2006, eq. 6.20) -- the full-matrix analogue of oLBFGS's ``gamma_t``.
+    """
+
+    init_scale: float | Literal["auto"] = 1.0
+    name = "full_bfgs"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_init_scale("FullBFGS", self.init_scale, 0.0)
+
+    def init(self, problem: Problem) -> BFGSKernel:
+        auto = self.init_scale == "auto"
+        b0 = 1.0 if auto else float(self.init_scale)
+        return BFGSKernel(problem.n_params, 0.0, 0.0, b0, False, auto_scale=auto,
+                          **self._safeguards())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class RegularizedBFGS(_SecantModel):
+    r"""Regularized stochastic BFGS (RES; Mokhtari & Ribeiro, ICASSP 2014, Algorithm 1).
+
+    Direction ``d_t = (B_t^{-1} + Gamma I) g``; with ``r~ = r - delta v``,
+
+    .. math:: B_{t+1} = B_t + \frac{\tilde r \tilde r^\top}{v^\top \tilde r}
+              - \frac{B_t v v^\top B_t}{v^\top B_t v} + \delta I,
+              \qquad B_0 = \text{init\_scale}\, I \succ \delta I,
+
+    so ``B_t >= delta I`` and ``Gamma I <= B_t^{-1} + Gamma I <= (Gamma + 1/delta) I``
+    (paper eq. 14). ``delta = Gamma = 0`` is online BFGS (:class:`FullBFGS`).
+
+    Parameters
+    ----------
+    delta, Gamma
+        Regularisation constants (paper: ``delta = 1e-3``, ``Gamma = 1e-4``).
+    init_scale
+        ``B_0 = init_scale * I``; must exceed ``delta`` (default 1). ``"auto"``: ``B_0 = I`` until
+        the first accepted pair, then ``B_0 = (r'r / v'r) I`` before the first update (Nocedal &
+        Wright 2006, eq. 6.20; it exceeds ``delta`` whenever ``v'r~ > 0``).
+    method
+        ``"auto"`` (default): the ``O(n^2)`` inverse update when ``delta = 0`` (exact: Woodbury
+        applies to the rank-two update), otherwise ``"cholesky"``: keep ``B`` and factor it with
+        LAPACK each iteration (``n^3/3`` flops, the published ``O(n^3)``; ``+ delta I`` is a
+        full-rank change with no exact low-rank inverse update). ``"inverse"`` requires
+        ``delta = 0``.
+    """
+
+    delta: float = 1e-3
+    Gamma: float = 1e-4
+    init_scale: float | Literal["auto"] = 1.0
+    method: Literal["auto", "inverse", "cholesky"] = "auto"
+    name = "regularized_bfgs"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_number("RegularizedBFGS", "delta", self.delta, low=0.0, strict=False)
+        _check_number("RegularizedBFGS", "Gamma", self.Gamma, low=0.0, strict=False)
+        _check_init_scale("RegularizedBFGS", self.init_scale, float(self.delta))
+        if self.init_scale == "auto" and not 1.0 > self.delta:
+            raise ValueError("RegularizedBFGS: init_scale='auto' starts from B_0 = I, which needs "
+                             f"delta < 1; got delta={self.delta!r}")
+        if self.method not in ("auto", "inverse", "cholesky"):
+            raise ValueError(f"RegularizedBFGS: method must be 'auto', 'inverse' or 'cholesky', "
+                             f"got {self.method!r}")
+        if self.method == "inverse" and self.delta != 0:
+            raise ValueError("RegularizedBFGS: method='inverse' needs delta=0 (the + delta I "
+                             "term has no exact low-rank inverse update); use 'auto'")
+
+    @property
+    def uses_cholesky(self) -> bool:
+        """Whether the kernel keeps ``B`` and factors it every iteration (``O(n^3)``)."""
+        return self.method == "cholesky" or (self.method == "auto" and self.delta != 0)
+
+    def init(self, problem: Problem) -> BFGSKernel:
+        auto = self.init_scale == "auto"
+        b0 = 1.0 if auto else float(self.init_scale)
+        return BFGSKernel(problem.n_params, float(self.delta), float(self.Gamma), b0,
+                          self.uses_cholesky, auto_scale=auto,
+                          **self._safeguards())  # type: ignore[arg-type]

@@ -1,18 +1,49 @@
-"""Pure-NumPy reference twins of the compiled curvature models (also pure-Python plugin examples)."""
+"""Pure-NumPy reference twins of the compiled curvature models (also pure-Python plugin examples).
+
+Each twin is a complete pure-Python component, run by the solver's Python loop. The BFGS-family
+twins are written from the textbook definitions rather than the compiled algorithms, so that the
+tests comparing them check the derivations too:
+
+* :class:`LBFGSNumPy` builds the dense L-BFGS matrix by the product form
+  ``H <- (I - rho v r') H (I - rho r v') + rho v v'`` over the stored pairs (Nocedal & Wright 2006,
+  eq. 7.19) instead of running the two-loop recursion;
+* :class:`FullBFGSNumPy` and :class:`RegularizedBFGSNumPy` keep the explicit ``B`` of RES
+  (Mokhtari & Ribeiro 2014, eq. 9) and solve with it, instead of the inverse update / Cholesky
+  form.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from sqnopt.interfaces import CurvatureModel, Problem
+from sqnopt.interfaces import (
+    CURVATURE_ERROR,
+    PAIR_ACCEPTED,
+    PAIR_RESET,
+    PAIR_SKIPPED,
+    SMOOTH,
+    CurvatureModel,
+    Problem,
+)
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["AdaGradKernelNumPy", "AdaGradNumPy", "IdentityKernelNumPy", "IdentityNumPy"]
+__all__ = [
+    "AdaGradKernelNumPy",
+    "AdaGradNumPy",
+    "DenseBFGSKernelNumPy",
+    "FullBFGSNumPy",
+    "IdentityKernelNumPy",
+    "IdentityNumPy",
+    "LBFGSKernelNumPy",
+    "LBFGSNumPy",
+    "RegularizedBFGSNumPy",
+]
 
 
 class IdentityKernelNumPy:
@@ -42,6 +73,187 @@ class IdentityNumPy(CurvatureModel):
 
     def init(self, problem: Problem) -> IdentityKernelNumPy:
         return IdentityKernelNumPy()
+
+
+class _SecantNumPy:
+    """Safeguards shared by the BFGS-family twins (same rules as the compiled kernels)."""
+
+    needs_secant_pair = True
+    needs_curvature_batch = False
+
+    def __init__(self, min_curvature: float, on_bad_pair: str, damping: float,
+                 on_nonfinite: str) -> None:
+        self.min_curvature = min_curvature
+        self.damp = on_bad_pair == "damp"
+        self.damping = damping
+        self.reset_on_nonfinite = on_nonfinite == "reset"
+        self.n_damped = 0
+        self.message = ""
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def hessian(self) -> FloatArray:
+        raise NotImplementedError
+
+    def _fail(self, message: str) -> int:
+        self.message = message
+        if self.reset_on_nonfinite:
+            self.reset()
+            return PAIR_RESET
+        return CURVATURE_ERROR
+
+    def _screen(self, v: FloatArray, rt: FloatArray) -> FloatArray | int:
+        """The pair to learn from (``rt`` possibly Powell-damped), or a return code."""
+        if not (np.all(np.isfinite(v)) and np.all(np.isfinite(rt))):
+            return self._fail("non-finite pair")
+        if v @ rt > self.min_curvature * (v @ v):
+            return rt
+        if not self.damp or v @ v == 0.0:
+            return PAIR_SKIPPED                       # v = 0 carries no curvature information
+        bv = self.hessian() @ v
+        s = v @ bv
+        if not (np.isfinite(s) and s > 0):
+            return self._fail("damping: v'Bv <= 0")
+        if v @ rt < self.damping * s:
+            theta = (1 - self.damping) * s / (s - v @ rt)
+            rt = theta * rt + (1 - theta) * bv
+            self.n_damped += 1
+        return rt
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
+        return PAIR_ACCEPTED
+
+    def error_message(self) -> str:
+        return self.message
+
+
+class LBFGSKernelNumPy(_SecantNumPy):
+    """oLBFGS from the dense product form (the twin of :class:`~sqnopt.curvature.LBFGSKernel`)."""
+
+    def __init__(self, dim: int, memory: int, gamma0: float, **safeguards: Any) -> None:
+        super().__init__(**safeguards)
+        self.dim, self.gamma0 = dim, gamma0
+        self.pairs: deque[tuple[FloatArray, FloatArray]] = deque(maxlen=memory)
+        self.reset()
+
+    def reset(self) -> None:
+        self.pairs.clear()
+        self.gamma = self.gamma0
+
+    def inverse_hessian(self) -> FloatArray:
+        eye = np.eye(self.dim)
+        H = self.gamma * eye
+        for v, r in self.pairs:                       # oldest first
+            rho = 1.0 / (v @ r)
+            H = (eye - rho * np.outer(v, r)) @ H @ (eye - rho * np.outer(r, v)) \
+                + rho * np.outer(v, v)
+        return H
+
+    def hessian(self) -> FloatArray:
+        return np.asarray(np.linalg.inv(self.inverse_hessian()), dtype=np.float64)
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        out[:] = self.inverse_hessian() @ grad
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        rt = self._screen(v, r)
+        if isinstance(rt, int):
+            return rt
+        self.pairs.append((v.copy(), rt.copy()))
+        self.gamma = float(v @ rt) / float(rt @ rt)
+        return PAIR_ACCEPTED
+
+
+class DenseBFGSKernelNumPy(_SecantNumPy):
+    """RES / oBFGS with the explicit matrix ``B`` of Mokhtari & Ribeiro (2014, eq. 9)."""
+
+    def __init__(self, dim: int, delta: float, Gamma: float, init_scale: float | str,
+                 **safeguards: Any) -> None:
+        super().__init__(**safeguards)
+        self.dim, self.delta, self.Gamma = dim, delta, Gamma
+        self.auto = init_scale == "auto"
+        self.init_scale = 1.0 if self.auto else float(init_scale)
+        self.reset()
+
+    def reset(self) -> None:
+        self.B = self.init_scale * np.eye(self.dim)
+        self.scale_pending = self.auto
+
+    def hessian(self) -> FloatArray:
+        return self.B
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        out[:] = np.linalg.solve(self.B, grad) + self.Gamma * grad
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        rt0 = r - self.delta * v
+        if self.scale_pending and np.all(np.isfinite(rt0)) \
+                and v @ rt0 > self.min_curvature * (v @ v):
+            self.B = (r @ r) / (v @ r) * np.eye(self.dim)   # Nocedal & Wright eq. 6.20
+            self.scale_pending = False
+        rt = self._screen(v, rt0)
+        if isinstance(rt, int):
+            return rt
+        Bv = self.B @ v
+        B = self.B + np.outer(rt, rt) / (v @ rt) - np.outer(Bv, Bv) / (v @ Bv) \
+            + self.delta * np.eye(self.dim)
+        self.B = 0.5 * (B + B.T)
+        return PAIR_ACCEPTED
+
+
+def _safeguards(model: Any) -> dict[str, Any]:
+    return {"min_curvature": model.min_curvature, "on_bad_pair": model.on_bad_pair,
+            "damping": model.damping, "on_nonfinite": model.on_nonfinite}
+
+
+@dataclass(frozen=True)
+class _SecantNumPyModel(CurvatureModel):
+    min_curvature: float = field(default=0.0, kw_only=True)
+    on_bad_pair: Literal["skip", "damp"] = field(default="skip", kw_only=True)
+    damping: float = field(default=0.2, kw_only=True)
+    on_nonfinite: Literal["reset", "error"] = field(default="reset", kw_only=True)
+
+    needs_secant_pair = True
+    requires = frozenset({SMOOTH})
+
+
+@dataclass(frozen=True)
+class LBFGSNumPy(_SecantNumPyModel):
+    """Reference twin of :class:`sqnopt.curvature.LBFGS`."""
+
+    memory: int = 10
+    gamma0: float = 1.0
+    name = "lbfgs_numpy"
+
+    def init(self, problem: Problem) -> LBFGSKernelNumPy:
+        return LBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0, **_safeguards(self))
+
+
+@dataclass(frozen=True)
+class FullBFGSNumPy(_SecantNumPyModel):
+    """Reference twin of :class:`sqnopt.curvature.FullBFGS`."""
+
+    init_scale: float | Literal["auto"] = 1.0
+    name = "full_bfgs_numpy"
+
+    def init(self, problem: Problem) -> DenseBFGSKernelNumPy:
+        return DenseBFGSKernelNumPy(problem.n_params, 0.0, 0.0, self.init_scale,
+                                    **_safeguards(self))
+
+
+@dataclass(frozen=True)
+class RegularizedBFGSNumPy(_SecantNumPyModel):
+    """Reference twin of :class:`sqnopt.curvature.RegularizedBFGS`."""
+
+    delta: float = 1e-3
+    Gamma: float = 1e-4
+    init_scale: float | Literal["auto"] = 1.0
+    name = "regularized_bfgs_numpy"
+
+    def init(self, problem: Problem) -> DenseBFGSKernelNumPy:
+        return DenseBFGSKernelNumPy(problem.n_params, self.delta, self.Gamma, self.init_scale,
+                                    **_safeguards(self))
 
 
 class AdaGradKernelNumPy:

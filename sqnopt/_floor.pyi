@@ -1,0 +1,3 @@
+"""Type stub for the compiled module ``sqnopt._floor`` (benchmark flop floors)."""
+
+def axpy_dot_floor(n: int, n_dot: int, n_axpy: int, n_iter: int) -> float: ...

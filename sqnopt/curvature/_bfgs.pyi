@@ -1,0 +1,35 @@
+"""Type stub for the compiled module ``sqnopt.curvature._bfgs``."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.curvature._secant import SecantKernel
+
+class BFGSKernel(SecantKernel):
+    """Full-matrix online BFGS / RES (inverse form for delta = 0, Cholesky form otherwise)."""
+
+    def __init__(
+        self,
+        dim: int,
+        delta: float = 0.0,
+        Gamma: float = 0.0,
+        init_scale: float = 1.0,
+        cholesky: bool = False,
+        min_curvature: float = 0.0,
+        damp: bool = False,
+        damping: float = 0.2,
+        reset_on_nonfinite: bool = True,
+        auto_scale: bool = False,
+    ) -> None: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def Gamma(self) -> float: ...
+    @property
+    def init_scale(self) -> float: ...
+    @property
+    def cholesky(self) -> bool: ...
+    @property
+    def auto_scale(self) -> bool: ...
+    def hessian(self) -> NDArray[np.float64]: ...
+    def inverse_hessian(self) -> NDArray[np.float64]: ...
