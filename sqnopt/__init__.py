@@ -14,7 +14,7 @@ scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.traini
 
 from typing import Any
 
-from sqnopt.curvature import LBFGS, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature import LBFGS, AdaGrad, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -24,7 +24,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.objectives import Hinge, LogLoss, SquaredHinge
-from sqnopt.projections import L2Ball
+from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
 from sqnopt.schedules import Fixed, Full, Geometric, Linear
 from sqnopt.solver import (
@@ -55,12 +55,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AdaGrad",
     "BatchSchedule",
     "Constant",
     "CurvatureError",
     "CurvatureModel",
     "Decaying",
     "DivergenceError",
+    "ExpGradPM",
     "Fixed",
     "Full",
     "FullBFGS",
@@ -71,10 +73,13 @@ __all__ = [
     "IncompatibleComponentsError",
     "InverseSqrt",
     "IterationInfo",
+    "L1Ball",
     "L2Ball",
     "LBFGS",
+    "LazyProjection",
     "Linear",
     "LogLoss",
+    "MirrorMap",
     "Objective",
     "PegasosStep",
     "Problem",

@@ -213,6 +213,12 @@ class CurvatureModel(Component):
     needs_secant_pair: ClassVar[bool] = False
     #: The driver must draw an independent curvature batch each iteration (SQB).
     needs_curvature_batch: ClassVar[bool] = False
+    #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the solver run
+    #: margin objectives in the sparse scaled loop (:mod:`sqnopt.solver._scaled_loop`).
+    is_identity: ClassVar[bool] = False
+    #: Step rule for ``step="auto"`` (estimators, ``Trainer``) instead of the Lipschitz-based
+    #: default, for models whose directions are already scale-free (AdaGrad: ``|d_j| <= 1``).
+    auto_step: ClassVar[StepRule | None] = None
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

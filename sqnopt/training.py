@@ -204,7 +204,8 @@ class Trainer:
     curvature, schedule, projection
         Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``).
     step
-        Step rule, or ``"auto"``: :func:`auto_step` computed from the first training data.
+        Step rule, or ``"auto"``: :func:`auto_step` computed from the first training data (or the
+        curvature model's own ``auto_step`` if it declares one, e.g. AdaGrad's constant step).
     fit_intercept, average, sampling, report_every, path
         As for :class:`~sqnopt.Solver`.
     multiclass
@@ -504,7 +505,9 @@ class Trainer:
                 strategy = "ovr"
         curvature = resolve_component("curvature", self.curvature, CurvatureModel)
         schedule = resolve_component("schedule", self.schedule, BatchSchedule)
-        if isinstance(self.step, str) and self.step == "auto":
+        if isinstance(self.step, str) and self.step == "auto" and curvature.auto_step is not None:
+            step: StepRule = curvature.auto_step   # scale-free directions (e.g. AdaGrad)
+        elif isinstance(self.step, str) and self.step == "auto":
             n_blocks = objective.n_blocks(k) if strategy == "multinomial" else 1
             dim = X.shape[1] + int(self.fit_intercept)
             problem = Problem(n_samples=X.shape[0], n_features=X.shape[1], dim=dim,
@@ -513,7 +516,7 @@ class Trainer:
                               capabilities=objective.capabilities)
             b1 = int(schedule.init(problem).batch_size(1))
             gw = weights / np.mean(weights) if self.sampling != "weighted" else np.ones_like(weights)
-            step: StepRule = auto_step(X, gw, objective, b1, bool(self.fit_intercept))
+            step = auto_step(X, gw, objective, b1, bool(self.fit_intercept))
         else:
             step = resolve_component("step", self.step, StepRule)
         return _Setup(objective=objective, curvature=curvature, schedule=schedule, step=step,
@@ -637,6 +640,7 @@ class Trainer:
 
 
 def _snapshot(state: SolverState) -> dict[str, Any]:
+    state.sync()
     return {
         "w": state.w.copy(),
         "w_avg": None if state.w_avg is None else state.w_avg.copy(),

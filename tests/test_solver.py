@@ -48,7 +48,9 @@ def test_compiled_and_python_paths_give_identical_iterates(boxes, fmt, dtype, ob
     X, y = boxes
     Xf = as_format(X, fmt, dtype)
     kw = dict(schedule=Fixed(4), step=Decaying(0.5, 10)) | extras
-    a, ra = trace(Solver(objective, Identity(), random_state=3, max_iter=60, **kw), Xf, y)
+    # path="generic": the scaled loop (chosen by "auto" here) agrees only up to rounding
+    a, ra = trace(Solver(objective, Identity(), random_state=3, max_iter=60, path="generic", **kw),
+                  Xf, y)
     b, rb = trace(Solver(objective, Identity(), random_state=3, max_iter=60, path="python", **kw),
                   Xf, y)
     assert ra.compiled and not rb.compiled

@@ -1,14 +1,18 @@
 """Curvature models: turn a stochastic gradient into a direction ``d = H g``."""
 
+from sqnopt.curvature._adagrad import AdaGradKernel
 from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
 from sqnopt.curvature._secant import SecantKernel
 from sqnopt.interfaces import CurvatureModel
 
 __all__ = [
+    "AdaGrad",
+    "AdaGradKernel",
     "BFGSKernel",
     "CurvatureKernel",
     "CurvatureModel",

@@ -21,6 +21,7 @@ class Identity(CurvatureModel):
     """``H = I``: the direction is the stochastic gradient itself (SGD)."""
 
     name = "identity"
+    is_identity = True
 
     def init(self, problem: Problem) -> IdentityKernel:
         return IdentityKernel(problem.n_params)

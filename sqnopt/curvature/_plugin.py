@@ -1,6 +1,7 @@
 """Built-in curvature models, registered through the same hook as third-party plugins."""
 
 from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 
@@ -11,3 +12,4 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("lbfgs", LBFGS, aliases=("olbfgs",))
     register("full_bfgs", FullBFGS, aliases=("bfgs", "obfgs"))
     register("regularized_bfgs", RegularizedBFGS, aliases=("res",))
+    register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))

@@ -34,6 +34,8 @@ from sqnopt.interfaces import (
 FloatArray = NDArray[np.float64]
 
 __all__ = [
+    "AdaGradKernelNumPy",
+    "AdaGradNumPy",
     "DenseBFGSKernelNumPy",
     "FullBFGSNumPy",
     "IdentityKernelNumPy",
@@ -200,7 +202,6 @@ class DenseBFGSKernelNumPy(_SecantNumPy):
         return PAIR_ACCEPTED
 
 
-
 def _safeguards(model: Any) -> dict[str, Any]:
     return {"min_curvature": model.min_curvature, "on_bad_pair": model.on_bad_pair,
             "damping": model.damping, "on_nonfinite": model.on_nonfinite}
@@ -253,3 +254,41 @@ class RegularizedBFGSNumPy(_SecantNumPyModel):
     def init(self, problem: Problem) -> DenseBFGSKernelNumPy:
         return DenseBFGSKernelNumPy(problem.n_params, self.delta, self.Gamma, self.init_scale,
                                     **_safeguards(self))
+
+
+class AdaGradKernelNumPy:
+    """``G += g * g``; ``d = g / (delta + sqrt(G))``."""
+
+    needs_secant_pair = False
+    needs_curvature_batch = False
+
+    def __init__(self, dim: int, delta: float, initial_accumulator: float) -> None:
+        self.delta = delta
+        self.accumulator = np.full(dim, initial_accumulator)
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        self.accumulator += grad * grad
+        den = self.delta + np.sqrt(self.accumulator)
+        np.divide(grad, den, out=out, where=den > 0)
+        out[den <= 0] = 0.0
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        return 0
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
+        return 1
+
+    def error_message(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class AdaGradNumPy(CurvatureModel):
+    """Reference twin of :class:`sqnopt.curvature.AdaGrad`."""
+
+    delta: float = 1e-8
+    initial_accumulator: float = 0.0
+    name = "adagrad_numpy"
+
+    def init(self, problem: Problem) -> AdaGradKernelNumPy:
+        return AdaGradKernelNumPy(problem.n_params, self.delta, self.initial_accumulator)

@@ -26,6 +26,7 @@ from sqnopt.datasets._io import (
     open_binary,
     scan_svmlight,
 )
+from sqnopt.datasets._rcv1_like import make_rcv1_like
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "load_builtin",
     "load_svmlight",
     "make_boxes",
+    "make_rcv1_like",
     "open_binary",
     "read_criteo",
     "scan_svmlight",

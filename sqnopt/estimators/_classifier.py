@@ -70,7 +70,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     step : "auto", str, (name, params) or StepRule, default="auto"
         Step sizes. ``"auto"`` is ``Decaying(eps0=1/L, T0=n/b)`` with ``L`` a bound on the
         minibatch-gradient Lipschitz constant computed from the data, so features need no
-        rescaling to be stable (see :func:`sqnopt.training.auto_step`).
+        rescaling to be stable (see :func:`sqnopt.training.auto_step`); a curvature model with
+        scale-free directions may declare its own (AdaGrad: ``Constant(1.0)``).
     projection : str, (name, params), Projection or None, default=None
         Constraint applied after each step (e.g. ``"l2ball"``).
     fit_intercept : bool, default=True

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -36,6 +36,7 @@ from sqnopt.schedules._base import ScheduleKernel
 from sqnopt.solver import _pyloop as codes
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._result import (
     CurvatureError,
     DivergenceError,
@@ -171,7 +172,14 @@ class Solver:
         ``callback(info) -> bool | None`` at report points; returning True (or raising
         ``StopIteration``) stops the run.
     path
-        ``"auto"``, ``"compiled"`` (error unless every component is compiled) or ``"python"``.
+        Which iteration loop runs. ``"auto"``: on sparse (CSR) data, the scaled loop when the
+        combination allows it (margin objective, identity curvature, no projection or the L2
+        ball; an iteration then costs O(nnz of the batch), see
+        :mod:`sqnopt.solver._scaled_loop`), else the generic compiled loop when every component
+        is compiled, else the Python loop. ``"compiled"``: as ``"auto"`` but an error unless
+        every component is compiled. ``"generic"``: the generic compiled loop. ``"scaled"``: the
+        scaled loop, on dense data too (an error if the combination does not allow it).
+        ``"python"``: the Python loop.
     """
 
     def __init__(
@@ -198,7 +206,7 @@ class Solver:
         history_every: int | Sequence[int] | None = None,
         record_grad_norm: bool = False,
         callback: Callback | Iterable[Callback] | None = None,
-        path: Literal["auto", "compiled", "python"] = "auto",
+        path: Literal["auto", "compiled", "generic", "scaled", "python"] = "auto",
     ) -> None:
         self.objective: Objective = resolve_component("objective", objective, Objective)
         self.curvature: CurvatureModel = resolve_component("curvature", curvature, CurvatureModel)
@@ -212,8 +220,9 @@ class Solver:
                           self.curvature_schedule)
         if sampling not in ("uniform", "shuffle", "weighted"):
             raise ValueError(f"sampling must be 'uniform', 'shuffle' or 'weighted', got {sampling!r}")
-        if path not in ("auto", "compiled", "python"):
-            raise ValueError(f"path must be 'auto', 'compiled' or 'python', got {path!r}")
+        if path not in ("auto", "compiled", "generic", "scaled", "python"):
+            raise ValueError("path must be 'auto', 'compiled', 'generic', 'scaled' or 'python', "
+                             f"got {path!r}")
         if not isinstance(average, (bool, int, np.integer)) or (
                 not isinstance(average, bool) and average < 0):
             raise ValueError(f"average must be a bool or an iteration number >= 0, got {average!r}")
@@ -261,6 +270,24 @@ class Solver:
             parts.append(f"projection={self.projection.describe()}")
         return f"Solver({', '.join(parts)})"
 
+    # ------------------------------------------------------------------ presets
+    @classmethod
+    def pegasos(cls, lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = False,
+                **kwargs: Any) -> Solver:
+        """Pegasos as a composition of registered components (hinge, ``PegasosStep``, L2 ball,
+        minibatch ``batch_size``); see :func:`sqnopt.presets.pegasos` for the options."""
+        from sqnopt.presets import pegasos
+
+        return pegasos(lam, batch_size=batch_size, average=average, **kwargs)
+
+    @classmethod
+    def preset(cls, name: str, **kwargs: Any) -> Solver:
+        """A named composition (``"pegasos"``, ``"sgd"``, ``"asgd"``, ``"adagrad"``, ``"smd"``,
+        ``"seg_pm"``, ``"gd"``, ``"pgd"``); see :mod:`sqnopt.presets`."""
+        from sqnopt.presets import make
+
+        return make(name, **kwargs)
+
     # ------------------------------------------------------------------ building a solve
     def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                    classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
@@ -300,6 +327,9 @@ class Solver:
             if not np.all(np.isfinite(w0a)):
                 raise ValueError("w0 contains NaN or infinity")
             w[:] = w0a
+        start = getattr(proj_k, "start", None)
+        if callable(start):  # stateful projections (mirror maps) learn the starting point
+            start(w)
         average = self.average is not False
         avg_start = 0 if isinstance(self.average, bool) else int(self.average)
         w_avg = w.copy() if average else None
@@ -337,6 +367,7 @@ class Solver:
         if self.batch_sequence is not None:
             raise ValueError("rebind: an injected batch_sequence indexes the first data set; "
                              "drop batch_sequence to stream new data")
+        state.sync()
         old = state.data
         data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
                        label_kind=self.objective.label_kind, classes=old.classes,
@@ -364,7 +395,7 @@ class Solver:
         use_compiled, loop = self._make_loop(
             obj_k, state.curvature, sched_k, csched_k, state.step, state.projection, sampler,
             state.w, state.w_avg, buffers, state.counters, state.w_avg is not None,
-            state.avg_start)
+            state.avg_start, previous=state.loop)
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
         state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
@@ -383,18 +414,34 @@ class Solver:
     def _make_loop(self, obj_k: Any, curv_k: Any, sched_k: Any, csched_k: Any, step_k: Any,
                    proj_k: Any, sampler: Sampler, w: FloatArray, w_avg: FloatArray | None,
                    buffers: dict[str, Any], counters: Counters, average: bool,
-                   avg_start: int) -> tuple[bool, CompiledLoop | PythonLoop]:
+                   avg_start: int, previous: Any = None
+                   ) -> tuple[bool, CompiledLoop | ScaledLoop | PythonLoop]:
         kernels = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
-        if self.path == "compiled" and not compiled:
+        if self.path in ("compiled", "generic", "scaled") and not compiled:
             python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
-            raise ValueError(f"path='compiled' but these kernels are pure Python: {python_parts}")
+            raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
         use_compiled = compiled and self.path != "python"
-        loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
-        loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
-                        buffers["w_next"], buffers["grad"], buffers["grad_next"],
-                        buffers["direction"], buffers["v"], buffers["r"], w_avg, buffers["batch"],
-                        buffers["curvature_batch"], counters, average, avg_start)
+        use_scaled = False
+        if use_compiled and self.path != "generic":
+            why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+            if self.path == "scaled" and why_not:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones
+            sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
+            use_scaled = not why_not and (self.path == "scaled" or sparse)
+        loop: Any
+        if use_scaled:
+            loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
+                              cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
+                              previous if isinstance(previous, ScaledLoop) else None)
+        else:
+            loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
+            loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
+                            buffers["w_next"], buffers["grad"], buffers["grad_next"],
+                            buffers["direction"], buffers["v"], buffers["r"], w_avg,
+                            buffers["batch"], buffers["curvature_batch"], counters, average,
+                            avg_start)
         return use_compiled, loop
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
@@ -555,6 +602,7 @@ class Solver:
         return stop
 
     def _divergence(self, state: SolverState, code: int) -> DivergenceError:
+        state.sync()
         c = state.counters
         what = ("the minibatch objective became non-finite" if code == codes.LOOP_NONFINITE_LOSS
                 else "the iterate became non-finite")

@@ -20,6 +20,7 @@ from sqnopt.interfaces import (
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._sampler import Sampler
+from sqnopt.solver._scaled_loop import ScaledLoop
 
 FloatArray = NDArray[np.float64]
 
@@ -72,7 +73,7 @@ class SolverState:
     counters: Counters
     avg_start: int
     compiled: bool
-    loop: CompiledLoop | PythonLoop
+    loop: CompiledLoop | ScaledLoop | PythonLoop
     buffers: dict[str, Any] = field(repr=False)
     elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
     eval_time: float = 0.0    #: seconds spent in full-objective evaluations
@@ -82,8 +83,16 @@ class SolverState:
     def t(self) -> int:
         return int(self.counters.t)
 
+    def sync(self) -> None:
+        """Bring ``w`` and ``w_avg`` up to date. The scaled loop keeps the iterate in scaled
+        form and writes these buffers only on request; the other loops keep them current."""
+        sync = getattr(self.loop, "sync", None)
+        if sync is not None:
+            sync()
+
     def output_iterate(self) -> FloatArray:
         """The iterate a result reports: the running average once it has started, else ``w``."""
+        self.sync()
         if self.w_avg is not None and self.counters.n_avg > 0:
             return self.w_avg
         return self.w

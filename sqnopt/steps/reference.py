@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sqnopt.interfaces import Problem, StepRule
 
-__all__ = ["ConstantNumPy", "DecayingNumPy"]
+__all__ = ["ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy"]
 
 
 @dataclass
@@ -47,3 +48,40 @@ class DecayingNumPy(StepRule):
 
     def init(self, problem: Problem) -> _Decaying:
         return _Decaying(self.eps0, self.T0)
+
+
+@dataclass
+class _InverseSqrt:
+    eps0: float
+
+    def step_size(self, t: int) -> float:
+        return self.eps0 / math.sqrt(t + 1)
+
+
+@dataclass
+class _PegasosStep:
+    lam: float
+
+    def step_size(self, t: int) -> float:
+        return 1.0 / (self.lam * (t + 1))
+
+
+@dataclass(frozen=True)
+class InverseSqrtNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.InverseSqrt`."""
+
+    eps0: float = 0.1
+    name = "inverse_sqrt_numpy"
+
+    def init(self, problem: Problem) -> _InverseSqrt:
+        return _InverseSqrt(self.eps0)
+
+
+@dataclass(frozen=True)
+class PegasosStepNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.PegasosStep`."""
+
+    name = "pegasos_numpy"
+
+    def init(self, problem: Problem) -> _PegasosStep:
+        return _PegasosStep(problem.lam)

@@ -1,0 +1,7 @@
+# cython: language_level=3
+from sqnopt.curvature._base cimport CurvatureKernel
+
+
+cdef class AdaGradKernel(CurvatureKernel):
+    cdef double[::1] _accum          # G_j = G0 + sum_t g_{t,j}^2
+    cdef readonly double delta

@@ -1,0 +1,185 @@
+"""Named compositions of the first-order family: one-liners for Pegasos and its peers.
+
+Every preset returns an ordinary :class:`~sqnopt.Solver` built from registered components
+(nothing here is a special kernel); ``solver.objective``, ``solver.step`` ... show the
+composition, and any other :class:`~sqnopt.Solver` keyword (budgets, ``random_state``,
+``history_every``, ``callback`` ...) passes through.
+
+============  =====================================================================================
+preset        composition
+============  =====================================================================================
+``pegasos``   hinge(lam) + identity + ``Fixed(k)`` + ``PegasosStep`` (``1/(lam t)``) + ``L2Ball``
+              (radius ``1/sqrt(lam)``); last iterate or averaged (Shalev-Shwartz et al. 2007)
+``sgd``       identity + ``Fixed(k)`` + ``InverseSqrt`` (``eps0/sqrt(t)``), optional projection
+``asgd``      ``sgd`` with Polyak-Ruppert averaging
+``adagrad``   ``AdaGrad`` curvature + ``Constant(eta)`` (Duchi, Hazan & Singer 2011)
+``smd``       ``LazyProjection(inner)`` mirror map + ``InverseSqrt`` (stochastic mirror descent)
+``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
+``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
+``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
+============  =====================================================================================
+
+The names are also accepted by :meth:`sqnopt.Solver.preset`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sqnopt.curvature import AdaGrad, Identity
+from sqnopt.interfaces import Objective, Projection, StepRule
+from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection
+from sqnopt.registry import get_registry
+from sqnopt.schedules import Fixed, Full
+from sqnopt.solver import Solver
+from sqnopt.steps import Constant, InverseSqrt, PegasosStep
+
+__all__ = [
+    "PRESETS",
+    "adagrad",
+    "asgd",
+    "gd",
+    "make",
+    "pegasos",
+    "pgd",
+    "seg_pm",
+    "sgd",
+    "smd",
+]
+
+ObjectiveSpec = Any  # an Objective instance or a registered objective name
+
+
+def _objective(objective: ObjectiveSpec, lam: float | None) -> Objective:
+    if isinstance(objective, Objective):
+        if lam is not None and float(lam) != float(objective.lam):
+            raise ValueError(f"lam={lam} conflicts with objective {objective.describe()}; give "
+                             "lam in the objective or pass the objective by name")
+        return objective
+    if isinstance(objective, str):
+        obj = get_registry().create("objective", objective, **({} if lam is None else {"lam": lam}))
+        assert isinstance(obj, Objective)
+        return obj
+    raise TypeError(f"objective must be an Objective or a registered name, got "
+                    f"{type(objective).__name__}")
+
+
+def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = False,
+            project: bool = True, radius: float | None = None, fit_intercept: bool = False,
+            **solver_kwargs: Any) -> Solver:
+    r"""Pegasos (Shalev-Shwartz, Singer & Srebro 2007, Fig. 1 / 2): the composition
+
+    ``Solver(Hinge(lam), Identity(), Fixed(batch_size), PegasosStep(), projection=L2Ball(radius))``
+
+    i.e. ``w_{t+1/2} = (1 - 1/t) w_t + (1/(lam t k)) sum_{i in A_t^+} y_i x_i`` and the projection
+    onto ``{||w|| <= 1/sqrt(lam)}``. On sparse data it runs in the O(nnz) scaled loop.
+
+    Parameters
+    ----------
+    lam
+        Regularisation ``lambda`` of ``F(w) = lam/2 ||w||^2 + mean hinge``.
+    batch_size
+        ``k``, examples per iteration (sampled i.i.d.; ``sampling="shuffle"`` for without
+        replacement).
+    average
+        Output the average of the iterates (``True``) or of those after iteration ``average``;
+        ``False`` outputs the last iterate, as the paper does.
+    project
+        Apply the projection (the 2011 journal version makes it optional).
+    radius
+        Ball radius; ``None`` means ``1/sqrt(lam)``.
+    fit_intercept
+        Fit an unregularised intercept (updated with the same step ``1/(lam t)``; the paper's
+        Sec. 4 discusses this choice).
+    """
+    return Solver(objective=_objective("hinge", lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=PegasosStep(),
+                  projection=L2Ball(radius) if project else None, average=average,
+                  fit_intercept=fit_intercept, **solver_kwargs)
+
+
+def sgd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
+        batch_size: int = 1, average: bool | int = False, projection: Projection | None = None,
+        **solver_kwargs: Any) -> Solver:
+    """Stochastic (sub)gradient descent with ``eps_t = eps0 / sqrt(t + 1)`` (paper 002's SGD)."""
+    return Solver(objective=_objective(objective, lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
+                  projection=projection, average=average, **solver_kwargs)
+
+
+def asgd(lam: float | None = 1e-4, *, average: bool | int = True, **kwargs: Any) -> Solver:
+    """Averaged SGD (Polyak-Ruppert): :func:`sgd` with ``average=True``."""
+    return sgd(lam, average=average, **kwargs)
+
+
+def adagrad(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eta: float = 1.0,
+            delta: float = 1e-8, initial_accumulator: float = 0.0, batch_size: int = 1,
+            average: bool | int = False, projection: Projection | None = None,
+            **solver_kwargs: Any) -> Solver:
+    """Diagonal AdaGrad with the constant step ``eta`` (Duchi, Hazan & Singer 2011)."""
+    return Solver(objective=_objective(objective, lam),
+                  curvature=AdaGrad(delta=delta, initial_accumulator=initial_accumulator),
+                  schedule=Fixed(batch_size), step=Constant(eps=eta), projection=projection,
+                  average=average, **solver_kwargs)
+
+
+def smd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
+        radius: float = 10.0, inner: Projection | None = None, batch_size: int = 1,
+        average: bool | int = False, **solver_kwargs: Any) -> Solver:
+    """Stochastic mirror descent, Euclidean and lazy: ``theta -= eps_t g``, ``w = P(theta)``
+    with ``P`` the l1 ball of ``radius`` unless ``inner`` is given (paper 002, Sec. 3.2)."""
+    return Solver(objective=_objective(objective, lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
+                  projection=LazyProjection(inner=inner if inner is not None else L1Ball(radius)),
+                  average=average, **solver_kwargs)
+
+
+def seg_pm(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
+           radius: float = 10.0, batch_size: int = 1, average: bool | int = False,
+           **solver_kwargs: Any) -> Solver:
+    """Stochastic exponentiated gradient +- on the l1 ball of ``radius`` (paper 002)."""
+    return Solver(objective=_objective(objective, lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
+                  projection=ExpGradPM(radius=radius), average=average, **solver_kwargs)
+
+
+def gd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps: float = 0.1,
+       step: StepRule | None = None, projection: Projection | None = None,
+       **solver_kwargs: Any) -> Solver:
+    """Full-batch (sub)gradient descent: ``Full`` schedule, ``Constant(eps)`` unless ``step`` is
+    given (e.g. ``PegasosStep()`` for the ``1/(lam t)`` step of paper 002's GD).
+
+    Uses ``sampling="shuffle"`` (unless given), so that every batch of ``N`` indices is the whole
+    training set (a permutation of it) rather than ``N`` draws with replacement."""
+    solver_kwargs.setdefault("sampling", "shuffle")
+    return Solver(objective=_objective(objective, lam), curvature=Identity(), schedule=Full(),
+                  step=step if step is not None else Constant(eps=eps), projection=projection,
+                  **solver_kwargs)
+
+
+def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projection | None = None,
+        **kwargs: Any) -> Solver:
+    """Projected full-batch gradient descent (``L1Ball(radius)`` unless ``projection``)."""
+    return gd(lam, projection=projection if projection is not None else L1Ball(radius), **kwargs)
+
+
+#: Preset name -> factory returning a :class:`~sqnopt.Solver`.
+PRESETS: dict[str, Callable[..., Solver]] = {
+    "adagrad": adagrad,
+    "asgd": asgd,
+    "gd": gd,
+    "pegasos": pegasos,
+    "pgd": pgd,
+    "seg_pm": seg_pm,
+    "sgd": sgd,
+    "smd": smd,
+}
+
+
+def make(name: str, **kwargs: Any) -> Solver:
+    """The solver of preset ``name`` (see the module docstring) with ``kwargs``."""
+    try:
+        factory = PRESETS[name.lower()]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+    return factory(**kwargs)
