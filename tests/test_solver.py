@@ -268,3 +268,20 @@ def test_paper003_synthetic_problem_is_solved():
                max_samples=40_000, random_state=0).fit(X, y)
     assert r.compiled and r.fun < 1e-3  # F(0) = 1
     assert np.mean(np.sign(X @ r.coef) == y) > 0.99
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "shuffle"])
+def test_full_batch_is_exact_gradient_descent(boxes, sampling):
+    """A batch of N samples is every sample once (no draws), so Full() gives plain GD."""
+    X, y = boxes
+    lam, eps = 1e-2, 0.5
+    kernel = LogLoss(lam=lam).init(__import__("sqnopt").data.prepare(X, y))
+    w = np.zeros(X.shape[1])
+    g = np.empty_like(w)
+    for _ in range(20):
+        kernel.full_gradient(w, g)
+        w = w - eps * g
+    res = Solver(LogLoss(lam=lam), "identity", "full", Constant(eps), sampling=sampling,
+                 max_iter=20, random_state=0).fit(X, y)
+    np.testing.assert_allclose(res.w, w, rtol=1e-12, atol=1e-14)
+    assert res.n_samples == 20 * X.shape[0]

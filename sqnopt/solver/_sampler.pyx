@@ -7,6 +7,10 @@ All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once fro
 * ``UniformSampler``  — i.i.d. uniform indices (with replacement).
 * ``ShuffleSampler``  — without replacement: a fresh random permutation every epoch, batches are
   consecutive slices (a batch that crosses an epoch boundary continues in the next permutation).
+
+For both, a batch of ``n_samples`` or more is the *full batch*: every index once, in order, with
+no random draw (so ``Full()`` schedules and growing batches that reach their cap give the exact
+gradient).
 * ``WeightedSampler`` — i.i.d. with probability proportional to the sample weights (Walker's
   alias method: O(1) per draw).
 * ``SequenceSampler`` — a fixed, injected index sequence (tests; reproducing another code's
@@ -62,9 +66,19 @@ cdef class Sampler:
         return out
 
 
+cdef inline void _full_batch(Py_ssize_t n, Py_ssize_t* out) noexcept nogil:
+    cdef Py_ssize_t t
+    for t in range(n):
+        out[t] = t
+
+
 cdef class UniformSampler(Sampler):
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t
+        if size >= self.n_samples:
+            _full_batch(self.n_samples, out)
+            self.n_drawn += self.n_samples
+            return 0
         for t in range(size):
             out[t] = <Py_ssize_t> self._bounded(<uint64_t> self.n_samples)
         self.n_drawn += size
@@ -90,6 +104,10 @@ cdef class ShuffleSampler(Sampler):
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t
+        if size >= self.n_samples:
+            _full_batch(self.n_samples, out)
+            self.n_drawn += self.n_samples
+            return 0
         for t in range(size):
             if self._pos >= self.n_samples:
                 self._shuffle()
