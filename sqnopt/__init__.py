@@ -8,7 +8,7 @@ Quick start::
     result.coef, result.fun, result.history
 """
 
-from sqnopt.curvature import Identity
+from sqnopt.curvature import Identity, QuadraticBound
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -17,7 +17,7 @@ from sqnopt.interfaces import (
     Projection,
     StepRule,
 )
-from sqnopt.objectives import Hinge, LogLoss, SquaredHinge
+from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
 from sqnopt.projections import L2Ball
 from sqnopt.registry import get_registry, hookimpl
 from sqnopt.schedules import Fixed, Full, Geometric, Linear
@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BatchSchedule",
+    "BinaryLogistic",
     "Constant",
     "CurvatureError",
     "CurvatureModel",
@@ -54,11 +55,14 @@ __all__ = [
     "IterationInfo",
     "L2Ball",
     "Linear",
+    "LogLinear",
     "LogLoss",
     "Objective",
     "PegasosStep",
     "Problem",
     "Projection",
+    "QuadraticBound",
+    "Softmax",
     "SolveResult",
     "Solver",
     "SolverState",

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+def _find_datasets() -> Path:
+    # $SQNOPT_DATASETS, else the nearest shared/datasets above the repository (a checkout in
+    # /work/main or a worktree in /work/wt/iN both find /work/shared/datasets).
+    env = os.environ.get("SQNOPT_DATASETS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        cand = parent / "shared" / "datasets"
+        if cand.is_dir():
+            return cand
+    return here.parents[2] / "shared" / "datasets"
+
+
+DATASETS = _find_datasets()
 
 
 def dataset_path(name: str) -> Path:
