@@ -432,20 +432,62 @@ cdef class SoftmaxKernel(LogLinearKernel):
             raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
 
     cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
-        cdef Py_ssize_t k
-        for k in range(self.n_outputs):
-            s[k] = self.data.row_dot(i, w + k * self._block)
+        self.features_dot(i, w, s)
 
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
-        cdef Py_ssize_t k
-        for k in range(self.n_outputs):
-            u[k] = self.data.row_dot(i, v + k * self._block)
+        # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
+        # 4-accumulator dot per block.
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t p, k, j, K = self.n_outputs, dim = self._block
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        cdef double x
+        for k in range(K):
+            u[k] = v[k * dim + nf] if self.data.has_intercept else 0.0
+        if nnz == 0:
+            return
+        if ind == NULL:
+            for k in range(K):
+                if d64 != NULL:
+                    u[k] += vdot(d64, v + k * dim, nf)
+                else:
+                    u[k] += vdot_f(d32, v + k * dim, nf)
+            return
+        for p in range(nnz):
+            j = ind[p]
+            x = d64[p] if d64 != NULL else <double> d32[p]
+            for k in range(K):
+                u[k] += x * v[k * dim + j]
 
     cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil:
-        cdef Py_ssize_t k
-        for k in range(self.n_outputs):
-            if beta[k] != 0.0:
-                self.data.row_axpy(i, beta[k], out + k * self._block)
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t p, k, j, K = self.n_outputs, dim = self._block
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        cdef double x
+        if self.data.has_intercept:
+            for k in range(K):
+                out[k * dim + nf] += beta[k]
+        if nnz == 0:
+            return
+        if ind == NULL:
+            for k in range(K):
+                if beta[k] == 0.0:
+                    continue
+                if d64 != NULL:
+                    vaxpy(beta[k], d64, out + k * dim, nf)
+                else:
+                    vaxpy_f(beta[k], d32, out + k * dim, nf)
+            return
+        for p in range(nnz):
+            j = ind[p]
+            x = d64[p] if d64 != NULL else <double> d32[p]
+            for k in range(K):
+                out[k * dim + j] += beta[k] * x
 
     cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> self.data.y[i]
