@@ -458,7 +458,7 @@ def plot(results: list[dict[str, Any]], path: Path, budget: float) -> None:
         row[1].set_ylabel("test cost")
         row[2].set_ylabel("test error")
         lo = min(min(c["test_cost"]) for c in r["curves"])
-        row[1].set_ylim(lo * 0.98, lo * 1.6)
+        row[1].set_ylim(lo * 0.95, lo + max(0.6 * lo, 0.02))
         lo = min(min(c["test_error"]) for c in r["curves"])
         row[2].set_ylim(lo * 0.9, max(lo * 1.8, lo + 0.02))
         for ax in row:
@@ -483,7 +483,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-wall", action="store_true", help="skip the wall-time comparison")
     ap.add_argument("--quick", action="store_true", help="budget 5 passes, no wall time")
     ap.add_argument("--out", default=str(RESULTS / "paper004_sqb"))
+    ap.add_argument("--plot-only", action="store_true", help="redraw the PNG from the JSON")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        payload = json.loads(Path(args.out).with_suffix(".json").read_text())
+        plot(payload["results"], Path(args.out).with_suffix(".png"), payload["budget_passes"])
+        return
     budget = 5.0 if args.quick else args.passes
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

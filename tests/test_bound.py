@@ -175,3 +175,25 @@ def test_bound_rejects_bad_batches():
         k.bound_factors(w, np.array([], dtype=np.intp))
     with pytest.raises(FloatingPointError):
         k.bound_factors(np.full(k.n_params, np.inf), [0])
+
+
+@pytest.mark.parametrize("sampling_weights", [False, True])
+def test_bound_uses_the_gradient_weights(sampling_weights):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 3))
+    y = rng.integers(0, 3, size=20)
+    y[:3] = np.arange(3)
+    sw = rng.random(20) + 0.1
+    data = prepare(X, y, label_kind="multiclass", sample_weight=sw,
+                   importance_sampling=sampling_weights)
+    k = Softmax(lam=0.1).init(data)
+    w = rng.normal(size=9)
+    batch = np.array([1, 4, 4, 9], dtype=np.intp)
+    fac, mu = k.bound_factors(w, batch)
+    g = np.zeros(9)
+    k.gradient(w, batch, g)
+    np.testing.assert_allclose(mu + 0.1 * w, g, rtol=1e-12, atol=1e-14)
+    gw = data.grad_weight[batch]
+    expected = sum(c / 4 * (lambda S: S @ S.T)(k.sample_bound(w, int(i))[2])
+                   for c, i in zip(gw, batch))
+    np.testing.assert_allclose(k.bound_matrix(w, batch), expected, rtol=1e-12, atol=1e-14)

@@ -303,3 +303,19 @@ def test_subset_sampler_draws_distinct_indices_and_full_batches_are_the_data_set
     assert counts.min() > 300 and counts.max() < 500         # uniform (mean 400)
     with pytest.raises(ValueError, match="subset"):
         Solver(sampling="sub")
+
+
+def test_sqb_runs_on_the_general_loglinear_model_like_on_softmax():
+    from sqnopt import LogLinear
+    from sqnopt.objectives import softmax_joint_features
+
+    X, y = _data(n=50)
+    seq = np.random.default_rng(0).integers(0, 50, size=3000).astype(np.intp)
+    runs = []
+    for obj, data in ((Softmax(lam=0.02), X), (LogLinear(n_outputs=3, lam=0.02),
+                                               softmax_joint_features(X, 3))):
+        its: list[np.ndarray] = []
+        _sqb(obj, QuadraticBound(inner_iter=3, solver="cg"), max_iter=8, batch_sequence=seq,
+             report_every=1, callback=lambda info: its.append(info.w.copy())).fit(data, y)
+        runs.append(np.array(its))
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-9, atol=1e-12)

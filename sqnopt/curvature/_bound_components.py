@@ -39,24 +39,30 @@ class QuadraticBound(CurvatureModel):
 
     Parameters
     ----------
-    cg_iter
-        Conjugate-gradient iterations per direction (the paper's l in {5, 10, 20}); each costs
-        one product with the factored :math:`\Sigma_S` (two feature passes over :math:`S`).
+    inner_iter
+        Iterations of the inner solver per direction (the paper's l in {5, 10, 20}). Each CG
+        iteration costs one product with the factored :math:`\Sigma_S` (two feature passes over
+        :math:`S` plus O(n_params) vector work); each LSQR iteration two.
     eta
         Ridge :math:`\eta`; ``None`` uses the objective's ``lam`` (the paper's eq. 5, where the
         same :math:`\eta` regularises the objective) or ``1/N`` when ``lam == 0``.
     solver
-        ``"cg"`` (inexact, any size) or ``"exact"`` (dense Cholesky of
-        :math:`\Sigma_S + \eta I`; only for ``n_params <= max_exact_dim``).
+        ``"lsqr"`` (the paper's choice; few iterations barely move along directions the
+        curvature batch did not see), ``"cg"`` (conjugate gradients; moves along unseen
+        directions by about ``g / eta``, so use curvature batches that cover the gradient's
+        support -- with them it was the fastest in ``bench/paper004_sqb.py``) or ``"exact"``
+        (dense Cholesky of :math:`\Sigma_S + \eta I`; only for ``n_params <= max_exact_dim``).
     tol
-        Stop CG early once the residual norm falls below ``tol`` times its initial value
-        (``0``: always run ``cg_iter`` iterations, as the paper does).
+        Stop the inner solver once the residual norm falls below ``tol`` times its initial value
+        (``0``: always run ``inner_iter`` iterations, as the paper does).
     max_exact_dim
         Largest ``n_params`` allowed with ``solver="exact"``.
 
     .. note:: With ``eta = None`` and the paper's ``lam = 1/N`` this is the paper's
        ``eta = 1/N``. An ``eta`` smaller than ``lam`` no longer majorises the regulariser's
-       curvature and can overshoot.
+       curvature and can overshoot; a larger one is Levenberg-Marquardt damping. Use
+       ``Solver(sampling="subset")`` so that growing batches become the whole data set (see
+       ``docs/sqb.md``).
     """
 
     inner_iter: int = 5
