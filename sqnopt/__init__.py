@@ -14,7 +14,14 @@ scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.traini
 
 from typing import Any
 
-from sqnopt.curvature import LBFGS, AdaGrad, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature import (
+    LBFGS,
+    AdaGrad,
+    FullBFGS,
+    Identity,
+    QuadraticBound,
+    RegularizedBFGS,
+)
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
@@ -23,7 +30,7 @@ from sqnopt.interfaces import (
     Projection,
     StepRule,
 )
-from sqnopt.objectives import Hinge, LogLoss, SquaredHinge
+from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
 from sqnopt.schedules import Fixed, Full, Geometric, Linear
@@ -57,6 +64,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AdaGrad",
     "BatchSchedule",
+    "BinaryLogistic",
     "Constant",
     "CurvatureError",
     "CurvatureModel",
@@ -78,21 +86,24 @@ __all__ = [
     "LBFGS",
     "LazyProjection",
     "Linear",
+    "LogLinear",
     "LogLoss",
     "MirrorMap",
     "Objective",
     "PegasosStep",
     "Problem",
     "Projection",
+    "QuadraticBound",
     "RegularizedBFGS",
     "SQNClassifier",
+    "Softmax",
     "SolveResult",
     "Solver",
     "SolverState",
     "SquaredHinge",
     "Status",
     "StepRule",
-    "__version__",
     "get_registry",
     "hookimpl",
+    "__version__",
 ]

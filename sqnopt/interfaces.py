@@ -200,6 +200,15 @@ class Objective(Component):
         """Number of parameter blocks for ``n_classes`` classes (1 for binary objectives)."""
         return 1
 
+    def param_layout(self, data: Dataset) -> tuple[int, int]:
+        """``(n_blocks, block length)`` of the parameter vector on ``data``.
+
+        The default, ``(n_blocks(n_classes), data.dim)``, fits objectives whose parameters are
+        blocks over the columns of ``X``; objectives whose columns are something else (the general
+        log-linear model, whose rows stack one feature vector per output) override it.
+        """
+        return self.n_blocks(data.n_classes), data.dim
+
     @abc.abstractmethod
     def init(self, data: Dataset) -> ObjectiveKernelLike:
         """Bind to validated data; return a compiled ``ObjectiveKernel`` or a Python kernel."""

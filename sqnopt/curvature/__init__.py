@@ -3,6 +3,8 @@
 from sqnopt.curvature._adagrad import AdaGradKernel
 from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.curvature._bfgs import BFGSKernel
+from sqnopt.curvature._bound import QuadraticBoundKernel
+from sqnopt.curvature._bound_components import QuadraticBound
 from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._identity import IdentityKernel
@@ -21,6 +23,8 @@ __all__ = [
     "IdentityKernel",
     "LBFGS",
     "LBFGSKernel",
+    "QuadraticBound",
+    "QuadraticBoundKernel",
     "RegularizedBFGS",
     "SecantKernel",
 ]

@@ -1,5 +1,6 @@
 """Built-in curvature models, registered through the same hook as third-party plugins."""
 
+from sqnopt.curvature._bound_components import QuadraticBound
 from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.registry._registry import hookimpl
@@ -13,3 +14,4 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("full_bfgs", FullBFGS, aliases=("bfgs", "obfgs"))
     register("regularized_bfgs", RegularizedBFGS, aliases=("res",))
     register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))
+    register("quadratic_bound", QuadraticBound, aliases=("sqb",))

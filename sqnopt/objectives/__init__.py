@@ -3,16 +3,38 @@
 from sqnopt.interfaces import Objective
 from sqnopt.objectives._base import MarginObjectiveKernel, ObjectiveKernel
 from sqnopt.objectives._components import Hinge, LogLoss, SquaredHinge
+from sqnopt.objectives._loglinear import (
+    BinaryLogisticKernel,
+    BoundObjectiveKernel,
+    LogLinearKernel,
+    SoftmaxKernel,
+    StackedLogLinearKernel,
+)
+from sqnopt.objectives._loglinear_components import (
+    BinaryLogistic,
+    LogLinear,
+    Softmax,
+    softmax_joint_features,
+)
 from sqnopt.objectives._margin import HingeKernel, LogisticKernel, SquaredHingeKernel
 
 __all__ = [
+    "BinaryLogistic",
+    "BinaryLogisticKernel",
+    "BoundObjectiveKernel",
     "Hinge",
     "HingeKernel",
+    "LogLinear",
+    "LogLinearKernel",
     "LogLoss",
     "LogisticKernel",
     "MarginObjectiveKernel",
     "Objective",
     "ObjectiveKernel",
+    "Softmax",
+    "SoftmaxKernel",
     "SquaredHinge",
     "SquaredHingeKernel",
+    "StackedLogLinearKernel",
+    "softmax_joint_features",
 ]

@@ -15,13 +15,31 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt.data import Dataset
-from sqnopt.interfaces import BINARY, MARGIN, SMOOTH, STRONGLY_CONVEX, Objective
+from sqnopt.interfaces import (
+    BINARY,
+    MARGIN,
+    MULTICLASS,
+    QUADRATIC_BOUND,
+    SMOOTH,
+    STRONGLY_CONVEX,
+    Objective,
+)
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 LossFn = Callable[[FloatArray], FloatArray]
 
-__all__ = ["HingeNumPy", "LogLossNumPy", "MarginKernelNumPy", "SquaredHingeNumPy"]
+__all__ = [
+    "BinaryLogisticNumPy",
+    "HingeNumPy",
+    "LogLinearKernelNumPy",
+    "LogLinearNumPy",
+    "LogLossNumPy",
+    "MarginKernelNumPy",
+    "SoftmaxNumPy",
+    "SquaredHingeNumPy",
+    "bound_numpy",
+]
 
 
 def squared_hinge_loss(m: FloatArray) -> FloatArray:
@@ -141,3 +159,214 @@ class HingeNumPy(Objective):
 
     def init(self, data: Dataset) -> MarginKernelNumPy:
         return MarginKernelNumPy(data, self.lam, hinge_loss, hinge_dloss_dmargin)
+
+
+# ---- log-linear models (partition function + quadratic bound) --------------------------------
+
+def _logsumexp_rows(s: FloatArray) -> FloatArray:
+    m = np.max(s, axis=1, keepdims=True)
+    out: FloatArray = (m + np.log(np.sum(np.exp(s - m), axis=1, keepdims=True))).ravel()
+    return out
+
+
+def bound_weight_numpy(l: float) -> float:
+    """``tanh(l/2) / (2 l)`` (1/4 at ``l = 0``)."""
+    a = abs(l)
+    if a < 1e-2:
+        return 0.25 * (1.0 - a * a / 12.0 + a ** 4 / 120.0)
+    return float(np.tanh(0.5 * a) / (2.0 * a))
+
+
+def bound_numpy(F: FloatArray, s: FloatArray) -> tuple[float, FloatArray, FloatArray]:
+    """Algorithm 1 of Aravkin et al. (2014) for one sample, literally, in the log domain.
+
+    ``F``: ``K x d`` rows ``f(y)``; ``s[y] = log h(y) + theta . f(y)``. Returns
+    ``(log z, r, S)`` with ``S`` the ``d x K`` matrix of columns ``sqrt(w_y) (f(y) - r)``."""
+    K, d = F.shape
+    log_z = -np.inf
+    r = np.zeros(d)
+    cols = np.zeros((d, K))
+    for y in range(K):
+        if s[y] == -np.inf:
+            continue
+        if log_z == -np.inf:             # z -> 0+: l = +inf, weight 0, r = f(y)
+            r = F[y].copy()
+            log_z = float(s[y])
+            continue
+        l = float(s[y]) - log_z
+        cols[:, y] = np.sqrt(bound_weight_numpy(l)) * (F[y] - r)
+        rho = 1.0 / (1.0 + np.exp(-l)) if l >= 0 else np.exp(l) / (1.0 + np.exp(l))
+        r = (1.0 - rho) * r + rho * F[y]
+        log_z = float(np.logaddexp(log_z, s[y]))
+    return log_z, r, cols
+
+
+@dataclass
+class LogLinearKernelNumPy:
+    """``F(theta) = lam/2 ||theta_reg||^2 + mean_c (log Z_i - theta . f_i(y_i) - log h_i(y_i))``
+    from the stacked joint-feature matrix ``F`` (row ``i K + y`` is ``f_i(y)``)."""
+
+    data: Dataset
+    lam: float
+    F: Any                     # (N K) x n_params, dense or CSR
+    log_h: FloatArray          # N x K
+    labels: NDArray[np.intp]   # observed output index per sample
+    reg: FloatArray            # 1 on regularised coordinates, 0 on intercepts
+
+    @property
+    def n_params(self) -> int:
+        return int(self.F.shape[1])
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.log_h.shape[1])
+
+    def _rows(self, idx: NDArray[np.intp]) -> NDArray[np.intp]:
+        K = self.n_outputs
+        return (idx[:, None] * K + np.arange(K)[None, :]).ravel()
+
+    def _scores(self, w: FloatArray, idx: NDArray[np.intp]) -> FloatArray:
+        Fi = self.F[self._rows(idx)]
+        return np.asarray(Fi @ w).reshape(idx.shape[0], self.n_outputs) + self.log_h[idx]
+
+    def _data_term(self, w: FloatArray, idx: NDArray[np.intp], weights: FloatArray
+                   ) -> tuple[float, FloatArray]:
+        s = self._scores(w, idx)
+        lse = _logsumexp_rows(s)
+        lab = self.labels[idx]
+        loss = lse - s[np.arange(idx.shape[0]), lab]
+        coef = np.exp(s - lse[:, None])
+        coef[np.arange(idx.shape[0]), lab] -= 1.0
+        coef *= weights[:, None]
+        g = np.asarray(self.F[self._rows(idx)].T @ coef.ravel()).ravel()
+        return float(np.sum(weights * loss)), g
+
+    def _reg_value(self, w: FloatArray) -> float:
+        return 0.5 * self.lam * float(np.sum(self.reg * w * w))
+
+    def gradient(self, w: FloatArray, batch: IndexArray, out: FloatArray) -> float:
+        b = np.asarray(batch, dtype=np.intp)
+        total, g = self._data_term(w, b, self.data.grad_weight[b])
+        out[:] = g / b.shape[0] + self.lam * self.reg * w
+        return float(total / b.shape[0] + self._reg_value(w))
+
+    def value(self, w: FloatArray) -> float:
+        idx = np.arange(self.data.n_samples)
+        s = self._scores(w, idx)
+        loss = _logsumexp_rows(s) - s[idx, self.labels]
+        return float(np.sum(self.data.sample_weight * loss)) / idx.shape[0] + self._reg_value(w)
+
+    def full_gradient(self, w: FloatArray, out: FloatArray) -> float:
+        idx = np.arange(self.data.n_samples)
+        total, g = self._data_term(w, idx, self.data.sample_weight)
+        out[:] = g / idx.shape[0] + self.lam * self.reg * w
+        return total / idx.shape[0] + self._reg_value(w)
+
+    def feature_matrix(self, i: int) -> FloatArray:
+        Fi = self.F[self._rows(np.array([i]))]
+        return np.asarray(Fi.toarray() if sp.issparse(Fi) else Fi, dtype=np.float64)
+
+    def sample_bound(self, w: FloatArray, i: int) -> tuple[float, FloatArray, FloatArray]:
+        """``(log z, r, S)`` of the bound (3) of sample ``i`` at ``w`` (Algorithm 1)."""
+        return bound_numpy(self.feature_matrix(i), self._scores(w, np.array([i]))[0])
+
+    def bound(self, w: FloatArray, batch: IndexArray) -> tuple[FloatArray, FloatArray]:
+        """``(mu_B, S)``: Algorithm 1 over the batch; ``Sigma_B = S S'`` (``S`` dense)."""
+        b = np.asarray(batch, dtype=np.intp)
+        size = b.shape[0]
+        mu = np.zeros(self.n_params)
+        cols = []
+        for i in b:
+            Fi = self.feature_matrix(int(i))
+            _, r, S = bound_numpy(Fi, self._scores(w, np.array([i]))[0])
+            c = float(self.data.grad_weight[i]) / size
+            mu += c * (r - Fi[self.labels[i]])
+            cols.append(np.sqrt(c) * S)
+        return mu, np.hstack(cols)
+
+
+def _reg_mask(data: Dataset, n_blocks: int) -> FloatArray:
+    reg = np.ones(data.dim)
+    if data.fit_intercept:
+        reg[-1] = 0.0
+    return np.tile(reg, n_blocks)
+
+
+@dataclass(frozen=True)
+class BinaryLogisticNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.BinaryLogistic` (``f(y) = (y/2) x``)."""
+
+    lam: float = 1e-4
+    name = "binary_logistic_numpy"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({BINARY, SMOOTH, QUADRATIC_BOUND}
+                         | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
+
+    def init(self, data: Dataset) -> LogLinearKernelNumPy:
+        X = sp.csr_matrix(data.design())
+        F = sp.vstack([-0.5 * X, 0.5 * X], format="csr")
+        order = np.arange(2 * data.n_samples).reshape(2, -1).T.ravel()  # rows i*2 + y
+        return LogLinearKernelNumPy(data, self.lam, F[order], np.zeros((data.n_samples, 2)),
+                                    (data.y > 0).astype(np.intp), _reg_mask(data, 1))
+
+
+@dataclass(frozen=True)
+class SoftmaxNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.Softmax` (``f(y) = e_y (x) x``)."""
+
+    lam: float = 1e-4
+    name = "softmax_numpy"
+    label_kind = "multiclass"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({MULTICLASS, SMOOTH, QUADRATIC_BOUND}
+                         | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
+
+    def n_blocks(self, n_classes: int) -> int:
+        return n_classes
+
+    def init(self, data: Dataset) -> LogLinearKernelNumPy:
+        K = data.n_classes
+        X = sp.csr_matrix(data.design())
+        F = sp.vstack([sp.kron(sp.csr_matrix(np.eye(K)[k:k + 1]), X, format="csr")
+                       for k in range(K)], format="csr")
+        order = np.arange(K * data.n_samples).reshape(K, -1).T.ravel()
+        return LogLinearKernelNumPy(data, self.lam, F[order], np.zeros((data.n_samples, K)),
+                                    data.y.astype(np.intp), _reg_mask(data, K))
+
+
+@dataclass(frozen=True)
+class LogLinearNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.LogLinear` (stacked joint features)."""
+
+    n_outputs: int = 2
+    lam: float = 1e-4
+    base_measure: Any = field(default=None, compare=False)
+    name = "loglinear_numpy"
+    label_kind = "multiclass"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({MULTICLASS, SMOOTH, QUADRATIC_BOUND}
+                         | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
+
+    def param_layout(self, data: Dataset) -> tuple[int, int]:
+        return 1, data.n_features // int(self.n_outputs)
+
+    def init(self, data: Dataset) -> LogLinearKernelNumPy:
+        K = int(self.n_outputs)
+        p = data.n_features // K
+        X = sp.csr_matrix(data.X, dtype=np.float64)
+        F = sp.vstack([X[:, y * p:(y + 1) * p] for y in range(K)], format="csr")
+        order = np.arange(K * data.n_samples).reshape(K, -1).T.ravel()
+        if self.base_measure is None:
+            log_h = np.zeros((data.n_samples, K))
+        else:
+            h = np.asarray(self.base_measure, dtype=np.float64).reshape(-1, K)
+            with np.errstate(divide="ignore"):
+                log_h = np.broadcast_to(np.log(h), (data.n_samples, K)).copy()
+        return LogLinearKernelNumPy(data, self.lam, F[order], log_h, data.y.astype(np.intp),
+                                    np.ones(p))

@@ -26,6 +26,10 @@ cdef class ShuffleSampler(Sampler):
     cdef void _shuffle(self) noexcept nogil
 
 
+cdef class SubsetSampler(Sampler):
+    cdef Py_ssize_t[::1] _perm
+
+
 cdef class WeightedSampler(Sampler):
     cdef double[::1] _prob      # alias-method acceptance probabilities
     cdef Py_ssize_t[::1] _alias

@@ -21,6 +21,8 @@ class ShuffleSampler(Sampler):
     @property
     def n_epochs(self) -> int: ...
 
+class SubsetSampler(Sampler): ...
+
 class WeightedSampler(Sampler):
     def __init__(
         self, n_samples: int, bit_generator: np.random.BitGenerator, weights: ArrayLike

@@ -11,6 +11,9 @@ All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once fro
 For both, a batch of ``n_samples`` or more is the *full batch*: every index once, in order, with
 no random draw (so ``Full()`` schedules and growing batches that reach their cap give the exact
 gradient).
+* ``SubsetSampler``   — each batch is a uniformly random subset of distinct indices (partial
+  Fisher-Yates), batches are independent: a batch of size ``n_samples`` is the whole data set
+  (the sampling of semistochastic growing-batch methods, Friedlander & Schmidt 2012).
 * ``WeightedSampler`` — i.i.d. with probability proportional to the sample weights (Walker's
   alias method: O(1) per draw).
 * ``SequenceSampler`` — a fixed, injected index sequence (tests; reproducing another code's
@@ -113,6 +116,25 @@ cdef class ShuffleSampler(Sampler):
                 self._shuffle()
             out[t] = self._perm[self._pos]
             self._pos += 1
+        self.n_drawn += size
+        return 0
+
+
+cdef class SubsetSampler(Sampler):
+    def __init__(self, Py_ssize_t n_samples, bit_generator):
+        Sampler.__init__(self, n_samples, bit_generator)
+        self._perm = np.arange(n_samples, dtype=np.intp)
+
+    cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
+        cdef Py_ssize_t t, j, tmp, n = self.n_samples
+        if size > n:
+            return -1
+        for t in range(size):           # partial Fisher-Yates: perm[0:size] is a uniform subset
+            j = t + <Py_ssize_t> self._bounded(<uint64_t> (n - t))
+            tmp = self._perm[t]
+            self._perm[t] = self._perm[j]
+            self._perm[j] = tmp
+            out[t] = self._perm[t]
         self.n_drawn += size
         return 0
 

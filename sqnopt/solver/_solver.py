@@ -49,6 +49,7 @@ from sqnopt.solver._sampler import (
     Sampler,
     SequenceSampler,
     ShuffleSampler,
+    SubsetSampler,
     UniformSampler,
     WeightedSampler,
 )
@@ -58,7 +59,7 @@ from sqnopt.steps._base import StepKernel
 FloatArray = NDArray[np.float64]
 ComponentSpec = Union[Component, str, tuple[str, Mapping[str, Any]]]
 Callback = Callable[[IterationInfo], Union[bool, None]]
-Sampling = Literal["uniform", "shuffle", "weighted"]
+Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
 RandomState = Union[
     None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator,
     np.random.RandomState,
@@ -149,8 +150,10 @@ class Solver:
         after iteration ``k``. The average is the reported iterate.
     sampling
         ``"uniform"`` (i.i.d. with replacement), ``"shuffle"`` (without replacement, reshuffled
-        each epoch) or ``"weighted"`` (i.i.d. with probability proportional to sample weights,
-        which then do not enter the minibatch gradient).
+        each epoch), ``"subset"`` (each batch a uniformly random subset of distinct samples,
+        independent across batches, so a batch of size N is the whole data set: the sampling of
+        growing-batch methods such as SQB) or ``"weighted"`` (i.i.d. with probability
+        proportional to sample weights, which then do not enter the minibatch gradient).
     batch_sequence
         Inject the exact sequence of sample indices to use (tests, reproducing other codes).
     random_state
@@ -218,8 +221,9 @@ class Solver:
                                    resolve_component("schedule", curvature_schedule, BatchSchedule))
         _check_compatible(self.objective, self.curvature, self.step, self.projection,
                           self.curvature_schedule)
-        if sampling not in ("uniform", "shuffle", "weighted"):
-            raise ValueError(f"sampling must be 'uniform', 'shuffle' or 'weighted', got {sampling!r}")
+        if sampling not in ("uniform", "shuffle", "subset", "weighted"):
+            raise ValueError(f"sampling must be 'uniform', 'shuffle', 'subset' or 'weighted', "
+                             f"got {sampling!r}")
         if path not in ("auto", "compiled", "generic", "scaled", "python"):
             raise ValueError("path must be 'auto', 'compiled', 'generic', 'scaled' or 'python', "
                              f"got {path!r}")
@@ -295,9 +299,9 @@ class Solver:
         data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
                        label_kind=self.objective.label_kind, classes=classes,
                        importance_sampling=self.sampling == "weighted")
-        n_blocks = self.objective.n_blocks(data.n_classes)
-        problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=data.dim,
-                          n_blocks=n_blocks, n_params=n_blocks * data.dim,
+        n_blocks, dim = self.objective.param_layout(data)
+        problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
+                          n_blocks=n_blocks, n_params=n_blocks * dim,
                           lam=float(self.objective.lam), fit_intercept=self.fit_intercept,
                           capabilities=self.objective.capabilities)
         obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data), ObjectiveKernelLike)
@@ -323,7 +327,7 @@ class Solver:
             w0a = np.asarray(w0, dtype=np.float64).ravel()
             if w0a.shape[0] != p:
                 raise ValueError(f"w0 has {w0a.shape[0]} entries, expected n_params={p} "
-                                 f"({n_blocks} block(s) of {data.dim})")
+                                 f"({n_blocks} block(s) of {dim})")
             if not np.all(np.isfinite(w0a)):
                 raise ValueError("w0 contains NaN or infinity")
             w[:] = w0a
@@ -407,6 +411,8 @@ class Solver:
             return SequenceSampler(n, bitgen, self.batch_sequence)
         if self.sampling == "shuffle":
             return ShuffleSampler(n, bitgen)
+        if self.sampling == "subset":
+            return SubsetSampler(n, bitgen)
         if self.sampling == "weighted":
             return WeightedSampler(n, bitgen, data.sample_weight)
         return UniformSampler(n, bitgen)

@@ -1,0 +1,307 @@
+# cython: language_level=3
+r"""Quadratic-bound curvature model: the direction of the semistochastic quadratic bound method.
+
+Aravkin, Choromanska, Jebara & Kanevsky, *Semistochastic quadratic bound methods* (2014), eq. (5)
+and Sec. 4.1-4.2: with an independent curvature batch ``S`` (drawn by the driver),
+
+    d = (Sigma_S + eta I)^{-1} g,        w <- w - alpha d,
+
+where ``g = mu_T + eta w`` is the driver's minibatch gradient on batch ``T`` and ``Sigma_S`` is
+the mean of the per-sample partition-function bounds at ``w`` (Algorithm 1), kept in the
+objective's factored form so ``Sigma_S v`` costs O(nnz(S) * |Omega|) and no ``d x d`` matrix is
+formed. The system ``A d = g`` (``A = Sigma_S + eta I``) is solved inexactly with a fixed number
+of iterations from ``d = 0``:
+
+* ``lsqr`` (the paper's choice): Paige & Saunders' LSQR, whose iterates lie in
+  ``A K_l(A^2, A g)``; components of ``g`` along eigenvalues near ``eta`` (directions the small
+  curvature batch did not see) are damped by the factor ``A`` in front, which is the implicit
+  regularisation of few iterations the paper relies on (Sec. 4.1). Two products with ``A`` per
+  iteration.
+* ``cg``: conjugate gradients, iterates in ``K_l(A, g)``, one product per iteration; faster per
+  iteration but it moves along unseen directions by ``g / eta`` and needs curvature batches that
+  cover the gradient's support.
+* ``exact``: dense Cholesky of ``A`` (built from ``n_params`` products; small ``n_params``).
+"""
+
+import numpy as np
+
+from libc.math cimport sqrt
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
+from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+
+from sqnopt._vec cimport vaxpy, vdot
+from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_ACCEPTED, CurvatureKernel
+from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
+
+METHODS = {"cg": SOLVE_CG, "lsqr": SOLVE_LSQR, "exact": SOLVE_EXACT}
+
+
+cdef class QuadraticBoundKernel(CurvatureKernel):
+    """``d = (Sigma_S + eta I)^{-1} g`` with ``Sigma_S`` from the last observed batch."""
+
+    def __init__(self, Py_ssize_t dim, double eta, Py_ssize_t inner_iter=5, double tol=0.0,
+                 str method="lsqr"):
+        CurvatureKernel.__init__(self, dim)
+        if not eta > 0 or eta == float("inf"):
+            raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
+        if inner_iter < 1:
+            raise ValueError(f"inner_iter must be >= 1, got {inner_iter}")
+        if not tol >= 0:
+            raise ValueError(f"tol must be >= 0, got {tol!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        self.needs_curvature_batch = True
+        self.eta = eta
+        self.inner_iter = inner_iter
+        self.tol = tol
+        self.method = METHODS[method]
+        self._r = np.zeros(dim)
+        self._p = np.zeros(dim)
+        self._Ap = np.zeros(dim)
+        self._q = np.zeros(dim)
+        if self.method == SOLVE_EXACT:
+            self._chol = np.zeros(dim * dim)
+        self._error = ""
+
+    def __dealloc__(self):
+        free(self._factor)
+        free(self._batch)
+
+    @property
+    def method_name(self):
+        """``"cg"``, ``"lsqr"`` or ``"exact"``."""
+        return {v: k for k, v in METHODS.items()}[self.method]
+
+    cdef int _adopt(self, object objective) except -1:
+        if not isinstance(objective, BoundObjectiveKernel):
+            self._error = (f"the objective kernel {type(objective).__name__} does not provide "
+                           "the quadratic bound (it is not a BoundObjectiveKernel); use an "
+                           "objective with the 'quadratic_bound' capability such as Softmax, "
+                           "BinaryLogistic or LogLinear")
+            return 0
+        if (<BoundObjectiveKernel> objective).n_params != self.dim:
+            self._error = (f"the objective has {(<BoundObjectiveKernel> objective).n_params} "
+                           f"parameters but the curvature model was built for {self.dim}")
+            return 0
+        self._obj = <BoundObjectiveKernel> objective
+        self._obj_id = <void*> objective
+        self._fsize = self._obj.factor_size
+        self._cap = 0          # the factor size may differ from the previous objective's
+        self.batch_size = 0
+        return 1
+
+    cdef int _reserve(self, Py_ssize_t size) noexcept nogil:
+        cdef double* f
+        cdef Py_ssize_t* b
+        if size <= self._cap:
+            return 0
+        f = <double*> realloc(self._factor, size * self._fsize * sizeof(double))
+        if f == NULL:
+            return -1
+        self._factor = f
+        b = <Py_ssize_t*> realloc(self._batch, size * sizeof(Py_ssize_t))
+        if b == NULL:
+            return -1
+        self._batch = b
+        self._cap = size
+        return 0
+
+    cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
+                              const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        cdef int ok
+        if <void*> objective != self._obj_id:
+            with gil:
+                ok = self._adopt(objective)
+            if not ok:
+                return CURVATURE_ERROR
+        if self._reserve(size) != 0:
+            with gil:
+                self._error = f"out of memory for the bound of {size} samples"
+            return CURVATURE_ERROR
+        if self._obj.cy_bound(w, batch, size, self._factor, NULL) != 0:
+            self.batch_size = 0
+            with gil:
+                self._error = ("a score f_i(y).w is not finite at the current iterate, so the "
+                               "bound is undefined; reduce the step size")
+            return CURVATURE_ERROR
+        memcpy(self._batch, batch, size * sizeof(Py_ssize_t))
+        self.batch_size = size
+        self.n_observed += 1
+        self._factored = False
+        if self.method == SOLVE_EXACT and self._factorize() != 0:
+            with gil:
+                self._error = "Cholesky factorisation of Sigma_S + eta I failed"
+            return CURVATURE_ERROR
+        return PAIR_ACCEPTED
+
+    cdef void _apply(self, const double* v, double* out) noexcept nogil:
+        """``out = (Sigma_S + eta I) v``."""
+        if self.batch_size > 0:
+            self._obj.cy_bound_matvec(self._batch, self.batch_size, self._factor, v, out)
+        else:
+            memset(out, 0, self.dim * sizeof(double))
+        vaxpy(self.eta, v, out, self.dim)
+        self.n_matvecs += 1
+
+    cdef int _factorize(self) noexcept nogil:
+        cdef Py_ssize_t j, n = self.dim
+        cdef double* A = &self._chol[0]
+        cdef double* e = &self._p[0]
+        cdef int info = 0, nn = <int> n
+        cdef char uplo = b'L'
+        memset(e, 0, n * sizeof(double))
+        for j in range(n):           # column j of the symmetric matrix (= row j)
+            e[j] = 1.0
+            self._apply(e, A + j * n)
+            e[j] = 0.0
+        dpotrf(&uplo, &nn, A, &nn, &info)
+        self._factored = info == 0
+        return info
+
+    cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
+        cdef int info = 0, nn = <int> self.dim, one = 1
+        cdef char uplo = b'L'
+        if self.method == SOLVE_EXACT and self._factored:
+            memcpy(out, grad, self.dim * sizeof(double))
+            dpotrs(&uplo, &nn, &one, &self._chol[0], &nn, out, &nn, &info)
+            self.last_inner_iterations = 0
+        elif self.method == SOLVE_LSQR:
+            self._lsqr(grad, out)
+        else:
+            self._cg(grad, out)
+        self.n_inner_iterations += self.last_inner_iterations
+
+    cdef void _cg(self, const double* grad, double* out) noexcept nogil:
+        """Conjugate gradients on ``A d = g`` from ``d = 0``."""
+        cdef Py_ssize_t it = 0, j, n = self.dim
+        cdef double* r = &self._r[0]
+        cdef double* p = &self._p[0]
+        cdef double* Ap = &self._Ap[0]
+        cdef double rr, rr_new, pAp, a, stop
+        memset(out, 0, n * sizeof(double))
+        memcpy(r, grad, n * sizeof(double))
+        memcpy(p, grad, n * sizeof(double))
+        rr = vdot(r, r, n)
+        stop = self.tol * self.tol * rr
+        while it < self.inner_iter and rr > 0.0:
+            self._apply(p, Ap)
+            pAp = vdot(p, Ap, n)
+            if not pAp > 0.0:
+                break
+            a = rr / pAp
+            vaxpy(a, p, out, n)
+            vaxpy(-a, Ap, r, n)
+            rr_new = vdot(r, r, n)
+            it += 1
+            if rr_new <= stop:
+                break
+            a = rr_new / rr
+            for j in range(n):
+                p[j] = r[j] + a * p[j]
+            rr = rr_new
+        self.last_inner_iterations = it
+
+    cdef void _lsqr(self, const double* grad, double* out) noexcept nogil:
+        """LSQR (Paige & Saunders 1982, Sec. 4) on ``A d = g`` from ``d = 0`` (``A' = A``).
+
+        Golub-Kahan bidiagonalisation ``beta u = A v - alpha u``, ``alpha v = A u - beta v``
+        and the plane rotations that update ``d`` and the residual norm ``phibar``.
+        """
+        cdef Py_ssize_t it = 0, j, n = self.dim
+        cdef double* u = &self._r[0]
+        cdef double* v = &self._p[0]
+        cdef double* w = &self._q[0]
+        cdef double* tmp = &self._Ap[0]
+        cdef double alpha, beta, rho, rhobar, phi, phibar, c, s, theta, stop, t1, t2
+        memset(out, 0, n * sizeof(double))
+        beta = sqrt(vdot(grad, grad, n))
+        self.last_inner_iterations = 0
+        if not beta > 0.0:
+            return
+        for j in range(n):
+            u[j] = grad[j] / beta
+        self._apply(u, v)
+        alpha = sqrt(vdot(v, v, n))
+        if not alpha > 0.0:
+            return
+        for j in range(n):
+            v[j] /= alpha
+        memcpy(w, v, n * sizeof(double))
+        phibar = beta
+        rhobar = alpha
+        stop = self.tol * beta
+        while it < self.inner_iter:
+            # bidiagonalisation step
+            self._apply(v, tmp)
+            for j in range(n):
+                u[j] = tmp[j] - alpha * u[j]
+            beta = sqrt(vdot(u, u, n))
+            if beta > 0.0:
+                for j in range(n):
+                    u[j] /= beta
+                self._apply(u, tmp)
+                for j in range(n):
+                    v[j] = tmp[j] - beta * v[j]
+                alpha = sqrt(vdot(v, v, n))
+                if alpha > 0.0:
+                    for j in range(n):
+                        v[j] /= alpha
+            # plane rotation eliminating beta
+            rho = sqrt(rhobar * rhobar + beta * beta)
+            c = rhobar / rho
+            s = beta / rho
+            theta = s * alpha
+            rhobar = -c * alpha
+            phi = c * phibar
+            phibar = s * phibar
+            t1 = phi / rho
+            t2 = -theta / rho
+            for j in range(n):
+                out[j] += t1 * w[j]
+                w[j] = v[j] + t2 * w[j]
+            it += 1
+            if phibar <= stop or not beta > 0.0 or not alpha > 0.0:
+                break
+        self.last_inner_iterations = it
+
+    # ---- Python-level API ----------------------------------------------------------------
+    def observe_batch(self, objective, const double[::1] w, const Py_ssize_t[::1] batch) -> int:
+        """Build ``Sigma_S`` at ``w`` from the sample indices ``batch``."""
+        if not isinstance(objective, BoundObjectiveKernel):
+            raise TypeError(
+                f"QuadraticBound needs a compiled objective kernel that provides the quadratic "
+                f"bound (a BoundObjectiveKernel), got {type(objective).__name__}. Use Softmax, "
+                "BinaryLogistic or LogLinear, or the pure-Python twin "
+                "sqnopt.curvature.reference.QuadraticBoundNumPy for Python objectives")
+        self._check(w)
+        if batch.shape[0] < 1:
+            raise ValueError("batch must contain at least one index")
+        if np.min(batch) < 0 or np.max(batch) >= (<BoundObjectiveKernel> objective).data.n_samples:
+            raise IndexError("batch index out of range")
+        return self.cy_observe_batch(objective, &w[0], &batch[0], batch.shape[0])
+
+    def error_message(self) -> str:
+        return str(self._error) or "curvature model failed"
+
+    @property
+    def batch(self):
+        """Sample indices of the current bound (a copy)."""
+        return np.array([self._batch[t] for t in range(self.batch_size)], dtype=np.intp)
+
+    def system_matvec(self, v):
+        """``(Sigma_S + eta I) v`` for the current bound."""
+        vv = np.ascontiguousarray(v, dtype=np.float64)
+        cdef double[::1] vm = vv
+        self._check(vm)
+        out = np.empty(self.dim)
+        cdef double[::1] om = out
+        self._apply(&vm[0], &om[0])
+        return out
+
+    def bound_matrix(self):
+        """Dense ``Sigma_S`` of the current bound (O(dim^2) memory; tests and diagnostics)."""
+        eye = np.eye(self.dim)
+        return np.column_stack([self.system_matvec(eye[:, j]) for j in range(self.dim)]) - (
+            self.eta * eye)

@@ -1,0 +1,110 @@
+# cython: language_level=3
+"""Log-linear objectives and the partition-function quadratic bound.
+
+A log-linear model over a finite output set ``Omega = {0, ..., K-1}``
+
+    p(y | x_i, theta) = h_i(y) exp(theta . f_i(y)) / Z_i(theta)
+
+has the per-sample loss ``l_i(theta) = log Z_i(theta) - theta . f_i(y_i)`` (minus the log base
+measure of the observed output, a constant). Aravkin, Choromanska, Jebara & Kanevsky,
+*Semistochastic quadratic bound methods* (2014; "paper 004"), Algorithm 1 bounds ``Z_i`` by
+
+    Z_i(theta) <= z exp(1/2 (theta - t)' S_i (theta - t) + (theta - t)' r)      (their eq. 3)
+
+at any expansion point ``t``. :class:`BoundObjectiveKernel` is the compiled interface a
+curvature model (``QuadraticBound``, SQB) uses: ``cy_bound`` stores the bound of each sample of a
+batch in factored form and ``cy_bound_matvec`` applies ``Sigma_B = mean_i g_i S_i`` to a vector
+without ever forming a ``d x d`` matrix.
+
+Factored form. With ``F_i`` the ``K x d`` matrix whose rows are ``f_i(y)``, Algorithm 1's
+``r`` before output ``y`` is ``F_i' q_y`` for a mixture ``q_y`` over the outputs already seen,
+and each column of ``S = sum_y w_y (f(y) - r)(f(y) - r)'`` is ``F_i' (e_y - q_y)``. So
+``S_i = F_i' M_i F_i`` with the ``K x K`` matrix ``M_i = sum_y w_y (e_y - q_y)(e_y - q_y)'``.
+``q`` evolves as ``q_{y+1} = (1 - rho_y) q_y + rho_y e_y``, so ``M_i u`` takes O(K) work from the
+per-output numbers ``(w_y, rho_y, 1 - rho_y)``, which is all a factor stores (3K doubles per
+sample). ``Sigma_B v`` then costs two feature passes per sample: ``u = F_i v`` and
+``out += F_i' M_i u`` -- O(nnz * K) per sample, the cost of one gradient.
+"""
+
+from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+# tanh(l / 2) / (2 l): the weight of Algorithm 1, 1/4 at l = 0, -> 0 as |l| -> infinity.
+cdef double bound_weight(double l) noexcept nogil
+
+# Algorithm 1 for one sample, in the log domain. ``s[y] = log h(y) + theta . f(y)``
+# (``-inf`` for outputs with h(y) = 0). Writes ``fac[0:K] = w_y``, ``fac[K:2K] = rho_y``,
+# ``fac[2K:3K] = 1 - rho_y`` (``fac`` may be NULL) and the final mixture ``q`` (= softmax(s),
+# may be NULL). Returns ``log z = log Z`` (NaN if a score is NaN or +inf, or every score is -inf).
+cdef double bound_sample(const double* s, Py_ssize_t K, double* fac, double* q) noexcept nogil
+
+# ``beta = M u`` for one sample's factor (see the module docstring); O(K).
+cdef void bound_factor_apply(const double* fac, Py_ssize_t K, const double* u,
+                             double* beta) noexcept nogil
+
+
+cdef class BoundObjectiveKernel(ObjectiveKernel):
+    """Objective kernel that provides the quadratic bound of paper 004 (capability
+    ``QUADRATIC_BOUND``)."""
+    cdef readonly Py_ssize_t n_outputs      # |Omega|
+    cdef readonly Py_ssize_t factor_size    # doubles per sample in a bound factor
+
+    # The bound at ``w`` of every sample of ``batch``: ``factor[t * factor_size ...]`` receives
+    # sample ``batch[t]``'s factor, already scaled by ``g_i / size`` (gradient weights). If ``mu``
+    # is not NULL it receives ``mu_B = (1/size) sum_i g_i (r_i - f_i(y_i))`` (the data part of the
+    # minibatch gradient, overwritten). Returns 0, or -1 if a score is not finite.
+    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                      double* factor, double* mu) noexcept nogil
+    # ``out = Sigma_B v`` (overwritten) from factors that ``cy_bound`` computed on ``batch``.
+    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out) noexcept nogil
+
+
+cdef class LogLinearKernel(BoundObjectiveKernel):
+    """Generic log-linear objective: subclasses give the feature map through ``scores``,
+    ``features_dot``, ``features_axpy`` and ``label``; value, gradient and bound are shared."""
+    cdef Py_ssize_t _block          # length of one parameter block
+    cdef Py_ssize_t _reg_len        # regularised leading coordinates of each block
+    cdef double[::1] _s             # scratch, length K
+    cdef double[::1] _u
+    cdef double[::1] _beta
+
+    # s[y] = log h_i(y) + w . f_i(y)
+    cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil
+    # u[y] = v . f_i(y)
+    cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil
+    # out += sum_y beta[y] f_i(y)
+    cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil
+    # index in 0..K-1 of the observed output of sample i
+    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil
+
+    cdef int _bind_loglinear(self, RowData data, double lam, Py_ssize_t n_blocks,
+                             Py_ssize_t block, Py_ssize_t reg_len, Py_ssize_t n_outputs) except -1
+    cdef double _lreg_value(self, const double* w) noexcept nogil
+    cdef void _lreg_gradient(self, const double* w, double* grad) noexcept nogil
+    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
+                            double* grad) noexcept nogil
+
+
+cdef class SoftmaxKernel(LogLinearKernel):
+    """Multinomial logistic regression: ``f_i(y) = e_y (x) [x_i, 1]``, K blocks of ``dim``."""
+    pass
+
+
+cdef class StackedLogLinearKernel(LogLinearKernel):
+    """General log-linear model; row ``i`` of X stacks ``f_i(0), ..., f_i(K-1)`` (each of
+    length ``p``); optional log base measure ``log h`` of shape (N, K) or (1, K)."""
+    cdef readonly Py_ssize_t n_joint_features
+    cdef const double[:, ::1] _log_h
+    cdef bint _per_sample_h
+    cdef bint _has_h
+    cdef void _add_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil
+
+
+cdef class BinaryLogisticKernel(BoundObjectiveKernel):
+    """Binary logistic regression as the log-linear model ``Omega = {-1, +1}``,
+    ``f_i(y) = (y / 2) [x_i, 1]``: the loss is ``log(1 + exp(-y x.w))`` and the bound of each
+    sample is ``w(x.w) x x'`` with ``w(l) = tanh(l/2) / (2 l)`` (one double per sample)."""
+    cdef double loss(self, double margin) noexcept nogil
+    cdef double dloss_dmargin(self, double margin) noexcept nogil

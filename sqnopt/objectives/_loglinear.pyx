@@ -1,0 +1,747 @@
+# cython: language_level=3
+"""Compiled log-linear objectives with the partition-function quadratic bound (see
+``_loglinear.pxd`` for the math and the factored form of the bound).
+
+References: Aravkin, Choromanska, Jebara & Kanevsky, *Semistochastic quadratic bound methods*
+(2014), Algorithm 1 and eq. (3)-(5); Jebara & Choromanska, *Majorization for CRFs and latent
+likelihoods* (NIPS 2012) for the bound itself.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
+from libc.string cimport memset
+
+from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
+from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+# ---- the bound of one sample ------------------------------------------------------------------
+
+cdef double bound_weight(double l) noexcept nogil:
+    """``tanh(l/2) / (2 l)``: even in ``l``, 1/4 at 0, ~ 1/(2|l|) for large |l|, 0 at +-inf.
+
+    Near 0 the ratio is a 0/0 form; the series ``(1/4)(1 - l^2/12 + l^4/120)`` is used for
+    ``|l| < 1e-2`` (truncation error < 1e-15 relative).
+    """
+    cdef double a = fabs(l)
+    cdef double a2
+    if a < 1e-2:
+        a2 = a * a
+        return 0.25 * (1.0 - a2 / 12.0 + a2 * a2 / 120.0)
+    return tanh(0.5 * a) / (2.0 * a)
+
+
+cdef double bound_sample(const double* s, Py_ssize_t K, double* fac, double* q) noexcept nogil:
+    """Algorithm 1 (paper 004) for one sample, with ``z`` kept as ``log z``.
+
+    Loop over ``y``: ``alpha = h(y) exp(theta . f(y))`` enters only through
+    ``l = log(alpha / z) = s[y] - log z``; ``r <- (z r + alpha f(y)) / (z + alpha)`` is the mixture
+    update ``q <- (1 - rho) q + rho e_y`` with ``rho = alpha / (z + alpha) = sigmoid(l)``; and
+    ``log z <- log(z + alpha)`` by a log-add-exp. The first output with ``h > 0`` meets
+    ``z -> 0+``: ``l = +inf``, weight 0, ``rho = 1``. Outputs with ``h = 0`` change nothing.
+    No ``exp`` of a raw score is ever formed.
+    """
+    cdef Py_ssize_t y
+    cdef double logz = -INFINITY
+    cdef double la, l, e, w, rho, rhobar
+    cdef bint started = False
+    for y in range(K):
+        la = s[y]
+        if la != la or la == INFINITY:
+            return NAN
+        if la == -INFINITY:          # h(y) = 0: alpha = 0
+            w = 0.0
+            rho = 0.0
+            rhobar = 1.0
+        elif not started:            # z -> 0+: l = +inf
+            w = 0.0
+            rho = 1.0
+            rhobar = 0.0
+            logz = la
+            started = True
+        else:
+            l = la - logz
+            w = bound_weight(l)
+            if l >= 0.0:
+                e = exp(-l)
+                rho = 1.0 / (1.0 + e)
+                rhobar = e / (1.0 + e)
+                logz = la + log1p(e)
+            else:
+                e = exp(l)
+                rho = e / (1.0 + e)
+                rhobar = 1.0 / (1.0 + e)
+                logz = logz + log1p(e)
+        if fac != NULL:
+            fac[y] = w
+            fac[K + y] = rho
+            fac[2 * K + y] = rhobar
+    if not started:
+        return NAN
+    if q != NULL:
+        for y in range(K):
+            q[y] = exp(s[y] - logz)
+    return logz
+
+
+cdef void bound_factor_apply(const double* fac, Py_ssize_t K, const double* u,
+                             double* beta) noexcept nogil:
+    """``beta = M u`` with ``M = sum_y w_y (e_y - q_y)(e_y - q_y)'`` in O(K).
+
+    Forward: ``t_y = w_y (u_y - q_y . u)`` with ``q_{y+1} . u = (1 - rho_y) q_y . u + rho_y u_y``.
+    Backward: ``sum_y t_y q_y`` has coefficient ``rho_j B_j`` on ``e_j`` with
+    ``B_j = t_{j+1} + (1 - rho_{j+1}) B_{j+1}``, ``B_{K-1} = 0``; ``beta = t - sum_y t_y q_y``.
+    """
+    cdef Py_ssize_t y, j
+    cdef double c = 0.0, B = 0.0, tj
+    for y in range(K):
+        beta[y] = fac[y] * (u[y] - c)
+        c = fac[2 * K + y] * c + fac[K + y] * u[y]
+    j = K - 1
+    while j >= 0:
+        tj = beta[j]
+        beta[j] = tj - fac[K + j] * B
+        B = tj + fac[2 * K + j] * B
+        j -= 1
+
+
+# ---- interface --------------------------------------------------------------------------------
+
+cdef class BoundObjectiveKernel(ObjectiveKernel):
+    """Base class of compiled objectives that provide the quadratic bound; subclasses override
+    ``cy_bound`` and ``cy_bound_matvec`` (and the objective's ``cy_*`` methods)."""
+
+    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                      double* factor, double* mu) noexcept nogil:
+        return -1
+
+    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out) noexcept nogil:
+        memset(out, 0, self.n_params * sizeof(double))
+
+    # ---- Python-level API (tests, diagnostics, pure-Python curvature models) ----------------
+    def _checked_batch(self, batch):
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        if b.ndim != 1 or b.shape[0] < 1:
+            raise ValueError("batch must be a non-empty 1-D array of sample indices")
+        if b.min() < 0 or b.max() >= self.data.n_samples:
+            raise IndexError(f"batch indices must lie in [0, {self.data.n_samples})")
+        return b
+
+    def bound_factors(self, w, batch):
+        """``(factors, mu)``: the per-sample bound factors at ``w`` (shape
+        ``(len(batch), factor_size)``, scaled by ``g_i / |B|``) and ``mu_B``, the data part of the
+        minibatch gradient, as Algorithm 1 outputs it."""
+        cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+        self._check_w(wv)
+        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        cdef Py_ssize_t size = b.shape[0]
+        fac = np.zeros((size, self.factor_size))
+        mu = np.zeros(self.n_params)
+        cdef double[:, ::1] fv = fac
+        cdef double[::1] mv = mu
+        cdef int code
+        with nogil:
+            code = self.cy_bound(&wv[0], &b[0], size, &fv[0, 0], &mv[0])
+        if code != 0:
+            raise FloatingPointError("non-finite score: the bound is undefined at this w")
+        return fac, mu
+
+    def bound_matvec(self, batch, factors, v):
+        """``Sigma_B v`` from ``factors`` returned by :meth:`bound_factors` on the same batch."""
+        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        cdef const double[:, ::1] fv = np.ascontiguousarray(factors, dtype=np.float64)
+        cdef const double[::1] vv = np.ascontiguousarray(v, dtype=np.float64)
+        self._check_w(vv)
+        if fv.shape[0] != b.shape[0] or fv.shape[1] != self.factor_size:
+            raise ValueError(f"factors must have shape ({b.shape[0]}, {self.factor_size})")
+        out = np.empty(self.n_params)
+        cdef double[::1] ov = out
+        with nogil:
+            self.cy_bound_matvec(&b[0], b.shape[0], &fv[0, 0], &vv[0], &ov[0])
+        return out
+
+    def bound_matrix(self, w, batch):
+        """Dense ``Sigma_B`` (``n_params x n_params``; O(n_params^2) memory, small problems only)."""
+        fac, _ = self.bound_factors(w, batch)
+        eye = np.eye(self.n_params)
+        return np.column_stack([self.bound_matvec(batch, fac, eye[:, j])
+                                for j in range(self.n_params)])
+
+    def bound_columns(self, w, batch):
+        """``S`` with ``Sigma_B = S S'`` as a sparse ``n_params x m`` matrix (columns
+        ``sqrt(g_i w_y / |B|) (f_i(y) - r_y)``). Diagnostics: O(m n_params) time."""
+        raise NotImplementedError
+
+    def bound(self, w, batch):
+        """``(mu_B, S)``: Algorithm 1's outputs, the curvature in factored form
+        ``Sigma_B = S S'``."""
+        _, mu = self.bound_factors(w, batch)
+        return mu, self.bound_columns(w, batch)
+
+    def sample_bound(self, w, Py_ssize_t i):
+        """``(log z, r, S)`` of the bound (3) of sample ``i`` expanded at ``w``:
+        ``Z_i(theta) <= z exp(1/2 d'S S'd + d'r)``, ``d = theta - w``; ``S`` dense
+        ``n_params x K`` (columns ``sqrt(w_y) (f(y) - r_y)``)."""
+        raise NotImplementedError
+
+    def log_partition(self, w, Py_ssize_t i):
+        """``log Z_i(w)`` evaluated with a max-shifted log-sum-exp."""
+        raise NotImplementedError
+
+
+# ---- generic log-linear ------------------------------------------------------------------------
+
+cdef class LogLinearKernel(BoundObjectiveKernel):
+    """Value, gradient and bound shared by every log-linear model (see ``_loglinear.pxd``)."""
+
+    cdef int _bind_loglinear(self, RowData data, double lam, Py_ssize_t n_blocks,
+                             Py_ssize_t block, Py_ssize_t reg_len, Py_ssize_t n_outputs) except -1:
+        if n_outputs < 2:
+            raise ValueError("a log-linear model needs at least two outputs")
+        self._bind(data, lam, n_blocks)
+        self.n_params = n_blocks * block
+        self._block = block
+        self._reg_len = reg_len
+        self.n_outputs = n_outputs
+        self.factor_size = 3 * n_outputs
+        self._s = np.zeros(n_outputs)
+        self._u = np.zeros(n_outputs)
+        self._beta = np.zeros(n_outputs)
+        return 0
+
+    cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
+        pass
+
+    cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
+        pass
+
+    cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil:
+        pass
+
+    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
+        return 0
+
+    cdef double _lreg_value(self, const double* w) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double acc = 0.0
+        for k in range(self.n_blocks):
+            acc += vsqnorm(w + k * self._block, self._reg_len)
+        return 0.5 * self.lam * acc
+
+    cdef void _lreg_gradient(self, const double* w, double* grad) noexcept nogil:
+        cdef Py_ssize_t k
+        if self.lam == 0.0:
+            return
+        for k in range(self.n_blocks):
+            vaxpy(self.lam, w + k * self._block, grad + k * self._block, self._reg_len)
+
+    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
+                            double* grad) noexcept nogil:
+        """Loss ``log Z_i - s_{y_i}`` of sample ``i`` by a max-shifted log-sum-exp; if ``grad``
+        is not NULL, ``grad += coef * F_i' (p - e_{y_i})``."""
+        cdef Py_ssize_t K = self.n_outputs
+        cdef double* s = &self._s[0]
+        cdef double* beta = &self._beta[0]
+        cdef Py_ssize_t y, kmax = 0
+        cdef Py_ssize_t lab = self.label(i)
+        cdef double m, rest = 0.0, denom
+        self.scores(i, w, s)
+        m = s[0]
+        for y in range(1, K):
+            if s[y] > m:
+                m = s[y]
+                kmax = y
+        if not isfinite(m):
+            return NAN if m != -INFINITY else INFINITY
+        for y in range(K):
+            if y != kmax:
+                rest += exp(s[y] - m)
+        if grad != NULL and coef != 0.0:
+            denom = 1.0 + rest
+            for y in range(K):
+                beta[y] = coef * exp(s[y] - m) / denom
+            beta[lab] -= coef
+            self.features_axpy(i, beta, grad)
+        # log Z - s_lab = (m - s_lab) + log(1 + sum_{y != kmax} exp(s_y - m)): exact when tiny
+        return (m - s[lab]) + log1p(rest)
+
+    cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                            double* grad) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double gi, total = 0.0
+        cdef double inv = 1.0 / size
+        memset(grad, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            gi = self.data.grad_weight[i]
+            total += gi * self._accumulate(w, i, inv * gi, grad)
+        self._lreg_gradient(w, grad)
+        return total * inv + self._lreg_value(w)
+
+    cdef double cy_value(self, const double* w) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double total = 0.0
+        for i in range(self.data.n_samples):
+            total += self.data.sample_weight[i] * self._accumulate(w, i, 0.0, NULL)
+        return total / self.data.n_samples + self._lreg_value(w)
+
+    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double ci, total = 0.0
+        cdef double inv = 1.0 / self.data.n_samples
+        memset(grad, 0, self.n_params * sizeof(double))
+        for i in range(self.data.n_samples):
+            ci = self.data.sample_weight[i]
+            total += ci * self._accumulate(w, i, inv * ci, grad)
+        self._lreg_gradient(w, grad)
+        return total * inv + self._lreg_value(w)
+
+    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                      double* factor, double* mu) noexcept nogil:
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y
+        cdef double* s = &self._s[0]
+        cdef double* q = &self._u[0]
+        cdef double* fac
+        cdef double c, logz
+        cdef double inv = 1.0 / size
+        if mu != NULL:
+            memset(mu, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            fac = factor + t * self.factor_size
+            self.scores(i, w, s)
+            logz = bound_sample(s, K, fac, q if mu != NULL else NULL)
+            if not isfinite(logz):
+                return -1
+            c = inv * self.data.grad_weight[i]
+            for y in range(K):
+                fac[y] *= c
+            if mu != NULL:
+                # mu += c (r - f(y_i)) = c F_i' (q - e_{y_i})
+                for y in range(K):
+                    q[y] *= c
+                q[self.label(i)] -= c
+                self.features_axpy(i, q, mu)
+        return 0
+
+    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out) noexcept nogil:
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i
+        cdef double* u = &self._u[0]
+        cdef double* beta = &self._beta[0]
+        memset(out, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            self.features_dot(i, v, u)
+            bound_factor_apply(factor + t * self.factor_size, K, u, beta)
+            self.features_axpy(i, beta, out)
+
+    # ---- Python-level diagnostics ------------------------------------------------------------
+    def _feature_vector(self, Py_ssize_t i, coef):
+        """``F_i' coef`` as a dense vector."""
+        cdef const double[::1] cv = np.ascontiguousarray(coef, dtype=np.float64)
+        out = np.zeros(self.n_params)
+        cdef double[::1] ov = out
+        self.features_axpy(i, &cv[0], &ov[0])
+        return out
+
+    def feature_matrix(self, Py_ssize_t i):
+        """``F_i``: the ``K x n_params`` matrix whose rows are ``f_i(y)`` (dense; diagnostics)."""
+        self._check_sample(i)
+        eye = np.eye(self.n_outputs)
+        return np.vstack([self._feature_vector(i, eye[y]) for y in range(self.n_outputs)])
+
+    def scores_of(self, w, Py_ssize_t i):
+        """``s_y = log h_i(y) + w . f_i(y)`` for every output."""
+        self._check_sample(i)
+        cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+        self._check_w(wv)
+        out = np.empty(self.n_outputs)
+        cdef double[::1] ov = out
+        self.scores(i, &wv[0], &ov[0])
+        return out
+
+    def labels_of(self):
+        """Observed output index of every sample."""
+        return np.array([self.label(i) for i in range(self.data.n_samples)], dtype=np.intp)
+
+    def _check_sample(self, Py_ssize_t i):
+        if i < 0 or i >= self.data.n_samples:
+            raise IndexError(f"sample {i} out of range for {self.data.n_samples} samples")
+
+    def _sample_factor(self, w, Py_ssize_t i):
+        s = self.scores_of(w, i)
+        cdef double[::1] sv = s
+        fac = np.zeros(self.factor_size)
+        cdef double[::1] fv = fac
+        logz = bound_sample(&sv[0], self.n_outputs, &fv[0], NULL)
+        if not np.isfinite(logz):
+            raise FloatingPointError("non-finite score: the bound is undefined at this w")
+        return logz, fac
+
+    def _sample_columns(self, Py_ssize_t i, fac, double scale):
+        """Columns ``sqrt(scale w_y) F_i'(e_y - q_y)`` and the final ``F_i' q``."""
+        K = self.n_outputs
+        q = np.zeros(K)
+        cols = []
+        for y in range(K):
+            a = -q.copy()
+            a[y] += 1.0
+            cols.append(np.sqrt(scale * fac[y]) * self._feature_vector(i, a))
+            q *= fac[2 * K + y]
+            q[y] += fac[K + y]
+        return cols, self._feature_vector(i, q)
+
+    def sample_bound(self, w, Py_ssize_t i):
+        logz, fac = self._sample_factor(w, i)
+        cols, r = self._sample_columns(i, fac, 1.0)
+        return float(logz), r, np.column_stack(cols)
+
+    def bound_columns(self, w, batch):
+        b = self._checked_batch(batch)
+        cols = []
+        for i in b:
+            _, fac = self._sample_factor(w, int(i))
+            c, _ = self._sample_columns(int(i), fac,
+                                        float(self.data.grad_weights[i]) / b.shape[0])
+            cols.extend(c)
+        return sp.csc_matrix(np.column_stack(cols))
+
+    def log_partition(self, w, Py_ssize_t i):
+        s = self.scores_of(w, i)
+        m = float(np.max(s))
+        return m + float(np.log(np.sum(np.exp(s - m))))
+
+
+# ---- softmax ----------------------------------------------------------------------------------
+
+cdef class SoftmaxKernel(LogLinearKernel):
+    """Multinomial logistic regression with ``K`` blocks of ``data.dim`` parameters (block ``k``:
+    the weights of class ``k``, then its intercept if fitted). Labels are ``0..K-1``."""
+
+    def __init__(self, RowData data, double lam, Py_ssize_t n_classes):
+        self._bind_loglinear(data, lam, n_classes, data.dim, data.n_features, n_classes)
+        y = data.labels
+        if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
+            raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
+
+    cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
+        self.features_dot(i, w, s)
+
+    cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
+        # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
+        # 4-accumulator dot per block.
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t p, k, j, K = self.n_outputs, dim = self._block
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        cdef double x
+        for k in range(K):
+            u[k] = v[k * dim + nf] if self.data.has_intercept else 0.0
+        if nnz == 0:
+            return
+        if ind == NULL:
+            for k in range(K):
+                if d64 != NULL:
+                    u[k] += vdot(d64, v + k * dim, nf)
+                else:
+                    u[k] += vdot_f(d32, v + k * dim, nf)
+            return
+        for p in range(nnz):
+            j = ind[p]
+            x = d64[p] if d64 != NULL else <double> d32[p]
+            for k in range(K):
+                u[k] += x * v[k * dim + j]
+
+    cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil:
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t p, k, j, K = self.n_outputs, dim = self._block
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        cdef double x
+        if self.data.has_intercept:
+            for k in range(K):
+                out[k * dim + nf] += beta[k]
+        if nnz == 0:
+            return
+        if ind == NULL:
+            for k in range(K):
+                if beta[k] == 0.0:
+                    continue
+                if d64 != NULL:
+                    vaxpy(beta[k], d64, out + k * dim, nf)
+                else:
+                    vaxpy_f(beta[k], d32, out + k * dim, nf)
+            return
+        for p in range(nnz):
+            j = ind[p]
+            x = d64[p] if d64 != NULL else <double> d32[p]
+            for k in range(K):
+                out[k * dim + j] += beta[k] * x
+
+    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
+        return <Py_ssize_t> self.data.y[i]
+
+
+# ---- general log-linear model: stacked joint features -----------------------------------------
+
+cdef class StackedLogLinearKernel(LogLinearKernel):
+    """``f_i(y)`` = columns ``[y p, (y + 1) p)`` of row ``i`` of X; ``theta`` has ``p`` entries."""
+
+    def __init__(self, RowData data, double lam, Py_ssize_t n_outputs, log_h=None):
+        if data.has_intercept:
+            raise ValueError("the general LogLinear objective has no intercept: include a "
+                             "constant joint feature instead (fit_intercept=False)")
+        if n_outputs < 2 or data.n_features % n_outputs != 0:
+            raise ValueError(f"X has {data.n_features} columns, which is not n_outputs="
+                             f"{n_outputs} blocks of equal length; row i must stack "
+                             "f_i(0), ..., f_i(K-1)")
+        p = data.n_features // n_outputs
+        self.n_joint_features = p
+        self._bind_loglinear(data, lam, 1, p, p, n_outputs)
+        y = data.labels
+        if np.any((y < 0) | (y >= n_outputs) | (y != np.floor(y))):
+            raise ValueError(f"LogLinear labels must be output indices in 0..{n_outputs - 1}")
+        self._has_h = log_h is not None
+        if log_h is None:
+            self._log_h = np.zeros((1, n_outputs))
+            self._per_sample_h = False
+        else:
+            lh = np.ascontiguousarray(log_h, dtype=np.float64)
+            if lh.ndim != 2 or lh.shape[1] != n_outputs or lh.shape[0] not in (1, data.n_samples):
+                raise ValueError(f"log base measure must have shape ({data.n_samples}, "
+                                 f"{n_outputs}) or (1, {n_outputs}), got {lh.shape}")
+            if np.any(np.isnan(lh)) or np.any(lh == np.inf):
+                raise ValueError("base measure must be finite and >= 0")
+            self._per_sample_h = lh.shape[0] == data.n_samples and data.n_samples > 1
+            obs = lh[np.arange(data.n_samples) if self._per_sample_h else 0, y.astype(np.intp)]
+            if np.any(obs == -np.inf):
+                bad = int(np.flatnonzero(obs == -np.inf)[0])
+                raise ValueError(f"sample {bad}: its observed output has base measure h = 0 "
+                                 "(infinite loss); give observed outputs h > 0")
+            self._log_h = lh
+
+    cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
+        cdef Py_ssize_t y
+        cdef const double* lh
+        if self._has_h:
+            lh = &self._log_h[i if self._per_sample_h else 0, 0]
+            for y in range(self.n_outputs):
+                s[y] = lh[y]
+        else:
+            memset(s, 0, self.n_outputs * sizeof(double))
+        self._add_dot(i, w, s)
+
+    cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
+        memset(u, 0, self.n_outputs * sizeof(double))
+        self._add_dot(i, v, u)
+
+    cdef void _add_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t j, y, idx, p = self.n_joint_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        if ind == NULL:       # dense row
+            for y in range(self.n_outputs):
+                if d64 != NULL:
+                    u[y] += vdot(d64 + y * p, v, p)
+                else:
+                    u[y] += vdot_f(d32 + y * p, v, p)
+            return
+        for j in range(nnz):
+            idx = ind[j]
+            y = idx // p
+            if d64 != NULL:
+                u[y] += d64[j] * v[idx - y * p]
+            else:
+                u[y] += <double> d32[j] * v[idx - y * p]
+
+    cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil:
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t j, y, idx, p = self.n_joint_features
+        cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        if ind == NULL:
+            for y in range(self.n_outputs):
+                if beta[y] == 0.0:
+                    continue
+                if d64 != NULL:
+                    vaxpy(beta[y], d64 + y * p, out, p)
+                else:
+                    vaxpy_f(beta[y], d32 + y * p, out, p)
+            return
+        for j in range(nnz):
+            idx = ind[j]
+            y = idx // p
+            if d64 != NULL:
+                out[idx - y * p] += beta[y] * d64[j]
+            else:
+                out[idx - y * p] += beta[y] * <double> d32[j]
+
+    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
+        return <Py_ssize_t> self.data.y[i]
+
+
+# ---- binary logistic ---------------------------------------------------------------------------
+
+cdef class BinaryLogisticKernel(BoundObjectiveKernel):
+    """``Omega = {-1, +1}``, ``f_i(y) = (y/2) [x_i, 1]``: ``log Z_i - s_{y_i} = log(1 + e^{-m})``
+    with the margin ``m = y_i x_i . w``, evaluated as ``log1p(exp(-|m|)) + max(0, -m)``."""
+
+    def __init__(self, RowData data, double lam):
+        self._bind(data, lam, 1)
+        self.n_outputs = 2
+        self.factor_size = 1
+        y = data.labels
+        if np.any((y != 1.0) & (y != -1.0)):
+            raise ValueError("binary logistic labels must be encoded as -1/+1")
+
+    cdef double loss(self, double margin) noexcept nogil:
+        if margin >= 0.0:
+            return log1p(exp(-margin))
+        return log1p(exp(margin)) - margin
+
+    cdef double dloss_dmargin(self, double margin) noexcept nogil:
+        cdef double e
+        if margin >= 0.0:
+            e = exp(-margin)
+            return -e / (1.0 + e)
+        return -1.0 / (1.0 + exp(margin))
+
+    cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                            double* grad) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double m, yi, gi, coef, total = 0.0
+        cdef double inv = 1.0 / size
+        memset(grad, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            yi = self.data.y[i]
+            gi = self.data.grad_weight[i]
+            m = yi * self.data.row_dot(i, w)
+            total += gi * self.loss(m)
+            coef = inv * gi * yi * self.dloss_dmargin(m)
+            if coef != 0.0:
+                self.data.row_axpy(i, coef, grad)
+        self._reg_gradient(w, grad)
+        return total * inv + self._reg_value(w)
+
+    cdef double cy_value(self, const double* w) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double total = 0.0
+        for i in range(self.data.n_samples):
+            total += self.data.sample_weight[i] * self.loss(self.data.y[i] * self.data.row_dot(i, w))
+        return total / self.data.n_samples + self._reg_value(w)
+
+    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double m, yi, ci, coef, total = 0.0
+        cdef double inv = 1.0 / self.data.n_samples
+        memset(grad, 0, self.n_params * sizeof(double))
+        for i in range(self.data.n_samples):
+            yi = self.data.y[i]
+            ci = self.data.sample_weight[i]
+            m = yi * self.data.row_dot(i, w)
+            total += ci * self.loss(m)
+            coef = inv * ci * yi * self.dloss_dmargin(m)
+            if coef != 0.0:
+                self.data.row_axpy(i, coef, grad)
+        self._reg_gradient(w, grad)
+        return total * inv + self._reg_value(w)
+
+    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                      double* factor, double* mu) noexcept nogil:
+        # Algorithm 1 over (y = -1, y = +1): the first output meets z -> 0+ (weight 0,
+        # r = f(-1)); the second has l = s(+1) - s(-1) = x.w, weight tanh(l/2)/(2l), and column
+        # f(+1) - f(-1) = x. So S_i = w(x.w) x x'.
+        cdef Py_ssize_t t, i
+        cdef double u, yi, gi, c
+        cdef double inv = 1.0 / size
+        if mu != NULL:
+            memset(mu, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            u = self.data.row_dot(i, w)
+            if not isfinite(u):
+                return -1
+            gi = self.data.grad_weight[i]
+            factor[t] = inv * gi * bound_weight(u)
+            if mu != NULL:
+                yi = self.data.y[i]
+                c = inv * gi * yi * self.dloss_dmargin(yi * u)
+                if c != 0.0:
+                    self.data.row_axpy(i, c, mu)
+        return 0
+
+    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double a
+        memset(out, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            a = factor[t] * self.data.row_dot(i, v)
+            if a != 0.0:
+                self.data.row_axpy(i, a, out)
+
+    # ---- Python-level diagnostics ------------------------------------------------------------
+    def _row(self, Py_ssize_t i):
+        if i < 0 or i >= self.data.n_samples:
+            raise IndexError(f"sample {i} out of range for {self.data.n_samples} samples")
+        x = np.zeros(self.n_params)
+        self.data.axpy(i, 1.0, x)
+        return x
+
+    def feature_matrix(self, Py_ssize_t i):
+        """``F_i`` with rows ``f_i(-1) = -x/2`` and ``f_i(+1) = x/2``."""
+        x = self._row(i)
+        return np.vstack([-0.5 * x, 0.5 * x])
+
+    def scores_of(self, w, Py_ssize_t i):
+        """``(s_{-1}, s_{+1}) = (-x.w/2, x.w/2)``."""
+        u = float(self._row(i) @ np.asarray(w, dtype=np.float64))
+        return np.array([-0.5 * u, 0.5 * u])
+
+    def labels_of(self):
+        """Observed output index (0 for y = -1, 1 for y = +1) of every sample."""
+        return (self.data.labels > 0).astype(np.intp)
+
+    def sample_bound(self, w, Py_ssize_t i):
+        x = self._row(i)
+        u = float(x @ np.asarray(w, dtype=np.float64))
+        logz = 0.5 * abs(u) + float(np.log1p(np.exp(-abs(u))))
+        r = (1.0 / (1.0 + np.exp(-u)) - 0.5) * x
+        return logz, r, np.column_stack([np.zeros_like(x), np.sqrt(bound_weight(u)) * x])
+
+    def bound_columns(self, w, batch):
+        fac, _ = self.bound_factors(w, batch)
+        b = self._checked_batch(batch)
+        return sp.csc_matrix(np.column_stack([np.sqrt(fac[t, 0]) * self._row(int(i))
+                                              for t, i in enumerate(b)]))
+
+    def log_partition(self, w, Py_ssize_t i):
+        u = float(self._row(i) @ np.asarray(w, dtype=np.float64))
+        return 0.5 * abs(u) + float(np.log1p(np.exp(-abs(u))))
+
+
+def py_bound_weight(l):
+    """``tanh(l/2) / (2 l)`` elementwise (the weight of Algorithm 1; 1/4 at 0)."""
+    arr = np.asarray(l, dtype=np.float64)
+    out = np.empty_like(arr)
+    cdef double[::1] o = out.reshape(-1)
+    cdef const double[::1] a = np.ascontiguousarray(arr).reshape(-1)
+    for j in range(a.shape[0]):
+        o[j] = bound_weight(a[j])
+    return out if out.ndim else float(out)
