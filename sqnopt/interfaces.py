@@ -228,6 +228,9 @@ class CurvatureModel(Component):
     #: Step rule for ``step="auto"`` (estimators, ``Trainer``) instead of the Lipschitz-based
     #: default, for models whose directions are already scale-free (AdaGrad: ``|d_j| <= 1``).
     auto_step: ClassVar[StepRule | None] = None
+    #: Batch schedule for ``schedule="auto"`` (estimators, ``Trainer``) instead of ``Fixed()``,
+    #: for models that need growing batches (SQB: semistochastic, Aravkin et al. 2012).
+    auto_schedule: ClassVar[BatchSchedule | None] = None
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

@@ -40,6 +40,7 @@ from sqnopt.interfaces import BatchSchedule, CurvatureModel, Objective, Problem,
 from sqnopt.model import LinearModel, Strategy
 from sqnopt.progress import ProgressBar
 from sqnopt.registry import get_registry
+from sqnopt.schedules import Fixed
 from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState
 from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
 from sqnopt.steps import Decaying
@@ -53,12 +54,13 @@ DEFAULT_CURVATURE = "identity"
 
 #: Upper bound of d²loss/dmargin² per loss (scales the automatic step); 1 for unknown losses.
 LOSS_CURVATURE: dict[str, float] = {
-    "logloss": 0.25, "squared_hinge": 2.0, "hinge": 1.0, "softmax": 0.5,
+    "logloss": 0.25, "binary_logistic": 0.25, "squared_hinge": 2.0, "hinge": 1.0,
+    "softmax": 0.5,
 }
 #: Losses that are negative log-likelihoods: their scores map to class probabilities.
-PROBABILISTIC_LOSSES = frozenset({"logloss", "softmax", "multinomial", "loglinear"})
+PROBABILISTIC_LOSSES = frozenset({"logloss", "binary_logistic", "softmax", "loglinear"})
 #: Multiclass objective used for a binary loss on multiclass labels (when registered).
-MULTICLASS_COUNTERPART: dict[str, str] = {"logloss": "softmax"}
+MULTICLASS_COUNTERPART: dict[str, str] = {"logloss": "softmax", "binary_logistic": "softmax"}
 
 __all__ = [
     "DEFAULT_CURVATURE",
@@ -201,8 +203,11 @@ class Trainer:
         ``(name, params)`` or an :class:`~sqnopt.interfaces.Objective`. Its ``lam`` is ``alpha``.
     alpha
         L2 regularisation ``λ`` of ``F(w) = λ/2 ||w||² + Σ c_i ℓ_i / Σ c_i``.
-    curvature, schedule, projection
+    curvature, projection
         Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``).
+    schedule
+        Batch schedule, or ``"auto"``: the curvature model's ``auto_schedule`` if it declares one
+        (SQB: geometrically growing batches), else ``Fixed()`` (batches of 5).
     step
         Step rule, or ``"auto"``: :func:`auto_step` computed from the first training data (or the
         curvature model's own ``auto_step`` if it declares one, e.g. AdaGrad's constant step).
@@ -252,7 +257,7 @@ class Trainer:
         *,
         alpha: float = 1e-4,
         curvature: ComponentSpec = DEFAULT_CURVATURE,
-        schedule: ComponentSpec = "fixed",
+        schedule: ComponentSpec = "auto",
         step: ComponentSpec = "auto",
         projection: ComponentSpec | None = None,
         fit_intercept: bool = True,
@@ -504,7 +509,10 @@ class Trainer:
             else:
                 strategy = "ovr"
         curvature = resolve_component("curvature", self.curvature, CurvatureModel)
-        schedule = resolve_component("schedule", self.schedule, BatchSchedule)
+        if isinstance(self.schedule, str) and self.schedule == "auto":
+            schedule: BatchSchedule = curvature.auto_schedule or Fixed()
+        else:
+            schedule = resolve_component("schedule", self.schedule, BatchSchedule)
         if isinstance(self.step, str) and self.step == "auto" and curvature.auto_step is not None:
             step: StepRule = curvature.auto_step   # scale-free directions (e.g. AdaGrad)
         elif isinstance(self.step, str) and self.step == "auto":

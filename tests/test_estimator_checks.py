@@ -32,7 +32,7 @@ EXPECTED_FAILED_CHECKS = {
         "stochastic solver: see check_sample_weight_equivalence_on_dense_data"),
 }
 
-LOSSES = ("logloss", "squared_hinge", "hinge")
+LOSSES = ("logloss", "binary_logistic", "squared_hinge", "hinge")
 
 #: Secant-pair (BFGS-family) models run with a curvature safeguard. Their defaults are the
 #: papers' algorithms (only pairs with v'r <= 0 are skipped), which on these 2-feature toy sets

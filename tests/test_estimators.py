@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,10 +17,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from sqnopt import SQNClassifier, Solver  # noqa: E402
-from sqnopt.data import Dataset  # noqa: E402
 from sqnopt.datasets import make_boxes  # noqa: E402
-from sqnopt.interfaces import MULTICLASS, SMOOTH, STRONGLY_CONVEX, Objective  # noqa: E402
-from sqnopt.registry import hookimpl, register_plugin, unregister_plugin  # noqa: E402
 from sqnopt.solver import History  # noqa: E402
 
 
@@ -30,92 +26,6 @@ def _blobs(n: int = 300, k: int = 3, d: int = 5, seed: int = 0) -> tuple[np.ndar
     centers = rng.normal(scale=3.0, size=(k, d))
     y = rng.integers(0, k, size=n)
     return centers[y] + rng.normal(size=(n, d)), y
-
-
-# ---------------------------------------------------------------- a pure-Python softmax objective
-class _SoftmaxKernel:
-    """``lam/2 ||W_reg||^2 + mean_c (logsumexp(W x) - (W x)_y)`` in NumPy (test stand-in for the
-    compiled softmax objective of issue 5)."""
-
-    def __init__(self, data: Dataset, lam: float) -> None:
-        self.data = data
-        self._lam = lam
-        self.X = data.design()
-        self.K = data.n_classes
-        self.dim = data.dim
-        self.y = data.y.astype(np.intp)
-        reg = np.ones(self.dim)
-        if data.fit_intercept:
-            reg[-1] = 0.0
-        self.reg = np.tile(reg, self.K)
-
-    @property
-    def n_params(self) -> int:
-        return self.K * self.dim
-
-    @property
-    def lam(self) -> float:
-        return self._lam
-
-    def _term(self, w: np.ndarray, rows: Any, weights: np.ndarray) -> tuple[float, np.ndarray]:
-        Xb = self.X[rows]
-        S = np.asarray(Xb @ w.reshape(self.K, self.dim).T)
-        smax = S.max(axis=1, keepdims=True)
-        lse = smax[:, 0] + np.log(np.exp(S - smax).sum(axis=1))
-        yb = self.y[rows]
-        loss = lse - S[np.arange(S.shape[0]), yb]
-        P = np.exp(S - lse[:, None])
-        P[np.arange(S.shape[0]), yb] -= 1.0
-        G = np.asarray((Xb.T @ (weights[:, None] * P)).T)
-        return float(np.sum(weights * loss)), G.ravel()
-
-    def gradient(self, w: np.ndarray, batch: np.ndarray, out: np.ndarray) -> float:
-        total, g = self._term(w, batch, self.data.grad_weight[batch])
-        size = batch.shape[0]
-        out[:] = g / size + self._lam * self.reg * w
-        return total / size + 0.5 * self._lam * float(np.sum(self.reg * w * w))
-
-    def full_gradient(self, w: np.ndarray, out: np.ndarray) -> float:
-        n = self.data.n_samples
-        total, g = self._term(w, slice(None), self.data.sample_weight)
-        out[:] = g / n + self._lam * self.reg * w
-        return total / n + 0.5 * self._lam * float(np.sum(self.reg * w * w))
-
-    def value(self, w: np.ndarray) -> float:
-        return self.full_gradient(w, np.empty_like(w))
-
-
-@dataclass(frozen=True)
-class _Softmax(Objective):
-    lam: float = 1e-4
-    name = "softmax"
-    label_kind = "multiclass"
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset({MULTICLASS, SMOOTH} | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
-
-    def n_blocks(self, n_classes: int) -> int:
-        return n_classes
-
-    def init(self, data: Dataset) -> _SoftmaxKernel:
-        return _SoftmaxKernel(data, float(self.lam))
-
-
-class _SoftmaxPlugin:
-    @staticmethod
-    @hookimpl
-    def sqnopt_register_objectives(register: Any) -> None:
-        register("softmax", _Softmax)
-
-
-@pytest.fixture
-def softmax_registered() -> Any:
-    name = register_plugin(_SoftmaxPlugin, name="test-softmax")
-    try:
-        yield name
-    finally:
-        unregister_plugin(_SoftmaxPlugin)
 
 
 # ---------------------------------------------------------------- equivalence with the Solver
@@ -160,9 +70,9 @@ def test_multiclass_hinge_is_one_vs_rest() -> None:
     assert est.score(X, y) > 0.9
 
 
-def test_logloss_without_softmax_falls_back_to_one_vs_rest() -> None:
+def test_logloss_one_vs_rest_probabilities() -> None:
     X, y = _blobs()
-    est = SQNClassifier(random_state=0).fit(X, y)
+    est = SQNClassifier(random_state=0, multiclass="ovr").fit(X, y)
     assert est._trainer.strategy_ == "ovr"
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -170,10 +80,10 @@ def test_logloss_without_softmax_falls_back_to_one_vs_rest() -> None:
     s = 1.0 / (1.0 + np.exp(-est.decision_function(X)))
     np.testing.assert_allclose(proba, s / s.sum(axis=1, keepdims=True), rtol=1e-10)
     with pytest.raises(ValueError, match="no multiclass objective"):
-        SQNClassifier(multiclass="multinomial").fit(X, y)
+        SQNClassifier(loss="squared_hinge", multiclass="multinomial").fit(X, y)
 
 
-def test_logloss_uses_a_registered_softmax_as_one_solver(softmax_registered: str) -> None:
+def test_logloss_uses_the_registered_softmax_as_one_solver() -> None:
     X, y = _blobs()
     est = SQNClassifier(random_state=0, max_iter=10).fit(X, y)
     assert est._trainer.strategy_ == "multinomial"
@@ -189,7 +99,7 @@ def test_logloss_uses_a_registered_softmax_as_one_solver(softmax_registered: str
     assert ovr._trainer.strategy_ == "ovr"
 
 
-def test_softmax_loss_on_two_classes_gives_one_score(softmax_registered: str) -> None:
+def test_softmax_loss_on_two_classes_gives_one_score() -> None:
     X, y = make_boxes(300, 4, random_state=3)
     est = SQNClassifier(loss="softmax", random_state=0).fit(X, y)
     assert est.coef_.shape == (1, 4)

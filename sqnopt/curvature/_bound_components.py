@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from sqnopt.curvature._bound import QuadraticBoundKernel
-from sqnopt.interfaces import QUADRATIC_BOUND, CurvatureModel, Problem
+from sqnopt.interfaces import QUADRATIC_BOUND, BatchSchedule, CurvatureModel, Problem, StepRule
+from sqnopt.schedules._components import Geometric
+from sqnopt.steps._components import Constant
 
 __all__ = ["QuadraticBound", "resolve_eta"]
 
@@ -71,6 +73,12 @@ class QuadraticBound(CurvatureModel):
     tol: float = 0.0
     max_exact_dim: int = 2000
     name = "quadratic_bound"
+    #: The bound is a majorizer: the step alpha = 1 is the paper's constant step (Sec. 5), so
+    #: ``step="auto"`` in the estimators uses it.
+    auto_step: ClassVar[StepRule | None] = Constant(eps=1.0)
+    #: Semistochastic batches for ``schedule="auto"``: small bound batches are not a usable
+    #: curvature estimate (docs/sqb.md), so gradient and curvature batches grow geometrically.
+    auto_schedule: ClassVar[BatchSchedule | None] = Geometric(b1=10.0, rate=1.1)
     needs_curvature_batch = True
     requires = frozenset({QUADRATIC_BOUND})
 

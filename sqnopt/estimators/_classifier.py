@@ -63,10 +63,14 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     alpha : float, default=1e-4
         L2 regularisation ``lambda`` (the objective's ``lam``).
     curvature : str, (name, params) or CurvatureModel, default="identity"
-        Search-direction model: ``"identity"`` (SGD), and whatever plugins register
-        (``"lbfgs"``, ``"res"``, ``"bfgs"``, ...). ``sqnopt list`` shows them.
-    schedule : str, (name, params) or BatchSchedule, default="fixed"
+        Search-direction model: ``"identity"`` (SGD), ``"lbfgs"`` (oLBFGS), ``"full_bfgs"``
+        (oBFGS), ``"regularized_bfgs"`` (RES), ``"adagrad"``, ``"quadratic_bound"`` (SQB, with
+        ``loss="binary_logistic"`` or a multiclass ``"softmax"``), and whatever plugins
+        register. ``sqnopt list`` shows them.
+    schedule : "auto", str, (name, params) or BatchSchedule, default="auto"
         Minibatch sizes (``("fixed", {"size": 20})``, ``("linear", {"gamma": 2.0})``, ...).
+        ``"auto"`` is the curvature model's ``auto_schedule`` if it declares one (SQB:
+        geometrically growing batches), else ``Fixed()`` (batches of 5).
     step : "auto", str, (name, params) or StepRule, default="auto"
         Step sizes. ``"auto"`` is ``Decaying(eps0=1/L, T0=n/b)`` with ``L`` a bound on the
         minibatch-gradient Lipschitz constant computed from the data, so features need no
@@ -136,7 +140,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         *,
         alpha: float = 1e-4,
         curvature: Any = DEFAULT_CURVATURE,
-        schedule: Any = "fixed",
+        schedule: Any = "auto",
         step: Any = "auto",
         projection: Any = None,
         fit_intercept: bool = True,
