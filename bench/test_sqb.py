@@ -139,6 +139,7 @@ def test_a9a_sqb_vs_sgd_asgd_and_sklearn(benchmark):
                   (1.0, 0.3, 0.1, 0.03, 0.01), benchmark)
 
 
+@pytest.mark.slow  # ~4 minutes: run explicitly; CI's smoke run skips it (-m "not slow")
 @pytest.mark.skipif(not available("news20"), reason="news20 not available")
 def test_news20_sqb_vs_sgd_asgd_and_sklearn(benchmark):
     # the long one (several minutes on 2 shared cores)

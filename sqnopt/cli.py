@@ -497,8 +497,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
     if args.kind:
         return 0
-    print("step (estimators and sqnopt train only):")
-    print("  auto  eps_t = 1/(L + lam t), L from the data (sqnopt.training.auto_step)")
+    print("schedule and step (estimators and sqnopt train only):")
+    print("  schedule auto  the curvature model's auto_schedule (SQB: geometric), else fixed(size=5)")
+    print("  step auto      the curvature model's auto_step (AdaGrad, SQB: constant 1), else")
+    print("                 eps_t = 1/(L + lam t) with L from the data (sqnopt.training.auto_step)")
     pm = get_plugin_manager()
     dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
     print("plugins:")

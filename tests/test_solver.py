@@ -285,3 +285,18 @@ def test_full_batch_is_exact_gradient_descent(boxes, sampling):
                  max_iter=20, random_state=0).fit(X, y)
     np.testing.assert_allclose(res.w, w, rtol=1e-12, atol=1e-14)
     assert res.n_samples == 20 * X.shape[0]
+
+
+def test_blas_threads_are_limited_while_running(boxes):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X, y = boxes
+    seen: list[set[int]] = []
+
+    def spy(info):
+        seen.append({d["num_threads"] for d in threadpoolctl.threadpool_info()
+                     if d["user_api"] == "blas"})
+
+    Solver(max_iter=3, report_every=1, callback=spy, random_state=0).fit(X, y)
+    assert seen and all(s <= {1} for s in seen)
+    with pytest.raises(ValueError, match="blas_threads"):
+        Solver(blas_threads=0)
