@@ -5,7 +5,7 @@ import numpy as np
 
 from libc.math cimport NAN
 
-from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f
+from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vprefetch
 
 
 ctypedef fused real_t:
@@ -94,6 +94,9 @@ cdef class RowData:
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
         return 0
 
+    cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
+        pass
+
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
         data64[0] = NULL
@@ -170,6 +173,9 @@ cdef class DenseRows64(RowData):
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
         return self.n_features
 
+    cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
+        vprefetch(&self.X[i, 0], self.n_features * sizeof(self.X[i, 0]))
+
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
         data64[0] = &self.X[i, 0]
@@ -203,6 +209,9 @@ cdef class DenseRows32(RowData):
 
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
         return self.n_features
+
+    cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
+        vprefetch(&self.X[i, 0], self.n_features * sizeof(self.X[i, 0]))
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
@@ -253,6 +262,13 @@ cdef class CSRRows64(RowData):
 
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
         return self.indptr[i + 1] - self.indptr[i]
+
+    cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        if nnz > 0:
+            vprefetch(&self.data[start], nnz * sizeof(self.data[start]))
+            vprefetch(&self.indices[start], nnz * sizeof(int))
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
@@ -309,6 +325,13 @@ cdef class CSRRows32(RowData):
 
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil:
         return self.indptr[i + 1] - self.indptr[i]
+
+    cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t start = self.indptr[i]
+        cdef Py_ssize_t nnz = self.indptr[i + 1] - start
+        if nnz > 0:
+            vprefetch(&self.data[start], nnz * sizeof(self.data[start]))
+            vprefetch(&self.indices[start], nnz * sizeof(int))
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:

@@ -101,6 +101,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef Py_ssize_t t, i
         cdef double m, yi, gi, coef, total = 0.0
         cdef double inv = 1.0 / size
+        for t in range(size):
+            self.data.row_prefetch(batch[t])
         memset(grad, 0, self.n_params * sizeof(double))
         for t in range(size):
             i = batch[t]
