@@ -14,16 +14,8 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
+from sqnopt._random cimport bounded_uint64
 from sqnopt._vec cimport vaxpy, vdot
-
-
-cdef inline uint64_t _bounded(bitgen_t* rng, uint64_t n) noexcept nogil:
-    cdef uint64_t threshold = (-n) % n
-    cdef uint64_t r
-    while True:
-        r = rng.next_uint64(rng.state)
-        if r >= threshold:
-            return r % n
 
 
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,
@@ -39,7 +31,7 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
     with nogil:
         for t in range(n_iter):
             for b in range(batch_size):
-                batch[b] = <Py_ssize_t> _bounded(rng, <uint64_t> N)
+                batch[b] = <Py_ssize_t> bounded_uint64(rng, <uint64_t> N)
             for j in range(n):
                 g[j] = 0.0
             loss = 0.0

@@ -89,8 +89,10 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
     radius
         Ball radius; ``None`` means ``1/sqrt(lam)``.
     fit_intercept
-        Fit an unregularised intercept (updated with the same step ``1/(lam t)``; the paper's
-        Sec. 4 discusses this choice).
+        Fit an unregularised intercept, updated with the same step ``1/(lam t)``. Its first
+        steps are of size ``1/lam`` and nothing shrinks it back, so for small ``lam`` (below
+        about 0.01) the intercept is noisy and can end far off; then prefer the paper's other
+        option, a constant feature column (a regularised bias) with ``fit_intercept=False``.
     """
     return Solver(objective=_objective("hinge", lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=PegasosStep(),

@@ -31,11 +31,13 @@ def test_parse_component() -> None:
 def test_train_on_the_builtin_dataset_then_evaluate_predict_plot(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "train", "--max-epochs", "2", "--progress", "never")
+    # The README's main command, with its defaults (up to 20 passes with early stopping); a
+    # 2-pass last iterate of plain SGD is too seed-dependent to test (F from 0.33 to 0.42).
+    code, out, err = run(capsys, "train", "--progress", "never")
     assert code == 0, err
     assert "a9a" in out and "32561 samples x 123 features" in out
     test_acc = float(out.split("test accuracy:")[1].split()[0])
-    assert test_acc > 0.83
+    assert test_acc > 0.84      # scikit-learn LogisticRegression, same lambda: 0.850
     model = LinearModel.load(tmp_path / "sqnopt_model.npz")
     assert model.coef.shape == (1, 123) and model.info["features"]["n_features"] == 123
     doc = json.loads((tmp_path / "sqnopt_history.json").read_text())

@@ -85,12 +85,24 @@ def test_pegasos_reaches_the_svm_optimum() -> None:
 
 
 def test_pegasos_with_intercept_and_average() -> None:
+    """The unregularised intercept takes the step 1/(lam t) too, so its first steps are of
+    size 1/lam: with lam = 1e-3 the intercept wanders by hundreds (measured) and accuracy falls
+    to the majority rate on most seeds -- the preset's docstring says so and recommends the
+    paper's alternative, a constant feature (regularised bias). At lam = 0.1 it is reliable:
+    every seed beats both the majority class (0.87) and the no-intercept fit (about 0.70)."""
     X, y = _data(seed=4)
     y = np.where(X[:, 0] > 0.3, 1.0, -1.0)     # needs an offset
-    res = Solver.pegasos(1e-3, batch_size=4, average=100, fit_intercept=True, max_epochs=30,
-                         random_state=0).fit(X, y)
-    acc = np.mean(np.sign(X @ res.coef + res.intercept) == y)
-    assert acc > 0.9 and res.intercept != 0.0
+    for seed in range(4):
+        res = Solver.pegasos(0.1, batch_size=4, average=100, fit_intercept=True, max_epochs=30,
+                             random_state=seed).fit(X, y)
+        acc = np.mean(np.sign(X @ res.coef + res.intercept) == y)
+        assert acc > 0.89 and res.intercept < -0.5, (seed, acc, res.intercept)
+    # The regularised-bias alternative at the small lam: a constant column, no intercept.
+    Xa = np.hstack([X, np.ones((X.shape[0], 1))])
+    for seed in range(4):
+        res = Solver.pegasos(1e-3, batch_size=4, average=100, max_epochs=30,
+                             random_state=seed).fit(Xa, y)
+        assert np.mean(np.sign(Xa @ res.coef) == y) > 0.98
 
 
 def test_presets_compose_the_named_components() -> None:

@@ -120,6 +120,38 @@ def test_shuffle_sampling_visits_every_sample_once_per_epoch(boxes):
     assert sorted(seen) == list(range(n))
 
 
+@pytest.mark.parametrize("n", [3, 7, 1000, 2**33 + 1])
+def test_uniform_and_subset_sampling_are_uniform(n):
+    """Chi-square goodness of fit of the bounded-integer draws (Lemire's multiply-shift method),
+    and the range and halves for an n above 2**32, where a 32-bit shortcut would show."""
+    from scipy.stats import chisquare
+
+    from sqnopt.solver._sampler import SubsetSampler, UniformSampler
+
+    for cls in (UniformSampler, SubsetSampler):
+        s = cls(n, np.random.PCG64(3)) if n < 10**6 else None
+        if s is None:       # a huge n: check the top and bottom halves and the range only
+            s = UniformSampler(n, np.random.PCG64(3))
+            d = s.draw(200_000)
+            assert d.min() >= 0 and d.max() < n
+            assert abs(np.mean(d < n // 2) - 0.5) < 5e-3
+            break
+        size = min(n - 1, 500)
+        d = np.concatenate([s.draw(size) for _ in range(400_000 // size)])
+        counts = np.bincount(d, minlength=n)
+        assert counts.shape == (n,)
+        assert chisquare(counts).pvalue > 1e-4
+
+
+def test_a_request_of_all_samples_or_more_is_the_full_batch():
+    from sqnopt.solver._sampler import ShuffleSampler, UniformSampler
+
+    for cls in (UniformSampler, ShuffleSampler):
+        s = cls(10, np.random.PCG64(0))
+        np.testing.assert_array_equal(s.draw(10), np.arange(10))
+        np.testing.assert_array_equal(s.draw(25), np.arange(10))
+
+
 def test_weighted_sampling_frequencies():
     from sqnopt.solver._sampler import WeightedSampler
 

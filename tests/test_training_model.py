@@ -15,13 +15,22 @@ from sqnopt.objectives import LogLoss
 from sqnopt.training import Trainer, auto_step, class_weight_vector
 
 
-def test_import_sqnopt_does_not_import_scikit_learn() -> None:
+def test_import_sqnopt_does_not_import_scikit_learn(tmp_path: Path) -> None:
+    import os
     import subprocess
 
+    import sqnopt
+
+    # Import the very package under test: run from an empty directory (so a source checkout in
+    # the working directory cannot shadow an installed package) with that package's parent
+    # directory first on the path.
     code = ("import sys, sqnopt, sqnopt.training, sqnopt.model, sqnopt.datasets, sqnopt.cli;"
             "print('sklearn' in sys.modules)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(sqnopt.__file__).resolve().parent.parent)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
 

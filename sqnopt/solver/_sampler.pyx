@@ -26,6 +26,8 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
+from sqnopt._random cimport bounded_uint64
+
 
 cdef class Sampler:
     """Base class. ``bit_generator`` is a ``numpy.random.BitGenerator`` shared by all samplers
@@ -47,13 +49,8 @@ cdef class Sampler:
         return self._bitgen
 
     cdef uint64_t _bounded(self, uint64_t n) noexcept nogil:
-        """Uniform integer in [0, n) by rejection (no modulo bias)."""
-        cdef uint64_t threshold = (-n) % n
-        cdef uint64_t r
-        while True:
-            r = self._rng.next_uint64(self._rng.state)
-            if r >= threshold:
-                return r % n
+        """Uniform integer in [0, n) (see sqnopt/_random.pxd)."""
+        return bounded_uint64(self._rng, n)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         return -1
@@ -66,6 +63,8 @@ cdef class Sampler:
         cdef Py_ssize_t[::1] o = out
         if self.cy_draw(size, &o[0]) != 0:
             raise StopIteration("the injected batch sequence is exhausted")
+        if size > self.n_samples and isinstance(self, (UniformSampler, ShuffleSampler)):
+            return out[:self.n_samples]     # a request of N or more is the full batch
         return out
 
 
