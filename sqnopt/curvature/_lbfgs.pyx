@@ -35,31 +35,11 @@ from sqnopt.curvature._secant cimport (
 )
 
 
-cdef inline double _axpy_then_dot(double a, const double* x, double* q, const double* y,
-                                  Py_ssize_t n) noexcept nogil:
-    """``q += a x`` and return ``y . q`` (the updated ``q``) in one pass over the vectors."""
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0, q1, q2, q3
-    while j + 4 <= n:
-        q0 = q[j] + a * x[j]
-        q1 = q[j + 1] + a * x[j + 1]
-        q2 = q[j + 2] + a * x[j + 2]
-        q3 = q[j + 3] + a * x[j + 3]
-        q[j] = q0
-        q[j + 1] = q1
-        q[j + 2] = q2
-        q[j + 3] = q3
-        s0 += y[j] * q0
-        s1 += y[j + 1] * q1
-        s2 += y[j + 2] * q2
-        s3 += y[j + 3] * q3
-        j += 4
-    while j < n:
-        q0 = q[j] + a * x[j]
-        q[j] = q0
-        s0 += y[j] * q0
-        j += 1
-    return (s0 + s1) + (s2 + s3)
+cdef extern from "_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (see _simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+    double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, Py_ssize_t n)
 
 
 cdef class LBFGSKernel(SecantKernel):
@@ -100,29 +80,29 @@ cdef class LBFGSKernel(SecantKernel):
                 out[j] *= gamma
             return
         idx = self.head                          # newest -> oldest
-        d = vdot(&self.V[idx, 0], out, n)
+        d = sq_dot(&self.V[idx, 0], out, n)
         for k in range(m):
             a = self.rho[idx] * d
             self.alpha[idx] = a
             nxt = idx - 1 if idx > 0 else tau - 1
             if k + 1 < m:
-                d = _axpy_then_dot(-a, &self.R[idx, 0], out, &self.V[nxt, 0], n)
+                d = sq_axpy_dot(-a, &self.R[idx, 0], out, &self.V[nxt, 0], n)
             else:
-                vaxpy(-a, &self.R[idx, 0], out, n)
+                sq_axpy(-a, &self.R[idx, 0], out, n)
             idx = nxt
         for j in range(n):
             out[j] *= gamma
         idx = self.head - m + 1                  # oldest -> newest
         if idx < 0:
             idx += tau
-        d = vdot(&self.R[idx, 0], out, n)
+        d = sq_dot(&self.R[idx, 0], out, n)
         for k in range(m):
             a = self.alpha[idx] - self.rho[idx] * d
             nxt = idx + 1 if idx < tau - 1 else 0
             if k + 1 < m:
-                d = _axpy_then_dot(a, &self.V[idx, 0], out, &self.R[nxt, 0], n)
+                d = sq_axpy_dot(a, &self.V[idx, 0], out, &self.R[nxt, 0], n)
             else:
-                vaxpy(a, &self.V[idx, 0], out, n)
+                sq_axpy(a, &self.V[idx, 0], out, n)
             idx = nxt
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:

@@ -1,0 +1,275 @@
+/* Vector kernels of the curvature models, compiled for several instruction sets.
+ *
+ * The package is built for the baseline x86-64 ISA (SSE2), which gives 2-wide double arithmetic.
+ * The hot O(n) and O(n^2) loops of the curvature models are therefore written once on 8-lane
+ * vectors (GCC/Clang vector extensions) and, on x86-64 Linux with GCC >= 6 / Clang >= 14,
+ * compiled three times through `target_clones` (AVX-512, AVX2, baseline); the loader picks the
+ * best variant for the running CPU (an ifunc, resolved once). Elsewhere the baseline variant is
+ * built. Everything here is plain loads, multiplies, adds and stores in a fixed order per lane --
+ * no FMA contraction (the package is built with -ffp-contract=off), no reassociation -- so every
+ * variant returns bit-identical results; only the speed differs.
+ *
+ * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
+ * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators).
+ */
+#ifndef SQNOPT_CURVATURE_SIMD_H
+#define SQNOPT_CURVATURE_SIMD_H
+
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#  if __has_attribute(target_clones)
+#    define SQ_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#  endif
+#endif
+#ifndef SQ_DISPATCH
+#  define SQ_DISPATCH
+#endif
+#if defined(__GNUC__)
+#  define SQ_UNUSED __attribute__((unused))
+#else
+#  define SQ_UNUSED
+#endif
+
+#if defined(__GNUC__)
+typedef double sq_v8 __attribute__((vector_size(64)));
+/* unaligned 8-lane load / store (memcpy compiles to one vector move per register) */
+#  define SQ_LOAD(dst, p) memcpy(&(dst), (p), sizeof(sq_v8))
+#  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
+#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+#  define SQ_SPLAT(v, s) do { double _s = (s); (v) = (sq_v8){_s, _s, _s, _s, _s, _s, _s, _s}; } while (0)
+static inline double sq_hsum(sq_v8 v)
+{
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+#else  /* portable fallback with the same lane structure (and hence the same results) */
+typedef struct { double l[8]; } sq_v8;
+#  define SQ_LOAD(dst, p) memcpy((dst).l, (p), sizeof(sq_v8))
+#  define SQ_STORE(p, src) memcpy((p), (src).l, sizeof(sq_v8))
+#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+#  define SQ_SPLAT(v, s) do { int _k; double _s = (s); for (_k = 0; _k < 8; _k++) (v).l[_k] = _s; } while (0)
+static inline double sq_hsum(sq_v8 v)
+{
+    return ((v.l[0] + v.l[1]) + (v.l[2] + v.l[3])) + ((v.l[4] + v.l[5]) + (v.l[6] + v.l[7]));
+}
+#endif
+
+#if defined(__GNUC__)
+#  define SQ_MADD(acc, a, b) ((acc) += (a) * (b))
+#  define SQ_AXPY(out, y, s, x) ((out) = (y) + (s) * (x))
+#  define SQ_ADD(out, a, b) ((out) = (a) + (b))
+#else
+#  define SQ_MADD(acc, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (a).l[_k] * (b).l[_k]; } while (0)
+#  define SQ_AXPY(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (s).l[_k] * (x).l[_k]; } while (0)
+#  define SQ_ADD(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] + (b).l[_k]; } while (0)
+#endif
+
+
+/* sum_j a[j] b[j] */
+SQ_DISPATCH SQ_UNUSED
+static double sq_dot(const double* a, const double* b, ptrdiff_t n)
+{
+    sq_v8 s0, s1, x, y;
+    ptrdiff_t j = 0;
+    double t = 0.0;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        SQ_LOAD(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);
+    }
+    if (j + 8 <= n) {
+        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        j += 8;
+    }
+    for (; j < n; j++)
+        t += a[j] * b[j];
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
+}
+
+/* y += alpha x */
+SQ_DISPATCH SQ_UNUSED
+static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
+{
+    sq_v8 a, xv, yv;
+    ptrdiff_t j = 0;
+    SQ_SPLAT(a, alpha);
+    for (; j + 8 <= n; j += 8) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPY(yv, yv, a, xv); SQ_STORE(y + j, yv);
+    }
+    for (; j < n; j++)
+        y[j] += alpha * x[j];
+}
+
+/* q += alpha x, then return y . q (the updated q), in one pass */
+SQ_DISPATCH SQ_UNUSED
+static double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, ptrdiff_t n)
+{
+    sq_v8 a, s0, s1, xv, qv, yv;
+    ptrdiff_t j = 0;
+    double t = 0.0, qj;
+    SQ_SPLAT(a, alpha);
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPY(qv, qv, a, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
+        SQ_LOAD(xv, x + j + 8); SQ_LOAD(qv, q + j + 8); SQ_AXPY(qv, qv, a, xv);
+        SQ_STORE(q + j + 8, qv);
+        SQ_LOAD(yv, y + j + 8); SQ_MADD(s1, yv, qv);
+    }
+    if (j + 8 <= n) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPY(qv, qv, a, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
+        j += 8;
+    }
+    for (; j < n; j++) {
+        qj = q[j] + alpha * x[j];
+        q[j] = qj;
+        t += y[j] * qj;
+    }
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
+}
+
+#define SQ_MAX_MERGE 16
+
+/* Symmetric low-rank terms are merged into S and two products are formed, in one pass over
+ * the upper triangle (j >= i, row-major, row stride ld; the strictly lower part of M is never
+ * read or written):
+ *
+ *     S <- S + sum_{k < m} (a_k b_k' + b_k a_k'),      y1 = S x1,   y2 = S x2
+ *
+ * with a_k = A + k lda, b_k = B + k lda, 0 <= m <= SQ_MAX_MERGE (m = 0: a read-only pass).
+ * Entry (i, j) becomes  S_ij + (sum_k a_k[i] b_k[j] + sum_k b_k[i] a_k[j])  (each sum in order
+ * k = 0, 1, ..., starting from 0).
+ *
+ * Rows are processed in blocks of four: each 8-wide column chunk of the pending vectors, of x
+ * and of y is loaded once per block and serves four rows (the merged chunk stays in a register
+ * for the products). A row contributes its off-diagonal part to y[i] by a dot product and to
+ * y[j > i] by an axpy (rows of a block in order). x and y must not overlap M, A, B or each
+ * other (x1 == x2 is allowed). */
+SQ_DISPATCH SQ_UNUSED
+static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t m,
+                                 const double* A, const double* B, ptrdiff_t lda,
+                                 const double* x1, const double* x2, double* y1, double* y2)
+{
+    ptrdiff_t i0, nb, r, c, j, k;
+    sq_v8 ca[SQ_MAX_MERGE][4], cb[SQ_MAX_MERGE][4];
+    if (m > SQ_MAX_MERGE)
+        m = SQ_MAX_MERGE;
+    memset(y1, 0, (size_t) n * sizeof(double));
+    memset(y2, 0, (size_t) n * sizeof(double));
+    for (i0 = 0; i0 < n; i0 += 4) {
+        double* row[4];
+        double t1[4] = {0.0, 0.0, 0.0, 0.0}, t2[4] = {0.0, 0.0, 0.0, 0.0};
+        sq_v8 s1[4], s2[4], av1[4], av2[4];
+        nb = n - i0 < 4 ? n - i0 : 4;
+        for (r = 0; r < 4; r++) {
+            row[r] = M + (i0 + (r < nb ? r : 0)) * ld;
+            SQ_ZERO(s1[r]);
+            SQ_ZERO(s2[r]);
+            SQ_SPLAT(av1[r], r < nb ? x1[i0 + r] : 0.0);
+            SQ_SPLAT(av2[r], r < nb ? x2[i0 + r] : 0.0);
+            for (k = 0; k < m; k++) {
+                SQ_SPLAT(ca[k][r], r < nb ? A[k * lda + i0 + r] : 0.0);
+                SQ_SPLAT(cb[k][r], r < nb ? B[k * lda + i0 + r] : 0.0);
+            }
+        }
+        /* the diagonal block (scalar): merge, then products */
+        for (r = 0; r < nb; r++) {
+            const ptrdiff_t i = i0 + r;
+            for (c = r; c < nb; c++) {
+                const ptrdiff_t jj = i0 + c;
+                double h = row[r][jj];
+                if (m > 0) {
+                    double p0 = 0.0, p1 = 0.0;
+                    for (k = 0; k < m; k++) {
+                        p0 += A[k * lda + i] * B[k * lda + jj];
+                        p1 += B[k * lda + i] * A[k * lda + jj];
+                    }
+                    h = h + (p0 + p1);
+                    row[r][jj] = h;
+                }
+                if (c == r) {
+                    y1[i] += h * x1[i];
+                    y2[i] += h * x2[i];
+                } else {
+                    t1[r] += h * x1[jj];
+                    t2[r] += h * x2[jj];
+                    y1[jj] += x1[i] * h;
+                    y2[jj] += x2[i] * h;
+                }
+            }
+        }
+        /* columns to the right of the block: 8-wide chunks, four rows at a time */
+        j = i0 + nb;
+        if (nb == 4) {
+            for (; j + 8 <= n; j += 8) {
+                sq_v8 h[4], xv1, xv2, yv1, yv2, bv, av;
+                for (r = 0; r < 4; r++)
+                    SQ_LOAD(h[r], row[r] + j);
+                if (m > 0) {
+                    sq_v8 p0[4], p1[4];
+                    for (r = 0; r < 4; r++) {
+                        SQ_ZERO(p0[r]);
+                        SQ_ZERO(p1[r]);
+                    }
+                    for (k = 0; k < m; k++) {
+                        SQ_LOAD(bv, B + k * lda + j);
+                        SQ_LOAD(av, A + k * lda + j);
+                        for (r = 0; r < 4; r++) {
+                            SQ_MADD(p0[r], ca[k][r], bv);
+                            SQ_MADD(p1[r], cb[k][r], av);
+                        }
+                    }
+                    for (r = 0; r < 4; r++) {
+                        SQ_ADD(p0[r], p0[r], p1[r]);
+                        SQ_ADD(h[r], h[r], p0[r]);
+                        SQ_STORE(row[r] + j, h[r]);
+                    }
+                }
+                SQ_LOAD(xv1, x1 + j);
+                SQ_LOAD(xv2, x2 + j);
+                SQ_LOAD(yv1, y1 + j);
+                SQ_LOAD(yv2, y2 + j);
+                for (r = 0; r < 4; r++) {
+                    SQ_MADD(s1[r], h[r], xv1);
+                    SQ_MADD(s2[r], h[r], xv2);
+                    SQ_AXPY(yv1, yv1, av1[r], h[r]);
+                    SQ_AXPY(yv2, yv2, av2[r], h[r]);
+                }
+                SQ_STORE(y1 + j, yv1);
+                SQ_STORE(y2 + j, yv2);
+            }
+        }
+        /* remaining columns (scalar), rows in order */
+        for (; j < n; j++) {
+            for (r = 0; r < nb; r++) {
+                const ptrdiff_t i = i0 + r;
+                double h = row[r][j];
+                if (m > 0) {
+                    double p0 = 0.0, p1 = 0.0;
+                    for (k = 0; k < m; k++) {
+                        p0 += A[k * lda + i] * B[k * lda + j];
+                        p1 += B[k * lda + i] * A[k * lda + j];
+                    }
+                    h = h + (p0 + p1);
+                    row[r][j] = h;
+                }
+                t1[r] += h * x1[j];
+                t2[r] += h * x2[j];
+                y1[j] += x1[i] * h;
+                y2[j] += x2[i] * h;
+            }
+        }
+        for (r = 0; r < nb; r++) {
+            y1[i0 + r] += sq_hsum(s1[r]) + t1[r];
+            y2[i0 + r] += sq_hsum(s2[r]) + t2[r];
+        }
+    }
+}
+
+#endif  /* SQNOPT_CURVATURE_SIMD_H */
