@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sqnopt.curvature import BFGSKernel
-from sqnopt.curvature._bfgs import FUSED_MIN_DIM, default_merge_every
+from sqnopt.curvature._bfgs import FUSED_MIN_DIM, _cholesky_upper, default_merge_every
 from sqnopt.curvature.reference import DenseBFGSKernelNumPy
 from sqnopt.interfaces import CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET
 
@@ -140,3 +140,47 @@ def test_fused_and_blas_storage_agree_in_a_long_run() -> None:
             assert k.update_pair(v, r) == PAIR_ACCEPTED
         for o in outs[1:]:
             np.testing.assert_allclose(o, outs[0], rtol=1e-7, atol=1e-10)
+
+
+# ---------------------------------------------------------------- RES: the Cholesky form
+@pytest.mark.parametrize("own", [True, False], ids=["own-cholesky", "lapack"])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 17, 33, 70])
+def test_res_cholesky_kernels_match_explicit_B(own: bool, n: int) -> None:
+    """Both factorisations (sq_potrf_upper with its masked last chunk, LAPACK dpotrf) give the
+    directions (B^{-1} + Gamma I) g of paper 000 eq. 9 along a run, B included."""
+    delta, Gamma = 1e-2, 1e-3
+    rng = np.random.default_rng(n)
+    k = BFGSKernel(n, delta=delta, Gamma=Gamma, init_scale=2.0, cholesky=True, own_cholesky=own)
+    assert k.own_cholesky == own
+    twin = DenseBFGSKernelNumPy(n, delta, Gamma, 2.0, **PLAIN)
+    out = np.empty(n)
+    for v, r in spd_pairs(n, 30, seed=n + 100):
+        g = rng.normal(size=n)
+        k.direction(g, out)
+        np.testing.assert_allclose(out, twin_dir(twin, g), rtol=1e-9, atol=1e-13)
+        assert k.update_pair(v, r) == twin.update_pair(v, r) == PAIR_ACCEPTED
+    np.testing.assert_allclose(k.hessian(), twin.B, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 9, 15, 16, 17, 31, 64, 100])
+def test_own_cholesky_matches_lapack_and_reports_the_failing_pivot(n: int) -> None:
+    rng = np.random.default_rng(n)
+    Q = rng.normal(size=(n, n))
+    S = Q @ Q.T + n * np.eye(n)
+    lower_garbage = np.triu(S) + np.tril(np.full((n, n), np.nan), -1)   # lower part never read
+    info, U = _cholesky_upper(lower_garbage, own=True)
+    info2, U2 = _cholesky_upper(S, own=False)
+    assert info == info2 == 0
+    np.testing.assert_allclose(U.T @ U, S, rtol=1e-12, atol=1e-12 * n)
+    np.testing.assert_allclose(U, U2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(U, np.linalg.cholesky(S).T, rtol=1e-10, atol=1e-12)
+    # indefinite: pivot k fails (LAPACK's info convention, 1-based)
+    for k in {0, n // 2, n - 1}:
+        E = S.copy()
+        E[k, k] = -1e6
+        assert _cholesky_upper(E, own=True)[0] == _cholesky_upper(E, own=False)[0] == k + 1
+    E = S.copy()
+    E[n - 1, n - 1] = np.nan
+    assert _cholesky_upper(E, own=True)[0] == n
+
+

@@ -32,7 +32,10 @@ cdef class BFGSKernel(SecantKernel):
     cdef double _rho
     cdef readonly double trace_H        # trace of H (inverse form), for the deferral bound
     cdef double _defer_limit
+    cdef readonly bint own_cholesky     # Cholesky form: sq_potrf_upper (else LAPACK dpotrf)
     cdef int _factor(self) noexcept nogil
+    cdef int _factor_F(self) noexcept nogil
+    cdef void _solve_F(self, double* b) noexcept nogil
     cdef void _products(self, const double* x1, const double* x2, double* y1, double* y2,
                         bint two) noexcept nogil
     cdef int _add_term(self, const double* g, double* hg) noexcept nogil

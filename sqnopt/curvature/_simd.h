@@ -15,6 +15,7 @@
 #ifndef SQNOPT_CURVATURE_SIMD_H
 #define SQNOPT_CURVATURE_SIMD_H
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -57,12 +58,21 @@ static inline double sq_hsum(sq_v8 v)
 
 #if defined(__GNUC__)
 #  define SQ_MADD(acc, a, b) ((acc) += (a) * (b))
+/* scalar s, vector x: the scalar is broadcast by the compiler (an embedded broadcast operand) */
+#  define SQ_MADDS(acc, s, x) ((acc) += (x) * (s))
+#  define SQ_AXPYS(out, y, s, x) ((out) = (y) + (x) * (s))
 #  define SQ_AXPY(out, y, s, x) ((out) = (y) + (s) * (x))
 #  define SQ_ADD(out, a, b) ((out) = (a) + (b))
+#  define SQ_SUB(out, a, b) ((out) = (a) - (b))
+#  define SQ_MUL(out, a, b) ((out) = (a) * (b))
 #else
 #  define SQ_MADD(acc, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (a).l[_k] * (b).l[_k]; } while (0)
+#  define SQ_MADDS(acc, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (x).l[_k] * (s); } while (0)
+#  define SQ_AXPYS(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (x).l[_k] * (s); } while (0)
 #  define SQ_AXPY(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (s).l[_k] * (x).l[_k]; } while (0)
 #  define SQ_ADD(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] + (b).l[_k]; } while (0)
+#  define SQ_SUB(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] - (b).l[_k]; } while (0)
+#  define SQ_MUL(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] * (b).l[_k]; } while (0)
 #endif
 
 
@@ -93,11 +103,10 @@ static double sq_dot(const double* a, const double* b, ptrdiff_t n)
 SQ_DISPATCH SQ_UNUSED
 static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
 {
-    sq_v8 a, xv, yv;
+    sq_v8 xv, yv;
     ptrdiff_t j = 0;
-    SQ_SPLAT(a, alpha);
     for (; j + 8 <= n; j += 8) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPY(yv, yv, a, xv); SQ_STORE(y + j, yv);
+        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
     }
     for (; j < n; j++)
         y[j] += alpha * x[j];
@@ -107,21 +116,20 @@ static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
 SQ_DISPATCH SQ_UNUSED
 static double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, ptrdiff_t n)
 {
-    sq_v8 a, s0, s1, xv, qv, yv;
+    sq_v8 s0, s1, xv, qv, yv;
     ptrdiff_t j = 0;
     double t = 0.0, qj;
-    SQ_SPLAT(a, alpha);
     SQ_ZERO(s0);
     SQ_ZERO(s1);
     for (; j + 16 <= n; j += 16) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPY(qv, qv, a, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
         SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
-        SQ_LOAD(xv, x + j + 8); SQ_LOAD(qv, q + j + 8); SQ_AXPY(qv, qv, a, xv);
+        SQ_LOAD(xv, x + j + 8); SQ_LOAD(qv, q + j + 8); SQ_AXPYS(qv, qv, alpha, xv);
         SQ_STORE(q + j + 8, qv);
         SQ_LOAD(yv, y + j + 8); SQ_MADD(s1, yv, qv);
     }
     if (j + 8 <= n) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPY(qv, qv, a, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
         SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
         j += 8;
     }
@@ -157,7 +165,7 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
                                  const double* x1, const double* x2, double* y1, double* y2)
 {
     ptrdiff_t i0, nb, r, c, j, k;
-    sq_v8 ca[SQ_MAX_MERGE][4], cb[SQ_MAX_MERGE][4];
+    double ca[SQ_MAX_MERGE][4], cb[SQ_MAX_MERGE][4];
     if (m > SQ_MAX_MERGE)
         m = SQ_MAX_MERGE;
     memset(y1, 0, (size_t) n * sizeof(double));
@@ -165,17 +173,18 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
     for (i0 = 0; i0 < n; i0 += 4) {
         double* row[4];
         double t1[4] = {0.0, 0.0, 0.0, 0.0}, t2[4] = {0.0, 0.0, 0.0, 0.0};
-        sq_v8 s1[4], s2[4], av1[4], av2[4];
+        double av1[4], av2[4];
+        sq_v8 s1[4], s2[4];
         nb = n - i0 < 4 ? n - i0 : 4;
         for (r = 0; r < 4; r++) {
             row[r] = M + (i0 + (r < nb ? r : 0)) * ld;
             SQ_ZERO(s1[r]);
             SQ_ZERO(s2[r]);
-            SQ_SPLAT(av1[r], r < nb ? x1[i0 + r] : 0.0);
-            SQ_SPLAT(av2[r], r < nb ? x2[i0 + r] : 0.0);
+            av1[r] = r < nb ? x1[i0 + r] : 0.0;
+            av2[r] = r < nb ? x2[i0 + r] : 0.0;
             for (k = 0; k < m; k++) {
-                SQ_SPLAT(ca[k][r], r < nb ? A[k * lda + i0 + r] : 0.0);
-                SQ_SPLAT(cb[k][r], r < nb ? B[k * lda + i0 + r] : 0.0);
+                ca[k][r] = r < nb ? A[k * lda + i0 + r] : 0.0;
+                cb[k][r] = r < nb ? B[k * lda + i0 + r] : 0.0;
             }
         }
         /* the diagonal block (scalar): merge, then products */
@@ -221,8 +230,8 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
                         SQ_LOAD(bv, B + k * lda + j);
                         SQ_LOAD(av, A + k * lda + j);
                         for (r = 0; r < 4; r++) {
-                            SQ_MADD(p0[r], ca[k][r], bv);
-                            SQ_MADD(p1[r], cb[k][r], av);
+                            SQ_MADDS(p0[r], ca[k][r], bv);
+                            SQ_MADDS(p1[r], cb[k][r], av);
                         }
                     }
                     for (r = 0; r < 4; r++) {
@@ -238,8 +247,8 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
                 for (r = 0; r < 4; r++) {
                     SQ_MADD(s1[r], h[r], xv1);
                     SQ_MADD(s2[r], h[r], xv2);
-                    SQ_AXPY(yv1, yv1, av1[r], h[r]);
-                    SQ_AXPY(yv2, yv2, av2[r], h[r]);
+                    SQ_AXPYS(yv1, yv1, av1[r], h[r]);
+                    SQ_AXPYS(yv2, yv2, av2[r], h[r]);
                 }
                 SQ_STORE(y1 + j, yv1);
                 SQ_STORE(y2 + j, yv2);
@@ -269,6 +278,148 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
             y1[i0 + r] += sq_hsum(s1[r]) + t1[r];
             y2[i0 + r] += sq_hsum(s2[r]) + t2[r];
         }
+    }
+}
+
+/* RES update of the stored B (upper triangle, row-major, stride ld) and a copy for the factor:
+ *     B_ij <- B_ij + alpha x_i x_j + beta y_i y_j  (+ delta on the diagonal),   F_ij <- B_ij
+ * for j >= i (entry: (B_ij + alpha x_i x_j) + beta y_i y_j, then + delta). One pass. */
+SQ_DISPATCH SQ_UNUSED
+static void sq_syr2_shift_copy_upper(ptrdiff_t n, double* B, ptrdiff_t ld, double alpha,
+                                     const double* x, double beta, const double* y,
+                                     double delta, double* F)
+{
+    ptrdiff_t i, j;
+    for (i = 0; i < n; i++) {
+        double* row = B + i * ld;
+        double* frow = F + i * ld;
+        const double ax = alpha * x[i], by = beta * y[i];
+        sq_v8 hv, xv, yv;
+        double h = (row[i] + ax * x[i]) + by * y[i];
+        h = h + delta;
+        row[i] = h;
+        frow[i] = h;
+        j = i + 1;
+        for (; j + 8 <= n; j += 8) {
+            SQ_LOAD(hv, row + j);
+            SQ_LOAD(xv, x + j); SQ_AXPYS(hv, hv, ax, xv);
+            SQ_LOAD(yv, y + j); SQ_AXPYS(hv, hv, by, yv);
+            SQ_STORE(row + j, hv);
+            SQ_STORE(frow + j, hv);
+        }
+        for (; j < n; j++) {
+            h = (row[j] + ax * x[j]) + by * y[j];
+            row[j] = h;
+            frow[j] = h;
+        }
+    }
+}
+
+/* In-place Cholesky factorisation S = U'U of the symmetric positive definite matrix whose upper
+ * triangle (j >= i, row-major, stride ld) is stored in F; U overwrites that triangle (the
+ * layout of LAPACK dpotrf with uplo = 'L' on the same memory read in column-major order, so
+ * dpotrs can use it). Right-looking, in panels of eight rows: the panel is factored (row by
+ * row, within the panel), then the trailing triangle gets the rank-8 update
+ *     F_ij <- F_ij - (sum_{r even} U_ri U_rj + sum_{r odd} U_ri U_rj)    (r = 0..7, in order)
+ * one 8-wide chunk at a time. For matrices that fit in the per-core cache (the caller picks
+ * LAPACK beyond). Returns 0, or k + 1 if the k-th pivot is not positive (or NaN). */
+#define SQ_PANEL 8
+/* sq_mask_tab + t: 8 lanes, the last t of them 1, the others 0 (1 <= t <= 8) */
+static const double sq_mask_tab[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+SQ_DISPATCH SQ_UNUSED
+static int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
+{
+    ptrdiff_t i0, nb, r, q, i, j;
+    for (i0 = 0; i0 < n; i0 += SQ_PANEL) {
+        const double* P[SQ_PANEL];
+        nb = n - i0 < SQ_PANEL ? n - i0 : SQ_PANEL;
+        /* factor the panel rows i0 .. i0 + nb - 1 (all columns j >= row) */
+        for (r = 0; r < nb; r++) {
+            const ptrdiff_t p = i0 + r;
+            double* prow = F + p * ld;
+            double d = prow[p], inv;
+            if (!(d > 0.0))      /* also catches NaN */
+                return (int) (p + 1);
+            d = sqrt(d);
+            prow[p] = d;
+            inv = 1.0 / d;
+            for (j = p + 1; j < n; j++)
+                prow[j] *= inv;
+            for (q = r + 1; q < nb; q++) {          /* later panel rows */
+                const ptrdiff_t pq = i0 + q;
+                double* qrow = F + pq * ld;
+                const double c = prow[pq];
+                for (j = pq; j < n; j++)
+                    qrow[j] = qrow[j] - c * prow[j];
+            }
+        }
+        if (nb < SQ_PANEL)
+            break;
+        for (r = 0; r < SQ_PANEL; r++)
+            P[r] = F + (i0 + r) * ld;
+        /* trailing rows i >= i0 + 8: rank-8 update of F[i, i:] */
+        for (i = i0 + SQ_PANEL; i < n; i++) {
+            double* row = F + i * ld;
+            double c[SQ_PANEL];
+            sq_v8 hv, pv, acc0, acc1;
+            for (r = 0; r < SQ_PANEL; r++)
+                c[r] = P[r][i];
+            j = i;
+            for (; j + 8 <= n; j += 8) {
+                SQ_ZERO(acc0);
+                SQ_ZERO(acc1);
+                for (r = 0; r < SQ_PANEL; r += 2) {
+                    SQ_LOAD(pv, P[r] + j);
+                    SQ_MADDS(acc0, c[r], pv);
+                    SQ_LOAD(pv, P[r + 1] + j);
+                    SQ_MADDS(acc1, c[r + 1], pv);
+                }
+                SQ_ADD(acc0, acc0, acc1);
+                SQ_LOAD(hv, row + j);
+                SQ_SUB(hv, hv, acc0);
+                SQ_STORE(row + j, hv);
+            }
+            if (j < n) {
+                /* the last n - j < 8 columns: one chunk ending at column n - 1 (n >= 16 here),
+                 * lanes before j multiplied by 0 -- they hold columns already done or the
+                 * (unused) strictly lower part of the row, which are rewritten unchanged; the
+                 * panel rows are finite there (their upper part) */
+                const ptrdiff_t j0 = n - 8;
+                sq_v8 mv;
+                SQ_LOAD(mv, sq_mask_tab + (n - j));
+                SQ_ZERO(acc0);
+                SQ_ZERO(acc1);
+                for (r = 0; r < SQ_PANEL; r += 2) {
+                    SQ_LOAD(pv, P[r] + j0);
+                    SQ_MADDS(acc0, c[r], pv);
+                    SQ_LOAD(pv, P[r + 1] + j0);
+                    SQ_MADDS(acc1, c[r + 1], pv);
+                }
+                SQ_ADD(acc0, acc0, acc1);
+                SQ_MUL(acc0, acc0, mv);
+                SQ_LOAD(hv, row + j0);
+                SQ_SUB(hv, hv, acc0);
+                SQ_STORE(row + j0, hv);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Solve U'U x = b in place (x overwrites b) with the factor of sq_potrf_upper / dpotrf. */
+SQ_DISPATCH SQ_UNUSED
+static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b)
+{
+    ptrdiff_t k;
+    for (k = 0; k < n; k++) {                 /* U' y = b: column sweep */
+        const double* urow = U + k * ld;
+        const double yk = b[k] / urow[k];
+        b[k] = yk;
+        sq_axpy(-yk, urow + k + 1, b + k + 1, n - k - 1);
+    }
+    for (k = n - 1; k >= 0; k--) {            /* U x = y: row dot products */
+        const double* urow = U + k * ld;
+        b[k] = (b[k] - sq_dot(urow + k + 1, b + k + 1, n - k - 1)) / urow[k];
     }
 }
 
