@@ -67,12 +67,12 @@ def _row_chunks(n_samples: int, first: int = 256) -> list[tuple[int, int]]:
 
 
 def first_below(X: np.ndarray, y: np.ndarray, lam: float, W: np.ndarray, target: float,
-                block: int = 4) -> tuple[int | None, float]:
+                block: int = 1) -> tuple[int | None, float]:
     """Index of the first row ``w`` of ``W`` with ``F(w) <= target`` and its exact ``F``
     (``(None, nan)`` if none).
 
     Exact (the same decision as evaluating every ``F``), but cheap for points far above the
-    target: rows of ``W`` are taken in blocks of 4, 8, 16, ...; within a block, the loss terms
+    target: rows of ``W`` are taken in blocks of 1, 2, 4, ...; within a block, the loss terms
     are summed over growing chunks of samples and a point is dropped as soon as its partial sum
     ``lam/2 |w|^2 + (1/N) sum_{i seen} max(0, 1 - y_i x_i w)^2`` exceeds the target (all terms are
     >= 0). A point that survives all chunks has its complete ``F``.
