@@ -235,6 +235,7 @@ def main() -> None:
         args.workers, args.cap = cfg["workers"], cfg.get("caps", args.cap)
         args.n = sorted({row["n"] for row in old["runs"]})
         args.cpu_seconds = cfg.get("cpu_seconds")
+        args.load_before, args.load_after = cfg.get("loadavg_before"), cfg.get("loadavg_after")
         report(old["runs"], args, cfg["wall_seconds"], Path(args.from_json).resolve())
         return
 
@@ -247,11 +248,13 @@ def main() -> None:
                 tasks.append((n, r, args.init, names, args.wall_check))
     # expensive tasks first so the pool does not end on a long tail
     tasks.sort(key=lambda t: -(t[0] ** 2 * (("res" in t[3]) * t[0] + ("obfgs" in t[3]) * 3)))
+    args.load_before = os.getloadavg()
     tic = time.perf_counter()
     cpu0 = os.times()
     rows = parallel(realization, tasks, args.workers)
     cpu1 = os.times()
     elapsed = time.perf_counter() - tic
+    args.load_after = os.getloadavg()
     args.cpu_seconds = (cpu1.children_user + cpu1.children_system + cpu1.user + cpu1.system) - (
         cpu0.children_user + cpu0.children_system + cpu0.user + cpu0.system)
     out = HERE / "results" / f"paper003_olbfgs_svm{('_' + args.tag) if args.tag else ''}.json"
@@ -262,10 +265,18 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, elapsed: float,
            out: Path) -> None:
     """Print the tables beside the paper's numbers; write the JSON and the figure."""
     cpu = getattr(args, "cpu_seconds", None)
+    lb, la = getattr(args, "load_before", None), getattr(args, "load_after", None)
     summary: dict[str, Any] = {}
     print(f"\nPaper 003 (Mokhtari & Ribeiro 2015), Figs. 1-4: boxes SVM, lam={LAM:g}, N={N_SAMPLES}, "
           f"Lt={LT:g}, init={args.init}; {args.realizations} realizations, {args.workers} workers, "
-          f"{elapsed:.0f} s wall" + (f", {cpu:.0f} CPU s" if cpu is not None else ""))
+          f"{elapsed:.0f} s wall" + (f", {cpu:.0f} CPU s (= {cpu / args.workers:.0f} s on "
+                                     f"{args.workers} dedicated cores)" if cpu else ""))
+    if lb is not None and la is not None:
+        print(f"load average (1/5/15 min) before: {lb[0]:.2f} {lb[1]:.2f} {lb[2]:.2f}; "
+              f"after: {la[0]:.2f} {la[1]:.2f} {la[2]:.2f} (machine shared with other jobs)")
+    caps = [c for c in args.cap if int(c.split(":")[2]) < args.realizations]
+    if caps:
+        print("caps (method:n:realizations run): " + " ".join(caps))
     for n in args.n:
         print(f"\nn = {n}: F after Lt = {LT:g}   |   time to F <= {TARGET[n]:g} (seconds)")
         print(f"  {'method':7s} {'J':>5s}  {'F min':>9s} {'F mean':>9s} {'F max':>9s}   "
@@ -313,6 +324,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, elapsed: float,
                           "init": args.init, "realizations": args.realizations,
                           "caps": args.cap,
                           "workers": args.workers, "wall_seconds": elapsed, "cpu_seconds": cpu,
+                          "loadavg_before": lb, "loadavg_after": la,
                           "machine": platform.processor() or platform.machine(),
                           "python": platform.python_version()},
                "summary": summary, "runs": rows}

@@ -8,8 +8,10 @@ Every benchmark measures its baseline in the same process and prints the ratio i
   ``ddot``/``daxpy`` calls on cached vectors -- goal: within 2x (``c = 4``: iterate update,
   gradient difference and the two ``lam w`` terms; our iteration also copies and checks vectors);
 * RES (Cholesky form) per-iteration cost vs one LAPACK ``dpotrf`` of the same size (the published
-  O(n^3) step) -- goal: at most the LAPACK solve plus O(n^2) work;
-* oBFGS per-iteration cost vs one BLAS ``dsymv`` (its O(n^2) floor is three passes over H);
+  O(n^3) step) -- goal: at most the LAPACK solve plus O(n^2) work; also vs the same kernel forced
+  onto LAPACK (``own_cholesky=False``);
+* oBFGS per-iteration cost vs one BLAS ``dsymv`` (a read-only pass over H; the deferred update
+  needs one pass per iteration plus a fold every few), and vs the other storage path;
 * time to the paper-003 targets (F <= 1e-4 at n = 100, F <= 1e-5 at n = 1000) for oLBFGS, SGD
   and SAG vs the paper's means -- goal: >= 5x faster (oLBFGS < 15 ms / < 25 ms); oBFGS and RES
   are measured by ``bench/paper003_olbfgs_svm.py`` (their runs take seconds to minutes).
@@ -100,21 +102,28 @@ def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
     g = rng.normal(size=n)
     out = np.empty(n)
 
-    def iterations() -> None:
+    def iterations(kern: Any = kernel) -> None:
         for i in range(k):
-            kernel.direction(g, out)
-            kernel.update_pair(V[i], R[i])
+            kern.direction(g, out)
+            kern.update_pair(V[i], R[i])
 
     benchmark.pedantic(iterations, rounds=3, iterations=1, warmup_rounds=1)
     Af = np.asfortranarray(A)
     t_res, t_potrf = interleaved(iterations, lambda: [lapack.dpotrf(Af, lower=1) for _ in range(k)],
                                  rounds=7)
+    # the same kernel with LAPACK dpotrf/dpotrs instead of its own Cholesky (n <= 160 only)
+    lapack_kernel = BFGSKernel(n, delta=1e-3, Gamma=1e-4, cholesky=True, own_cholesky=False)
+    t_res2, t_lap = interleaved(iterations, lambda: iterations(lapack_kernel), rounds=7)
     per_iter, potrf = t_res / k, t_potrf / k
     ratio = per_iter / potrf
     benchmark.extra_info.update({"n": n, "seconds_per_iteration": per_iter,
-                                 "dpotrf_seconds": potrf, "ratio_to_dpotrf": ratio})
-    print(f"\n[RES n={n}] {per_iter * 1e6:.1f} us/iteration (update + factor + solve) vs one "
-          f"LAPACK dpotrf (scipy wrapper, copies A) {potrf * 1e6:.1f} us -> ratio {ratio:.2f}")
+                                 "dpotrf_seconds": potrf, "ratio_to_dpotrf": ratio,
+                                 "own_cholesky": bool(kernel.own_cholesky),
+                                 "ratio_to_lapack_path": t_res2 / t_lap})
+    print(f"\n[RES n={n}] {per_iter * 1e6:.1f} us/iteration (update + factor + solve; "
+          f"{'own' if kernel.own_cholesky else 'LAPACK'} Cholesky) vs one LAPACK dpotrf "
+          f"(scipy wrapper, copies A) {potrf * 1e6:.1f} us -> ratio {ratio:.2f}; vs the same "
+          f"iteration through LAPACK dpotrf/dpotrs: {t_res2 / t_lap:.2f}")
 
 
 @pytest.mark.parametrize("n", [100, 1000])
@@ -131,21 +140,28 @@ def test_obfgs_iteration_vs_dsymv(benchmark: Any, n: int) -> None:
     g = rng.normal(size=n)
     out = np.empty(n)
 
-    def iterations() -> None:
+    def iterations(kern: Any = kernel) -> None:
         for i in range(k):
-            kernel.direction(g, out)
-            kernel.update_pair(V[i], R[i])
+            kern.direction(g, out)
+            kern.update_pair(V[i], R[i])
 
     benchmark.pedantic(iterations, rounds=3, iterations=1, warmup_rounds=1)
     Af = np.asfortranarray(A)
     t_bfgs, t_symv = interleaved(iterations, lambda: [blas.dsymv(1.0, Af, g, lower=1)
                                                       for _ in range(k)], rounds=7)
+    # the other storage path: BLAS level 2 (dsyr2 + 2 dsymv) vs the fused one-pass kernel
+    other = BFGSKernel(n, fused=not kernel.fused)
+    t_a, t_b = interleaved(iterations, lambda: iterations(other), rounds=7)
     per_iter, symv = t_bfgs / k, t_symv / k
     ratio = per_iter / symv
     benchmark.extra_info.update({"n": n, "seconds_per_iteration": per_iter,
-                                 "dsymv_seconds": symv, "ratio_to_dsymv": ratio})
-    print(f"\n[oBFGS n={n}] {per_iter * 1e6:.1f} us/iteration vs one BLAS dsymv "
-          f"{symv * 1e6:.1f} us -> ratio {ratio:.2f} (2 dsymv + 1 dsyr2 per iteration)")
+                                 "dsymv_seconds": symv, "ratio_to_dsymv": ratio,
+                                 "fused": bool(kernel.fused), "merge_every": kernel.merge_every,
+                                 "ratio_to_other_path": t_a / t_b})
+    path = (f"fused one-pass kernel, fold every {kernel.merge_every}" if kernel.fused else
+            "BLAS: dsyr2 + 2 dsymv")
+    print(f"\n[oBFGS n={n}] {per_iter * 1e6:.1f} us/iteration ({path}) vs one BLAS dsymv "
+          f"{symv * 1e6:.1f} us -> ratio {ratio:.2f}; vs the other path: {t_a / t_b:.2f}")
 
 
 @pytest.mark.parametrize("method", ["olbfgs", "sgd", "sag"])

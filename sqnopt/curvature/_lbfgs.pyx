@@ -26,8 +26,6 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
-from scipy.linalg.cython_blas cimport ddot
-
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -35,31 +33,14 @@ from sqnopt.curvature._secant cimport (
 )
 
 
-cdef inline double _axpy_then_dot(double a, const double* x, double* q, const double* y,
-                                  Py_ssize_t n) noexcept nogil:
-    """``q += a x`` and return ``y . q`` (the updated ``q``) in one pass over the vectors."""
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0, q1, q2, q3
-    while j + 4 <= n:
-        q0 = q[j] + a * x[j]
-        q1 = q[j + 1] + a * x[j + 1]
-        q2 = q[j + 2] + a * x[j + 2]
-        q3 = q[j + 3] + a * x[j + 3]
-        q[j] = q0
-        q[j + 1] = q1
-        q[j + 2] = q2
-        q[j + 3] = q3
-        s0 += y[j] * q0
-        s1 += y[j + 1] * q1
-        s2 += y[j + 2] * q2
-        s3 += y[j + 3] * q3
-        j += 4
-    while j < n:
-        q0 = q[j] + a * x[j]
-        q[j] = q0
-        s0 += y[j] * q0
-        j += 1
-    return (s0 + s1) + (s2 + s3)
+cdef extern from "_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (see _simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+    double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, Py_ssize_t n)
+    void sq_two_loop(Py_ssize_t n, const double* V, const double* R, Py_ssize_t ld,
+                     Py_ssize_t tau, Py_ssize_t m, Py_ssize_t head, const double* rho,
+                     double* alpha, double gamma, const double* g, double* out)
 
 
 cdef class LBFGSKernel(SecantKernel):
@@ -90,40 +71,10 @@ cdef class LBFGSKernel(SecantKernel):
 
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
         # Each axpy of the recursion is fused with the dot product that follows it (one pass
-        # over q instead of two): 2 tau + 3 passes over n-vectors, 4 tau n + n multiply-adds.
-        cdef Py_ssize_t n = self.dim, tau = self.memory, m = self.count
-        cdef Py_ssize_t k, j, idx, nxt
-        cdef double a, d, gamma = self.gamma
-        memcpy(out, g, n * sizeof(double))
-        if m == 0:
-            for j in range(n):
-                out[j] *= gamma
-            return
-        idx = self.head                          # newest -> oldest
-        d = vdot(&self.V[idx, 0], out, n)
-        for k in range(m):
-            a = self.rho[idx] * d
-            self.alpha[idx] = a
-            nxt = idx - 1 if idx > 0 else tau - 1
-            if k + 1 < m:
-                d = _axpy_then_dot(-a, &self.R[idx, 0], out, &self.V[nxt, 0], n)
-            else:
-                vaxpy(-a, &self.R[idx, 0], out, n)
-            idx = nxt
-        for j in range(n):
-            out[j] *= gamma
-        idx = self.head - m + 1                  # oldest -> newest
-        if idx < 0:
-            idx += tau
-        d = vdot(&self.R[idx, 0], out, n)
-        for k in range(m):
-            a = self.alpha[idx] - self.rho[idx] * d
-            nxt = idx + 1 if idx < tau - 1 else 0
-            if k + 1 < m:
-                d = _axpy_then_dot(a, &self.V[idx, 0], out, &self.R[nxt, 0], n)
-            else:
-                vaxpy(a, &self.V[idx, 0], out, n)
-            idx = nxt
+        # over q instead of two): 2 tau + 3 passes over n-vectors, 4 tau n + n multiply-adds;
+        # the whole recursion is one call into _simd.h (AVX-512 / AVX2 / baseline variants).
+        sq_two_loop(self.dim, &self.V[0, 0], &self.R[0, 0], self.dim, self.memory, self.count,
+                    self.head, &self.rho[0], &self.alpha[0], self.gamma, g, out)
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
         cdef Py_ssize_t n = self.dim, tau = self.memory, m = self.count
@@ -167,9 +118,8 @@ cdef class LBFGSKernel(SecantKernel):
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
         cdef Py_ssize_t n = self.dim
         cdef Py_ssize_t slot = self.head + 1 if self.head < self.memory - 1 else 0
-        cdef int ni = <int> n, inc = 1
-        cdef double vr = ddot(&ni, <double*> v, &inc, <double*> r, &inc)
-        cdef double rr = ddot(&ni, <double*> r, &inc, <double*> r, &inc)
+        cdef double vr = sq_dot(v, r, n)
+        cdef double rr = sq_dot(r, r, n)
         cdef double vv = 0.0
         cdef double* rs
         # v'r and r'r are finite only if every entry of v and r is (an inf or NaN entry makes

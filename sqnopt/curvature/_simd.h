@@ -1,0 +1,473 @@
+/* Vector kernels of the curvature models, compiled for several instruction sets.
+ *
+ * The package is built for the baseline x86-64 ISA (SSE2), which gives 2-wide double arithmetic.
+ * The hot O(n) and O(n^2) loops of the curvature models are therefore written once on 8-lane
+ * vectors (GCC/Clang vector extensions) and, on x86-64 Linux with GCC >= 6 / Clang >= 14,
+ * compiled three times through `target_clones` (AVX-512, AVX2, baseline); the loader picks the
+ * best variant for the running CPU (an ifunc, resolved once). Elsewhere the baseline variant is
+ * built. Everything here is plain loads, multiplies, adds and stores in a fixed order per lane --
+ * no FMA contraction (the package is built with -ffp-contract=off), no reassociation -- so every
+ * variant returns bit-identical results; only the speed differs.
+ *
+ * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
+ * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators).
+ */
+#ifndef SQNOPT_CURVATURE_SIMD_H
+#define SQNOPT_CURVATURE_SIMD_H
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#  if __has_attribute(target_clones)
+#    define SQ_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#  endif
+#endif
+#ifndef SQ_DISPATCH
+#  define SQ_DISPATCH
+#endif
+#if defined(__GNUC__)
+#  define SQ_UNUSED __attribute__((unused))
+#else
+#  define SQ_UNUSED
+#endif
+
+#if defined(__GNUC__)
+typedef double sq_v8 __attribute__((vector_size(64)));
+/* unaligned 8-lane load / store (memcpy compiles to one vector move per register) */
+#  define SQ_LOAD(dst, p) memcpy(&(dst), (p), sizeof(sq_v8))
+#  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
+#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+#  define SQ_SPLAT(v, s) do { double _s = (s); (v) = (sq_v8){_s, _s, _s, _s, _s, _s, _s, _s}; } while (0)
+static inline double sq_hsum(sq_v8 v)
+{
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+#else  /* portable fallback with the same lane structure (and hence the same results) */
+typedef struct { double l[8]; } sq_v8;
+#  define SQ_LOAD(dst, p) memcpy((dst).l, (p), sizeof(sq_v8))
+#  define SQ_STORE(p, src) memcpy((p), (src).l, sizeof(sq_v8))
+#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+#  define SQ_SPLAT(v, s) do { int _k; double _s = (s); for (_k = 0; _k < 8; _k++) (v).l[_k] = _s; } while (0)
+static inline double sq_hsum(sq_v8 v)
+{
+    return ((v.l[0] + v.l[1]) + (v.l[2] + v.l[3])) + ((v.l[4] + v.l[5]) + (v.l[6] + v.l[7]));
+}
+#endif
+
+#if defined(__GNUC__)
+#  define SQ_MADD(acc, a, b) ((acc) += (a) * (b))
+/* scalar s, vector x: the scalar is broadcast by the compiler (an embedded broadcast operand) */
+#  define SQ_MADDS(acc, s, x) ((acc) += (x) * (s))
+#  define SQ_AXPYS(out, y, s, x) ((out) = (y) + (x) * (s))
+#  define SQ_AXPY(out, y, s, x) ((out) = (y) + (s) * (x))
+#  define SQ_ADD(out, a, b) ((out) = (a) + (b))
+#  define SQ_SUB(out, a, b) ((out) = (a) - (b))
+#  define SQ_MUL(out, a, b) ((out) = (a) * (b))
+#else
+#  define SQ_MADD(acc, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (a).l[_k] * (b).l[_k]; } while (0)
+#  define SQ_MADDS(acc, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (x).l[_k] * (s); } while (0)
+#  define SQ_AXPYS(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (x).l[_k] * (s); } while (0)
+#  define SQ_AXPY(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (s).l[_k] * (x).l[_k]; } while (0)
+#  define SQ_ADD(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] + (b).l[_k]; } while (0)
+#  define SQ_SUB(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] - (b).l[_k]; } while (0)
+#  define SQ_MUL(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] * (b).l[_k]; } while (0)
+#endif
+
+
+/* sum_j a[j] b[j] */
+SQ_DISPATCH SQ_UNUSED
+static double sq_dot(const double* a, const double* b, ptrdiff_t n)
+{
+    sq_v8 s0, s1, x, y;
+    ptrdiff_t j = 0;
+    double t = 0.0;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        SQ_LOAD(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);
+    }
+    if (j + 8 <= n) {
+        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        j += 8;
+    }
+    for (; j < n; j++)
+        t += a[j] * b[j];
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
+}
+
+/* y += alpha x */
+SQ_DISPATCH SQ_UNUSED
+static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
+{
+    sq_v8 xv, yv;
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
+    }
+    for (; j < n; j++)
+        y[j] += alpha * x[j];
+}
+
+/* q += alpha x, then return y . q (the updated q), in one pass */
+SQ_DISPATCH SQ_UNUSED
+static double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, ptrdiff_t n)
+{
+    sq_v8 s0, s1, xv, qv, yv;
+    ptrdiff_t j = 0;
+    double t = 0.0, qj;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
+        SQ_LOAD(xv, x + j + 8); SQ_LOAD(qv, q + j + 8); SQ_AXPYS(qv, qv, alpha, xv);
+        SQ_STORE(q + j + 8, qv);
+        SQ_LOAD(yv, y + j + 8); SQ_MADD(s1, yv, qv);
+    }
+    if (j + 8 <= n) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
+        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
+        j += 8;
+    }
+    for (; j < n; j++) {
+        qj = q[j] + alpha * x[j];
+        q[j] = qj;
+        t += y[j] * qj;
+    }
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
+}
+
+/* The L-BFGS two-loop recursion (Nocedal & Wright 2006, Algorithm 7.4) over a ring buffer:
+ * out = H g with the m most recent pairs (v_u, r_u) stored in the rows of V and R (row stride
+ * ld), the newest in row `head`, rho[u] = 1 / v_u'r_u, H_0 = gamma I; alpha[] is scratch of
+ * length tau. Each axpy is fused with the dot product that follows it (sq_axpy_dot), so the
+ * recursion makes 2m + 2 passes over n-vectors. One call instead of 2m + 2 (the per-call
+ * cost matters at n ~ 100). */
+SQ_DISPATCH SQ_UNUSED
+static void sq_two_loop(ptrdiff_t n, const double* V, const double* R, ptrdiff_t ld,
+                        ptrdiff_t tau, ptrdiff_t m, ptrdiff_t head, const double* rho,
+                        double* alpha, double gamma, const double* g, double* out)
+{
+    ptrdiff_t k, j, idx, nxt;
+    double a, d;
+    memcpy(out, g, (size_t) n * sizeof(double));
+    if (m > 0) {
+        idx = head;                                   /* newest -> oldest */
+        d = sq_dot(V + idx * ld, out, n);
+        for (k = 0; k < m; k++) {
+            a = rho[idx] * d;
+            alpha[idx] = a;
+            nxt = idx > 0 ? idx - 1 : tau - 1;
+            if (k + 1 < m)
+                d = sq_axpy_dot(-a, R + idx * ld, out, V + nxt * ld, n);
+            else
+                sq_axpy(-a, R + idx * ld, out, n);
+            idx = nxt;
+        }
+    }
+    for (j = 0; j < n; j++)
+        out[j] *= gamma;
+    if (m == 0)
+        return;
+    idx = head - m + 1;                               /* oldest -> newest */
+    if (idx < 0)
+        idx += tau;
+    d = sq_dot(R + idx * ld, out, n);
+    for (k = 0; k < m; k++) {
+        a = alpha[idx] - rho[idx] * d;
+        nxt = idx < tau - 1 ? idx + 1 : 0;
+        if (k + 1 < m)
+            d = sq_axpy_dot(a, V + idx * ld, out, R + nxt * ld, n);
+        else
+            sq_axpy(a, V + idx * ld, out, n);
+        idx = nxt;
+    }
+}
+
+#define SQ_MAX_MERGE 16
+
+/* Symmetric low-rank terms are merged into S and two products are formed, in one pass over
+ * the upper triangle (j >= i, row-major, row stride ld; the strictly lower part of M is never
+ * read or written):
+ *
+ *     S <- S + sum_{k < m} (a_k b_k' + b_k a_k'),      y1 = S x1,   y2 = S x2
+ *
+ * with a_k = A + k lda, b_k = B + k lda, 0 <= m <= SQ_MAX_MERGE (m = 0: a read-only pass).
+ * Entry (i, j) becomes  S_ij + (sum_k a_k[i] b_k[j] + sum_k b_k[i] a_k[j])  (each sum in order
+ * k = 0, 1, ..., starting from 0).
+ *
+ * Rows are processed in blocks of four: each 8-wide column chunk of the pending vectors, of x
+ * and of y is loaded once per block and serves four rows (the merged chunk stays in a register
+ * for the products). A row contributes its off-diagonal part to y[i] by a dot product and to
+ * y[j > i] by an axpy (rows of a block in order). x and y must not overlap M, A, B or each
+ * other (x1 == x2 is allowed). */
+SQ_DISPATCH SQ_UNUSED
+static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t m,
+                                 const double* A, const double* B, ptrdiff_t lda,
+                                 const double* x1, const double* x2, double* y1, double* y2)
+{
+    ptrdiff_t i0, nb, r, c, j, k;
+    double ca[SQ_MAX_MERGE][4], cb[SQ_MAX_MERGE][4];
+    if (m > SQ_MAX_MERGE)
+        m = SQ_MAX_MERGE;
+    memset(y1, 0, (size_t) n * sizeof(double));
+    memset(y2, 0, (size_t) n * sizeof(double));
+    for (i0 = 0; i0 < n; i0 += 4) {
+        double* row[4];
+        double t1[4] = {0.0, 0.0, 0.0, 0.0}, t2[4] = {0.0, 0.0, 0.0, 0.0};
+        double av1[4], av2[4];
+        sq_v8 s1[4], s2[4];
+        nb = n - i0 < 4 ? n - i0 : 4;
+        for (r = 0; r < 4; r++) {
+            row[r] = M + (i0 + (r < nb ? r : 0)) * ld;
+            SQ_ZERO(s1[r]);
+            SQ_ZERO(s2[r]);
+            av1[r] = r < nb ? x1[i0 + r] : 0.0;
+            av2[r] = r < nb ? x2[i0 + r] : 0.0;
+            for (k = 0; k < m; k++) {
+                ca[k][r] = r < nb ? A[k * lda + i0 + r] : 0.0;
+                cb[k][r] = r < nb ? B[k * lda + i0 + r] : 0.0;
+            }
+        }
+        /* the diagonal block (scalar): merge, then products */
+        for (r = 0; r < nb; r++) {
+            const ptrdiff_t i = i0 + r;
+            for (c = r; c < nb; c++) {
+                const ptrdiff_t jj = i0 + c;
+                double h = row[r][jj];
+                if (m > 0) {
+                    double p0 = 0.0, p1 = 0.0;
+                    for (k = 0; k < m; k++) {
+                        p0 += A[k * lda + i] * B[k * lda + jj];
+                        p1 += B[k * lda + i] * A[k * lda + jj];
+                    }
+                    h = h + (p0 + p1);
+                    row[r][jj] = h;
+                }
+                if (c == r) {
+                    y1[i] += h * x1[i];
+                    y2[i] += h * x2[i];
+                } else {
+                    t1[r] += h * x1[jj];
+                    t2[r] += h * x2[jj];
+                    y1[jj] += x1[i] * h;
+                    y2[jj] += x2[i] * h;
+                }
+            }
+        }
+        /* columns to the right of the block: 8-wide chunks, four rows at a time */
+        j = i0 + nb;
+        if (nb == 4) {
+            for (; j + 8 <= n; j += 8) {
+                sq_v8 h[4], xv1, xv2, yv1, yv2, bv, av;
+                for (r = 0; r < 4; r++)
+                    SQ_LOAD(h[r], row[r] + j);
+                if (m > 0) {
+                    sq_v8 p0[4], p1[4];
+                    for (r = 0; r < 4; r++) {
+                        SQ_ZERO(p0[r]);
+                        SQ_ZERO(p1[r]);
+                    }
+                    for (k = 0; k < m; k++) {
+                        SQ_LOAD(bv, B + k * lda + j);
+                        SQ_LOAD(av, A + k * lda + j);
+                        for (r = 0; r < 4; r++) {
+                            SQ_MADDS(p0[r], ca[k][r], bv);
+                            SQ_MADDS(p1[r], cb[k][r], av);
+                        }
+                    }
+                    for (r = 0; r < 4; r++) {
+                        SQ_ADD(p0[r], p0[r], p1[r]);
+                        SQ_ADD(h[r], h[r], p0[r]);
+                        SQ_STORE(row[r] + j, h[r]);
+                    }
+                }
+                SQ_LOAD(xv1, x1 + j);
+                SQ_LOAD(xv2, x2 + j);
+                SQ_LOAD(yv1, y1 + j);
+                SQ_LOAD(yv2, y2 + j);
+                for (r = 0; r < 4; r++) {
+                    SQ_MADD(s1[r], h[r], xv1);
+                    SQ_MADD(s2[r], h[r], xv2);
+                    SQ_AXPYS(yv1, yv1, av1[r], h[r]);
+                    SQ_AXPYS(yv2, yv2, av2[r], h[r]);
+                }
+                SQ_STORE(y1 + j, yv1);
+                SQ_STORE(y2 + j, yv2);
+            }
+        }
+        /* remaining columns (scalar), rows in order */
+        for (; j < n; j++) {
+            for (r = 0; r < nb; r++) {
+                const ptrdiff_t i = i0 + r;
+                double h = row[r][j];
+                if (m > 0) {
+                    double p0 = 0.0, p1 = 0.0;
+                    for (k = 0; k < m; k++) {
+                        p0 += A[k * lda + i] * B[k * lda + j];
+                        p1 += B[k * lda + i] * A[k * lda + j];
+                    }
+                    h = h + (p0 + p1);
+                    row[r][j] = h;
+                }
+                t1[r] += h * x1[j];
+                t2[r] += h * x2[j];
+                y1[j] += x1[i] * h;
+                y2[j] += x2[i] * h;
+            }
+        }
+        for (r = 0; r < nb; r++) {
+            y1[i0 + r] += sq_hsum(s1[r]) + t1[r];
+            y2[i0 + r] += sq_hsum(s2[r]) + t2[r];
+        }
+    }
+}
+
+/* RES update of the stored B (upper triangle, row-major, stride ld) and a copy for the factor:
+ *     B_ij <- B_ij + alpha x_i x_j + beta y_i y_j  (+ delta on the diagonal),   F_ij <- B_ij
+ * for j >= i (entry: (B_ij + alpha x_i x_j) + beta y_i y_j, then + delta). One pass. */
+SQ_DISPATCH SQ_UNUSED
+static void sq_syr2_shift_copy_upper(ptrdiff_t n, double* B, ptrdiff_t ld, double alpha,
+                                     const double* x, double beta, const double* y,
+                                     double delta, double* F)
+{
+    ptrdiff_t i, j;
+    for (i = 0; i < n; i++) {
+        double* row = B + i * ld;
+        double* frow = F + i * ld;
+        const double ax = alpha * x[i], by = beta * y[i];
+        sq_v8 hv, xv, yv;
+        double h = (row[i] + ax * x[i]) + by * y[i];
+        h = h + delta;
+        row[i] = h;
+        frow[i] = h;
+        j = i + 1;
+        for (; j + 8 <= n; j += 8) {
+            SQ_LOAD(hv, row + j);
+            SQ_LOAD(xv, x + j); SQ_AXPYS(hv, hv, ax, xv);
+            SQ_LOAD(yv, y + j); SQ_AXPYS(hv, hv, by, yv);
+            SQ_STORE(row + j, hv);
+            SQ_STORE(frow + j, hv);
+        }
+        for (; j < n; j++) {
+            h = (row[j] + ax * x[j]) + by * y[j];
+            row[j] = h;
+            frow[j] = h;
+        }
+    }
+}
+
+/* In-place Cholesky factorisation S = U'U of the symmetric positive definite matrix whose upper
+ * triangle (j >= i, row-major, stride ld) is stored in F; U overwrites that triangle (the
+ * layout of LAPACK dpotrf with uplo = 'L' on the same memory read in column-major order, so
+ * dpotrs can use it). Right-looking, in panels of eight rows: the panel is factored (row by
+ * row, within the panel), then the trailing triangle gets the rank-8 update
+ *     F_ij <- F_ij - (sum_{r even} U_ri U_rj + sum_{r odd} U_ri U_rj)    (r = 0..7, in order)
+ * one 8-wide chunk at a time. For matrices that fit in the per-core cache (the caller picks
+ * LAPACK beyond). Returns 0, or k + 1 if the k-th pivot is not positive (or NaN). */
+#define SQ_PANEL 8
+/* sq_mask_tab + t: 8 lanes, the last t of them 1, the others 0 (1 <= t <= 8) */
+static const double sq_mask_tab[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+SQ_DISPATCH SQ_UNUSED
+static int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
+{
+    ptrdiff_t i0, nb, r, q, i, j;
+    for (i0 = 0; i0 < n; i0 += SQ_PANEL) {
+        const double* P[SQ_PANEL];
+        nb = n - i0 < SQ_PANEL ? n - i0 : SQ_PANEL;
+        /* factor the panel rows i0 .. i0 + nb - 1 (all columns j >= row) */
+        for (r = 0; r < nb; r++) {
+            const ptrdiff_t p = i0 + r;
+            double* prow = F + p * ld;
+            double d = prow[p], inv;
+            if (!(d > 0.0))      /* also catches NaN */
+                return (int) (p + 1);
+            d = sqrt(d);
+            prow[p] = d;
+            inv = 1.0 / d;
+            for (j = p + 1; j < n; j++)
+                prow[j] *= inv;
+            for (q = r + 1; q < nb; q++) {          /* later panel rows */
+                const ptrdiff_t pq = i0 + q;
+                double* qrow = F + pq * ld;
+                const double c = prow[pq];
+                for (j = pq; j < n; j++)
+                    qrow[j] = qrow[j] - c * prow[j];
+            }
+        }
+        if (nb < SQ_PANEL)
+            break;
+        for (r = 0; r < SQ_PANEL; r++)
+            P[r] = F + (i0 + r) * ld;
+        /* trailing rows i >= i0 + 8: rank-8 update of F[i, i:] */
+        for (i = i0 + SQ_PANEL; i < n; i++) {
+            double* row = F + i * ld;
+            double c[SQ_PANEL];
+            sq_v8 hv, pv, acc0, acc1;
+            for (r = 0; r < SQ_PANEL; r++)
+                c[r] = P[r][i];
+            j = i;
+            for (; j + 8 <= n; j += 8) {
+                SQ_ZERO(acc0);
+                SQ_ZERO(acc1);
+                for (r = 0; r < SQ_PANEL; r += 2) {
+                    SQ_LOAD(pv, P[r] + j);
+                    SQ_MADDS(acc0, c[r], pv);
+                    SQ_LOAD(pv, P[r + 1] + j);
+                    SQ_MADDS(acc1, c[r + 1], pv);
+                }
+                SQ_ADD(acc0, acc0, acc1);
+                SQ_LOAD(hv, row + j);
+                SQ_SUB(hv, hv, acc0);
+                SQ_STORE(row + j, hv);
+            }
+            if (j < n) {
+                /* the last n - j < 8 columns: one chunk ending at column n - 1 (n >= 16 here),
+                 * lanes before j multiplied by 0 -- they hold columns already done or the
+                 * (unused) strictly lower part of the row, which are rewritten unchanged; the
+                 * panel rows are finite there (their upper part) */
+                const ptrdiff_t j0 = n - 8;
+                sq_v8 mv;
+                SQ_LOAD(mv, sq_mask_tab + (n - j));
+                SQ_ZERO(acc0);
+                SQ_ZERO(acc1);
+                for (r = 0; r < SQ_PANEL; r += 2) {
+                    SQ_LOAD(pv, P[r] + j0);
+                    SQ_MADDS(acc0, c[r], pv);
+                    SQ_LOAD(pv, P[r + 1] + j0);
+                    SQ_MADDS(acc1, c[r + 1], pv);
+                }
+                SQ_ADD(acc0, acc0, acc1);
+                SQ_MUL(acc0, acc0, mv);
+                SQ_LOAD(hv, row + j0);
+                SQ_SUB(hv, hv, acc0);
+                SQ_STORE(row + j0, hv);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Solve U'U x = b in place (x overwrites b) with the factor of sq_potrf_upper / dpotrf. */
+SQ_DISPATCH SQ_UNUSED
+static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b)
+{
+    ptrdiff_t k;
+    for (k = 0; k < n; k++) {                 /* U' y = b: column sweep */
+        const double* urow = U + k * ld;
+        const double yk = b[k] / urow[k];
+        b[k] = yk;
+        sq_axpy(-yk, urow + k + 1, b + k + 1, n - k - 1);
+    }
+    for (k = n - 1; k >= 0; k--) {            /* U x = y: row dot products */
+        const double* urow = U + k * ld;
+        b[k] = (b[k] - sq_dot(urow + k + 1, b + k + 1, n - k - 1)) / urow[k];
+    }
+}
+
+#endif  /* SQNOPT_CURVATURE_SIMD_H */
