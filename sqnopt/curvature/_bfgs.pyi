@@ -5,6 +5,11 @@ from numpy.typing import NDArray
 
 from sqnopt.curvature._secant import SecantKernel
 
+FUSED_MIN_DIM: int
+"""From this dimension on, the inverse form uses the fused one-pass update kernel."""
+OWN_CHOLESKY_MAX_DIM: int
+"""Up to this dimension, the Cholesky form factors with its own panel kernel (beyond: LAPACK)."""
+
 def default_merge_every(dim: int) -> int: ...
 def _cholesky_upper(a: NDArray[np.float64], own: bool = True) -> tuple[int, NDArray[np.float64]]: ...
 

@@ -7,6 +7,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
 
+METHODS: dict[str, int]
+"""Inner solver name -> code of the compiled solve (``"cg"``, ``"lsqr"``, ``"exact"``)."""
+
 class QuadraticBoundKernel(CurvatureKernel):
     """``d = (Sigma_S + eta I)^{-1} g`` (SQB direction)."""
 
