@@ -88,15 +88,12 @@ def test_olbfgs_iteration_vs_flop_floor(benchmark: Any, n: int) -> None:
           f"(goal <= 2)")
 
 
-@pytest.mark.parametrize("n", [100, 1000])
-def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
-    from scipy.linalg import lapack
-
+def _secant_workload(kernel: Any, n: int, k: int) -> tuple[Any, Any, Any]:
+    """A random SPD Hessian ``A``, a gradient ``g`` and ``iterations(kern)``: ``k`` rounds of
+    direction + update with the exact secant pairs ``(v, A v)`` of random ``v`` (seed 0)."""
     rng = np.random.default_rng(0)
-    kernel = RegularizedBFGS(delta=1e-3, Gamma=1e-4).init(_problem(n))
     Q = rng.normal(size=(n, n)) / np.sqrt(n)
     A = Q @ Q.T + np.eye(n)
-    k = 200 if n == 100 else 6
     V = rng.normal(size=(k, n))
     R = V @ A
     g = rng.normal(size=n)
@@ -106,6 +103,17 @@ def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
         for i in range(k):
             kern.direction(g, out)
             kern.update_pair(V[i], R[i])
+
+    return A, g, iterations
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
+    from scipy.linalg import lapack
+
+    kernel = RegularizedBFGS(delta=1e-3, Gamma=1e-4).init(_problem(n))
+    k = 200 if n == 100 else 6
+    A, g, iterations = _secant_workload(kernel, n, k)
 
     benchmark.pedantic(iterations, rounds=3, iterations=1, warmup_rounds=1)
     Af = np.asfortranarray(A)
@@ -130,20 +138,9 @@ def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
 def test_obfgs_iteration_vs_dsymv(benchmark: Any, n: int) -> None:
     from scipy.linalg import blas
 
-    rng = np.random.default_rng(0)
     kernel = BFGSKernel(n)
-    Q = rng.normal(size=(n, n)) / np.sqrt(n)
-    A = Q @ Q.T + np.eye(n)
     k = 400 if n == 100 else 20
-    V = rng.normal(size=(k, n))
-    R = V @ A
-    g = rng.normal(size=n)
-    out = np.empty(n)
-
-    def iterations(kern: Any = kernel) -> None:
-        for i in range(k):
-            kern.direction(g, out)
-            kern.update_pair(V[i], R[i])
+    A, g, iterations = _secant_workload(kernel, n, k)
 
     benchmark.pedantic(iterations, rounds=3, iterations=1, warmup_rounds=1)
     Af = np.asfortranarray(A)

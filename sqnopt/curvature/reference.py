@@ -261,11 +261,8 @@ class RegularizedBFGSNumPy(_SecantNumPyModel):
                                     **_safeguards(self))
 
 
-class AdaGradKernelNumPy:
-    """``G += g * g``; ``d = g / (delta + sqrt(G))``."""
-
-    needs_secant_pair = False
-    needs_curvature_batch = False
+class AdaGradKernelNumPy(IdentityKernelNumPy):
+    """``G += g * g``; ``d = g / (delta + sqrt(G))`` (no secant pairs, like the identity)."""
 
     def __init__(self, dim: int, delta: float, initial_accumulator: float) -> None:
         self.delta = delta
@@ -276,15 +273,6 @@ class AdaGradKernelNumPy:
         den = self.delta + np.sqrt(self.accumulator)
         np.divide(grad, den, out=out, where=den > 0)
         out[den <= 0] = 0.0
-
-    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
-        return 0
-
-    def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
-        return 1
-
-    def error_message(self) -> str:
-        return ""
 
 
 @dataclass(frozen=True)

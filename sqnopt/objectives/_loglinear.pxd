@@ -28,6 +28,7 @@ sample). ``Sigma_B v`` then costs two feature passes per sample: ``u = F_i v`` a
 
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._margin cimport LogisticKernel
 
 
 # tanh(l / 2) / (2 l): the weight of Algorithm 1, 1/4 at l = 0, -> 0 as |l| -> infinity.
@@ -105,6 +106,6 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
 cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     """Binary logistic regression as the log-linear model ``Omega = {-1, +1}``,
     ``f_i(y) = (y / 2) [x_i, 1]``: the loss is ``log(1 + exp(-y x.w))`` and the bound of each
-    sample is ``w(x.w) x x'`` with ``w(l) = tanh(l/2) / (2 l)`` (one double per sample)."""
-    cdef double loss(self, double margin) noexcept nogil
-    cdef double dloss_dmargin(self, double margin) noexcept nogil
+    sample is ``w(x.w) x x'`` with ``w(l) = tanh(l/2) / (2 l)`` (one double per sample).
+    Values and gradients are those of the logistic margin loss, computed by ``margin``."""
+    cdef readonly LogisticKernel margin

@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.data._rows import RowData
 from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.objectives._margin import LogisticKernel
 
 _FloatArray = NDArray[np.float64]
 
@@ -41,6 +42,9 @@ class StackedLogLinearKernel(LogLinearKernel):
 
 class BinaryLogisticKernel(BoundObjectiveKernel):
     def __init__(self, data: RowData, lam: float) -> None: ...
+    @property
+    def margin(self) -> LogisticKernel:
+        """The logistic margin-loss kernel that computes values and gradients."""
     def feature_matrix(self, i: int) -> _FloatArray: ...
     def scores_of(self, w: ArrayLike, i: int) -> _FloatArray: ...
     def labels_of(self) -> NDArray[np.intp]: ...

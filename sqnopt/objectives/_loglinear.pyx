@@ -16,6 +16,7 @@ from libc.string cimport memset
 from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._margin cimport LogisticKernel
 
 
 # ---- the bound of one sample ------------------------------------------------------------------
@@ -607,59 +608,19 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         y = data.labels
         if np.any((y != 1.0) & (y != -1.0)):
             raise ValueError("binary logistic labels must be encoded as -1/+1")
+        self.margin = LogisticKernel(data, lam)
 
-    cdef double loss(self, double margin) noexcept nogil:
-        if margin >= 0.0:
-            return log1p(exp(-margin))
-        return log1p(exp(margin)) - margin
-
-    cdef double dloss_dmargin(self, double margin) noexcept nogil:
-        cdef double e
-        if margin >= 0.0:
-            e = exp(-margin)
-            return -e / (1.0 + e)
-        return -1.0 / (1.0 + exp(margin))
-
+    # The loss is the logistic margin loss: values and gradients come from that kernel, bound
+    # to the same data and lam (one implementation of the margin loops).
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double m, yi, gi, coef, total = 0.0
-        cdef double inv = 1.0 / size
-        memset(grad, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            yi = self.data.y[i]
-            gi = self.data.grad_weight[i]
-            m = yi * self.data.row_dot(i, w)
-            total += gi * self.loss(m)
-            coef = inv * gi * yi * self.dloss_dmargin(m)
-            if coef != 0.0:
-                self.data.row_axpy(i, coef, grad)
-        self._reg_gradient(w, grad)
-        return total * inv + self._reg_value(w)
+        return self.margin.cy_gradient(w, batch, size, grad)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double total = 0.0
-        for i in range(self.data.n_samples):
-            total += self.data.sample_weight[i] * self.loss(self.data.y[i] * self.data.row_dot(i, w))
-        return total / self.data.n_samples + self._reg_value(w)
+        return self.margin.cy_value(w)
 
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double m, yi, ci, coef, total = 0.0
-        cdef double inv = 1.0 / self.data.n_samples
-        memset(grad, 0, self.n_params * sizeof(double))
-        for i in range(self.data.n_samples):
-            yi = self.data.y[i]
-            ci = self.data.sample_weight[i]
-            m = yi * self.data.row_dot(i, w)
-            total += ci * self.loss(m)
-            coef = inv * ci * yi * self.dloss_dmargin(m)
-            if coef != 0.0:
-                self.data.row_axpy(i, coef, grad)
-        self._reg_gradient(w, grad)
-        return total * inv + self._reg_value(w)
+        return self.margin.cy_full_gradient(w, grad)
 
     cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                       double* factor, double* mu) noexcept nogil:
@@ -680,7 +641,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
             factor[t] = inv * gi * bound_weight(u)
             if mu != NULL:
                 yi = self.data.y[i]
-                c = inv * gi * yi * self.dloss_dmargin(yi * u)
+                c = inv * gi * yi * self.margin.dloss_dmargin(yi * u)
                 if c != 0.0:
                     self.data.row_axpy(i, c, mu)
         return 0
