@@ -28,6 +28,7 @@ from sqnopt.curvature._base cimport (
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._loop cimport Counters, LoopCounts, counts_load, counts_store
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
 
@@ -43,18 +44,8 @@ cdef enum:
 
 
 cdef class Counters:
-    """Cost accounting of one solve (shared by the compiled and Python loops)."""
-
-    cdef public Py_ssize_t t                    # iterations done
-    cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)
-    cdef public Py_ssize_t n_curvature_samples  # sum of curvature batch sizes (SQB)
-    cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
-    cdef public Py_ssize_t n_pairs_accepted
-    cdef public Py_ssize_t n_pairs_skipped
-    cdef public Py_ssize_t n_resets
-    cdef public Py_ssize_t n_avg                # iterates in the running average
-    cdef public double last_step
-    cdef public double last_loss                # minibatch objective at the last iteration
+    """Cost accounting of one solve (shared by the compiled and Python loops; fields in
+    ``_loop.pxd``)."""
 
     def __init__(self):
         self.t = 0
@@ -82,19 +73,6 @@ def _rebuild_counters(state):
     for k, v in state.items():
         setattr(c, k, v)
     return c
-
-
-cdef struct LoopCounts:
-    Py_ssize_t t
-    Py_ssize_t n_samples
-    Py_ssize_t n_curvature_samples
-    Py_ssize_t n_grad_evals
-    Py_ssize_t n_pairs_accepted
-    Py_ssize_t n_pairs_skipped
-    Py_ssize_t n_resets
-    Py_ssize_t n_avg
-    double last_step
-    double last_loss
 
 
 cdef class CompiledLoop:
@@ -162,28 +140,10 @@ cdef class CompiledLoop:
         cdef int status
         cdef LoopCounts c
         cdef Counters pc = self.counters
-        c.t = pc.t
-        c.n_samples = pc.n_samples
-        c.n_curvature_samples = pc.n_curvature_samples
-        c.n_grad_evals = pc.n_grad_evals
-        c.n_pairs_accepted = pc.n_pairs_accepted
-        c.n_pairs_skipped = pc.n_pairs_skipped
-        c.n_resets = pc.n_resets
-        c.n_avg = pc.n_avg
-        c.last_step = pc.last_step
-        c.last_loss = pc.last_loss
+        counts_load(pc, &c)
         with nogil:
             status = self._run(n_iter, max_samples, &c)
-        pc.t = c.t
-        pc.n_samples = c.n_samples
-        pc.n_curvature_samples = c.n_curvature_samples
-        pc.n_grad_evals = c.n_grad_evals
-        pc.n_pairs_accepted = c.n_pairs_accepted
-        pc.n_pairs_skipped = c.n_pairs_skipped
-        pc.n_resets = c.n_resets
-        pc.n_avg = c.n_avg
-        pc.last_step = c.last_step
-        pc.last_loss = c.last_loss
+        counts_store(&c, pc)
         return status
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:

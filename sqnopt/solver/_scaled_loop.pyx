@@ -79,6 +79,7 @@ from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._loop cimport Counters, LoopCounts, counts_load, counts_store
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
 
@@ -108,15 +109,6 @@ cdef Py_ssize_t PREFETCH_ROWS = 16
 cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
 # Report divergence once ||w_reg|| could exceed this (so nu = ||w_reg||^2 stays finite).
 cdef double NORM_MAX = 1e150
-
-
-cdef struct Counts:
-    Py_ssize_t t
-    Py_ssize_t n_samples
-    Py_ssize_t n_grad_evals
-    Py_ssize_t n_avg
-    double last_step
-    double last_loss
 
 
 cdef inline double _dot(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
@@ -323,27 +315,17 @@ cdef class ScaledLoop:
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
         (if > 0) samples were processed. Returns an exit code; ``sync()`` writes ``w``."""
         cdef int status
-        cdef Counts c
-        pc = self.counters
+        cdef LoopCounts c
+        cdef Counters pc = self.counters
         if (pc.t != self.last_t or pc.n_samples != self.last_samples
                 or pc.n_avg != self.last_n_avg):
             self.reload()   # the state was restored or edited from outside
         self.t_limit = pc.t + n_iter
         self.max_samples = max_samples
-        c.t = pc.t
-        c.n_samples = pc.n_samples
-        c.n_grad_evals = pc.n_grad_evals
-        c.n_avg = pc.n_avg
-        c.last_step = pc.last_step
-        c.last_loss = pc.last_loss
+        counts_load(pc, &c)
         with nogil:
             status = self._run(n_iter, max_samples, &c)
-        pc.t = c.t
-        pc.n_samples = c.n_samples
-        pc.n_grad_evals = c.n_grad_evals
-        pc.n_avg = c.n_avg
-        pc.last_step = c.last_step
-        pc.last_loss = c.last_loss
+        counts_store(&c, pc)
         self.last_t = c.t
         self.last_samples = c.n_samples
         self.last_n_avg = c.n_avg
@@ -476,7 +458,7 @@ cdef class ScaledLoop:
                         self._prefetch_entries(self.ring[slot, s])
         return 0
 
-    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, Counts* c) noexcept nogil:
+    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, s, i, size, nnz, st = self.st, j, n_upd, upd_nnz
         cdef double inv, total, loss, yi, gi, m, cf, gb, eps, shrink, a_new, sq_new, bound
         cdef double b_new, delta, dot, step_v, sc

@@ -1,0 +1,58 @@
+# cython: language_level=3
+"""Cost accounting shared by the compiled loops (``_loop``, ``_scaled_loop``).
+
+``Counters`` is the Python-visible record of one solve; a loop copies it into a ``LoopCounts``
+struct before releasing the GIL and back afterwards (``counts_load`` / ``counts_store``).
+"""
+
+
+cdef class Counters:
+    cdef public Py_ssize_t t                    # iterations done
+    cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)
+    cdef public Py_ssize_t n_curvature_samples  # sum of curvature batch sizes (SQB)
+    cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
+    cdef public Py_ssize_t n_pairs_accepted
+    cdef public Py_ssize_t n_pairs_skipped
+    cdef public Py_ssize_t n_resets
+    cdef public Py_ssize_t n_avg                # iterates in the running average
+    cdef public double last_step
+    cdef public double last_loss                # minibatch objective at the last iteration
+
+
+cdef struct LoopCounts:
+    Py_ssize_t t
+    Py_ssize_t n_samples
+    Py_ssize_t n_curvature_samples
+    Py_ssize_t n_grad_evals
+    Py_ssize_t n_pairs_accepted
+    Py_ssize_t n_pairs_skipped
+    Py_ssize_t n_resets
+    Py_ssize_t n_avg
+    double last_step
+    double last_loss
+
+
+cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
+    c.t = pc.t
+    c.n_samples = pc.n_samples
+    c.n_curvature_samples = pc.n_curvature_samples
+    c.n_grad_evals = pc.n_grad_evals
+    c.n_pairs_accepted = pc.n_pairs_accepted
+    c.n_pairs_skipped = pc.n_pairs_skipped
+    c.n_resets = pc.n_resets
+    c.n_avg = pc.n_avg
+    c.last_step = pc.last_step
+    c.last_loss = pc.last_loss
+
+
+cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
+    pc.t = c.t
+    pc.n_samples = c.n_samples
+    pc.n_curvature_samples = c.n_curvature_samples
+    pc.n_grad_evals = c.n_grad_evals
+    pc.n_pairs_accepted = c.n_pairs_accepted
+    pc.n_pairs_skipped = c.n_pairs_skipped
+    pc.n_resets = c.n_resets
+    pc.n_avg = c.n_avg
+    pc.last_step = c.last_step
+    pc.last_loss = c.last_loss
