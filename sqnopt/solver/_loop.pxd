@@ -6,6 +6,16 @@ struct before releasing the GIL and back afterwards (``counts_load`` / ``counts_
 """
 
 
+# Exit codes of a loop's ``run`` (the Python loop, sqnopt.solver._pyloop, mirrors them).
+cdef enum:
+    LOOP_DONE = 0
+    LOOP_MAX_SAMPLES = 1
+    LOOP_NONFINITE_LOSS = 2
+    LOOP_NONFINITE_ITERATE = 3
+    LOOP_CURVATURE_ERROR = 4
+    LOOP_EXHAUSTED = 5
+
+
 cdef class Counters:
     cdef public Py_ssize_t t                    # iterations done
     cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)

@@ -28,19 +28,12 @@ from sqnopt.curvature._base cimport (
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
-from sqnopt.solver._loop cimport Counters, LoopCounts, counts_load, counts_store
+from sqnopt.solver._loop cimport (
+    LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE,
+    LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
+)
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
-
-
-# Loop exit codes (mirrored as Python constants in sqnopt.solver._pyloop).
-cdef enum:
-    LOOP_DONE = 0
-    LOOP_MAX_SAMPLES = 1
-    LOOP_NONFINITE_LOSS = 2
-    LOOP_NONFINITE_ITERATE = 3
-    LOOP_CURVATURE_ERROR = 4
-    LOOP_EXHAUSTED = 5
 
 
 cdef class Counters:

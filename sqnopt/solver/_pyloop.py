@@ -26,7 +26,7 @@ from sqnopt.solver._sampler import Sampler
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 
-# Exit codes, as in the compiled loop.
+# Exit codes, the values of the compiled loops' (sqnopt/solver/_loop.pxd).
 LOOP_DONE = 0
 LOOP_MAX_SAMPLES = 1
 LOOP_NONFINITE_LOSS = 2

@@ -79,19 +79,13 @@ from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
-from sqnopt.solver._loop cimport Counters, LoopCounts, counts_load, counts_store
+from sqnopt.solver._loop cimport (
+    LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE,
+    LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
+)
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
 
-
-# Loop exit codes: the same values as sqnopt.solver._loop / sqnopt.solver._pyloop.
-cdef enum:
-    LOOP_DONE = 0
-    LOOP_MAX_SAMPLES = 1
-    LOOP_NONFINITE_LOSS = 2
-    LOOP_NONFINITE_ITERATE = 3
-    LOOP_CURVATURE_ERROR = 4
-    LOOP_EXHAUSTED = 5
 
 # Fold the scale into v when |a| leaves [SCALE_MIN, SCALE_MAX] (averaging: [AVG_SCALE_MIN, ...]).
 cdef double SCALE_MIN = 1e-9
