@@ -63,7 +63,9 @@ def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 7) -> float:
 
 
 @pytest.mark.parametrize("n", [100, 1000])
-@pytest.mark.parametrize("kind", ["compiled", "python", "numpy", "bare"])
+# (The pure-Python "numpy" contender is only printed by the ratio test below, not regression-
+# tracked: its time depends on the NumPy version and the interpreter's state, not on sqnopt.)
+@pytest.mark.parametrize("kind", ["compiled", "python", "bare"])
 def test_iteration_cost(benchmark: Any, n: int, kind: str) -> None:
     """Time for ITERS[kind] iterations (regression-tracked; divide by the count for us/iter)."""
     fn = _runner(n, kind)
