@@ -24,7 +24,7 @@ The names are also accepted by :meth:`sqnopt.Solver.preset`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Literal, Callable
 
 from sqnopt.curvature import AdaGrad, Identity
 from sqnopt.interfaces import Objective, Projection, StepRule
@@ -65,7 +65,8 @@ def _objective(objective: ObjectiveSpec, lam: float | None) -> Objective:
 
 
 def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = False,
-            project: bool = True, radius: float | None = None, fit_intercept: bool = False,
+            project: bool = True, radius: float | None = None,
+            fit_intercept: bool | Literal["regularized"] = False,
             **solver_kwargs: Any) -> Solver:
     r"""Pegasos (Shalev-Shwartz, Singer & Srebro 2007, Fig. 1 / 2): the composition
 
@@ -89,10 +90,11 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
     radius
         Ball radius; ``None`` means ``1/sqrt(lam)``.
     fit_intercept
-        Fit an unregularised intercept, updated with the same step ``1/(lam t)``. Its first
-        steps are of size ``1/lam`` and nothing shrinks it back, so for small ``lam`` (below
-        about 0.01) the intercept is noisy and can end far off; then prefer the paper's other
-        option, a constant feature column (a regularised bias) with ``fit_intercept=False``.
+        ``"regularized"`` (recommended): the paper's bias as a constant feature, regularised and
+        projected with the weights. ``True``: an unregularised intercept, updated with the same
+        step ``1/(lam t)``; its first steps are of size ``1/lam`` and nothing shrinks it back, so
+        for small ``lam`` (below about 0.01) it is noisy and can end far off (measured: majority-
+        class accuracy on most seeds at ``lam = 1e-3``, see ``tests/test_pegasos.py``).
     """
     return Solver(objective=_objective("hinge", lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=PegasosStep(),

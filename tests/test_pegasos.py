@@ -85,11 +85,11 @@ def test_pegasos_reaches_the_svm_optimum() -> None:
 
 
 def test_pegasos_with_intercept_and_average() -> None:
-    """The unregularised intercept takes the step 1/(lam t) too, so its first steps are of
-    size 1/lam: with lam = 1e-3 the intercept wanders by hundreds (measured) and accuracy falls
-    to the majority rate on most seeds -- the preset's docstring says so and recommends the
-    paper's alternative, a constant feature (regularised bias). At lam = 0.1 it is reliable:
-    every seed beats both the majority class (0.87) and the no-intercept fit (about 0.70)."""
+    """The unregularised intercept (``fit_intercept=True``) takes the step 1/(lam t) too, so its
+    first steps are of size 1/lam: with lam = 1e-3 it wanders by hundreds and accuracy falls to
+    the majority rate on most seeds (measured; the preset's docstring says so). At lam = 0.1 it
+    is reliable: every seed beats the majority class (0.87) and the no-intercept fit (~0.70).
+    The paper's regularised bias (``fit_intercept="regularized"``) works at lam = 1e-3."""
     X, y = _data(seed=4)
     y = np.where(X[:, 0] > 0.3, 1.0, -1.0)     # needs an offset
     for seed in range(4):
@@ -97,12 +97,42 @@ def test_pegasos_with_intercept_and_average() -> None:
                              random_state=seed).fit(X, y)
         acc = np.mean(np.sign(X @ res.coef + res.intercept) == y)
         assert acc > 0.89 and res.intercept < -0.5, (seed, acc, res.intercept)
-    # The regularised-bias alternative at the small lam: a constant column, no intercept.
-    Xa = np.hstack([X, np.ones((X.shape[0], 1))])
     for seed in range(4):
-        res = Solver.pegasos(1e-3, batch_size=4, average=100, max_epochs=30,
-                             random_state=seed).fit(Xa, y)
-        assert np.mean(np.sign(Xa @ res.coef) == y) > 0.98
+        res = Solver.pegasos(1e-3, batch_size=4, average=100, fit_intercept="regularized",
+                             max_epochs=30, random_state=seed).fit(X, y)
+        assert res.coef.shape == (X.shape[1],) and res.intercept < -1.0
+        assert np.mean(np.sign(X @ res.coef + res.intercept) == y) > 0.98
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_regularized_intercept_is_a_constant_feature(sparse: bool) -> None:
+    """``fit_intercept="regularized"`` is exactly the fit on ``[X, 1]`` without an intercept
+    (same seed, same iterates), for dense and CSR input; ``fun`` includes lam/2 b^2; the
+    caller's ``X`` is not modified."""
+    import scipy.sparse as sps
+
+    X, y = _data(seed=5)
+    Xa = np.hstack([X, np.ones((X.shape[0], 1))])
+    Xin = sps.csr_matrix(X) if sparse else X.copy()
+    before = Xin.copy()
+    kw = dict(batch_size=4, average=50, max_epochs=5, random_state=3)
+    reg = Solver.pegasos(1e-3, fit_intercept="regularized", **kw).fit(Xin, y)
+    ref = Solver.pegasos(1e-3, **kw).fit(sps.csr_matrix(Xa) if sparse else Xa, y)
+    np.testing.assert_array_equal(reg.w, ref.w)
+    np.testing.assert_array_equal(reg.coef, ref.w[:-1])
+    assert reg.intercept == ref.w[-1] and reg.fun == ref.fun
+    margins = y * (X @ reg.coef + reg.intercept)
+    expect = 0.5e-3 * (reg.coef @ reg.coef + reg.intercept ** 2) + np.mean(np.maximum(0, 1 - margins))
+    assert reg.fun == pytest.approx(expect, rel=1e-12)
+    if sparse:
+        assert (Xin != before).nnz == 0
+    else:
+        np.testing.assert_array_equal(Xin, before)
+
+
+def test_fit_intercept_rejects_unknown_modes() -> None:
+    with pytest.raises(ValueError, match="fit_intercept must be True, False or 'regularized'"):
+        Solver(fit_intercept="penalized")  # type: ignore[arg-type]
 
 
 def test_presets_compose_the_named_components() -> None:

@@ -12,12 +12,14 @@ from sqnopt.datasets import make_boxes
 
 @pytest.mark.parametrize("path", ["compiled", "python"])
 @pytest.mark.parametrize("average", [False, True])
-def test_rebind_to_the_same_data_continues_bit_for_bit(path: str, average: bool) -> None:
+@pytest.mark.parametrize("fit_intercept", [True, "regularized"])
+def test_rebind_to_the_same_data_continues_bit_for_bit(path: str, average: bool,
+                                                       fit_intercept: bool | str) -> None:
     """Uniform sampling draws from the one bit generator, schedules and steps are functions of
     the iteration counter, so rebinding to identical data must not change a single bit."""
     X, y = make_boxes(500, 8, random_state=1)
     curvature = "identity" if path == "compiled" else IdentityNumPy()
-    kw = dict(random_state=3, average=average, fit_intercept=True, path=path)
+    kw = dict(random_state=3, average=average, fit_intercept=fit_intercept, path=path)
     a = Solver("squared_hinge", curvature, **kw)
     sa = a.init_state(X, y)
     a.run(sa, max_iter=120)
@@ -70,6 +72,10 @@ def test_rebind_rejects_other_features_and_injected_sequences() -> None:
     st = s.init_state(X, y)
     with pytest.raises(ValueError, match="features"):
         s.rebind(st, X[:, :3], y)
+    r = Solver("logloss", fit_intercept="regularized", random_state=0)
+    st = r.init_state(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but the solve was started with 4"):
+        r.rebind(st, X[:, :3], y)
     seq = Solver("logloss", batch_sequence=np.arange(50))
     st2 = seq.init_state(X, y)
     with pytest.raises(ValueError, match="batch_sequence"):

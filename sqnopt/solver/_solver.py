@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union, cast
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
@@ -145,7 +146,11 @@ class Solver:
         Batch schedule of the independent curvature batches of models that build curvature from
         their own samples (SQB); defaults to ``schedule``.
     fit_intercept
-        Fit an unregularised intercept (last coordinate of each parameter block).
+        ``True``: fit an unregularised intercept (last coordinate of each parameter block).
+        ``"regularized"``: an intercept regularised (and projected) like the weights, i.e. a
+        constant feature of value 1 appended to ``X`` (a copy of ``X`` is made) -- Pegasos'
+        (Shalev-Shwartz et al. 2007, Sec. 6) and LIBLINEAR's choice; the objective then includes
+        ``lam/2 b^2``. The result splits ``coef`` and ``intercept`` the same way.
     average
         Polyak-Ruppert averaging: ``True`` averages all iterates, an integer ``k`` averages those
         after iteration ``k``. The average is the reported iterate.
@@ -199,7 +204,7 @@ class Solver:
         *,
         projection: ComponentSpec | None = None,
         curvature_schedule: ComponentSpec | None = None,
-        fit_intercept: bool = False,
+        fit_intercept: bool | Literal["regularized"] = False,
         average: bool | int = False,
         sampling: Sampling = "uniform",
         batch_sequence: ArrayLike | None = None,
@@ -250,7 +255,13 @@ class Solver:
             pts = np.asarray(history_every)
             if pts.ndim != 1 or pts.dtype.kind not in "iu" or np.any(pts < 0):
                 raise ValueError("history_every must be an int or a sequence of iteration numbers")
-        self.fit_intercept = bool(fit_intercept)
+        if isinstance(fit_intercept, str):
+            if fit_intercept != "regularized":
+                raise ValueError(f"fit_intercept must be True, False or 'regularized', got "
+                                 f"{fit_intercept!r}")
+            self.fit_intercept: bool | Literal["regularized"] = "regularized"
+        else:
+            self.fit_intercept = bool(fit_intercept)
         self.average = average
         self.sampling: Sampling = sampling
         self.batch_sequence = None if batch_sequence is None else np.array(batch_sequence,
@@ -302,16 +313,35 @@ class Solver:
         return make(name, **kwargs)
 
     # ------------------------------------------------------------------ building a solve
+    def _design(self, X: Any) -> tuple[Any, bool]:
+        """The matrix the data layer sees and whether it adds the (unregularised) intercept:
+        with ``fit_intercept="regularized"``, a copy of ``X`` with a constant column of ones."""
+        if self.fit_intercept != "regularized":
+            return X, bool(self.fit_intercept)
+        if sp.issparse(X):
+            if X.ndim != 2 or X.shape[0] == 0 or X.dtype.kind not in "iuf":
+                return X, False         # the data layer reports the shape error
+            dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+            ones = sp.csr_matrix(np.ones((X.shape[0], 1), dtype=dtype))
+            return sp.hstack([sp.csr_matrix(X), ones], format="csr", dtype=dtype), False
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.shape[0] == 0 or arr.dtype.kind not in "iuf":
+            return X, False             # the data layer reports the shape error
+        dtype = arr.dtype if arr.dtype in (np.float32, np.float64) else np.float64
+        ones = np.ones((arr.shape[0], 1), dtype=dtype)
+        return np.hstack([arr.astype(dtype, copy=False), ones]), False
+
     def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                    classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
         """Validate the data and build a fresh :class:`SolverState` (kernels, buffers, sampler)."""
-        data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
+        Xd, data_intercept = self._design(X)
+        data = prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
                        label_kind=self.objective.label_kind, classes=classes,
                        importance_sampling=self.sampling == "weighted")
         n_blocks, dim = self.objective.param_layout(data)
         problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
                           n_blocks=n_blocks, n_params=n_blocks * dim,
-                          lam=float(self.objective.lam), fit_intercept=self.fit_intercept,
+                          lam=float(self.objective.lam), fit_intercept=data_intercept,
                           capabilities=self.objective.capabilities)
         obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data), ObjectiveKernelLike)
         if obj_k.n_params != problem.n_params:
@@ -382,12 +412,15 @@ class Solver:
                              "drop batch_sequence to stream new data")
         state.sync()
         old = state.data
-        data = prepare(X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
+        Xd, data_intercept = self._design(X)
+        data = prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
                        label_kind=self.objective.label_kind, classes=old.classes,
                        importance_sampling=self.sampling == "weighted")
         if data.n_features != old.n_features:
-            raise ValueError(f"rebind: X has {data.n_features} features, but the solve was "
-                             f"started with {old.n_features}. Pass data with the same columns")
+            extra = int(self.fit_intercept == "regularized")
+            raise ValueError(f"rebind: X has {data.n_features - extra} features, but the solve "
+                             f"was started with {old.n_features - extra}. Pass data with the "
+                             "same columns")
         problem = dataclasses.replace(state.problem, n_samples=data.n_samples)
         obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data),
                                              ObjectiveKernelLike)
@@ -661,9 +694,11 @@ class Solver:
             components["projection"] = self.projection.describe()
         w = state.output_iterate().copy()
         w.setflags(write=False)
+        regularized = self.fit_intercept == "regularized"   # the last feature is the constant
         return SolveResult(
-            w=w, n_features=state.data.n_features, n_blocks=state.problem.n_blocks,
-            fit_intercept=self.fit_intercept, classes=state.data.classes, fun=fun,
+            w=w, n_features=state.data.n_features - int(regularized),
+            n_blocks=state.problem.n_blocks, fit_intercept=bool(self.fit_intercept),
+            classes=state.data.classes, fun=fun,
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
             n_curvature_samples=c.n_curvature_samples, n_grad_evals=c.n_grad_evals,
             n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
