@@ -14,12 +14,16 @@ import time
 
 from sqnopt._baseline import calibration_workload
 
-_REPEATS = int(os.environ.get("SQNOPT_CALIBRATION_REPEATS", "9"))
+_REPEATS = int(os.environ.get("SQNOPT_CALIBRATION_REPEATS", "15"))
 
 
-def measure_unit(repeats: int = _REPEATS) -> float:
-    """Seconds taken by one calibration workload (minimum over ``repeats`` runs)."""
-    calibration_workload(20)  # warm up
+def measure_unit(repeats: int = _REPEATS, warmup_seconds: float = 0.3) -> float:
+    """Seconds taken by one calibration workload (minimum over ``repeats`` runs), after
+    ``warmup_seconds`` of the same work: measured right at process start without it, the unit
+    came out up to 2x too large in some runs (a cold core), inflating every figure."""
+    tic = time.perf_counter()
+    while time.perf_counter() - tic < warmup_seconds:
+        calibration_workload(20)
     best = float("inf")
     for _ in range(repeats):
         tic = time.perf_counter()
