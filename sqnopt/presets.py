@@ -151,11 +151,8 @@ def gd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps: flo
        step: StepRule | None = None, projection: Projection | None = None,
        **solver_kwargs: Any) -> Solver:
     """Full-batch (sub)gradient descent: ``Full`` schedule, ``Constant(eps)`` unless ``step`` is
-    given (e.g. ``PegasosStep()`` for the ``1/(lam t)`` step of paper 002's GD).
-
-    Uses ``sampling="shuffle"`` (unless given), so that every batch of ``N`` indices is the whole
-    training set (a permutation of it) rather than ``N`` draws with replacement."""
-    solver_kwargs.setdefault("sampling", "shuffle")
+    given (e.g. ``PegasosStep()`` for the ``1/(lam t)`` step of paper 002's GD). Every batch is
+    the whole training set: the samplers answer a request for ``N`` indices with the full batch."""
     return Solver(objective=_objective(objective, lam), curvature=Identity(), schedule=Full(),
                   step=step if step is not None else Constant(eps=eps), projection=projection,
                   **solver_kwargs)

@@ -249,10 +249,10 @@ class _Context:
         return [(v, A @ v) for v in rng.normal(size=(count, p))]
 
     def check_secant_pairs_spd(self) -> None:
-        kernel, problem = self.kernel()
-        p = problem.n_params
         if not self.model.needs_secant_pair:
             return
+        kernel, problem = self.kernel()
+        p = problem.n_params
         codes = []
         for v, r in self._spd_pairs(p, 2 * p + 3):
             v_in, r_in = v.copy(), r.copy()

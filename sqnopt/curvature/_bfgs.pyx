@@ -54,7 +54,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dsymv, dsyr2
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
-from sqnopt._vec cimport vdot
+from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
@@ -190,9 +190,7 @@ cdef class BFGSKernel(SecantKernel):
             dpotrs(&UPLO, &n, &nrhs, &self.F[0, 0], &n, b, &n, &info)
 
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
-        cdef int n = <int> self.dim, nrhs = 1, info = 0
-        cdef double one = 1.0, zero = 0.0, Gamma = self.Gamma
-        cdef Py_ssize_t j
+        cdef double Gamma = self.Gamma
         if self.cholesky:
             memcpy(out, g, self.dim * sizeof(double))
             self._solve_F(out)
@@ -204,8 +202,7 @@ cdef class BFGSKernel(SecantKernel):
         else:
             self._products(g, g, out, &self.h2[0], False)
         if Gamma != 0.0:
-            for j in range(self.dim):
-                out[j] += Gamma * g[j]
+            vaxpy(Gamma, g, out, self.dim)
 
     cdef void _products(self, const double* x1, const double* x2, double* y1, double* y2,
                         bint two) noexcept nogil:
@@ -295,7 +292,7 @@ cdef class BFGSKernel(SecantKernel):
         return code
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
-        cdef int n = <int> self.dim, nrhs = 1, info = 0
+        cdef int n = <int> self.dim
         cdef double one = 1.0, zero = 0.0
         if self.cholesky:
             dsymv(&UPLO, &n, &one, &self.M[0, 0], &n, <double*> v, &INC, &zero, out, &INC)
@@ -313,7 +310,7 @@ cdef class BFGSKernel(SecantKernel):
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
         cdef Py_ssize_t j, n = self.dim
         cdef int ni = <int> n
-        cdef double one = 1.0, zero = 0.0, alpha
+        cdef double one = 1.0, zero = 0.0
         cdef double vr = vdot(v, r, n)
         cdef double vv = vdot(v, v, n)
         cdef double c, s

@@ -224,7 +224,8 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         pass
 
     cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
-        return 0
+        """Observed output index of sample ``i`` (labels are validated as ``0..K-1``)."""
+        return <Py_ssize_t> self.data.y[i]
 
     cdef double _lreg_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t k
@@ -258,13 +259,14 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                 kmax = y
         if not isfinite(m):
             return NAN if m != -INFINITY else INFINITY
-        for y in range(K):
+        for y in range(K):              # beta <- exp(s - m), once per output
+            beta[y] = exp(s[y] - m)
             if y != kmax:
-                rest += exp(s[y] - m)
+                rest += beta[y]
         if grad != NULL and coef != 0.0:
             denom = 1.0 + rest
             for y in range(K):
-                beta[y] = coef * exp(s[y] - m) / denom
+                beta[y] = coef * beta[y] / denom
             beta[lab] -= coef
             self.features_axpy(i, beta, grad)
         # log Z - s_lab = (m - s_lab) + log(1 + sum_{y != kmax} exp(s_y - m)): exact when tiny
@@ -490,9 +492,6 @@ cdef class SoftmaxKernel(LogLinearKernel):
             for k in range(K):
                 out[k * dim + j] += beta[k] * x
 
-    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
-        return <Py_ssize_t> self.data.y[i]
-
 
 # ---- general log-linear model: stacked joint features -----------------------------------------
 
@@ -590,9 +589,6 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
                 out[idx - y * p] += beta[y] * d64[j]
             else:
                 out[idx - y * p] += beta[y] * <double> d32[j]
-
-    cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
-        return <Py_ssize_t> self.data.y[i]
 
 
 # ---- binary logistic ---------------------------------------------------------------------------

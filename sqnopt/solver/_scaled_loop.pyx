@@ -62,26 +62,15 @@ Differences, by design:
 import numpy as np
 
 from libc.math cimport fabs, isfinite, sqrt
-from libc.string cimport memset
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define SQNOPT_PREFETCH(p) __builtin_prefetch((const void*)(p), 1, 3)
-    #else
-    #define SQNOPT_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void SQNOPT_PREFETCH(const void* p) noexcept nogil
-
-from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f
+from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
-    LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE,
-    LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
+    LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE, LOOP_NONFINITE_LOSS,
+    Counters, LoopCounts, counts_load, counts_store,
 )
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
@@ -216,9 +205,7 @@ cdef class ScaledLoop:
     cdef Py_ssize_t last_t, last_samples, last_n_avg   # the counters as the loop left them
     # CSR storage for the prefetches (NULL for dense rows)
     cdef const Py_ssize_t* indptr
-    cdef const char* xdata
     cdef const int* xind
-    cdef Py_ssize_t itemsize
     cdef bint prefetch_entries         # v (and u) too large for the cache: prefetch entries
     cdef readonly object counters
     cdef readonly double scale         # a
@@ -261,18 +248,13 @@ cdef class ScaledLoop:
         self.ring = np.zeros((PIPELINE, sampler.n_samples), dtype=np.intp)
         self.ring_size = np.zeros(PIPELINE, dtype=np.intp)
         self.indptr = NULL
-        self.xdata = NULL
         self.xind = NULL
-        self.itemsize = 8
         if isinstance(self.data, CSRRows64) and self.data.nnz > 0:
             self.indptr = &(<CSRRows64> self.data).indptr[0]
-            self.xdata = <const char*> &(<CSRRows64> self.data).data[0]
             self.xind = &(<CSRRows64> self.data).indices[0]
         elif isinstance(self.data, CSRRows32) and self.data.nnz > 0:
             self.indptr = &(<CSRRows32> self.data).indptr[0]
-            self.xdata = <const char*> &(<CSRRows32> self.data).data[0]
             self.xind = &(<CSRRows32> self.data).indices[0]
-            self.itemsize = 4
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
@@ -396,15 +378,7 @@ cdef class ScaledLoop:
 
     cdef inline void _prefetch_row(self, Py_ssize_t i) noexcept nogil:
         """Stage 2: the cache lines holding the values and column indices of row ``i``."""
-        cdef Py_ssize_t p, start = self.indptr[i], stop = self.indptr[i + 1]
-        p = start
-        while p < stop:
-            SQNOPT_PREFETCH(self.xdata + p * self.itemsize)
-            p += 64 // self.itemsize
-        p = start
-        while p < stop:
-            SQNOPT_PREFETCH(self.xind + p)
-            p += 16
+        self.data.row_prefetch(i)
 
     cdef inline void _prefetch_entries(self, Py_ssize_t i) noexcept nogil:
         """Stage 3: the entries of ``v`` (and ``u``, on the same line) that row ``i`` touches."""

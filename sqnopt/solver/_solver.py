@@ -313,13 +313,18 @@ class Solver:
         return make(name, **kwargs)
 
     # ------------------------------------------------------------------ building a solve
+    @property
+    def _constant_column(self) -> int:
+        """1 when the intercept is a regularised constant feature appended to ``X``, else 0."""
+        return int(self.fit_intercept == "regularized")
+
     def _design(self, X: Any) -> tuple[Any, bool]:
         """The matrix the data layer sees and whether it adds the (unregularised) intercept:
         with ``fit_intercept="regularized"``, a copy of ``X`` with a constant column of ones."""
-        if self.fit_intercept != "regularized":
+        if not self._constant_column:
             return X, bool(self.fit_intercept)
         if sp.issparse(X):
-            if X.ndim != 2 or X.shape[0] == 0 or X.dtype.kind not in "iuf":
+            if X.shape[0] == 0 or X.dtype.kind not in "iuf":
                 return X, False         # the data layer reports the shape error
             dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
             ones = sp.csr_matrix(np.ones((X.shape[0], 1), dtype=dtype))
@@ -417,7 +422,7 @@ class Solver:
                        label_kind=self.objective.label_kind, classes=old.classes,
                        importance_sampling=self.sampling == "weighted")
         if data.n_features != old.n_features:
-            extra = int(self.fit_intercept == "regularized")
+            extra = self._constant_column
             raise ValueError(f"rebind: X has {data.n_features - extra} features, but the solve "
                              f"was started with {old.n_features - extra}. Pass data with the "
                              "same columns")
@@ -694,9 +699,8 @@ class Solver:
             components["projection"] = self.projection.describe()
         w = state.output_iterate().copy()
         w.setflags(write=False)
-        regularized = self.fit_intercept == "regularized"   # the last feature is the constant
         return SolveResult(
-            w=w, n_features=state.data.n_features - int(regularized),
+            w=w, n_features=state.data.n_features - self._constant_column,
             n_blocks=state.problem.n_blocks, fit_intercept=bool(self.fit_intercept),
             classes=state.data.classes, fun=fun,
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
