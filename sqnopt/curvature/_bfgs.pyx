@@ -275,7 +275,9 @@ cdef class BFGSKernel(SecantKernel):
     cdef int _materialize(self) noexcept nogil:
         """Resolve the deferred pair and fold every pending term into ``M`` (inverse form);
         -1 if the deferred pair failed."""
-        cdef Py_ssize_t n = self.dim
+        cdef Py_ssize_t k, n = self.dim
+        cdef int ni = <int> n
+        cdef double one = 1.0
         cdef int code = 0
         if self.cholesky:
             return 0
@@ -283,11 +285,15 @@ cdef class BFGSKernel(SecantKernel):
             code = -1
         if self._npend > 0:
             if self.fused:
+                # the fold is a by-product of the merged pass; its two products (into the
+                # scratch vectors h2 and u, which must not overlap) are discarded
                 sq_symv2_merge_upper(n, &self.M[0, 0], n, self._npend, &self.PA[0, 0],
                                      &self.PB[0, 0], n, &self.rt[0], &self.rt[0], &self.h2[0],
-                                     &self.h2[0])
+                                     &self.u[0])
             else:
-                self._products(&self.rt[0], &self.rt[0], &self.h2[0], &self.h2[0], False)
+                for k in range(self._npend):     # the same folds as _products, no product
+                    dsyr2(&UPLO, &ni, &one, &self.PA[k, 0], &INC, &self.PB[k, 0], &INC,
+                          &self.M[0, 0], &ni)
             self._npend = 0
         return code
 

@@ -134,18 +134,20 @@ cdef class ExpGradPMKernel(MirrorMapKernel):
                 th = fabs(self._theta[off + j])
                 if th > mx:
                     mx = th
-        for k in range(nb):
+        for k in range(nb):         # w (already folded into theta) holds e+ - e- meanwhile
             off = k * self.block
             for j in range(self.n_reg):
                 th = self._theta[off + j]
-                total += exp(th - mx) + exp(-th - mx)
+                ep = exp(th - mx)
+                em = exp(-th - mx)
+                total += ep + em
+                w[off + j] = ep - em
         scale = self.radius / total
         for k in range(nb):
             off = k * self.block
             for j in range(self.block):
-                th = self._theta[off + j]
                 if j < self.n_reg:
-                    w[off + j] = scale * (exp(th - mx) - exp(-th - mx))
+                    w[off + j] = scale * w[off + j]
                 else:
-                    w[off + j] = th   # intercepts: the plain step
+                    w[off + j] = self._theta[off + j]   # intercepts: the plain step
         memcpy(&self._last[0], w, self.n_params * sizeof(double))
