@@ -3,26 +3,22 @@
 
 from __future__ import annotations
 
-import gzip
-import lzma
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from _data import datasets_dir, load_svmlight_xz, read_idx
+
+
 def _find_datasets() -> Path:
-    """``$SQNOPT_DATASETS``, else the nearest ``shared/datasets`` above this file."""
-    env = os.environ.get("SQNOPT_DATASETS")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "shared" / "datasets"
-        if cand.is_dir():
-            return cand
-    return here.parents[2] / "shared" / "datasets"
+    """:func:`_data.datasets_dir`, or the conventional place when there is none (then
+    :func:`available` says False for every set)."""
+    try:
+        return datasets_dir()
+    except FileNotFoundError:
+        return Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
 DATASETS = _find_datasets()
@@ -44,19 +40,9 @@ def available(name: str) -> bool:
     return (DATASETS / SETS[name][0]).exists()
 
 
-def _svmlight(path: Path) -> tuple[Any, np.ndarray]:
-    from sklearn.datasets import load_svmlight_file
-
-    with lzma.open(path) as fh:
-        X, y = load_svmlight_file(fh)
-    return sp.csr_matrix(X, dtype=np.float64), y
-
-
 def _fashion(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    with gzip.open(folder / "train-images-idx3-ubyte.gz") as fh:
-        img = np.frombuffer(fh.read(), dtype=np.uint8, offset=16)
-    with gzip.open(folder / "train-labels-idx1-ubyte.gz") as fh:
-        lab = np.frombuffer(fh.read(), dtype=np.uint8, offset=8)
+    img = read_idx(folder / "train-images-idx3-ubyte.gz")
+    lab = read_idx(folder / "train-labels-idx1-ubyte.gz")
     X = img.reshape(lab.shape[0], -1).astype(np.float64) / 255.0
     return X, lab.astype(np.float64)
 
@@ -66,11 +52,11 @@ def load(name: str, *, seed: int = 0, test_fraction: float = 0.1,
     """``{"X", "y", "X_test", "y_test", "task", "note"}``: a random ``1 - test_fraction`` /
     ``test_fraction`` split of the file (the paper's 90/10 split)."""
     fname, task, note = SETS[name]
-    path = DATASETS / fname
     if name == "fashion-mnist":
-        X, y = _fashion(path)
+        X, y = _fashion(DATASETS / fname)
     else:
-        X, y = _svmlight(path)
+        X, y = load_svmlight_xz(fname)
+        X = sp.csr_matrix(X, dtype=np.float64)
     if name == "news20":
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
         X = sp.diags(1.0 / np.maximum(norms, 1e-300)) @ X
