@@ -100,6 +100,40 @@ def test_bound_and_cg_step_cost_is_linear_in_nnz_and_dim(benchmark):
     assert t_big / t200 < 30.0
 
 
+def test_softmax_feature_major_layout_vs_parameter_layout(benchmark):
+    """Sparse softmax with K = 20 and 2e6 parameters (news20-like shape, larger): full gradient
+    and a bound product over 4000 samples in the feature-major mode (tracked) vs the parameter
+    layout (forced), interleaved, min of 5 each, in this process."""
+    K = 20
+    k, rng = _sparse_softmax(n=4000, d=100_000, nnz_row=80, K=K)       # n_params = 2e6
+    w = rng.normal(size=k.n_params) * 0.01
+    g = np.empty(k.n_params)
+    batch = np.arange(4000, dtype=np.intp)
+    fac, _ = k.bound_factors(w, batch)
+    v = rng.normal(size=k.n_params)
+
+    def work() -> None:
+        k.full_gradient(w, g)
+        k.bound_matvec(batch, fac, v)
+
+    best = {True: np.inf, False: np.inf}
+    for _ in range(5):
+        for mode in (True, False):
+            k._set_feature_major(mode)
+            tic = time.perf_counter()
+            work()
+            best[mode] = min(best[mode], time.perf_counter() - tic)
+    k._set_feature_major(True)
+    ratio = best[False] / best[True]
+    print(f"\nsoftmax K={K}, n_params=2e6, 4000 x 80 nnz: full gradient + bound product "
+          f"{best[True] * 1e3:.1f} ms feature-major vs {best[False] * 1e3:.1f} ms parameter "
+          f"layout ({ratio:.2f}x)")
+    benchmark.extra_info.update({"feature_major_ms": best[True] * 1e3,
+                                 "parameter_layout_ms": best[False] * 1e3, "speedup": ratio})
+    benchmark.pedantic(work, rounds=3, iterations=1, warmup_rounds=1)
+    assert ratio > 1.0
+
+
 def _side_by_side(name: str, budget: float, grid_cfg, sgd_steps, benchmark) -> None:
     prob = p4.Problem(name, None, 0)
     fstar, _ = p4.lbfgs_scipy(prob, maxfun=20000, gtol=1e-11)

@@ -197,3 +197,52 @@ def test_bound_uses_the_gradient_weights(sampling_weights):
     expected = sum(c / 4 * (lambda S: S @ S.T)(k.sample_bound(w, int(i))[2])
                    for c, i in zip(gw, batch))
     np.testing.assert_allclose(k.bound_matrix(w, batch), expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_softmax_feature_major_mode_is_bit_identical(fit_intercept, dtype):
+    # Sparse softmax batches with nnz * K > n_params run in the transposed (feature-major)
+    # layout: more than one 64-feature transpose block, an empty row, repeated samples, scratch
+    # reused across calls. Results must equal the parameter-layout path bit for bit and the
+    # dense formulas to rounding.
+    rng = np.random.default_rng(8)
+    n, p, K = 60, 150, 5
+    X = sp.random(n, p, density=0.3, random_state=8, format="lil", dtype=dtype)
+    X[3] = 0.0                                      # an empty row
+    X = X.tocsr()
+    assert X[3].nnz == 0
+    y = np.arange(n) % K
+    k = Softmax(lam=0.01).init(prepare(X, y, label_kind="multiclass",
+                                       fit_intercept=fit_intercept))
+    ref = Softmax(lam=0.01).init(prepare(X, y, label_kind="multiclass",
+                                         fit_intercept=fit_intercept))
+    ref._set_feature_major(False)
+    kd = Softmax(lam=0.01).init(prepare(X.toarray(), y, label_kind="multiclass",
+                                        fit_intercept=fit_intercept))
+    batch = np.array([0, 3, 3, 7, 19, 59, 21, 40], dtype=np.intp)
+    assert X[batch].nnz * K > k.n_params            # the batch qualifies for the mode
+    for trial in range(3):
+        w = rng.normal(size=k.n_params) * [0.1, 1.0, 30.0][trial]
+        for a, b in ((k.value(w), ref.value(w)),):
+            assert a == b and a == pytest.approx(kd.value(w), rel=1e-12)
+        ga, gb, gd = (np.empty(k.n_params) for _ in range(3))
+        assert k.full_gradient(w, ga) == ref.full_gradient(w, gb)
+        np.testing.assert_array_equal(ga, gb)
+        kd.full_gradient(w, gd)
+        np.testing.assert_allclose(ga, gd, rtol=1e-10, atol=1e-13)
+        assert k.gradient(w, batch, ga) == ref.gradient(w, batch, gb)
+        np.testing.assert_array_equal(ga, gb)
+        fac, mu = k.bound_factors(w, batch)
+        fac_r, mu_r = ref.bound_factors(w, batch)
+        np.testing.assert_array_equal(fac, fac_r)
+        np.testing.assert_array_equal(mu, mu_r)
+        Sigma = kd.bound_matrix(w, batch)
+        for _ in range(2):
+            v = rng.normal(size=k.n_params)
+            out = k.bound_matvec(batch, fac, v)
+            np.testing.assert_array_equal(out, ref.bound_matvec(batch, fac, v))
+            np.testing.assert_allclose(out, Sigma @ v, rtol=1e-10, atol=1e-11)
+    # value, full gradient, gradient, bound and two products per trial ran transposed; the
+    # reference never did
+    assert k._feature_major_calls() == 3 * 6 and ref._feature_major_calls() == 0

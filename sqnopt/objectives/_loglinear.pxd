@@ -90,7 +90,16 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
 
 cdef class SoftmaxKernel(LogLinearKernel):
     """Multinomial logistic regression: ``f_i(y) = e_y (x) [x_i, 1]``, K blocks of ``dim``."""
-    pass
+    # Feature-major mode (sparse rows, large batches): ``features_dot`` / ``features_axpy`` read
+    # and write ``dim x K`` (transposed) vectors; scratch allocated on first use.
+    cdef double* _vt
+    cdef double* _ot
+    cdef bint _fm
+    cdef bint _fm_off               # tests: force the parameter layout
+    cdef Py_ssize_t _fm_calls       # tests: calls that ran in feature-major mode
+    cdef bint _fm_begin(self, const double* v, bint zero_out) noexcept nogil
+    cdef void _fm_end(self, double* out) noexcept nogil
+    cdef bint _fm_worth(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
 
 
 cdef class StackedLogLinearKernel(LogLinearKernel):

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
+from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
@@ -434,8 +435,141 @@ cdef class SoftmaxKernel(LogLinearKernel):
         if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
             raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
 
+    def __dealloc__(self):
+        free(self._vt)
+        free(self._ot)
+
+    def _set_feature_major(self, bint enabled):
+        """Allow (default) or forbid the feature-major mode (tests compare the two layouts)."""
+        self._fm_off = not enabled
+
+    def _feature_major_calls(self):
+        """How many calls ran in feature-major mode (tests)."""
+        return self._fm_calls
+
     cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
         self.features_dot(i, w, s)
+
+    # ---- feature-major mode -------------------------------------------------------------------
+    # In the parameter layout (K blocks of ``dim``) the K entries that one nonzero ``x_j`` meets,
+    # ``v[k dim + j]``, lie on K different cache lines of a vector that need not fit in cache
+    # (news20: 1.2e6 parameters); transposed (``vt[j K + k]``) they are adjacent. For a sparse
+    # batch whose ``nnz K`` exceeds ``n_params`` the gradient, value, bound and bound product
+    # therefore transpose their input once, run the per-sample loops on adjacent entries and
+    # transpose their output back: two O(n_params) passes for locality of the O(nnz K) gathers
+    # and scatters. Per sample the arithmetic and its order are those of the parameter layout,
+    # so results are bit-for-bit the same. Dense rows keep the parameter layout (their
+    # per-block products are contiguous already).
+
+    cdef bint _fm_worth(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        cdef Py_ssize_t t, nnz = 0
+        if self._fm_off or not self.data.is_sparse:
+            return False
+        if batch == NULL:
+            nnz = self.data.nnz
+        else:
+            for t in range(size):
+                nnz += self.data.row_nnz(batch[t])
+        return nnz * self.n_outputs > self.n_params
+
+    cdef bint _fm_begin(self, const double* v, bint zero_out) noexcept nogil:
+        """Enter feature-major mode: ``_vt = v'`` (and ``_ot = 0``); False if out of memory."""
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1
+        cdef const double* vrow
+        if self._vt == NULL:
+            self._vt = <double*> malloc(self.n_params * sizeof(double))
+            self._ot = <double*> malloc(self.n_params * sizeof(double))
+            if self._vt == NULL or self._ot == NULL:
+                free(self._vt)
+                free(self._ot)
+                self._vt = NULL
+                self._ot = NULL
+                return False
+        j0 = 0
+        while j0 < dim:             # blocks of 64 features: each block's K rows stay in cache
+            j1 = min(j0 + 64, dim)
+            for k in range(K):
+                vrow = v + k * dim
+                for j in range(j0, j1):
+                    self._vt[j * K + k] = vrow[j]
+            j0 = j1
+        if zero_out:
+            memset(self._ot, 0, self.n_params * sizeof(double))
+        self._fm = True
+        self._fm_calls += 1
+        return True
+
+    cdef void _fm_end(self, double* out) noexcept nogil:
+        """Leave feature-major mode; ``out = _ot'`` in the parameter layout if ``out``."""
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1
+        cdef double* orow
+        self._fm = False
+        if out == NULL:
+            return
+        j0 = 0
+        while j0 < dim:
+            j1 = min(j0 + 64, dim)
+            for k in range(K):
+                orow = out + k * dim
+                for j in range(j0, j1):
+                    orow[j] = self._ot[j * K + k]
+            j0 = j1
+
+    cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                            double* grad) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double gi, total = 0.0
+        cdef double inv = 1.0 / size
+        if not (self._fm_worth(batch, size) and self._fm_begin(w, True)):
+            return LogLinearKernel.cy_gradient(self, w, batch, size, grad)
+        for t in range(size):
+            i = batch[t]
+            gi = self.data.grad_weight[i]
+            total += gi * self._accumulate(self._vt, i, inv * gi, self._ot)
+        self._fm_end(grad)
+        self._lreg_gradient(w, grad)
+        return total * inv + self._lreg_value(w)
+
+    cdef double cy_value(self, const double* w) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double total = 0.0
+        if not (self._fm_worth(NULL, 0) and self._fm_begin(w, False)):
+            return LogLinearKernel.cy_value(self, w)
+        for i in range(self.data.n_samples):
+            total += self.data.sample_weight[i] * self._accumulate(self._vt, i, 0.0, NULL)
+        self._fm_end(NULL)
+        return total / self.data.n_samples + self._lreg_value(w)
+
+    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double ci, total = 0.0
+        cdef double inv = 1.0 / self.data.n_samples
+        if not (self._fm_worth(NULL, 0) and self._fm_begin(w, True)):
+            return LogLinearKernel.cy_full_gradient(self, w, grad)
+        for i in range(self.data.n_samples):
+            ci = self.data.sample_weight[i]
+            total += ci * self._accumulate(self._vt, i, inv * ci, self._ot)
+        self._fm_end(grad)
+        self._lreg_gradient(w, grad)
+        return total * inv + self._lreg_value(w)
+
+    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                      double* factor, double* mu) noexcept nogil:
+        cdef int code
+        if not (self._fm_worth(batch, size) and self._fm_begin(w, mu != NULL)):
+            return LogLinearKernel.cy_bound(self, w, batch, size, factor, mu)
+        code = LogLinearKernel.cy_bound(self, self._vt, batch, size, factor,
+                                        self._ot if mu != NULL else NULL)
+        self._fm_end(mu)
+        return code
+
+    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out) noexcept nogil:
+        if not (self._fm_worth(batch, size) and self._fm_begin(v, False)):
+            LogLinearKernel.cy_bound_matvec(self, batch, size, factor, v, out)
+            return
+        LogLinearKernel.cy_bound_matvec(self, batch, size, factor, self._vt, self._ot)
+        self._fm_end(out)
 
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
         # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
@@ -447,6 +581,16 @@ cdef class SoftmaxKernel(LogLinearKernel):
         cdef Py_ssize_t nf = self.data.n_features
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
         cdef double x
+        cdef const double* vrow
+        if self._fm:                # feature-major: v[j K + k]
+            for k in range(K):
+                u[k] = v[nf * K + k] if self.data.has_intercept else 0.0
+            for p in range(nnz):
+                x = d64[p] if d64 != NULL else <double> d32[p]
+                vrow = v + ind[p] * K
+                for k in range(K):
+                    u[k] += x * vrow[k]
+            return
         for k in range(K):
             u[k] = v[k * dim + nf] if self.data.has_intercept else 0.0
         if nnz == 0:
@@ -472,6 +616,18 @@ cdef class SoftmaxKernel(LogLinearKernel):
         cdef Py_ssize_t nf = self.data.n_features
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
         cdef double x
+        cdef double* orow
+        if self._fm:                # feature-major: out[j K + k]
+            if self.data.has_intercept:
+                orow = out + nf * K
+                for k in range(K):
+                    orow[k] += beta[k]
+            for p in range(nnz):
+                x = d64[p] if d64 != NULL else <double> d32[p]
+                orow = out + ind[p] * K
+                for k in range(K):
+                    orow[k] += beta[k] * x
+            return
         if self.data.has_intercept:
             for k in range(K):
                 out[k * dim + nf] += beta[k]
