@@ -88,12 +88,10 @@ cdef class SAGRunner:
             self.sampler.cy_draw(1, &i)
             m = self.data.y[i] * self.data.row_dot(i, w)
             a = self.data.grad_weight[i] * self.data.y[i] * self.obj.dloss_dmargin(m)
-            if not self.seen[i]:
+            if not self.seen[i]:        # its memory is still 0: a - mem[i] == a exactly
                 self.seen[i] = 1
                 self.n_seen += 1
-                if a != 0.0:
-                    self.data.row_axpy(i, a, g)
-            elif a != self.mem[i]:
+            if a != self.mem[i]:
                 self.data.row_axpy(i, a - self.mem[i], g)
             self.mem[i] = a
             eps = self.eps0 * self.T0 / (self.T0 + self.t) if self.T0 > 0 else self.eps0

@@ -39,7 +39,6 @@ typedef double sq_v8 __attribute__((vector_size(64)));
 #  define SQ_LOAD(dst, p) memcpy(&(dst), (p), sizeof(sq_v8))
 #  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
 #  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
-#  define SQ_SPLAT(v, s) do { double _s = (s); (v) = (sq_v8){_s, _s, _s, _s, _s, _s, _s, _s}; } while (0)
 static inline double sq_hsum(sq_v8 v)
 {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
@@ -49,7 +48,6 @@ typedef struct { double l[8]; } sq_v8;
 #  define SQ_LOAD(dst, p) memcpy((dst).l, (p), sizeof(sq_v8))
 #  define SQ_STORE(p, src) memcpy((p), (src).l, sizeof(sq_v8))
 #  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
-#  define SQ_SPLAT(v, s) do { int _k; double _s = (s); for (_k = 0; _k < 8; _k++) (v).l[_k] = _s; } while (0)
 static inline double sq_hsum(sq_v8 v)
 {
     return ((v.l[0] + v.l[1]) + (v.l[2] + v.l[3])) + ((v.l[4] + v.l[5]) + (v.l[6] + v.l[7]));
@@ -61,7 +59,6 @@ static inline double sq_hsum(sq_v8 v)
 /* scalar s, vector x: the scalar is broadcast by the compiler (an embedded broadcast operand) */
 #  define SQ_MADDS(acc, s, x) ((acc) += (x) * (s))
 #  define SQ_AXPYS(out, y, s, x) ((out) = (y) + (x) * (s))
-#  define SQ_AXPY(out, y, s, x) ((out) = (y) + (s) * (x))
 #  define SQ_ADD(out, a, b) ((out) = (a) + (b))
 #  define SQ_SUB(out, a, b) ((out) = (a) - (b))
 #  define SQ_MUL(out, a, b) ((out) = (a) * (b))
@@ -69,7 +66,6 @@ static inline double sq_hsum(sq_v8 v)
 #  define SQ_MADD(acc, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (a).l[_k] * (b).l[_k]; } while (0)
 #  define SQ_MADDS(acc, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (x).l[_k] * (s); } while (0)
 #  define SQ_AXPYS(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (x).l[_k] * (s); } while (0)
-#  define SQ_AXPY(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (s).l[_k] * (x).l[_k]; } while (0)
 #  define SQ_ADD(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] + (b).l[_k]; } while (0)
 #  define SQ_SUB(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] - (b).l[_k]; } while (0)
 #  define SQ_MUL(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] * (b).l[_k]; } while (0)

@@ -12,8 +12,9 @@ For both, a batch of ``n_samples`` or more is the *full batch*: every index once
 no random draw (so ``Full()`` schedules and growing batches that reach their cap give the exact
 gradient).
 * ``SubsetSampler``   — each batch is a uniformly random subset of distinct indices (partial
-  Fisher-Yates), batches are independent: a batch of size ``n_samples`` is the whole data set
-  (the sampling of semistochastic growing-batch methods, Friedlander & Schmidt 2012).
+  Fisher-Yates), batches are independent: a batch of size ``n_samples`` (or a request for more)
+  is the whole data set in random order (the sampling of semistochastic growing-batch methods,
+  Friedlander & Schmidt 2012).
 * ``WeightedSampler`` — i.i.d. with probability proportional to the sample weights (Walker's
   alias method: O(1) per draw).
 * ``SequenceSampler`` — a fixed, injected index sequence (tests; reproducing another code's
@@ -40,6 +41,7 @@ cdef class Sampler:
             raise TypeError("bit_generator must be a numpy.random.BitGenerator")
         self.n_samples = n_samples
         self.n_drawn = 0
+        self._whole_at_n = False
         self._bitgen = bit_generator
         capsule = bit_generator.capsule
         self._rng = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
@@ -63,8 +65,8 @@ cdef class Sampler:
         cdef Py_ssize_t[::1] o = out
         if self.cy_draw(size, &o[0]) != 0:
             raise StopIteration("the injected batch sequence is exhausted")
-        if size > self.n_samples and isinstance(self, (UniformSampler, ShuffleSampler)):
-            return out[:self.n_samples]     # a request of N or more is the full batch
+        if size > self.n_samples and self._whole_at_n:
+            return out[:self.n_samples]     # a request of N or more is the whole data set
         return out
 
 
@@ -75,6 +77,10 @@ cdef inline void _full_batch(Py_ssize_t n, Py_ssize_t* out) noexcept nogil:
 
 
 cdef class UniformSampler(Sampler):
+    def __init__(self, Py_ssize_t n_samples, bit_generator):
+        Sampler.__init__(self, n_samples, bit_generator)
+        self._whole_at_n = True
+
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t
         if size >= self.n_samples:
@@ -90,6 +96,7 @@ cdef class UniformSampler(Sampler):
 cdef class ShuffleSampler(Sampler):
     def __init__(self, Py_ssize_t n_samples, bit_generator):
         Sampler.__init__(self, n_samples, bit_generator)
+        self._whole_at_n = True
         self._perm = np.arange(n_samples, dtype=np.intp)
         self._pos = n_samples      # forces a shuffle on the first draw
         self.n_epochs = 0
@@ -122,12 +129,13 @@ cdef class ShuffleSampler(Sampler):
 cdef class SubsetSampler(Sampler):
     def __init__(self, Py_ssize_t n_samples, bit_generator):
         Sampler.__init__(self, n_samples, bit_generator)
+        self._whole_at_n = True
         self._perm = np.arange(n_samples, dtype=np.intp)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t, j, tmp, n = self.n_samples
         if size > n:
-            return -1
+            size = n                    # no more than every index once: the whole data set
         for t in range(size):           # partial Fisher-Yates: perm[0:size] is a uniform subset
             j = t + <Py_ssize_t> self._bounded(<uint64_t> (n - t))
             tmp = self._perm[t]
