@@ -152,17 +152,6 @@ def test_a_request_of_all_samples_or_more_is_the_full_batch():
         np.testing.assert_array_equal(s.draw(25), np.arange(10))
 
 
-def test_a_subset_request_of_all_samples_or_more_is_the_whole_set_in_random_order():
-    from sqnopt.solver._sampler import SubsetSampler
-
-    s = SubsetSampler(10, np.random.PCG64(0))
-    for size in (10, 25):
-        d = s.draw(size)
-        assert d.shape == (10,) and sorted(d) == list(range(10))
-    assert s.n_drawn == 20
-    assert not np.array_equal(s.draw(25), np.arange(10))   # random order (seed 0)
-
-
 def test_weighted_sampling_frequencies():
     from sqnopt.solver._sampler import WeightedSampler
 
