@@ -278,12 +278,7 @@ cdef class ScaledLoop:
             self.avg_scale = previous.avg_scale
             self.avg_intercept = previous.avg_intercept
             self.n_folds = previous.n_folds
-            self.drawn_upto = counters.t
-            self.exhausted_at = -1
-            self.ahead_samples = 0
-            self.last_t = counters.t
-            self.last_samples = counters.n_samples
-            self.last_n_avg = counters.n_avg
+            self._at_counters()
         else:
             self.reload()
 
@@ -328,12 +323,17 @@ cdef class ScaledLoop:
         self.sqnorm = float(np.dot(w_reg, w_reg))
         self.intercept = self.w[nf] if self.has_intercept else 0.0
         self.avg_scale = 0.0
-        self.drawn_upto = self.counters.t
+        self._at_counters()
+
+    cdef void _at_counters(self):
+        """No batch drawn ahead; the loop stands where the counters say."""
+        cdef Counters pc = self.counters
+        self.drawn_upto = pc.t
         self.exhausted_at = -1
         self.ahead_samples = 0
-        self.last_t = self.counters.t
-        self.last_samples = self.counters.n_samples
-        self.last_n_avg = n_avg
+        self.last_t = pc.t
+        self.last_samples = pc.n_samples
+        self.last_n_avg = pc.n_avg
 
     cdef void _materialize(self, Py_ssize_t n_avg) noexcept nogil:
         """Write ``w = [a v, b]`` and ``w_avg = [(alpha v + u) / n_avg, b_avg]``."""
