@@ -26,8 +26,8 @@ from sqnopt.datasets import make_boxes
 ITERS = {"compiled": 20_000, "python": 1_000, "numpy": 300, "bare": 20_000}
 
 
-def _setup(n: int, path: str) -> tuple[Any, np.ndarray, np.ndarray]:
-    X, y = make_boxes(10_000, n, random_state=0)
+def _setup(n: int, path: str, n_samples: int = 10_000) -> tuple[Any, np.ndarray, np.ndarray]:
+    X, y = make_boxes(n_samples, n, random_state=0)
     if path == "numpy":     # pure-Python components: the NumPy reference twins
         from sqnopt.curvature.reference import IdentityNumPy
         from sqnopt.objectives.reference import SquaredHingeNumPy
@@ -42,14 +42,14 @@ def _setup(n: int, path: str) -> tuple[Any, np.ndarray, np.ndarray]:
     return solver.init_state(X, y), X, y
 
 
-def _runner(n: int, kind: str) -> Callable[[], None]:
+def _runner(n: int, kind: str, n_samples: int = 10_000) -> Callable[[], None]:
     """A callable running ITERS[kind] iterations of SGD (continuing the same state)."""
     if kind == "bare":
-        X, y = make_boxes(10_000, n, random_state=0)
+        X, y = make_boxes(n_samples, n, random_state=0)
         w = np.zeros(n)
         gen = np.random.PCG64(0)
         return lambda: bare_sgd_squared_hinge(X, y, w, 5, 2e-2, 100.0, 1e-4, ITERS["bare"], gen)
-    state, _, _ = _setup(n, kind)
+    state, _, _ = _setup(n, kind, n_samples)
     return lambda: state.loop.run(ITERS[kind], 0)
 
 
@@ -97,6 +97,22 @@ def test_compiled_vs_python_vs_bare_ratios(benchmark: Any, n: int) -> None:
           f"(NumPy) components {per['numpy'] * 1e6:.2f} us, bare Cython {per['bare'] * 1e6:.3f} us"
           f"\n  python-loop/compiled = {speedup:.1f}x and pure-Python/compiled = {speedup_np:.1f}x "
           f"(goal >= 30x at n=100), compiled/bare = {overhead:.2f}x (goal <= 3x)")
+    if n == 100:
+        # Where the compiled time goes: the 10 000 x 100 float64 rows (8 MB) exceed the per-core
+        # L2, so each iteration fetches 5 random rows (4 KB) from L3. The same solve on 1 000
+        # rows (800 KB, L2-resident) shows the arithmetic-and-driver part alone.
+        small = {k: _runner(n, k, n_samples=1000) for k in ("compiled", "bare")}
+        per_small = {k: float("inf") for k in small}
+        for _ in range(3):
+            for k, fn in small.items():
+                fn()
+                per_small[k] = min(per_small[k], _per_iter(fn, ITERS[k], repeats=2))
+        benchmark.extra_info.update({
+            "us_per_iter_compiled_N1000": per_small["compiled"] * 1e6,
+            "us_per_iter_bare_N1000": per_small["bare"] * 1e6})
+        print(f"  rows in L2 (N = 1000 instead of 10 000): compiled "
+              f"{per_small['compiled'] * 1e6:.3f} us, bare {per_small['bare'] * 1e6:.3f} us "
+              f"(python-loop/compiled would be {per['python'] / per_small['compiled']:.1f}x)")
     # The tracked figure: the compiled runner, warmed up again (the other contenders evicted its
     # data from the caches), best of three.
     benchmark.pedantic(runners["compiled"], rounds=3, iterations=1, warmup_rounds=1)
