@@ -146,16 +146,17 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         self.n_matvecs += 1
 
     cdef int _factorize(self) noexcept nogil:
+        """Cholesky of ``Sigma_S + eta I``, with ``Sigma_S`` assembled by the objective
+        (``cy_bound_dense``: sample by sample for the built-in objectives)."""
         cdef Py_ssize_t j, n = self.dim
         cdef double* A = &self._chol[0]
-        cdef double* e = &self._p[0]
         cdef int info = 0, nn = <int> n
         cdef char uplo = b'L'
-        memset(e, 0, n * sizeof(double))
-        for j in range(n):           # column j of the symmetric matrix (= row j)
-            e[j] = 1.0
-            self._apply(e, A + j * n)
-            e[j] = 0.0
+        if self._obj.cy_bound_dense(self._batch, self.batch_size, self._factor, A) != 0:
+            self._factored = False
+            return -1
+        for j in range(n):
+            A[j * n + j] += self.eta
         dpotrf(&uplo, &nn, A, &nn, &info)
         self._factored = info == 0
         return info

@@ -60,6 +60,11 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
     # ``out = Sigma_B v`` (overwritten) from factors that ``cy_bound`` computed on ``batch``.
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil
+    # ``out = Sigma_B`` as a dense row-major ``n_params x n_params`` matrix (overwritten) from the
+    # same factors, for small ``n_params`` (exact solves). Returns 0, or -1 if out of memory. The
+    # default forms one product per unit vector; subclasses assemble it sample by sample.
+    cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* factor, double* out) noexcept nogil
 
 
 cdef class LogLinearKernel(BoundObjectiveKernel):

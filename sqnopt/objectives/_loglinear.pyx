@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
@@ -124,6 +124,20 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
                               const double* factor, const double* v, double* out) noexcept nogil:
         memset(out, 0, self.n_params * sizeof(double))
 
+    cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* factor, double* out) noexcept nogil:
+        """Row ``j`` of the symmetric ``Sigma_B`` is ``Sigma_B e_j``: ``n_params`` products."""
+        cdef Py_ssize_t j, n = self.n_params
+        cdef double* e = <double*> calloc(n, sizeof(double))
+        if e == NULL:
+            return -1
+        for j in range(n):
+            e[j] = 1.0
+            self.cy_bound_matvec(batch, size, factor, e, out + j * n)
+            e[j] = 0.0
+        free(e)
+        return 0
+
     # ---- Python-level API (tests, diagnostics, pure-Python curvature models) ----------------
     def _checked_batch(self, batch):
         b = np.ascontiguousarray(batch, dtype=np.intp)
@@ -169,9 +183,23 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
     def bound_matrix(self, w, batch):
         """Dense ``Sigma_B`` (``n_params x n_params``; O(n_params^2) memory, small problems only)."""
         fac, _ = self.bound_factors(w, batch)
-        eye = np.eye(self.n_params)
-        return np.column_stack([self.bound_matvec(batch, fac, eye[:, j])
-                                for j in range(self.n_params)])
+        return self.bound_dense(batch, fac)
+
+    def bound_dense(self, batch, factors):
+        """Dense ``Sigma_B`` from ``factors`` returned by :meth:`bound_factors` on the same
+        batch (the matrix an exact solve factorises)."""
+        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        cdef const double[:, ::1] fv = np.ascontiguousarray(factors, dtype=np.float64)
+        if fv.shape[0] != b.shape[0] or fv.shape[1] != self.factor_size:
+            raise ValueError(f"factors must have shape ({b.shape[0]}, {self.factor_size})")
+        out = np.empty((self.n_params, self.n_params))
+        cdef double[:, ::1] ov = out
+        cdef int code
+        with nogil:
+            code = self.cy_bound_dense(&b[0], b.shape[0], &fv[0, 0], &ov[0, 0])
+        if code != 0:
+            raise MemoryError("out of memory while forming the dense bound matrix")
+        return out
 
     def bound_columns(self, w, batch):
         """``S`` with ``Sigma_B = S S'`` as a sparse ``n_params x m`` matrix (columns
@@ -571,6 +599,59 @@ cdef class SoftmaxKernel(LogLinearKernel):
         LogLinearKernel.cy_bound_matvec(self, batch, size, factor, self._vt, self._ot)
         self._fm_end(out)
 
+    cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* factor, double* out) noexcept nogil:
+        """``Sigma_B = sum_i F_i' M_i F_i`` assembled per sample: block ``(a, b)`` gains
+        ``M_i[a, b] x x'`` (``x`` with its intercept entry), ``O(K^2 nnz_i^2)`` per sample instead
+        of ``n_params`` products."""
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, n = self.n_params
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef Py_ssize_t t, a, b, p, q, nnz, m, jp
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef double* u = &self._u[0]
+        cdef double* M = <double*> malloc(K * K * sizeof(double))
+        cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((nf + 1) * sizeof(Py_ssize_t))
+        cdef double* val = <double*> malloc((nf + 1) * sizeof(double))
+        cdef double* row
+        cdef double mab, xv
+        if M == NULL or idx == NULL or val == NULL:
+            free(M)
+            free(idx)
+            free(val)
+            return -1
+        memset(out, 0, n * n * sizeof(double))
+        for t in range(size):
+            for a in range(K):          # M_i column by column: M_i e_a (M_i is symmetric)
+                memset(u, 0, K * sizeof(double))
+                u[a] = 1.0
+                bound_factor_apply(factor + t * self.factor_size, K, u, M + a * K)
+            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
+            m = 0
+            for p in range(nnz):
+                idx[m] = ind[p] if ind != NULL else p
+                val[m] = d64[p] if d64 != NULL else <double> d32[p]
+                m += 1
+            if self.data.has_intercept:
+                idx[m] = nf
+                val[m] = 1.0
+                m += 1
+            for a in range(K):
+                for p in range(m):
+                    jp = a * dim + idx[p]
+                    row = out + jp * n
+                    for b in range(K):
+                        mab = M[a * K + b] * val[p]
+                        if mab == 0.0:
+                            continue
+                        for q in range(m):
+                            row[b * dim + idx[q]] += mab * val[q]
+        free(M)
+        free(idx)
+        free(val)
+        return 0
+
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
         # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
         # 4-accumulator dot per block.
@@ -808,6 +889,46 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
             a = factor[t] * self.data.row_dot(i, v)
             if a != 0.0:
                 self.data.row_axpy(i, a, out)
+
+    cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* factor, double* out) noexcept nogil:
+        """``Sigma_B = sum_i c_i x_i x_i'`` (``x_i`` with its intercept entry) assembled per
+        sample: O(nnz_i^2) each instead of ``n_params`` products."""
+        cdef Py_ssize_t n = self.n_params, nf = self.data.n_features
+        cdef Py_ssize_t t, p, q, nnz, m
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((nf + 1) * sizeof(Py_ssize_t))
+        cdef double* val = <double*> malloc((nf + 1) * sizeof(double))
+        cdef double* row
+        cdef double cx
+        if idx == NULL or val == NULL:
+            free(idx)
+            free(val)
+            return -1
+        memset(out, 0, n * n * sizeof(double))
+        for t in range(size):
+            if factor[t] == 0.0:
+                continue
+            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
+            m = 0
+            for p in range(nnz):
+                idx[m] = ind[p] if ind != NULL else p
+                val[m] = d64[p] if d64 != NULL else <double> d32[p]
+                m += 1
+            if self.data.has_intercept:
+                idx[m] = nf
+                val[m] = 1.0
+                m += 1
+            for p in range(m):
+                cx = factor[t] * val[p]
+                row = out + idx[p] * n
+                for q in range(m):
+                    row[idx[q]] += cx * val[q]
+        free(idx)
+        free(val)
+        return 0
 
     # ---- Python-level diagnostics ------------------------------------------------------------
     def _row(self, Py_ssize_t i):
