@@ -248,6 +248,11 @@ def test_sparse_softmax_feature_major_mode_is_bit_identical(fit_intercept, dtype
     assert k._feature_major_calls() == 3 * 6 and ref._feature_major_calls() == 0
 
 
+def _columns_from_products(k, batch, fac) -> np.ndarray:
+    eye = np.eye(k.n_params)
+    return np.column_stack([k.bound_matvec(batch, fac, eye[:, j]) for j in range(k.n_params)])
+
+
 @pytest.mark.parametrize("fmt,dtype", [("dense", np.float64), ("csr", np.float64),
                                        ("dense", np.float32), ("csr", np.float32)])
 def test_dense_bound_matrix_equals_its_products(fmt, dtype):
@@ -255,28 +260,19 @@ def test_dense_bound_matrix_equals_its_products(fmt, dtype):
     # binary and softmax objectives and by unit-vector products for the general model; every
     # route must give the matrix whose columns are the factored products Sigma_B e_j.
     rng = np.random.default_rng(11)
-    for name, k, n in _problems(fmt, dtype):
-        w = rng.normal(size=k.n_params)
-        batch = np.array([1, 4, 4, 9, 0], dtype=np.intp)
-        fac, _ = k.bound_factors(w, batch)
-        eye = np.eye(k.n_params)
-        cols = np.column_stack([k.bound_matvec(batch, fac, eye[:, j])
-                                for j in range(k.n_params)])
-        dense = k.bound_dense(batch, fac)
-        np.testing.assert_allclose(dense, cols, rtol=1e-12, atol=1e-14, err_msg=name)
-        np.testing.assert_allclose(dense, dense.T, rtol=0, atol=1e-14, err_msg=name)
-    with pytest.raises(ValueError, match="factors must have shape"):
-        k.bound_dense(batch, fac[:2])
-    # truly sparse rows (one empty), no intercept
     X = sp.random(12, 9, density=0.3, random_state=2, format="lil", dtype=dtype)
-    X[4] = 0.0
+    X[4] = 0.0                              # truly sparse rows, one empty; no intercept
     Xs = X.tocsr() if fmt == "csr" else X.toarray()
     y = np.arange(12) % 3
-    for k in (Softmax(lam=0.1).init(prepare(Xs, y, label_kind="multiclass")),
-              BinaryLogistic(lam=0.1).init(prepare(Xs, np.where(y == 0, -1.0, 1.0)))):
-        w = rng.normal(size=k.n_params)
-        fac, _ = k.bound_factors(w, batch)
-        eye = np.eye(k.n_params)
-        cols = np.column_stack([k.bound_matvec(batch, fac, eye[:, j])
-                                for j in range(k.n_params)])
-        np.testing.assert_allclose(k.bound_dense(batch, fac), cols, rtol=1e-12, atol=1e-14)
+    kernels = [k for _, k, _ in _problems(fmt, dtype)] + [
+        Softmax(lam=0.1).init(prepare(Xs, y, label_kind="multiclass")),
+        BinaryLogistic(lam=0.1).init(prepare(Xs, np.where(y == 0, -1.0, 1.0)))]
+    batch = np.array([1, 4, 4, 9, 0], dtype=np.intp)
+    for k in kernels:
+        fac, _ = k.bound_factors(rng.normal(size=k.n_params), batch)
+        dense = k.bound_dense(batch, fac)
+        np.testing.assert_allclose(dense, _columns_from_products(k, batch, fac), rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(dense, dense.T, rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="factors must have shape"):
+        k.bound_dense(batch, fac[:2])

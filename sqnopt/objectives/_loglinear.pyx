@@ -110,6 +110,26 @@ cdef void bound_factor_apply(const double* fac, Py_ssize_t K, const double* u,
         j -= 1
 
 
+cdef Py_ssize_t _row_entries(RowData data, Py_ssize_t i, Py_ssize_t* idx,
+                             double* val) noexcept nogil:
+    """Row ``i`` as (index, value) pairs, its intercept entry (index ``n_features``, value 1)
+    last; ``idx`` and ``val`` hold ``n_features + 1`` entries. Returns the count."""
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef Py_ssize_t p, m = 0
+    cdef Py_ssize_t nnz = data.row_view(i, &d64, &d32, &ind)
+    for p in range(nnz):
+        idx[m] = ind[p] if ind != NULL else p
+        val[m] = d64[p] if d64 != NULL else <double> d32[p]
+        m += 1
+    if data.has_intercept:
+        idx[m] = data.n_features
+        val[m] = 1.0
+        m += 1
+    return m
+
+
 # ---- interface --------------------------------------------------------------------------------
 
 cdef class BoundObjectiveKernel(ObjectiveKernel):
@@ -606,16 +626,13 @@ cdef class SoftmaxKernel(LogLinearKernel):
         of ``n_params`` products."""
         cdef Py_ssize_t K = self.n_outputs, dim = self._block, n = self.n_params
         cdef Py_ssize_t nf = self.data.n_features
-        cdef Py_ssize_t t, a, b, p, q, nnz, m, jp
-        cdef const double* d64
-        cdef const float* d32
-        cdef const int* ind
+        cdef Py_ssize_t t, a, b, p, q, m, jp
         cdef double* u = &self._u[0]
         cdef double* M = <double*> malloc(K * K * sizeof(double))
         cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((nf + 1) * sizeof(Py_ssize_t))
         cdef double* val = <double*> malloc((nf + 1) * sizeof(double))
         cdef double* row
-        cdef double mab, xv
+        cdef double mab
         if M == NULL or idx == NULL or val == NULL:
             free(M)
             free(idx)
@@ -627,16 +644,7 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 memset(u, 0, K * sizeof(double))
                 u[a] = 1.0
                 bound_factor_apply(factor + t * self.factor_size, K, u, M + a * K)
-            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
-            m = 0
-            for p in range(nnz):
-                idx[m] = ind[p] if ind != NULL else p
-                val[m] = d64[p] if d64 != NULL else <double> d32[p]
-                m += 1
-            if self.data.has_intercept:
-                idx[m] = nf
-                val[m] = 1.0
-                m += 1
+            m = _row_entries(self.data, batch[t], idx, val)
             for a in range(K):
                 for p in range(m):
                     jp = a * dim + idx[p]
@@ -895,10 +903,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         """``Sigma_B = sum_i c_i x_i x_i'`` (``x_i`` with its intercept entry) assembled per
         sample: O(nnz_i^2) each instead of ``n_params`` products."""
         cdef Py_ssize_t n = self.n_params, nf = self.data.n_features
-        cdef Py_ssize_t t, p, q, nnz, m
-        cdef const double* d64
-        cdef const float* d32
-        cdef const int* ind
+        cdef Py_ssize_t t, p, q, m
         cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((nf + 1) * sizeof(Py_ssize_t))
         cdef double* val = <double*> malloc((nf + 1) * sizeof(double))
         cdef double* row
@@ -911,16 +916,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         for t in range(size):
             if factor[t] == 0.0:
                 continue
-            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
-            m = 0
-            for p in range(nnz):
-                idx[m] = ind[p] if ind != NULL else p
-                val[m] = d64[p] if d64 != NULL else <double> d32[p]
-                m += 1
-            if self.data.has_intercept:
-                idx[m] = nf
-                val[m] = 1.0
-                m += 1
+            m = _row_entries(self.data, batch[t], idx, val)
             for p in range(m):
                 cx = factor[t] * val[p]
                 row = out + idx[p] * n
