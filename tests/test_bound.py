@@ -246,6 +246,14 @@ def test_sparse_softmax_feature_major_mode_is_bit_identical(fit_intercept, dtype
     # value, full gradient, gradient, bound and two products per trial ran transposed; the
     # reference never did
     assert k._feature_major_calls() == 3 * 6 and ref._feature_major_calls() == 0
+    # re-initialising the kernel on larger data must not reuse the smaller scratch
+    X2 = sp.random(n, 3 * p, density=0.3, random_state=9, format="csr", dtype=dtype)
+    k2 = Softmax(lam=0.01).init(prepare(X2, y, label_kind="multiclass",
+                                        fit_intercept=fit_intercept))
+    k2._set_feature_major(False)
+    k.__init__(k2.data, 0.01, K)
+    w2 = rng.normal(size=k.n_params)
+    assert k.value(w2) == k2.value(w2)
 
 
 def _columns_from_products(k, batch, fac) -> np.ndarray:

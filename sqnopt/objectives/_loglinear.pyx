@@ -478,6 +478,10 @@ cdef class SoftmaxKernel(LogLinearKernel):
     the weights of class ``k``, then its intercept if fitted). Labels are ``0..K-1``."""
 
     def __init__(self, RowData data, double lam, Py_ssize_t n_classes):
+        free(self._vt)              # scratch is sized by n_params: none survives a re-init
+        free(self._ot)
+        self._vt = NULL
+        self._ot = NULL
         self._bind_loglinear(data, lam, n_classes, data.dim, data.n_features, n_classes)
         y = data.labels
         if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
