@@ -313,18 +313,24 @@ def sklearn_time_to(prob: Problem, targets: dict[float, float], max_iter_cap: in
 
     C = 1.0 / (prob.lam * prob.N)
     out: dict[str, Any] = {"C": C}
+
+    def timed_fit(max_iter: int) -> tuple[float, float]:
+        """(objective reached, seconds of the complete fit) with ``max_iter`` iterations."""
+        clf = LogisticRegression(C=C, solver="lbfgs", fit_intercept=False, tol=1e-12,
+                                 max_iter=max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            tic = time.perf_counter()
+            clf.fit(prob.X, prob.y)
+            secs = time.perf_counter() - tic
+        w = clf.coef_.ravel() if prob.multiclass else clf.coef_[0]
+        return prob.value(w), secs
+
     for tol, target in sorted(targets.items(), reverse=True):
         m, found = 2, None
         while m <= max_iter_cap:
-            clf = LogisticRegression(C=C, solver="lbfgs", fit_intercept=False, tol=1e-12,
-                                     max_iter=m)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                tic = time.perf_counter()
-                clf.fit(prob.X, prob.y)
-                secs = time.perf_counter() - tic
-            w = clf.coef_.ravel() if prob.multiclass else clf.coef_[0]
-            if prob.value(w) <= target:
+            fval, secs = timed_fit(m)
+            if fval <= target:
                 found = (m, secs)
                 break
             m *= 2
@@ -333,15 +339,8 @@ def sklearn_time_to(prob: Problem, targets: dict[float, float], max_iter_cap: in
             best = found
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                clf = LogisticRegression(C=C, solver="lbfgs", fit_intercept=False, tol=1e-12,
-                                         max_iter=mid)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    tic = time.perf_counter()
-                    clf.fit(prob.X, prob.y)
-                    secs = time.perf_counter() - tic
-                w = clf.coef_.ravel() if prob.multiclass else clf.coef_[0]
-                if prob.value(w) <= target:
+                fval, secs = timed_fit(mid)
+                if fval <= target:
                     hi, best = mid, (mid, secs)
                 else:
                     lo = mid

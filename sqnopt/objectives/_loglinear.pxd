@@ -92,19 +92,25 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
                             double* grad) noexcept nogil
 
+    # Working layout of the shared loops (value, gradients, bound, bound product): if
+    # ``_layout_enter`` returns True for this call, the loop reads ``_vt`` (``v`` in the working
+    # layout, written by the hook) instead of ``v`` and writes ``_ot`` instead of its output, and
+    # ``_layout_leave(out)`` maps ``_ot`` back into ``out`` (if not NULL). ``features_dot`` /
+    # ``features_axpy`` must then index the working layout. The default never enters; scratch
+    # (``n_params`` doubles each) is owned by the kernel and dropped on re-binding.
+    cdef double* _vt
+    cdef double* _ot
+    cdef bint _layout_enter(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* v) noexcept nogil
+    cdef void _layout_leave(self, double* out) noexcept nogil
+
 
 cdef class SoftmaxKernel(LogLinearKernel):
     """Multinomial logistic regression: ``f_i(y) = e_y (x) [x_i, 1]``, K blocks of ``dim``."""
-    # Feature-major mode (sparse rows, large batches): ``features_dot`` / ``features_axpy`` read
-    # and write ``dim x K`` (transposed) vectors; scratch allocated on first use.
-    cdef double* _vt
-    cdef double* _ot
+    # Feature-major working layout (sparse rows, nnz K > n_params): ``dim x K``.
     cdef bint _fm
     cdef bint _fm_off               # tests: force the parameter layout
     cdef Py_ssize_t _fm_calls       # tests: calls that ran in feature-major mode
-    cdef bint _fm_begin(self, const double* v, bint zero_out) noexcept nogil
-    cdef void _fm_end(self, double* out) noexcept nogil
-    cdef bint _fm_worth(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
 
 
 cdef class StackedLogLinearKernel(LogLinearKernel):

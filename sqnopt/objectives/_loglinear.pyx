@@ -261,7 +261,22 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         self._s = np.zeros(n_outputs)
         self._u = np.zeros(n_outputs)
         self._beta = np.zeros(n_outputs)
+        free(self._vt)              # scratch is sized by n_params: none survives a re-bind
+        free(self._ot)
+        self._vt = NULL
+        self._ot = NULL
         return 0
+
+    def __dealloc__(self):
+        free(self._vt)
+        free(self._ot)
+
+    cdef bint _layout_enter(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* v) noexcept nogil:
+        return False
+
+    cdef void _layout_leave(self, double* out) noexcept nogil:
+        pass
 
     cdef void scores(self, Py_ssize_t i, const double* w, double* s) noexcept nogil:
         pass
@@ -326,29 +341,43 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef Py_ssize_t t, i
         cdef double gi, total = 0.0
         cdef double inv = 1.0 / size
-        memset(grad, 0, self.n_params * sizeof(double))
+        cdef bint moved = self._layout_enter(batch, size, w)
+        cdef const double* wl = self._vt if moved else w
+        cdef double* gl = self._ot if moved else grad
+        memset(gl, 0, self.n_params * sizeof(double))
         for t in range(size):
             i = batch[t]
             gi = self.data.grad_weight[i]
-            total += gi * self._accumulate(w, i, inv * gi, grad)
+            total += gi * self._accumulate(wl, i, inv * gi, gl)
+        if moved:
+            self._layout_leave(grad)
         self._lreg_gradient(w, grad)
         return total * inv + self._lreg_value(w)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i
         cdef double total = 0.0
+        cdef bint moved = self._layout_enter(NULL, 0, w)
+        cdef const double* wl = self._vt if moved else w
         for i in range(self.data.n_samples):
-            total += self.data.sample_weight[i] * self._accumulate(w, i, 0.0, NULL)
+            total += self.data.sample_weight[i] * self._accumulate(wl, i, 0.0, NULL)
+        if moved:
+            self._layout_leave(NULL)
         return total / self.data.n_samples + self._lreg_value(w)
 
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
         cdef Py_ssize_t i
         cdef double ci, total = 0.0
         cdef double inv = 1.0 / self.data.n_samples
-        memset(grad, 0, self.n_params * sizeof(double))
+        cdef bint moved = self._layout_enter(NULL, 0, w)
+        cdef const double* wl = self._vt if moved else w
+        cdef double* gl = self._ot if moved else grad
+        memset(gl, 0, self.n_params * sizeof(double))
         for i in range(self.data.n_samples):
             ci = self.data.sample_weight[i]
-            total += ci * self._accumulate(w, i, inv * ci, grad)
+            total += ci * self._accumulate(wl, i, inv * ci, gl)
+        if moved:
+            self._layout_leave(grad)
         self._lreg_gradient(w, grad)
         return total * inv + self._lreg_value(w)
 
@@ -361,25 +390,32 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef double* fac
         cdef double c, logz
         cdef double inv = 1.0 / size
-        if mu != NULL:
-            memset(mu, 0, self.n_params * sizeof(double))
+        cdef int code = 0
+        cdef bint moved = self._layout_enter(batch, size, w)
+        cdef const double* wl = self._vt if moved else w
+        cdef double* ml = self._ot if (moved and mu != NULL) else mu
+        if ml != NULL:
+            memset(ml, 0, self.n_params * sizeof(double))
         for t in range(size):
             i = batch[t]
             fac = factor + t * self.factor_size
-            self.scores(i, w, s)
-            logz = bound_sample(s, K, fac, q if mu != NULL else NULL)
+            self.scores(i, wl, s)
+            logz = bound_sample(s, K, fac, q if ml != NULL else NULL)
             if not isfinite(logz):
-                return -1
+                code = -1
+                break
             c = inv * self.data.grad_weight[i]
             for y in range(K):
                 fac[y] *= c
-            if mu != NULL:
+            if ml != NULL:
                 # mu += c (r - f(y_i)) = c F_i' (q - e_{y_i})
                 for y in range(K):
                     q[y] *= c
                 q[self.label(i)] -= c
-                self.features_axpy(i, q, mu)
-        return 0
+                self.features_axpy(i, q, ml)
+        if moved:
+            self._layout_leave(mu)
+        return code
 
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil:
@@ -387,12 +423,17 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef Py_ssize_t t, i
         cdef double* u = &self._u[0]
         cdef double* beta = &self._beta[0]
-        memset(out, 0, self.n_params * sizeof(double))
+        cdef bint moved = self._layout_enter(batch, size, v)
+        cdef const double* vl = self._vt if moved else v
+        cdef double* ol = self._ot if moved else out
+        memset(ol, 0, self.n_params * sizeof(double))
         for t in range(size):
             i = batch[t]
-            self.features_dot(i, v, u)
+            self.features_dot(i, vl, u)
             bound_factor_apply(factor + t * self.factor_size, K, u, beta)
-            self.features_axpy(i, beta, out)
+            self.features_axpy(i, beta, ol)
+        if moved:
+            self._layout_leave(out)
 
     # ---- Python-level diagnostics ------------------------------------------------------------
     def _feature_vector(self, Py_ssize_t i, coef):
@@ -478,18 +519,10 @@ cdef class SoftmaxKernel(LogLinearKernel):
     the weights of class ``k``, then its intercept if fitted). Labels are ``0..K-1``."""
 
     def __init__(self, RowData data, double lam, Py_ssize_t n_classes):
-        free(self._vt)              # scratch is sized by n_params: none survives a re-init
-        free(self._ot)
-        self._vt = NULL
-        self._ot = NULL
         self._bind_loglinear(data, lam, n_classes, data.dim, data.n_features, n_classes)
         y = data.labels
         if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
             raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
-
-    def __dealloc__(self):
-        free(self._vt)
-        free(self._ot)
 
     def _set_feature_major(self, bint enabled):
         """Allow (default) or forbid the feature-major mode (tests compare the two layouts)."""
@@ -506,15 +539,21 @@ cdef class SoftmaxKernel(LogLinearKernel):
     # In the parameter layout (K blocks of ``dim``) the K entries that one nonzero ``x_j`` meets,
     # ``v[k dim + j]``, lie on K different cache lines of a vector that need not fit in cache
     # (news20: 1.2e6 parameters); transposed (``vt[j K + k]``) they are adjacent. For a sparse
-    # batch whose ``nnz K`` exceeds ``n_params`` the gradient, value, bound and bound product
-    # therefore transpose their input once, run the per-sample loops on adjacent entries and
-    # transpose their output back: two O(n_params) passes for locality of the O(nnz K) gathers
+    # batch whose ``nnz K`` exceeds ``n_params`` the shared loops of ``LogLinearKernel`` (value,
+    # gradients, bound, bound product) therefore run in this working layout through
+    # ``_layout_enter`` / ``_layout_leave``: the input is transposed once, the per-sample loops
+    # touch adjacent entries and the output is transposed back: two O(n_params) passes for locality of the O(nnz K) gathers
     # and scatters. Per sample the arithmetic and its order are those of the parameter layout,
     # so results are bit-for-bit the same. Dense rows keep the parameter layout (their
     # per-block products are contiguous already).
 
-    cdef bint _fm_worth(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
-        cdef Py_ssize_t t, nnz = 0
+    cdef bint _layout_enter(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const double* v) noexcept nogil:
+        """Feature-major if the rows are sparse and the call's ``nnz K`` exceeds ``n_params``
+        (``batch == NULL``: every sample): ``_vt = v'``. False (parameter layout) otherwise or
+        if the scratch cannot be allocated."""
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, t, j, k, j0, j1, nnz = 0
+        cdef const double* vrow
         if self._fm_off or not self.data.is_sparse:
             return False
         if batch == NULL:
@@ -522,12 +561,8 @@ cdef class SoftmaxKernel(LogLinearKernel):
         else:
             for t in range(size):
                 nnz += self.data.row_nnz(batch[t])
-        return nnz * self.n_outputs > self.n_params
-
-    cdef bint _fm_begin(self, const double* v, bint zero_out) noexcept nogil:
-        """Enter feature-major mode: ``_vt = v'`` (and ``_ot = 0``); False if out of memory."""
-        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1
-        cdef const double* vrow
+        if nnz * K <= self.n_params:
+            return False
         if self._vt == NULL:
             self._vt = <double*> malloc(self.n_params * sizeof(double))
             self._ot = <double*> malloc(self.n_params * sizeof(double))
@@ -545,14 +580,12 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 for j in range(j0, j1):
                     self._vt[j * K + k] = vrow[j]
             j0 = j1
-        if zero_out:
-            memset(self._ot, 0, self.n_params * sizeof(double))
         self._fm = True
         self._fm_calls += 1
         return True
 
-    cdef void _fm_end(self, double* out) noexcept nogil:
-        """Leave feature-major mode; ``out = _ot'`` in the parameter layout if ``out``."""
+    cdef void _layout_leave(self, double* out) noexcept nogil:
+        """Back to the parameter layout; ``out = _ot'`` if ``out`` is not NULL."""
         cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1
         cdef double* orow
         self._fm = False
@@ -566,62 +599,6 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 for j in range(j0, j1):
                     orow[j] = self._ot[j * K + k]
             j0 = j1
-
-    cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
-                            double* grad) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double gi, total = 0.0
-        cdef double inv = 1.0 / size
-        if not (self._fm_worth(batch, size) and self._fm_begin(w, True)):
-            return LogLinearKernel.cy_gradient(self, w, batch, size, grad)
-        for t in range(size):
-            i = batch[t]
-            gi = self.data.grad_weight[i]
-            total += gi * self._accumulate(self._vt, i, inv * gi, self._ot)
-        self._fm_end(grad)
-        self._lreg_gradient(w, grad)
-        return total * inv + self._lreg_value(w)
-
-    cdef double cy_value(self, const double* w) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double total = 0.0
-        if not (self._fm_worth(NULL, 0) and self._fm_begin(w, False)):
-            return LogLinearKernel.cy_value(self, w)
-        for i in range(self.data.n_samples):
-            total += self.data.sample_weight[i] * self._accumulate(self._vt, i, 0.0, NULL)
-        self._fm_end(NULL)
-        return total / self.data.n_samples + self._lreg_value(w)
-
-    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double ci, total = 0.0
-        cdef double inv = 1.0 / self.data.n_samples
-        if not (self._fm_worth(NULL, 0) and self._fm_begin(w, True)):
-            return LogLinearKernel.cy_full_gradient(self, w, grad)
-        for i in range(self.data.n_samples):
-            ci = self.data.sample_weight[i]
-            total += ci * self._accumulate(self._vt, i, inv * ci, self._ot)
-        self._fm_end(grad)
-        self._lreg_gradient(w, grad)
-        return total * inv + self._lreg_value(w)
-
-    cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
-                      double* factor, double* mu) noexcept nogil:
-        cdef int code
-        if not (self._fm_worth(batch, size) and self._fm_begin(w, mu != NULL)):
-            return LogLinearKernel.cy_bound(self, w, batch, size, factor, mu)
-        code = LogLinearKernel.cy_bound(self, self._vt, batch, size, factor,
-                                        self._ot if mu != NULL else NULL)
-        self._fm_end(mu)
-        return code
-
-    cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
-                              const double* factor, const double* v, double* out) noexcept nogil:
-        if not (self._fm_worth(batch, size) and self._fm_begin(v, False)):
-            LogLinearKernel.cy_bound_matvec(self, batch, size, factor, v, out)
-            return
-        LogLinearKernel.cy_bound_matvec(self, batch, size, factor, self._vt, self._ot)
-        self._fm_end(out)
 
     cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* factor, double* out) noexcept nogil:
