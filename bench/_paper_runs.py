@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,5 +250,3 @@ def summarize(values: list[float]) -> dict[str, float | int]:
 def fmt(x: float, digits: int = 2) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}e}"
 
-
-Factory = Callable[..., Any]

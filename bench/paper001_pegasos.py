@@ -142,27 +142,34 @@ def points_per_pass(n: int, wanted: int) -> int:
     return next(p for p in range(wanted, 0, -1) if n % p == 0)
 
 
+def sklearn_sgd_fit(X: Any, y: np.ndarray, *, passes: int, average: bool, seed: int
+                    ) -> tuple[np.ndarray, float]:
+    """``SGDClassifier(loss="hinge")`` on the same objective, ``passes`` epochs from scratch
+    (``tol=None``): the weights and the seconds of the complete ``fit``."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import SGDClassifier
+
+    clf = SGDClassifier(loss="hinge", penalty="l2", alpha=LAM, fit_intercept=False,
+                        learning_rate="optimal", max_iter=passes, tol=None, shuffle=True,
+                        average=average, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tic = time.perf_counter()
+        clf.fit(X, y)
+        dt = time.perf_counter() - tic
+    return clf.coef_.ravel(), dt
+
+
 def trace_sklearn(X: Any, y: np.ndarray, Xte: Any, yte: np.ndarray, *, average: bool,
                   max_epochs: int, seed: int) -> dict[str, Any]:
     """``SGDClassifier(...).fit`` from scratch with ``max_iter = 1, 2, ...`` passes (``tol=None``),
     each fit timed: its time to a given number of passes, without the per-call overhead of
     ``partial_fit``. Observed at pass boundaries only."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import SGDClassifier
-
     out: dict[str, list[float]] = {"time": [0.0], "epochs": [0.0],
                                    "objective": [objective(X, y, np.zeros(X.shape[1]))],
                                    "test_error": [error(Xte, yte, np.zeros(X.shape[1]))]}
     for e in range(1, max_epochs + 1):
-        clf = SGDClassifier(loss="hinge", penalty="l2", alpha=LAM, fit_intercept=False,
-                            learning_rate="optimal", max_iter=e, tol=None, shuffle=True,
-                            average=average, random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            tic = time.perf_counter()
-            clf.fit(X, y)
-            dt = time.perf_counter() - tic
-        w = clf.coef_.ravel()
+        w, dt = sklearn_sgd_fit(X, y, passes=e, average=average, seed=seed)
         out["time"].append(dt)
         out["epochs"].append(float(e))
         out["objective"].append(objective(X, y, w))
@@ -196,9 +203,6 @@ def throughput(X: Any, y: np.ndarray, passes: int = 3, repeats: int = 5) -> dict
     changes hit every contender alike), minimum over ``repeats``: sqnopt Pegasos (i.i.d.
     sampling), sqnopt SGD with scikit-learn's schedule and sampling, and scikit-learn
     ``SGDClassifier.fit(max_iter=passes)`` (including its input checks, once per fit)."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import SGDClassifier
-
     n = X.shape[0]
     ours = contenders(n)
     best = {"sqnopt Pegasos": float("inf"), "sqnopt SGD, sklearn's schedule": float("inf"),
@@ -211,14 +215,7 @@ def throughput(X: Any, y: np.ndarray, passes: int = 3, repeats: int = 5) -> dict
                 solver.run(state)
                 dt = state.elapsed
             else:
-                clf = SGDClassifier(loss="hinge", penalty="l2", alpha=LAM, fit_intercept=False,
-                                    learning_rate="optimal", max_iter=passes, tol=None,
-                                    shuffle=True, random_state=r)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    tic = time.perf_counter()
-                    clf.fit(X, y)
-                    dt = time.perf_counter() - tic
+                _, dt = sklearn_sgd_fit(X, y, passes=passes, average=False, seed=r)
             best[name] = min(best[name], dt / passes)
     return best
 

@@ -163,7 +163,7 @@ def main() -> None:
         f"eta={k}: {v['final_objective']:.4f}" for k, v in ada.items()) + f" -> eta = {eta_best}")
     for name, (factory, n_iter, every) in methods(args.lam, eta_best).items():
         best = None
-        for rep in range(args.repeats):
+        for _ in range(args.repeats):
             r = run(factory, n_iter, every, X, y, Xt, yt, args.seed)
             if best is None or r["train_time_s"] < best["train_time_s"]:
                 best = r

@@ -6,7 +6,8 @@ struct before releasing the GIL and back afterwards (``counts_load`` / ``counts_
 """
 
 
-# Exit codes of a loop's ``run`` (the Python loop, sqnopt.solver._pyloop, mirrors them).
+# Exit codes of a loop's ``run`` (exported to Python as ``_loop.EXIT_CODES``, where the Python
+# loop takes its values).
 cdef enum:
     LOOP_DONE = 0
     LOOP_MAX_SAMPLES = 1

@@ -12,6 +12,8 @@ from sqnopt.schedules._base import ScheduleKernel
 from sqnopt.solver._sampler import Sampler
 from sqnopt.steps._base import StepKernel
 
+EXIT_CODES: dict[str, int]
+
 class Counters:
     """Cost accounting of one solve."""
 

@@ -36,6 +36,14 @@ from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
 
 
+# The exit codes for Python (the enum lives in _loop.pxd; the Python loop takes its values here).
+EXIT_CODES = {
+    "LOOP_DONE": LOOP_DONE, "LOOP_MAX_SAMPLES": LOOP_MAX_SAMPLES,
+    "LOOP_NONFINITE_LOSS": LOOP_NONFINITE_LOSS, "LOOP_NONFINITE_ITERATE": LOOP_NONFINITE_ITERATE,
+    "LOOP_CURVATURE_ERROR": LOOP_CURVATURE_ERROR, "LOOP_EXHAUSTED": LOOP_EXHAUSTED,
+}
+
+
 cdef class Counters:
     """Cost accounting of one solve (shared by the compiled and Python loops; fields in
     ``_loop.pxd``)."""

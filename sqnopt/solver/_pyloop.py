@@ -20,19 +20,19 @@ from sqnopt.interfaces import (
     ScheduleKernelLike,
     StepKernelLike,
 )
-from sqnopt.solver._loop import Counters
+from sqnopt.solver._loop import EXIT_CODES, Counters
 from sqnopt.solver._sampler import Sampler
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 
-# Exit codes, the values of the compiled loops' (sqnopt/solver/_loop.pxd).
-LOOP_DONE = 0
-LOOP_MAX_SAMPLES = 1
-LOOP_NONFINITE_LOSS = 2
-LOOP_NONFINITE_ITERATE = 3
-LOOP_CURVATURE_ERROR = 4
-LOOP_EXHAUSTED = 5
+# Exit codes: the compiled loops' (enum in sqnopt/solver/_loop.pxd), one source of values.
+LOOP_DONE = EXIT_CODES["LOOP_DONE"]
+LOOP_MAX_SAMPLES = EXIT_CODES["LOOP_MAX_SAMPLES"]
+LOOP_NONFINITE_LOSS = EXIT_CODES["LOOP_NONFINITE_LOSS"]
+LOOP_NONFINITE_ITERATE = EXIT_CODES["LOOP_NONFINITE_ITERATE"]
+LOOP_CURVATURE_ERROR = EXIT_CODES["LOOP_CURVATURE_ERROR"]
+LOOP_EXHAUSTED = EXIT_CODES["LOOP_EXHAUSTED"]
 
 
 class PythonLoop:
