@@ -284,3 +284,48 @@ def test_dense_bound_matrix_equals_its_products(fmt, dtype):
         np.testing.assert_allclose(dense, dense.T, rtol=0, atol=1e-14)
     with pytest.raises(ValueError, match="factors must have shape"):
         k.bound_dense(batch, fac[:2])
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_softmax_bound_support_and_compact_products(fit_intercept, dtype):
+    # On sparse rows Sigma_B is zero outside the batch's features (all K classes of each, and
+    # the intercept): the compact coordinates are exactly the nonzero rows of the dense Sigma_B,
+    # gather / scatter are inverse maps, and the compact product is Sigma_B restricted to them.
+    rng = np.random.default_rng(11)
+    n, p, K = 40, 150, 4                            # > 64 features: several gather blocks
+    X = sp.random(n, p, density=0.04, random_state=11, format="lil", dtype=dtype)
+    X[5] = 0.0                                      # an empty row
+    X = X.tocsr()
+    y = np.arange(n) % K
+    k = Softmax(lam=0.01).init(prepare(X, y, label_kind="multiclass",
+                                       fit_intercept=fit_intercept))
+    dim = k.n_params // K
+    assert k.support_map_size == dim
+    for batch in (np.array([0, 5, 5, 9, 31], dtype=np.intp), np.arange(n, dtype=np.intp),
+                  np.array([5], dtype=np.intp)):
+        w = rng.normal(size=k.n_params)
+        fac, _ = k.bound_factors(w, batch)
+        Sigma = k.bound_matrix(w, batch)
+        idx = k.bound_support(batch)
+        feats = np.unique(X[batch].indices)
+        if fit_intercept:
+            feats = np.append(feats, p)
+        # compact rows in increasing feature order, the K classes of a feature adjacent
+        expected = (np.arange(K)[None, :] * dim + feats[:, None]).ravel()
+        np.testing.assert_array_equal(idx, expected)
+        off = np.setdiff1d(np.arange(k.n_params), idx)
+        assert not np.any(Sigma[off]) and not np.any(Sigma[:, off])
+        v = rng.normal(size=k.n_params)
+        vc, off2 = k.support_gather(batch, v)
+        np.testing.assert_array_equal(vc, v[idx])
+        assert off2 == pytest.approx(np.sum(v[off] ** 2), rel=1e-13)
+        back = k.support_scatter(batch, 2.0 * vc, v)
+        np.testing.assert_array_equal(back[idx], 2.0 * vc)
+        np.testing.assert_array_equal(back[off], v[off])
+        np.testing.assert_allclose(k.bound_matvec_support(batch, fac, vc),
+                                   (Sigma @ v)[idx], rtol=1e-10, atol=1e-12)
+    # dense rows have no compact form: the identity
+    kd = Softmax(lam=0.01).init(prepare(X.toarray(), y, label_kind="multiclass"))
+    assert kd.support_map_size == 0
+    np.testing.assert_array_equal(kd.bound_support([0, 1]), np.arange(kd.n_params))

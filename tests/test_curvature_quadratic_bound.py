@@ -320,3 +320,76 @@ def test_sqb_runs_on_the_general_loglinear_model_like_on_softmax():
              report_every=1, callback=lambda info: its.append(info.w.copy())).fit(data, y)
         runs.append(np.array(its))
     np.testing.assert_allclose(runs[0], runs[1], rtol=1e-9, atol=1e-12)
+
+
+def _sparse_softmax(n: int = 50, p: int = 120, K: int = 3, density: float = 0.03,
+                    fit_intercept: bool = False, seed: int = 4):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=density, random_state=seed, format="csr")
+    X.data = rng.normal(size=X.nnz) * 2
+    y = np.arange(n) % K
+    return X, y, _softmax_kernel(X, y, lam=0.01, fit_intercept=fit_intercept)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("method", ["cg", "lsqr"])
+@pytest.mark.parametrize("iters", [1, 3, 6])
+def test_compact_solve_equals_the_full_solve(method, iters, fit_intercept):
+    # On sparse softmax the solver runs on the coordinates the curvature batch touches and
+    # carries the rest (where A = eta I) as one multiple of the gradient: the same Krylov
+    # iterates as the solve on all coordinates, to rounding -- and the NumPy solvers agree.
+    # (Fewer iterations than the distinct eigenvalues of A: an exhausted Krylov space makes
+    # LSQR's last iterates rounding noise in any coordinates.)
+    X, y, k = _sparse_softmax(fit_intercept=fit_intercept)
+    rng = np.random.default_rng(iters)
+    w = rng.normal(size=k.n_params)
+    batch = np.array([1, 7, 7, 20, 33, 3, 4, 11, 12, 13, 14, 15], dtype=np.intp)
+    eta = 0.01
+    A = k.bound_matrix(w, batch) + eta * np.eye(k.n_params)
+    compact = QuadraticBoundKernel(k.n_params, eta, iters, 0.0, method)
+    full = QuadraticBoundKernel(k.n_params, eta, iters, 0.0, method)
+    full._set_compact(False)
+    compact.observe_batch(k, w, batch)
+    full.observe_batch(k, w, batch)
+    assert full.solve_size == k.n_params
+    assert 0 < compact.solve_size < k.n_params / 4      # the batch touches few features
+    solve = cg_numpy if method == "cg" else lsqr_numpy
+    for scale_off in (1.0, 0.0, 1e6):   # gradient off the support: generic, none, dominant
+        g = rng.normal(size=k.n_params)
+        off = np.setdiff1d(np.arange(k.n_params), k.bound_support(batch))
+        g[off] *= scale_off
+        d = compact.matvec(g)
+        np.testing.assert_allclose(d, full.matvec(g), rtol=1e-10, atol=1e-12 * np.abs(d).max())
+        d_ref, it = solve(lambda v: A @ v, g, iters)
+        np.testing.assert_allclose(d, d_ref, rtol=1e-9, atol=1e-11 * np.abs(d).max())
+        assert compact.last_inner_iterations == full.last_inner_iterations == it
+    # a new batch re-maps the support (other features), still equal to the full solve
+    batch2 = np.array([0, 2, 40, 41, 42, 43], dtype=np.intp)
+    compact.observe_batch(k, w, batch2)
+    full.observe_batch(k, w, batch2)
+    g = rng.normal(size=k.n_params)
+    np.testing.assert_allclose(compact.matvec(g), full.matvec(g), rtol=1e-10, atol=1e-12)
+
+
+def test_compiled_sqb_on_sparse_softmax_matches_numpy_twins_iterate_by_iterate():
+    # the compact solve inside the driver (sparse rows, small curvature batches) vs the NumPy
+    # twins of the objective and the curvature model under the same injected batch order
+    X, y, _ = _sparse_softmax(n=60, p=150, density=0.04)
+    seq = np.random.default_rng(9).integers(0, 60, size=4000).astype(np.intp)
+    for method in ("cg", "lsqr"):
+        runs = []
+        for obj, curv in ((Softmax(lam=0.02), QuadraticBound(inner_iter=3, solver=method)),
+                          (SoftmaxNumPy(lam=0.02),
+                           QuadraticBoundNumPy(inner_iter=3, solver=method))):
+            iterates: list[np.ndarray] = []
+            solver = _sqb(obj, curv, max_iter=12, batch_sequence=seq, report_every=1,
+                          curvature_schedule=Linear(10, 0.5, cap=16),
+                          callback=lambda info: iterates.append(info.w.copy()))
+            state = solver.init_state(X, y)
+            solver.run(state)
+            if isinstance(curv, QuadraticBound):     # the compiled run solved compactly
+                assert 0 < state.curvature.solve_size < state.curvature.dim
+            runs.append(np.array(iterates))
+        np.testing.assert_allclose(runs[0], runs[1], rtol=1e-8, atol=1e-10)

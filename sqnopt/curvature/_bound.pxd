@@ -33,10 +33,24 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
     cdef double[::1] _chol                   # dim x dim (exact mode only)
     cdef bint _factored                      # _chol holds a valid factorisation
     cdef object _error
+    # Compact form of the current bound (objectives with ``support_map_size > 0``): the solve
+    # runs on the ``_m`` coordinates where ``Sigma_S`` is not zero; on the rest every Krylov
+    # vector is a multiple of the gradient, carried as one scalar.
+    cdef Py_ssize_t* _map
+    cdef Py_ssize_t _map_cap
+    cdef Py_ssize_t _m
+    cdef bint _compact
+    cdef bint _compact_off                   # tests: always solve in all coordinates
+    cdef double[::1] _gc                     # the gradient on the compact coordinates
+    cdef double[::1] _dc                     # the direction on the compact coordinates
 
     cdef int _adopt(self, object objective) except -1
     cdef int _reserve(self, Py_ssize_t size) noexcept nogil
+    cdef int _reserve_map(self, Py_ssize_t size) noexcept nogil
     cdef void _apply(self, const double* v, double* out) noexcept nogil
+    cdef void _apply_n(self, const double* v, double* out, Py_ssize_t n) noexcept nogil
     cdef int _factorize(self) noexcept nogil
-    cdef void _cg(self, const double* grad, double* out) noexcept nogil
-    cdef void _lsqr(self, const double* grad, double* out) noexcept nogil
+    cdef double _cg(self, const double* grad, double* out, Py_ssize_t n,
+                    double off2) noexcept nogil
+    cdef double _lsqr(self, const double* grad, double* out, Py_ssize_t n,
+                      double off2) noexcept nogil

@@ -61,6 +61,8 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         self._p = np.zeros(dim)
         self._Ap = np.zeros(dim)
         self._q = np.zeros(dim)
+        self._gc = np.zeros(0)          # allocated for objectives with a compact form
+        self._dc = np.zeros(0)
         if self.method == SOLVE_EXACT:
             self._chol = np.zeros(dim * dim)
         self._error = ""
@@ -68,6 +70,17 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
     def __dealloc__(self):
         free(self._factor)
         free(self._batch)
+        free(self._map)
+
+    def _set_compact(self, bint enabled):
+        """Allow (default) or forbid solving on the compact coordinates (tests compare)."""
+        self._compact_off = not enabled
+
+    @property
+    def solve_size(self):
+        """Coordinates the inner solver of the current bound works on (``dim`` without a
+        compact form)."""
+        return self._m if self._compact else self.dim
 
     @property
     def method_name(self):
@@ -90,6 +103,10 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         self._fsize = self._obj.factor_size
         self._cap = 0          # the factor size may differ from the previous objective's
         self.batch_size = 0
+        self._compact = False
+        if self._obj.support_map_size > 0 and self._gc.shape[0] < self.dim:
+            self._gc = np.zeros(self.dim)
+            self._dc = np.zeros(self.dim)
         return 1
 
     cdef int _reserve(self, Py_ssize_t size) noexcept nogil:
@@ -120,6 +137,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             with gil:
                 self._error = f"out of memory for the bound of {size} samples"
             return CURVATURE_ERROR
+        self._compact = False
         if self._obj.cy_bound(w, batch, size, self._factor, NULL) != 0:
             self.batch_size = 0
             with gil:
@@ -129,12 +147,41 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         memcpy(self._batch, batch, size * sizeof(Py_ssize_t))
         self.batch_size = size
         self.n_observed += 1
+        if (self._obj.support_map_size > 0 and not self._compact_off
+                and self.method != SOLVE_EXACT):
+            if self._reserve_map(self._obj.support_map_size) != 0:
+                with gil:
+                    self._error = "out of memory for the support of the bound"
+                return CURVATURE_ERROR
+            self._m = self._obj.cy_bound_support(batch, size, self._map)
+            self._compact = True
         self._factored = False
         if self.method == SOLVE_EXACT and self._factorize() != 0:
             with gil:
                 self._error = "Cholesky factorisation of Sigma_S + eta I failed"
             return CURVATURE_ERROR
         return PAIR_ACCEPTED
+
+    cdef int _reserve_map(self, Py_ssize_t size) noexcept nogil:
+        cdef Py_ssize_t* m
+        if size <= self._map_cap:
+            return 0
+        m = <Py_ssize_t*> realloc(self._map, size * sizeof(Py_ssize_t))
+        if m == NULL:
+            return -1
+        self._map = m
+        self._map_cap = size
+        return 0
+
+    cdef void _apply_n(self, const double* v, double* out, Py_ssize_t n) noexcept nogil:
+        """``out = (Sigma_S + eta I) v`` on the ``n`` coordinates of the current solve."""
+        if not self._compact:
+            self._apply(v, out)
+            return
+        self._obj.cy_bound_matvec_support(self._map, self._m, self._batch, self.batch_size,
+                                          self._factor, v, out)
+        vaxpy(self.eta, v, out, n)
+        self.n_matvecs += 1
 
     cdef void _apply(self, const double* v, double* out) noexcept nogil:
         """``out = (Sigma_S + eta I) v``."""
@@ -164,91 +211,130 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
         cdef int info = 0, nn = <int> self.dim, one = 1
         cdef char uplo = b'L'
+        cdef Py_ssize_t j
+        cdef double off2, coef
+        cdef double* dc
         if self.method == SOLVE_EXACT and self._factored:
             memcpy(out, grad, self.dim * sizeof(double))
             dpotrs(&uplo, &nn, &one, &self._chol[0], &nn, out, &nn, &info)
             self.last_inner_iterations = 0
+        elif self._compact:
+            # d = (d_c on the compact coordinates, coef * g elsewhere)
+            dc = &self._dc[0]
+            off2 = self._obj.cy_support_gather(self._map, grad, &self._gc[0])
+            if self.method == SOLVE_LSQR:
+                coef = self._lsqr(&self._gc[0], dc, self._m, off2)
+            else:
+                coef = self._cg(&self._gc[0], dc, self._m, off2)
+            for j in range(self.dim):
+                out[j] = coef * grad[j]
+            self._obj.cy_support_scatter(self._map, dc, out)
         elif self.method == SOLVE_LSQR:
-            self._lsqr(grad, out)
+            self._lsqr(grad, out, self.dim, 0.0)
         else:
-            self._cg(grad, out)
+            self._cg(grad, out, self.dim, 0.0)
         self.n_inner_iterations += self.last_inner_iterations
 
-    cdef void _cg(self, const double* grad, double* out) noexcept nogil:
+    # The solvers run on ``n`` coordinates. Off them (compact form) ``A = eta I`` and every
+    # vector of the recursion is a multiple of the gradient's part ``g_off`` there, kept as a
+    # scalar (``c_r`` for ``r``, ...): products scale it by ``eta`` and dot products add
+    # ``c_x c_y ||g_off||^2`` (``off2``). Each returns the direction's scalar ``c_d`` (0 when
+    # ``off2 = 0`` and ``n = dim``: the plain solver, bit for bit).
+
+    cdef double _cg(self, const double* grad, double* out, Py_ssize_t n,
+                    double off2) noexcept nogil:
         """Conjugate gradients on ``A d = g`` from ``d = 0``."""
-        cdef Py_ssize_t it = 0, j, n = self.dim
+        cdef Py_ssize_t it = 0, j
         cdef double* r = &self._r[0]
         cdef double* p = &self._p[0]
         cdef double* Ap = &self._Ap[0]
         cdef double rr, rr_new, pAp, a, stop
+        cdef double cr = 1.0, cp = 1.0, cd = 0.0, cap
         memset(out, 0, n * sizeof(double))
         memcpy(r, grad, n * sizeof(double))
         memcpy(p, grad, n * sizeof(double))
-        rr = vdot(r, r, n)
+        rr = vdot(r, r, n) + off2
         stop = self.tol * self.tol * rr
         while it < self.inner_iter and rr > 0.0:
-            self._apply(p, Ap)
-            pAp = vdot(p, Ap, n)
+            self._apply_n(p, Ap, n)
+            cap = self.eta * cp
+            pAp = vdot(p, Ap, n) + cp * cap * off2
             if not pAp > 0.0:
                 break
             a = rr / pAp
             vaxpy(a, p, out, n)
+            cd += a * cp
             vaxpy(-a, Ap, r, n)
-            rr_new = vdot(r, r, n)
+            cr -= a * cap
+            rr_new = vdot(r, r, n) + cr * cr * off2
             it += 1
             if rr_new <= stop:
                 break
             a = rr_new / rr
             for j in range(n):
                 p[j] = r[j] + a * p[j]
+            cp = cr + a * cp
             rr = rr_new
         self.last_inner_iterations = it
+        return cd
 
-    cdef void _lsqr(self, const double* grad, double* out) noexcept nogil:
+    cdef double _lsqr(self, const double* grad, double* out, Py_ssize_t n,
+                      double off2) noexcept nogil:
         """LSQR (Paige & Saunders 1982, Sec. 4) on ``A d = g`` from ``d = 0`` (``A' = A``).
 
         Golub-Kahan bidiagonalisation ``beta u = A v - alpha u``, ``alpha v = A u - beta v``
         and the plane rotations that update ``d`` and the residual norm ``phibar``.
         """
-        cdef Py_ssize_t it = 0, j, n = self.dim
+        cdef Py_ssize_t it = 0, j
         cdef double* u = &self._r[0]
         cdef double* v = &self._p[0]
         cdef double* w = &self._q[0]
         cdef double* tmp = &self._Ap[0]
         cdef double alpha, beta, rho, rhobar, phi, phibar, c, s, theta, stop, t1, t2
+        cdef double cu, cv, cw, ct, cd = 0.0
         memset(out, 0, n * sizeof(double))
-        beta = sqrt(vdot(grad, grad, n))
+        beta = sqrt(vdot(grad, grad, n) + off2)
         self.last_inner_iterations = 0
         if not beta > 0.0:
-            return
+            return cd
         for j in range(n):
             u[j] = grad[j] / beta
-        self._apply(u, v)
-        alpha = sqrt(vdot(v, v, n))
+        cu = 1.0 / beta
+        self._apply_n(u, v, n)
+        cv = self.eta * cu
+        alpha = sqrt(vdot(v, v, n) + cv * cv * off2)
         if not alpha > 0.0:
-            return
+            return cd
         for j in range(n):
             v[j] /= alpha
+        cv /= alpha
         memcpy(w, v, n * sizeof(double))
+        cw = cv
         phibar = beta
         rhobar = alpha
         stop = self.tol * beta
         while it < self.inner_iter:
             # bidiagonalisation step
-            self._apply(v, tmp)
+            self._apply_n(v, tmp, n)
+            ct = self.eta * cv
             for j in range(n):
                 u[j] = tmp[j] - alpha * u[j]
-            beta = sqrt(vdot(u, u, n))
+            cu = ct - alpha * cu
+            beta = sqrt(vdot(u, u, n) + cu * cu * off2)
             if beta > 0.0:
                 for j in range(n):
                     u[j] /= beta
-                self._apply(u, tmp)
+                cu /= beta
+                self._apply_n(u, tmp, n)
+                ct = self.eta * cu
                 for j in range(n):
                     v[j] = tmp[j] - beta * v[j]
-                alpha = sqrt(vdot(v, v, n))
+                cv = ct - beta * cv
+                alpha = sqrt(vdot(v, v, n) + cv * cv * off2)
                 if alpha > 0.0:
                     for j in range(n):
                         v[j] /= alpha
+                    cv /= alpha
             # plane rotation eliminating beta
             rho = sqrt(rhobar * rhobar + beta * beta)
             c = rhobar / rho
@@ -262,10 +348,13 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             for j in range(n):
                 out[j] += t1 * w[j]
                 w[j] = v[j] + t2 * w[j]
+            cd += t1 * cw
+            cw = cv + t2 * cw
             it += 1
             if phibar <= stop or not beta > 0.0 or not alpha > 0.0:
                 break
         self.last_inner_iterations = it
+        return cd
 
     # ---- Python-level API ----------------------------------------------------------------
     def observe_batch(self, objective, const double[::1] w, const Py_ssize_t[::1] batch) -> int:

@@ -66,6 +66,28 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
     cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* factor, double* out) noexcept nogil
 
+    # The support of ``Sigma_B``. On sparse rows ``Sigma_B`` is zero outside the coordinates the
+    # batch's features touch, so a solve with ``Sigma_B + eta I`` can run on those "compact"
+    # coordinates (and treat the rest as ``eta I``). ``support_map_size > 0`` says the kernel has
+    # a compact form: ``cy_bound_support`` fills ``map`` (``support_map_size`` entries, owned by
+    # the caller) for a batch and returns the number ``m`` of compact coordinates;
+    # ``cy_support_gather`` copies ``v``'s compact coordinates into ``vc`` (length ``m``) and
+    # returns the squared norm of ``v`` outside them; ``cy_support_scatter`` writes ``vc`` back
+    # into ``v`` (other entries untouched); ``cy_bound_matvec_support`` is ``cy_bound_matvec`` on
+    # compact vectors. Defaults: no compact form (``support_map_size = 0``, ``m = n_params``,
+    # identity maps).
+    cdef readonly Py_ssize_t support_map_size
+    cdef Py_ssize_t cy_bound_support(self, const Py_ssize_t* batch, Py_ssize_t size,
+                                     Py_ssize_t* map) noexcept nogil
+    cdef double cy_support_gather(self, const Py_ssize_t* map, const double* v,
+                                  double* vc) noexcept nogil
+    cdef void cy_support_scatter(self, const Py_ssize_t* map, const double* vc,
+                                 double* v) noexcept nogil
+    cdef void cy_bound_matvec_support(self, const Py_ssize_t* map, Py_ssize_t m,
+                                      const Py_ssize_t* batch, Py_ssize_t size,
+                                      const double* factor, const double* vc,
+                                      double* outc) noexcept nogil
+
 
 cdef class LogLinearKernel(BoundObjectiveKernel):
     """Generic log-linear objective: subclasses give the feature map through ``scores``,
@@ -103,12 +125,18 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef bint _layout_enter(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* v) noexcept nogil
     cdef void _layout_leave(self, double* out) noexcept nogil
+    # ``out = Sigma_B v`` for ``out`` of length ``n`` in the current layout (the loop of
+    # ``cy_bound_matvec``, shared with the compact form).
+    cdef void _bound_products(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out,
+                              Py_ssize_t n) noexcept nogil
 
 
 cdef class SoftmaxKernel(LogLinearKernel):
     """Multinomial logistic regression: ``f_i(y) = e_y (x) [x_i, 1]``, K blocks of ``dim``."""
     # Feature-major working layout (sparse rows, nnz K > n_params): ``dim x K``.
     cdef bint _fm
+    cdef const Py_ssize_t* _fmap    # compact form (support of a bound): feature -> compact row
     cdef bint _fm_off               # tests: force the parameter layout
     cdef Py_ssize_t _fm_calls       # tests: calls that ran in feature-major mode
 

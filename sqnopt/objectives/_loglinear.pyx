@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
 from sqnopt.data._rows cimport RowData
@@ -158,7 +158,95 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
         free(e)
         return 0
 
+    cdef Py_ssize_t cy_bound_support(self, const Py_ssize_t* batch, Py_ssize_t size,
+                                     Py_ssize_t* map) noexcept nogil:
+        return self.n_params
+
+    cdef double cy_support_gather(self, const Py_ssize_t* map, const double* v,
+                                  double* vc) noexcept nogil:
+        memcpy(vc, v, self.n_params * sizeof(double))
+        return 0.0
+
+    cdef void cy_support_scatter(self, const Py_ssize_t* map, const double* vc,
+                                 double* v) noexcept nogil:
+        memcpy(v, vc, self.n_params * sizeof(double))
+
+    cdef void cy_bound_matvec_support(self, const Py_ssize_t* map, Py_ssize_t m,
+                                      const Py_ssize_t* batch, Py_ssize_t size,
+                                      const double* factor, const double* vc,
+                                      double* outc) noexcept nogil:
+        self.cy_bound_matvec(batch, size, factor, vc, outc)
+
     # ---- Python-level API (tests, diagnostics, pure-Python curvature models) ----------------
+    def _support(self, batch):
+        """``(map, m)`` of :meth:`cy_bound_support` for ``batch``."""
+        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        smap = np.zeros(max(self.support_map_size, 1), dtype=np.intp)
+        cdef Py_ssize_t[::1] mv = smap
+        cdef Py_ssize_t m
+        with nogil:
+            m = self.cy_bound_support(&b[0], b.shape[0], &mv[0])
+        return smap, m
+
+    def bound_support(self, batch):
+        """Parameter index of each compact coordinate of the batch's bound, in compact order
+        (``arange(n_params)`` for a kernel without a compact form); ``Sigma_B`` is zero on the
+        other coordinates."""
+        smap, m = self._support(batch)
+        idx, _ = self._gather(smap, m, np.arange(self.n_params, dtype=np.float64))
+        return idx.astype(np.intp)
+
+    def _gather(self, smap, Py_ssize_t m, v):
+        cdef const Py_ssize_t[::1] mv = smap
+        cdef const double[::1] vv = np.ascontiguousarray(v, dtype=np.float64)
+        self._check_w(vv)
+        out = np.empty(m)
+        cdef double[::1] ov = out
+        cdef double off
+        with nogil:
+            off = self.cy_support_gather(&mv[0], &vv[0], &ov[0])
+        return out, off
+
+    def support_gather(self, batch, v):
+        """``(vc, off_norm2)``: ``v`` on the compact coordinates of the batch's bound and the
+        squared norm of the rest."""
+        smap, m = self._support(batch)
+        return self._gather(smap, m, v)
+
+    def support_scatter(self, batch, vc, v):
+        """A copy of ``v`` whose compact coordinates (of the batch's bound) are ``vc``."""
+        smap, m = self._support(batch)
+        cdef const Py_ssize_t[::1] mv = smap
+        cdef const double[::1] cv = np.ascontiguousarray(vc, dtype=np.float64)
+        if cv.shape[0] != m:
+            raise ValueError(f"vc must have length {m}")
+        out = np.array(v, dtype=np.float64, copy=True)
+        cdef double[::1] ov = out
+        self._check_w(ov)
+        with nogil:
+            self.cy_support_scatter(&mv[0], &cv[0], &ov[0])
+        return out
+
+    def bound_matvec_support(self, batch, factors, vc):
+        """``Sigma_B`` applied on the compact coordinates of the batch (``vc`` and the result
+        have the length ``m`` of :meth:`bound_support`)."""
+        smap, mm = self._support(batch)
+        cdef Py_ssize_t m = mm
+        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        cdef const Py_ssize_t[::1] mv = smap
+        cdef const double[:, ::1] fv = np.ascontiguousarray(factors, dtype=np.float64)
+        cdef const double[::1] cv = np.ascontiguousarray(vc, dtype=np.float64)
+        if fv.shape[0] != b.shape[0] or fv.shape[1] != self.factor_size:
+            raise ValueError(f"factors must have shape ({b.shape[0]}, {self.factor_size})")
+        if cv.shape[0] != m:
+            raise ValueError(f"vc must have length {m}")
+        out = np.empty(m)
+        cdef double[::1] ov = out
+        with nogil:
+            self.cy_bound_matvec_support(&mv[0], m, &b[0], b.shape[0], &fv[0, 0], &cv[0],
+                                         &ov[0])
+        return out
+
     def _checked_batch(self, batch):
         b = np.ascontiguousarray(batch, dtype=np.intp)
         if b.ndim != 1 or b.shape[0] < 1:
@@ -419,21 +507,26 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
 
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil:
+        cdef bint moved = self._layout_enter(batch, size, v)
+        cdef const double* vl = self._vt if moved else v
+        cdef double* ol = self._ot if moved else out
+        self._bound_products(batch, size, factor, vl, ol, self.n_params)
+        if moved:
+            self._layout_leave(out)
+
+    cdef void _bound_products(self, const Py_ssize_t* batch, Py_ssize_t size,
+                              const double* factor, const double* v, double* out,
+                              Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t K = self.n_outputs
         cdef Py_ssize_t t, i
         cdef double* u = &self._u[0]
         cdef double* beta = &self._beta[0]
-        cdef bint moved = self._layout_enter(batch, size, v)
-        cdef const double* vl = self._vt if moved else v
-        cdef double* ol = self._ot if moved else out
-        memset(ol, 0, self.n_params * sizeof(double))
+        memset(out, 0, n * sizeof(double))
         for t in range(size):
             i = batch[t]
-            self.features_dot(i, vl, u)
+            self.features_dot(i, v, u)
             bound_factor_apply(factor + t * self.factor_size, K, u, beta)
-            self.features_axpy(i, beta, ol)
-        if moved:
-            self._layout_leave(out)
+            self.features_axpy(i, beta, out)
 
     # ---- Python-level diagnostics ------------------------------------------------------------
     def _feature_vector(self, Py_ssize_t i, coef):
@@ -520,6 +613,7 @@ cdef class SoftmaxKernel(LogLinearKernel):
 
     def __init__(self, RowData data, double lam, Py_ssize_t n_classes):
         self._bind_loglinear(data, lam, n_classes, data.dim, data.n_features, n_classes)
+        self.support_map_size = data.dim if data.is_sparse else 0
         y = data.labels
         if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
             raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
@@ -600,6 +694,88 @@ cdef class SoftmaxKernel(LogLinearKernel):
                     orow[j] = self._ot[j * K + k]
             j0 = j1
 
+    # ---- compact form (sparse rows) -----------------------------------------------------------
+    # The compact coordinates of a batch's bound are the features its rows touch (and the
+    # intercept), all K classes of each, stored feature-major: compact row ``c = map[j]`` holds
+    # ``v[k dim + j]`` at ``vc[c K + k]``; ``map[j] = -1`` for the other features. Products run
+    # the feature-major loops through ``map``, so a solve touches O(m) instead of O(n_params)
+    # memory per product and never transposes.
+
+    cdef Py_ssize_t cy_bound_support(self, const Py_ssize_t* batch, Py_ssize_t size,
+                                     Py_ssize_t* map) noexcept nogil:
+        """Compact rows in increasing feature order; returns ``m = rows * K``."""
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef Py_ssize_t t, p, j, nnz, rows = 0, dim = self._block
+        if self.support_map_size == 0:      # dense rows: no compact form
+            return BoundObjectiveKernel.cy_bound_support(self, batch, size, map)
+        for j in range(dim):
+            map[j] = -1
+        for t in range(size):
+            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
+            for p in range(nnz):
+                map[ind[p]] = 0
+        if self.data.has_intercept:
+            map[self.data.n_features] = 0
+        for j in range(dim):
+            if map[j] == 0:
+                map[j] = rows
+                rows += 1
+        return rows * self.n_outputs
+
+    cdef double cy_support_gather(self, const Py_ssize_t* map, const double* v,
+                                  double* vc) noexcept nogil:
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1, c
+        cdef const double* vrow
+        cdef double off = 0.0
+        if self.support_map_size == 0:
+            return BoundObjectiveKernel.cy_support_gather(self, map, v, vc)
+        j0 = 0
+        while j0 < dim:             # blocks of 64 features, as in _layout_enter
+            j1 = min(j0 + 64, dim)
+            for k in range(K):
+                vrow = v + k * dim
+                for j in range(j0, j1):
+                    c = map[j]
+                    if c >= 0:
+                        vc[c * K + k] = vrow[j]
+                    else:
+                        off += vrow[j] * vrow[j]
+            j0 = j1
+        return off
+
+    cdef void cy_support_scatter(self, const Py_ssize_t* map, const double* vc,
+                                 double* v) noexcept nogil:
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1, c
+        cdef double* vrow
+        if self.support_map_size == 0:
+            BoundObjectiveKernel.cy_support_scatter(self, map, vc, v)
+            return
+        j0 = 0
+        while j0 < dim:
+            j1 = min(j0 + 64, dim)
+            for k in range(K):
+                vrow = v + k * dim
+                for j in range(j0, j1):
+                    c = map[j]
+                    if c >= 0:
+                        vrow[j] = vc[c * K + k]
+            j0 = j1
+
+    cdef void cy_bound_matvec_support(self, const Py_ssize_t* map, Py_ssize_t m,
+                                      const Py_ssize_t* batch, Py_ssize_t size,
+                                      const double* factor, const double* vc,
+                                      double* outc) noexcept nogil:
+        if self.support_map_size == 0:
+            self.cy_bound_matvec(batch, size, factor, vc, outc)
+            return
+        self._fm = True
+        self._fmap = map
+        self._bound_products(batch, size, factor, vc, outc, m)
+        self._fm = False
+        self._fmap = NULL
+
     cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* factor, double* out) noexcept nogil:
         """``Sigma_B = sum_i F_i' M_i F_i`` assembled per sample: block ``(a, b)`` gains
@@ -652,12 +828,20 @@ cdef class SoftmaxKernel(LogLinearKernel):
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
         cdef double x
         cdef const double* vrow
-        if self._fm:                # feature-major: v[j K + k]
+        cdef const Py_ssize_t* fmap
+        if self._fm:                # feature-major: v[j K + k] (compact: v[map[j] K + k])
+            fmap = self._fmap
             for k in range(K):
-                u[k] = v[nf * K + k] if self.data.has_intercept else 0.0
+                if self.data.has_intercept:
+                    u[k] = v[(fmap[nf] if fmap != NULL else nf) * K + k]
+                else:
+                    u[k] = 0.0
             for p in range(nnz):
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                vrow = v + ind[p] * K
+                j = ind[p]
+                if fmap != NULL:
+                    j = fmap[j]
+                vrow = v + j * K
                 for k in range(K):
                     u[k] += x * vrow[k]
             return
@@ -687,14 +871,19 @@ cdef class SoftmaxKernel(LogLinearKernel):
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
         cdef double x
         cdef double* orow
-        if self._fm:                # feature-major: out[j K + k]
+        cdef const Py_ssize_t* fmap
+        if self._fm:                # feature-major: out[j K + k] (compact: out[map[j] K + k])
+            fmap = self._fmap
             if self.data.has_intercept:
-                orow = out + nf * K
+                orow = out + (fmap[nf] if fmap != NULL else nf) * K
                 for k in range(K):
                     orow[k] += beta[k]
             for p in range(nnz):
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                orow = out + ind[p] * K
+                j = ind[p]
+                if fmap != NULL:
+                    j = fmap[j]
+                orow = out + j * K
                 for k in range(K):
                     orow[k] += beta[k] * x
             return
