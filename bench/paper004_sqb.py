@@ -201,6 +201,9 @@ def sqb_grid(prob: Problem) -> list[tuple[str, int, Any, Any, float]]:
         ("cg", 10, Geometric(50, 1.2), Fixed(big), 1.0),
         ("cg", 20, Geometric(max(50, n // 30), 1.5), Fixed(min(3000, n)), 1.0),
         ("cg", 10, Geometric(20, 1.2), Fixed(min(200, n)), 1.0),      # the paper's cap 200
+        # fast-growing gradient batches with a 1000-sample bound and a short solve
+        ("cg", 10, Geometric(max(50, n // 30), 1.5), Fixed(min(1000, n)), 1.0),
+        ("cg", 5, Geometric(max(50, n // 7), 2.0), Fixed(min(1000, n)), 1.0),
     ]
 
 

@@ -14,7 +14,12 @@ from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
-from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
+from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
+
+# Feature-major loops prefetch the row of the nonzero this many entries ahead (a row of K
+# doubles spans up to 4 cache lines; the first and last are requested).
+cdef Py_ssize_t FM_PREFETCH = 8
+
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.objectives._margin cimport LogisticKernel
@@ -837,6 +842,12 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 else:
                     u[k] = 0.0
             for p in range(nnz):
+                if p + FM_PREFETCH < nnz:
+                    j = ind[p + FM_PREFETCH]
+                    if fmap != NULL:
+                        j = fmap[j]
+                    SQNOPT_PREFETCH(v + j * K)
+                    SQNOPT_PREFETCH(v + j * K + K - 1)
                 x = d64[p] if d64 != NULL else <double> d32[p]
                 j = ind[p]
                 if fmap != NULL:
@@ -879,6 +890,12 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 for k in range(K):
                     orow[k] += beta[k]
             for p in range(nnz):
+                if p + FM_PREFETCH < nnz:
+                    j = ind[p + FM_PREFETCH]
+                    if fmap != NULL:
+                        j = fmap[j]
+                    SQNOPT_PREFETCH(out + j * K)
+                    SQNOPT_PREFETCH(out + j * K + K - 1)
                 x = d64[p] if d64 != NULL else <double> d32[p]
                 j = ind[p]
                 if fmap != NULL:
