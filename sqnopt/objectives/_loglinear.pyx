@@ -20,6 +20,20 @@ from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
 # doubles spans up to 4 cache lines; the first and last are requested).
 cdef Py_ssize_t FM_PREFETCH = 8
 
+
+cdef inline Py_ssize_t _fm_row(const int* ind, const Py_ssize_t* fmap, Py_ssize_t p) noexcept nogil:
+    """Feature-major row of a row's ``p``-th nonzero (through the compact map, if any)."""
+    return fmap[ind[p]] if fmap != NULL else ind[p]
+
+
+cdef inline void _fm_prefetch(const double* base, const int* ind, const Py_ssize_t* fmap,
+                              Py_ssize_t p, Py_ssize_t nnz, Py_ssize_t K) noexcept nogil:
+    cdef const double* row
+    if p + FM_PREFETCH < nnz:
+        row = base + _fm_row(ind, fmap, p + FM_PREFETCH) * K
+        SQNOPT_PREFETCH(row)
+        SQNOPT_PREFETCH(row + K - 1)
+
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.objectives._margin cimport LogisticKernel
@@ -113,6 +127,33 @@ cdef void bound_factor_apply(const double* fac, Py_ssize_t K, const double* u,
         beta[j] = tj - fac[K + j] * B
         B = tj + fac[2 * K + j] * B
         j -= 1
+
+
+cdef double _feature_major_copy(Py_ssize_t K, Py_ssize_t dim, const Py_ssize_t* map,
+                                double* param, double* fm, bint to_fm) noexcept nogil:
+    """Copy between the parameter layout (``param[k dim + j]``, K blocks) and a feature-major
+    one (``fm[c K + k]`` with row ``c = map[j]``, or ``c = j`` if ``map`` is NULL), in blocks of
+    64 features so each block's K rows stay in cache. ``to_fm``: ``param -> fm``, returning the
+    squared norm of the entries of unmapped features (``map[j] < 0``); else ``fm -> param``,
+    leaving unmapped features untouched (returns 0)."""
+    cdef Py_ssize_t j, k, j0 = 0, j1, c
+    cdef double* prow
+    cdef double off = 0.0
+    while j0 < dim:
+        j1 = min(j0 + 64, dim)
+        for k in range(K):
+            prow = param + k * dim
+            for j in range(j0, j1):
+                c = map[j] if map != NULL else j
+                if c < 0:
+                    if to_fm:
+                        off += prow[j] * prow[j]
+                elif to_fm:
+                    fm[c * K + k] = prow[j]
+                else:
+                    prow[j] = fm[c * K + k]
+        j0 = j1
+    return off
 
 
 cdef Py_ssize_t _row_entries(RowData data, Py_ssize_t i, Py_ssize_t* idx,
@@ -651,8 +692,7 @@ cdef class SoftmaxKernel(LogLinearKernel):
         """Feature-major if the rows are sparse and the call's ``nnz K`` exceeds ``n_params``
         (``batch == NULL``: every sample): ``_vt = v'``. False (parameter layout) otherwise or
         if the scratch cannot be allocated."""
-        cdef Py_ssize_t K = self.n_outputs, dim = self._block, t, j, k, j0, j1, nnz = 0
-        cdef const double* vrow
+        cdef Py_ssize_t K = self.n_outputs, dim = self._block, t, nnz = 0
         if self._fm_off or not self.data.is_sparse:
             return False
         if batch == NULL:
@@ -671,33 +711,16 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 self._vt = NULL
                 self._ot = NULL
                 return False
-        j0 = 0
-        while j0 < dim:             # blocks of 64 features: each block's K rows stay in cache
-            j1 = min(j0 + 64, dim)
-            for k in range(K):
-                vrow = v + k * dim
-                for j in range(j0, j1):
-                    self._vt[j * K + k] = vrow[j]
-            j0 = j1
+        _feature_major_copy(K, dim, NULL, <double*> v, self._vt, True)
         self._fm = True
         self._fm_calls += 1
         return True
 
     cdef void _layout_leave(self, double* out) noexcept nogil:
         """Back to the parameter layout; ``out = _ot'`` if ``out`` is not NULL."""
-        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1
-        cdef double* orow
         self._fm = False
-        if out == NULL:
-            return
-        j0 = 0
-        while j0 < dim:
-            j1 = min(j0 + 64, dim)
-            for k in range(K):
-                orow = out + k * dim
-                for j in range(j0, j1):
-                    orow[j] = self._ot[j * K + k]
-            j0 = j1
+        if out != NULL:
+            _feature_major_copy(self.n_outputs, self._block, NULL, out, self._ot, False)
 
     # ---- compact form (sparse rows) -----------------------------------------------------------
     # The compact coordinates of a batch's bound are the features its rows touch (and the
@@ -731,42 +754,16 @@ cdef class SoftmaxKernel(LogLinearKernel):
 
     cdef double cy_support_gather(self, const Py_ssize_t* map, const double* v,
                                   double* vc) noexcept nogil:
-        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1, c
-        cdef const double* vrow
-        cdef double off = 0.0
         if self.support_map_size == 0:
             return BoundObjectiveKernel.cy_support_gather(self, map, v, vc)
-        j0 = 0
-        while j0 < dim:             # blocks of 64 features, as in _layout_enter
-            j1 = min(j0 + 64, dim)
-            for k in range(K):
-                vrow = v + k * dim
-                for j in range(j0, j1):
-                    c = map[j]
-                    if c >= 0:
-                        vc[c * K + k] = vrow[j]
-                    else:
-                        off += vrow[j] * vrow[j]
-            j0 = j1
-        return off
+        return _feature_major_copy(self.n_outputs, self._block, map, <double*> v, vc, True)
 
     cdef void cy_support_scatter(self, const Py_ssize_t* map, const double* vc,
                                  double* v) noexcept nogil:
-        cdef Py_ssize_t K = self.n_outputs, dim = self._block, j, k, j0, j1, c
-        cdef double* vrow
         if self.support_map_size == 0:
             BoundObjectiveKernel.cy_support_scatter(self, map, vc, v)
             return
-        j0 = 0
-        while j0 < dim:
-            j1 = min(j0 + 64, dim)
-            for k in range(K):
-                vrow = v + k * dim
-                for j in range(j0, j1):
-                    c = map[j]
-                    if c >= 0:
-                        vrow[j] = vc[c * K + k]
-            j0 = j1
+        _feature_major_copy(self.n_outputs, self._block, map, v, <double*> vc, False)
 
     cdef void cy_bound_matvec_support(self, const Py_ssize_t* map, Py_ssize_t m,
                                       const Py_ssize_t* batch, Py_ssize_t size,
@@ -842,17 +839,9 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 else:
                     u[k] = 0.0
             for p in range(nnz):
-                if p + FM_PREFETCH < nnz:
-                    j = ind[p + FM_PREFETCH]
-                    if fmap != NULL:
-                        j = fmap[j]
-                    SQNOPT_PREFETCH(v + j * K)
-                    SQNOPT_PREFETCH(v + j * K + K - 1)
+                _fm_prefetch(v, ind, fmap, p, nnz, K)
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                j = ind[p]
-                if fmap != NULL:
-                    j = fmap[j]
-                vrow = v + j * K
+                vrow = v + _fm_row(ind, fmap, p) * K
                 for k in range(K):
                     u[k] += x * vrow[k]
             return
@@ -890,17 +879,9 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 for k in range(K):
                     orow[k] += beta[k]
             for p in range(nnz):
-                if p + FM_PREFETCH < nnz:
-                    j = ind[p + FM_PREFETCH]
-                    if fmap != NULL:
-                        j = fmap[j]
-                    SQNOPT_PREFETCH(out + j * K)
-                    SQNOPT_PREFETCH(out + j * K + K - 1)
+                _fm_prefetch(out, ind, fmap, p, nnz, K)
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                j = ind[p]
-                if fmap != NULL:
-                    j = fmap[j]
-                orow = out + j * K
+                orow = out + _fm_row(ind, fmap, p) * K
                 for k in range(K):
                     orow[k] += beta[k] * x
             return
