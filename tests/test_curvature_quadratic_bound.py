@@ -323,26 +323,27 @@ def test_sqb_runs_on_the_general_loglinear_model_like_on_softmax():
 
 
 def _sparse_softmax(n: int = 50, p: int = 120, K: int = 3, density: float = 0.03,
-                    fit_intercept: bool = False, seed: int = 4):
+                    fit_intercept: bool = False, seed: int = 4, dtype: type = np.float64):
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
-    X = sp.random(n, p, density=density, random_state=seed, format="csr")
-    X.data = rng.normal(size=X.nnz) * 2
+    X = sp.random(n, p, density=density, random_state=seed, format="csr", dtype=dtype)
+    X.data = (rng.normal(size=X.nnz) * 2).astype(dtype)
     y = np.arange(n) % K
     return X, y, _softmax_kernel(X, y, lam=0.01, fit_intercept=fit_intercept)
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("fit_intercept,dtype", [(False, np.float64), (True, np.float64),
+                                                 (True, np.float32)])
 @pytest.mark.parametrize("method", ["cg", "lsqr"])
 @pytest.mark.parametrize("iters", [1, 3, 6])
-def test_compact_solve_equals_the_full_solve(method, iters, fit_intercept):
+def test_compact_solve_equals_the_full_solve(method, iters, fit_intercept, dtype):
     # On sparse softmax the solver runs on the coordinates the curvature batch touches and
     # carries the rest (where A = eta I) as one multiple of the gradient: the same Krylov
     # iterates as the solve on all coordinates, to rounding -- and the NumPy solvers agree.
     # (Fewer iterations than the distinct eigenvalues of A: an exhausted Krylov space makes
     # LSQR's last iterates rounding noise in any coordinates.)
-    X, y, k = _sparse_softmax(fit_intercept=fit_intercept)
+    X, y, k = _sparse_softmax(fit_intercept=fit_intercept, dtype=dtype)
     rng = np.random.default_rng(iters)
     w = rng.normal(size=k.n_params)
     batch = np.array([1, 7, 7, 20, 33, 3, 4, 11, 12, 13, 14, 15], dtype=np.intp)
