@@ -565,7 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--projection", help="projection: NAME[:k=v,...]")
     p.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     p.add_argument("--average", action="store_true", help="Polyak-Ruppert averaging")
-    p.add_argument("--sampling", choices=("uniform", "shuffle", "weighted"), default="uniform")
+    p.add_argument("--sampling", choices=("uniform", "shuffle", "subset", "weighted"),
+                   default="uniform")
     p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto")
     p.add_argument("--class-weight", help="'balanced' or LABEL=WEIGHT,...")
     p.add_argument("--max-epochs", type=float, default=20, help="passes over the data")

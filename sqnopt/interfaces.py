@@ -231,6 +231,9 @@ class CurvatureModel(Component):
     #: Batch schedule for ``schedule="auto"`` (estimators, ``Trainer``) instead of ``Fixed()``,
     #: for models that need growing batches (SQB: semistochastic, Aravkin et al. 2012).
     auto_schedule: ClassVar[BatchSchedule | None] = None
+    #: Curvature-batch schedule for ``schedule="auto"`` of models with ``needs_curvature_batch``
+    #: (``None``: the gradient schedule draws both).
+    auto_curvature_schedule: ClassVar[BatchSchedule | None] = None
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

@@ -187,6 +187,7 @@ class _Setup:
     objective: Objective
     curvature: CurvatureModel
     schedule: BatchSchedule
+    curvature_schedule: BatchSchedule | None
     step: StepRule
     strategy: Strategy
     classes: NDArray[Any]
@@ -207,7 +208,8 @@ class Trainer:
         Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``).
     schedule
         Batch schedule, or ``"auto"``: the curvature model's ``auto_schedule`` if it declares one
-        (SQB: geometrically growing batches), else ``Fixed()`` (batches of 5).
+        (SQB: geometrically growing gradient batches, and its ``auto_curvature_schedule`` for the
+        bound's batches), else ``Fixed()`` (batches of 5).
     step
         Step rule, or ``"auto"``: :func:`auto_step` computed from the first training data (or the
         curvature model's own ``auto_step`` if it declares one, e.g. AdaGrad's constant step).
@@ -262,7 +264,7 @@ class Trainer:
         projection: ComponentSpec | None = None,
         fit_intercept: bool = True,
         average: bool | int = False,
-        sampling: Literal["uniform", "shuffle", "weighted"] = "uniform",
+        sampling: Literal["uniform", "shuffle", "subset", "weighted"] = "uniform",
         multiclass: Literal["auto", "ovr", "multinomial"] = "auto",
         class_weight: ClassWeight = None,
         max_epochs: float = 20,
@@ -509,8 +511,11 @@ class Trainer:
             else:
                 strategy = "ovr"
         curvature = resolve_component("curvature", self.curvature, CurvatureModel)
+        curvature_schedule: BatchSchedule | None = None
         if isinstance(self.schedule, str) and self.schedule == "auto":
             schedule: BatchSchedule = curvature.auto_schedule or Fixed()
+            if curvature.needs_curvature_batch:
+                curvature_schedule = curvature.auto_curvature_schedule
         else:
             schedule = resolve_component("schedule", self.schedule, BatchSchedule)
         if isinstance(self.step, str) and self.step == "auto" and curvature.auto_step is not None:
@@ -527,13 +532,15 @@ class Trainer:
             step = auto_step(X, gw, objective, b1, bool(self.fit_intercept))
         else:
             step = resolve_component("step", self.step, StepRule)
-        return _Setup(objective=objective, curvature=curvature, schedule=schedule, step=step,
-                      strategy=strategy, classes=classes, n_features=int(X.shape[1]))
+        return _Setup(objective=objective, curvature=curvature, schedule=schedule,
+                      curvature_schedule=curvature_schedule, step=step, strategy=strategy,
+                      classes=classes, n_features=int(X.shape[1]))
 
     def _make_solver(self, setup: _Setup, random_state: Any) -> Solver:
         history = self.history_every if self.history_every is not None else (0,)
         return Solver(objective=setup.objective, curvature=setup.curvature,
-                      schedule=setup.schedule, step=setup.step, projection=self.projection,
+                      schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
+                      step=setup.step, projection=self.projection,
                       fit_intercept=bool(self.fit_intercept), average=self.average,
                       sampling=self.sampling, random_state=random_state,
                       report_every=self.report_every, history_every=history,

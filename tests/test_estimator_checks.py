@@ -92,6 +92,16 @@ def test_incompatible_pairs_are_rejected() -> None:
                     est.fit(np.eye(4), [0, 1, 0, 1])
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+def _expected_failed_checks(est: SQNClassifier) -> dict[str, str]:
+    """SQB's automatic batches (gradients from 100 samples, the bound on 1000) cover the whole
+    of scikit-learn's small check sets, and a batch of size N is the data set itself: the run is
+    deterministic full-batch, so the sample-weight equivalence must hold (it is not xfailed)."""
+    curvature = est.curvature if isinstance(est.curvature, str) else est.curvature[0]
+    if resolve_component("curvature", curvature, CurvatureModel).needs_curvature_batch:
+        return {}
+    return EXPECTED_FAILED_CHECKS
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator: SQNClassifier, check: object) -> None:
     check(estimator)  # type: ignore[operator]

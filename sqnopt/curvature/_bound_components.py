@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 from sqnopt.curvature._bound import QuadraticBoundKernel
 from sqnopt.interfaces import QUADRATIC_BOUND, BatchSchedule, CurvatureModel, Problem, StepRule
-from sqnopt.schedules._components import Geometric
+from sqnopt.schedules._components import Fixed, Geometric
 from sqnopt.steps._components import Constant
 
 __all__ = ["QuadraticBound", "resolve_eta"]
@@ -44,16 +44,20 @@ class QuadraticBound(CurvatureModel):
     inner_iter
         Iterations of the inner solver per direction (the paper's l in {5, 10, 20}). Each CG
         iteration costs one product with the factored :math:`\Sigma_S` (two feature passes over
-        :math:`S` plus O(n_params) vector work); each LSQR iteration two.
+        :math:`S` plus vector work on the coordinates :math:`S` touches); each LSQR iteration
+        two.
     eta
         Ridge :math:`\eta`; ``None`` uses the objective's ``lam`` (the paper's eq. 5, where the
         same :math:`\eta` regularises the objective) or ``1/N`` when ``lam == 0``.
     solver
-        ``"lsqr"`` (the paper's choice; few iterations barely move along directions the
-        curvature batch did not see), ``"cg"`` (conjugate gradients; moves along unseen
-        directions by about ``g / eta``, so use curvature batches that cover the gradient's
-        support -- with them it was the fastest in ``bench/paper004_sqb.py``) or ``"exact"``
-        (dense Cholesky of :math:`\Sigma_S + \eta I`; only for ``n_params <= max_exact_dim``).
+        ``"cg"`` (default; conjugate gradients, one product per iteration; moves along
+        directions the curvature batch did not see by about ``g / eta``, so use curvature
+        batches of a few hundred samples or more -- it was the fastest configuration on every
+        data set of ``bench/paper004_sqb.py``), ``"lsqr"`` (the paper's choice; few iterations
+        barely move along unseen directions, and in our benchmarks barely along the others:
+        with 5 iterations it stalled near 1e-2 on a9a and 0.2 on news20 where CG reached 4e-4)
+        or ``"exact"`` (dense Cholesky of :math:`\Sigma_S + \eta I`; only for
+        ``n_params <= max_exact_dim``).
     tol
         Stop the inner solver once the residual norm falls below ``tol`` times its initial value
         (``0``: always run ``inner_iter`` iterations, as the paper does).
@@ -63,22 +67,25 @@ class QuadraticBound(CurvatureModel):
     .. note:: With ``eta = None`` and the paper's ``lam = 1/N`` this is the paper's
        ``eta = 1/N``. An ``eta`` smaller than ``lam`` no longer majorises the regulariser's
        curvature and can overshoot; a larger one is Levenberg-Marquardt damping. Use
-       ``Solver(sampling="subset")`` so that growing batches become the whole data set (see
-       ``docs/sqb.md``).
+       ``Solver(sampling="subset")`` so that every batch holds distinct samples, as the
+       convergence theory assumes (see ``docs/sqb.md``).
     """
 
     inner_iter: int = 5
     eta: float | None = None
-    solver: Literal["lsqr", "cg", "exact"] = "lsqr"
+    solver: Literal["lsqr", "cg", "exact"] = "cg"
     tol: float = 0.0
     max_exact_dim: int = 2000
     name = "quadratic_bound"
     #: The bound is a majorizer: the step alpha = 1 is the paper's constant step (Sec. 5), so
     #: ``step="auto"`` in the estimators uses it.
     auto_step: ClassVar[StepRule | None] = Constant(eps=1.0)
-    #: Semistochastic batches for ``schedule="auto"``: small bound batches are not a usable
-    #: curvature estimate (docs/sqb.md), so gradient and curvature batches grow geometrically.
-    auto_schedule: ClassVar[BatchSchedule | None] = Geometric(b1=10.0, rate=1.1)
+    #: Semistochastic batches for ``schedule="auto"``: gradient batches grow geometrically from
+    #: 100 samples by 1.5x per iteration and the bound uses a fixed 1000-sample batch (clipped
+    #: to N) -- small bound batches are not a usable curvature estimate, and bound batches as
+    #: large as the gradient's cost more than they gain (docs/sqb.md, "Estimators").
+    auto_schedule: ClassVar[BatchSchedule | None] = Geometric(b1=100.0, rate=1.5)
+    auto_curvature_schedule: ClassVar[BatchSchedule | None] = Fixed(size=1000)
     needs_curvature_batch = True
     requires = frozenset({QUADRATIC_BOUND})
 

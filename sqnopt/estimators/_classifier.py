@@ -70,7 +70,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     schedule : "auto", str, (name, params) or BatchSchedule, default="auto"
         Minibatch sizes (``("fixed", {"size": 20})``, ``("linear", {"gamma": 2.0})``, ...).
         ``"auto"`` is the curvature model's ``auto_schedule`` if it declares one (SQB:
-        geometrically growing batches), else ``Fixed()`` (batches of 5).
+        gradient batches growing geometrically from 100 by 1.5x per iteration, bound batches of
+        1000), else ``Fixed()`` (batches of 5).
     step : "auto", str, (name, params) or StepRule, default="auto"
         Step sizes. ``"auto"`` is ``Decaying(eps0=1/L, T0=n/b)`` with ``L`` a bound on the
         minibatch-gradient Lipschitz constant computed from the data, so features need no
@@ -82,9 +83,11 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Fit an unregularised intercept.
     average : bool or int, default=False
         Polyak-Ruppert averaging (``True``, or average from that iteration on).
-    sampling : {"uniform", "shuffle", "weighted"}, default="uniform"
-        Minibatch sampling. ``"weighted"`` draws samples with probability proportional to their
-        (class) weights instead of weighting their losses (paper 003, Sec. 5.3).
+    sampling : {"uniform", "shuffle", "subset", "weighted"}, default="uniform"
+        Minibatch sampling. ``"subset"`` draws each batch as distinct samples, so a batch of
+        size N is the whole data set (use it with SQB's growing batches). ``"weighted"`` draws
+        samples with probability proportional to their (class) weights instead of weighting
+        their losses (paper 003, Sec. 5.3).
     multiclass : {"auto", "ovr", "multinomial"}, default="auto"
         Strategy for more than two classes (see above).
     class_weight : dict, "balanced" or None, default=None
@@ -145,7 +148,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         projection: Any = None,
         fit_intercept: bool = True,
         average: bool | int = False,
-        sampling: Literal["uniform", "shuffle", "weighted"] = "uniform",
+        sampling: Literal["uniform", "shuffle", "subset", "weighted"] = "uniform",
         multiclass: Literal["auto", "ovr", "multinomial"] = "auto",
         class_weight: Mapping[Any, float] | str | None = None,
         max_iter: int = 20,
