@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -234,6 +235,10 @@ class CurvatureModel(Component):
     #: Curvature-batch schedule for ``schedule="auto"`` of models with ``needs_curvature_batch``
     #: (``None``: the gradient schedule draws both).
     auto_curvature_schedule: ClassVar[BatchSchedule | None] = None
+    #: Parameters for ``schedule="auto"`` when the model is given by its bare registry name
+    #: (estimators, ``Trainer``): the configuration its automatic schedules were tuned with
+    #: (SQB: the CG solver). A model given with parameters or as an instance is used as given.
+    auto_params: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

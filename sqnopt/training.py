@@ -513,6 +513,9 @@ class Trainer:
         curvature = resolve_component("curvature", self.curvature, CurvatureModel)
         curvature_schedule: BatchSchedule | None = None
         if isinstance(self.schedule, str) and self.schedule == "auto":
+            if isinstance(self.curvature, str) and curvature.auto_params:
+                curvature = resolve_component(
+                    "curvature", (self.curvature, dict(curvature.auto_params)), CurvatureModel)
             schedule: BatchSchedule = curvature.auto_schedule or Fixed()
             if curvature.needs_curvature_batch:
                 curvature_schedule = curvature.auto_curvature_schedule

@@ -282,9 +282,10 @@ def test_callback_sees_the_run_and_can_stop_it() -> None:
 
 # ---------------------------------------------------------------- SQB through the estimator
 def test_sqb_auto_batches_are_the_models_and_reach_the_optimum() -> None:
-    # schedule="auto" with the quadratic bound: gradient batches Geometric(100, 1.5) and a
-    # fixed 1000-sample bound batch (QuadraticBound.auto_schedule / auto_curvature_schedule),
-    # step 1, default CG solve -- exactly the Solver run with those components -- and 20 epochs
+    # schedule="auto" with the quadratic bound named bare: gradient batches Geometric(100, 1.5),
+    # a fixed 1000-sample bound batch and the CG solve (QuadraticBound.auto_schedule /
+    # auto_curvature_schedule / auto_params), step 1 -- exactly the Solver run with those
+    # components (the component's own default solver stays the paper's LSQR) -- and 20 epochs
     # reach the optimum of the objective to 1e-4 relative on a sparse 4-class problem (N = 3000,
     # larger than the bound batch)
     from scipy.optimize import minimize
@@ -300,9 +301,10 @@ def test_sqb_auto_batches_are_the_models_and_reach_the_optimum() -> None:
     est = SQNClassifier(loss="softmax", alpha=lam, curvature="quadratic_bound",
                         sampling="subset", fit_intercept=False, tol=None, max_iter=20,
                         random_state=3).fit(X, y)
-    res = Solver(Softmax(lam=lam), QuadraticBound(), Geometric(100, 1.5), Constant(1.0),
-                 curvature_schedule=Fixed(1000), sampling="subset", fit_intercept=False,
-                 max_epochs=20, random_state=3).fit(X, y)
+    assert QuadraticBound().solver == "lsqr"
+    res = Solver(Softmax(lam=lam), QuadraticBound(solver="cg"), Geometric(100, 1.5),
+                 Constant(1.0), curvature_schedule=Fixed(1000), sampling="subset",
+                 fit_intercept=False, max_epochs=20, random_state=3).fit(X, y)
     np.testing.assert_array_equal(est.coef_.ravel(), np.asarray(res.coef).ravel())
     assert res.n_curvature_samples == 1000 * res.n_iter and res.n_iter == est.t_
     k = Softmax(lam=lam).init(prepare(X, y, label_kind="multiclass", fit_intercept=False))
@@ -314,3 +316,11 @@ def test_sqb_auto_batches_are_the_models_and_reach_the_optimum() -> None:
     opt = minimize(fun, np.zeros(k.n_params), jac=True, method="L-BFGS-B",
                    options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000})
     assert k.value(est.coef_.ravel()) <= opt.fun * (1 + 1e-4)
+    # a model given with parameters is used as given (here: the paper's LSQR)
+    est2 = SQNClassifier(loss="softmax", alpha=lam, curvature=("quadratic_bound", {}),
+                         sampling="subset", fit_intercept=False, tol=None, max_iter=2,
+                         random_state=3).fit(X, y)
+    res2 = Solver(Softmax(lam=lam), QuadraticBound(), Geometric(100, 1.5), Constant(1.0),
+                  curvature_schedule=Fixed(1000), sampling="subset", fit_intercept=False,
+                  max_epochs=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(est2.coef_.ravel(), np.asarray(res2.coef).ravel())

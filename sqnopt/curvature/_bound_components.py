@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, Mapping
 
 from sqnopt.curvature._bound import QuadraticBoundKernel
 from sqnopt.interfaces import QUADRATIC_BOUND, BatchSchedule, CurvatureModel, Problem, StepRule
@@ -50,14 +51,15 @@ class QuadraticBound(CurvatureModel):
         Ridge :math:`\eta`; ``None`` uses the objective's ``lam`` (the paper's eq. 5, where the
         same :math:`\eta` regularises the objective) or ``1/N`` when ``lam == 0``.
     solver
-        ``"cg"`` (default; conjugate gradients, one product per iteration; moves along
-        directions the curvature batch did not see by about ``g / eta``, so use curvature
-        batches of a few hundred samples or more -- it was the fastest configuration on every
-        data set of ``bench/paper004_sqb.py``), ``"lsqr"`` (the paper's choice; few iterations
-        barely move along unseen directions, and in our benchmarks barely along the others:
-        with 5 iterations it stalled near 1e-2 on a9a and 0.2 on news20 where CG reached 4e-4)
-        or ``"exact"`` (dense Cholesky of :math:`\Sigma_S + \eta I`; only for
-        ``n_params <= max_exact_dim``).
+        ``"lsqr"`` (default, the paper's choice; few iterations barely move along directions
+        the curvature batch did not see -- robust with small curvature batches, but in our
+        benchmarks it barely moved along the others either: with 5 iterations it stalled near
+        1e-2 on a9a and 0.2 on news20 where CG reached 4e-4), ``"cg"`` (conjugate gradients, one
+        product per iteration; moves along unseen directions by about ``g / eta``, so give it
+        curvature batches of several hundred samples or more -- then it was the fastest on every
+        data set of ``bench/paper004_sqb.py``, and the estimators' ``schedule="auto"`` uses it,
+        see ``auto_params``) or ``"exact"`` (dense Cholesky of :math:`\Sigma_S + \eta I`; only
+        for ``n_params <= max_exact_dim``).
     tol
         Stop the inner solver once the residual norm falls below ``tol`` times its initial value
         (``0``: always run ``inner_iter`` iterations, as the paper does).
@@ -73,7 +75,7 @@ class QuadraticBound(CurvatureModel):
 
     inner_iter: int = 5
     eta: float | None = None
-    solver: Literal["lsqr", "cg", "exact"] = "cg"
+    solver: Literal["lsqr", "cg", "exact"] = "lsqr"
     tol: float = 0.0
     max_exact_dim: int = 2000
     name = "quadratic_bound"
@@ -86,6 +88,8 @@ class QuadraticBound(CurvatureModel):
     #: large as the gradient's cost more than they gain (docs/sqb.md, "Estimators").
     auto_schedule: ClassVar[BatchSchedule | None] = Geometric(b1=100.0, rate=1.5)
     auto_curvature_schedule: ClassVar[BatchSchedule | None] = Fixed(size=1000)
+    #: With those batches CG is the faster inner solver (docs/sqb.md, "Estimators").
+    auto_params: ClassVar[Mapping[str, Any]] = MappingProxyType({"solver": "cg"})
     needs_curvature_batch = True
     requires = frozenset({QUADRATIC_BOUND})
 

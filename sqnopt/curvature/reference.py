@@ -404,7 +404,7 @@ class QuadraticBoundNumPy(CurvatureModel):
 
     inner_iter: int = 5
     eta: float | None = None
-    solver: str = "cg"
+    solver: str = "lsqr"
     tol: float = 0.0
     name = "quadratic_bound_numpy"
     needs_curvature_batch = True

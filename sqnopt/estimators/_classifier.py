@@ -71,7 +71,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Minibatch sizes (``("fixed", {"size": 20})``, ``("linear", {"gamma": 2.0})``, ...).
         ``"auto"`` is the curvature model's ``auto_schedule`` if it declares one (SQB:
         gradient batches growing geometrically from 100 by 1.5x per iteration, bound batches of
-        1000), else ``Fixed()`` (batches of 5).
+        1000, and -- for ``curvature="quadratic_bound"`` named without parameters -- the CG inner
+        solver, the model's ``auto_params``), else ``Fixed()`` (batches of 5).
     step : "auto", str, (name, params) or StepRule, default="auto"
         Step sizes. ``"auto"`` is ``Decaying(eps0=1/L, T0=n/b)`` with ``L`` a bound on the
         minibatch-gradient Lipschitz constant computed from the data, so features need no
