@@ -1,4 +1,4 @@
-"""Named compositions of the first-order family: one-liners for Pegasos and its peers.
+"""Named compositions: one-liners for Pegasos and its first-order peers, and for SQB.
 
 Every preset returns an ordinary :class:`~sqnopt.Solver` built from registered components
 (nothing here is a special kernel); ``solver.objective``, ``solver.step`` ... show the
@@ -17,6 +17,8 @@ preset        composition
 ``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
 ``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
 ``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
+``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + a ``Fixed(1000)``
+              bound batch + ``Constant(1)`` + subset sampling (the estimators' SQB configuration)
 ============  =====================================================================================
 
 The names are also accepted by :meth:`sqnopt.Solver.preset`.
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Callable
 
-from sqnopt.curvature import AdaGrad, Identity
+from sqnopt.curvature import AdaGrad, Identity, QuadraticBound
 from sqnopt.interfaces import Objective, Projection, StepRule
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection
 from sqnopt.registry import get_registry
@@ -45,6 +47,7 @@ __all__ = [
     "seg_pm",
     "sgd",
     "smd",
+    "sqb",
 ]
 
 ObjectiveSpec = Any  # an Objective instance or a registered objective name
@@ -164,6 +167,23 @@ def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projectio
     return gd(lam, projection=projection if projection is not None else L1Ball(radius), **kwargs)
 
 
+def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner_iter: int = 5,
+        **solver_kwargs: Any) -> Solver:
+    """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) in
+    the configuration the estimators use for ``curvature="quadratic_bound"``: the model's
+    ``auto_params`` (CG inner solve), ``auto_schedule`` (gradient batches ``Geometric(100, 1.5)``)
+    and ``auto_curvature_schedule`` (a ``Fixed(1000)`` bound batch), the step ``Constant(1)`` of
+    the majorisation and ``sampling="subset"``; ``objective`` is ``"softmax"``,
+    ``"binary_logistic"`` or another objective with the ``quadratic_bound`` capability. The
+    paper uses ``lam = 1/N``. See ``docs/sqb.md``."""
+    model = QuadraticBound(inner_iter=inner_iter, **QuadraticBound.auto_params)
+    assert QuadraticBound.auto_schedule is not None
+    solver_kwargs.setdefault("sampling", "subset")
+    return Solver(objective=_objective(objective, lam), curvature=model,
+                  schedule=QuadraticBound.auto_schedule, step=Constant(eps=1.0),
+                  curvature_schedule=QuadraticBound.auto_curvature_schedule, **solver_kwargs)
+
+
 #: Preset name -> factory returning a :class:`~sqnopt.Solver`.
 PRESETS: dict[str, Callable[..., Solver]] = {
     "adagrad": adagrad,
@@ -174,6 +194,7 @@ PRESETS: dict[str, Callable[..., Solver]] = {
     "seg_pm": seg_pm,
     "sgd": sgd,
     "smd": smd,
+    "sqb": sqb,
 }
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sqnopt import Fixed, Full, Hinge, Identity, L2Ball, PegasosStep, Solver
-from sqnopt.curvature import AdaGrad
+from sqnopt import Fixed, Full, Geometric, Hinge, Identity, L2Ball, PegasosStep, Solver
+from sqnopt.curvature import AdaGrad, QuadraticBound
 from sqnopt.presets import PRESETS, make
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection
 from sqnopt.solver._scaled_loop import ScaledLoop
@@ -146,6 +146,7 @@ def test_presets_compose_the_named_components() -> None:
         "gd": (Identity, Full, Constant, type(None)),
         "pgd": (Identity, Full, Constant, L1Ball),
         "pegasos": (Identity, Fixed, PegasosStep, L2Ball),
+        "sqb": (QuadraticBound, Geometric, Constant, type(None)),
     }
     assert set(expect) == set(PRESETS)
     for name, (curv, sched, step, proj) in expect.items():
@@ -155,6 +156,9 @@ def test_presets_compose_the_named_components() -> None:
         res = s.fit(X, y)
         assert np.isfinite(res.fun) and res.n_iter == 50
     assert make("asgd").average is True
+    sqb = make("sqb", lam=0.5)
+    assert sqb.curvature == QuadraticBound(solver="cg") and sqb.sampling == "subset"
+    assert sqb.curvature_schedule == Fixed(1000) and sqb.schedule == Geometric(100, 1.5)
     assert make("smd", radius=3.0).projection == LazyProjection(inner=L1Ball(3.0))
     assert make("sgd", objective="logloss", lam=0.5).objective.name == "logloss"
     with pytest.raises(KeyError, match="unknown preset"):
