@@ -171,16 +171,16 @@ def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner
         **solver_kwargs: Any) -> Solver:
     """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) in
     the configuration the estimators use for ``curvature="quadratic_bound"``: the model's
-    ``auto_params`` (CG inner solve), ``auto_schedule`` (gradient batches ``Geometric(100, 1.5)``)
-    and ``auto_curvature_schedule`` (a ``Fixed(1000)`` bound batch), the step ``Constant(1)`` of
-    the majorisation and ``sampling="subset"``; ``objective`` is ``"softmax"``,
+    ``auto_params`` (CG inner solve), ``auto_schedule`` (gradient batches ``Geometric(100, 1.5)``),
+    ``auto_curvature_schedule`` (a ``Fixed(1000)`` bound batch) and ``auto_step`` (``Constant(1)``,
+    the majorisation's step), with ``sampling="subset"``; ``objective`` is ``"softmax"``,
     ``"binary_logistic"`` or another objective with the ``quadratic_bound`` capability. The
     paper uses ``lam = 1/N``. See ``docs/sqb.md``."""
     model = QuadraticBound(inner_iter=inner_iter, **QuadraticBound.auto_params)
-    assert QuadraticBound.auto_schedule is not None
+    assert QuadraticBound.auto_schedule is not None and QuadraticBound.auto_step is not None
     solver_kwargs.setdefault("sampling", "subset")
     return Solver(objective=_objective(objective, lam), curvature=model,
-                  schedule=QuadraticBound.auto_schedule, step=Constant(eps=1.0),
+                  schedule=QuadraticBound.auto_schedule, step=QuadraticBound.auto_step,
                   curvature_schedule=QuadraticBound.auto_curvature_schedule, **solver_kwargs)
 
 

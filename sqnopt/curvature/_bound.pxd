@@ -47,8 +47,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
     cdef int _adopt(self, object objective) except -1
     cdef int _reserve(self, Py_ssize_t size) noexcept nogil
     cdef int _reserve_map(self, Py_ssize_t size) noexcept nogil
-    cdef void _apply(self, const double* v, double* out) noexcept nogil
-    cdef void _apply_n(self, const double* v, double* out, Py_ssize_t n) noexcept nogil
+    cdef void _apply(self, const double* v, double* out, bint compact) noexcept nogil
     cdef int _factorize(self) noexcept nogil
     cdef double _cg(self, const double* grad, double* out, Py_ssize_t n,
                     double off2) noexcept nogil

@@ -173,23 +173,18 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         self._map_cap = size
         return 0
 
-    cdef void _apply_n(self, const double* v, double* out, Py_ssize_t n) noexcept nogil:
-        """``out = (Sigma_S + eta I) v`` on the ``n`` coordinates of the current solve."""
-        if not self._compact:
-            self._apply(v, out)
-            return
-        self._obj.cy_bound_matvec_support(self._map, self._m, self._batch, self.batch_size,
-                                          self._factor, v, out)
-        vaxpy(self.eta, v, out, n)
-        self.n_matvecs += 1
-
-    cdef void _apply(self, const double* v, double* out) noexcept nogil:
-        """``out = (Sigma_S + eta I) v``."""
-        if self.batch_size > 0:
+    cdef void _apply(self, const double* v, double* out, bint compact) noexcept nogil:
+        """``out = (Sigma_S + eta I) v`` on the compact coordinates of the current bound
+        (``compact``) or on all ``dim``."""
+        cdef Py_ssize_t n = self._m if compact else self.dim
+        if compact:
+            self._obj.cy_bound_matvec_support(self._map, self._m, self._batch, self.batch_size,
+                                              self._factor, v, out)
+        elif self.batch_size > 0:
             self._obj.cy_bound_matvec(self._batch, self.batch_size, self._factor, v, out)
         else:
-            memset(out, 0, self.dim * sizeof(double))
-        vaxpy(self.eta, v, out, self.dim)
+            memset(out, 0, n * sizeof(double))
+        vaxpy(self.eta, v, out, n)
         self.n_matvecs += 1
 
     cdef int _factorize(self) noexcept nogil:
@@ -235,7 +230,8 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             self._cg(grad, out, self.dim, 0.0)
         self.n_inner_iterations += self.last_inner_iterations
 
-    # The solvers run on ``n`` coordinates. Off them (compact form) ``A = eta I`` and every
+    # The solvers run on ``n`` coordinates (``_m`` when the bound is compact, else ``dim``,
+    # matching ``_apply(..., self._compact)``). Off them (compact form) ``A = eta I`` and every
     # vector of the recursion is a multiple of the gradient's part ``g_off`` there, kept as a
     # scalar (``c_r`` for ``r``, ...): products scale it by ``eta`` and dot products add
     # ``c_x c_y ||g_off||^2`` (``off2``). Each returns the direction's scalar ``c_d`` (0 when
@@ -256,7 +252,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         rr = vdot(r, r, n) + off2
         stop = self.tol * self.tol * rr
         while it < self.inner_iter and rr > 0.0:
-            self._apply_n(p, Ap, n)
+            self._apply(p, Ap, self._compact)
             cap = self.eta * cp
             pAp = vdot(p, Ap, n) + cp * cap * off2
             if not pAp > 0.0:
@@ -300,7 +296,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         for j in range(n):
             u[j] = grad[j] / beta
         cu = 1.0 / beta
-        self._apply_n(u, v, n)
+        self._apply(u, v, self._compact)
         cv = self.eta * cu
         alpha = sqrt(vdot(v, v, n) + cv * cv * off2)
         if not alpha > 0.0:
@@ -315,7 +311,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         stop = self.tol * beta
         while it < self.inner_iter:
             # bidiagonalisation step
-            self._apply_n(v, tmp, n)
+            self._apply(v, tmp, self._compact)
             ct = self.eta * cv
             for j in range(n):
                 u[j] = tmp[j] - alpha * u[j]
@@ -325,7 +321,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
                 for j in range(n):
                     u[j] /= beta
                 cu /= beta
-                self._apply_n(u, tmp, n)
+                self._apply(u, tmp, self._compact)
                 ct = self.eta * cu
                 for j in range(n):
                     v[j] = tmp[j] - beta * v[j]
@@ -387,7 +383,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         self._check(vm)
         out = np.empty(self.dim)
         cdef double[::1] om = out
-        self._apply(&vm[0], &om[0])
+        self._apply(&vm[0], &om[0], False)
         return out
 
     def bound_matrix(self):

@@ -85,8 +85,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     average : bool or int, default=False
         Polyak-Ruppert averaging (``True``, or average from that iteration on).
     sampling : {"uniform", "shuffle", "subset", "weighted"}, default="uniform"
-        Minibatch sampling. ``"subset"`` draws each batch as distinct samples, so a batch of
-        size N is the whole data set (use it with SQB's growing batches). ``"weighted"`` draws
+        Minibatch sampling. ``"subset"`` draws each batch as distinct samples, as SQB's
+        convergence theory assumes for its growing batches. ``"weighted"`` draws
         samples with probability proportional to their (class) weights instead of weighting
         their losses (paper 003, Sec. 5.3).
     multiclass : {"auto", "ovr", "multinomial"}, default="auto"

@@ -225,20 +225,20 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
 
     # ---- Python-level API (tests, diagnostics, pure-Python curvature models) ----------------
     def _support(self, batch):
-        """``(map, m)`` of :meth:`cy_bound_support` for ``batch``."""
+        """``(map, m, checked batch)`` of :meth:`cy_bound_support` for ``batch``."""
         cdef Py_ssize_t[::1] b = self._checked_batch(batch)
         smap = np.zeros(max(self.support_map_size, 1), dtype=np.intp)
         cdef Py_ssize_t[::1] mv = smap
         cdef Py_ssize_t m
         with nogil:
             m = self.cy_bound_support(&b[0], b.shape[0], &mv[0])
-        return smap, m
+        return smap, m, b
 
     def bound_support(self, batch):
         """Parameter index of each compact coordinate of the batch's bound, in compact order
         (``arange(n_params)`` for a kernel without a compact form); ``Sigma_B`` is zero on the
         other coordinates."""
-        smap, m = self._support(batch)
+        smap, m, _ = self._support(batch)
         idx, _ = self._gather(smap, m, np.arange(self.n_params, dtype=np.float64))
         return idx.astype(np.intp)
 
@@ -256,12 +256,12 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
     def support_gather(self, batch, v):
         """``(vc, off_norm2)``: ``v`` on the compact coordinates of the batch's bound and the
         squared norm of the rest."""
-        smap, m = self._support(batch)
+        smap, m, _ = self._support(batch)
         return self._gather(smap, m, v)
 
     def support_scatter(self, batch, vc, v):
         """A copy of ``v`` whose compact coordinates (of the batch's bound) are ``vc``."""
-        smap, m = self._support(batch)
+        smap, m, _ = self._support(batch)
         cdef const Py_ssize_t[::1] mv = smap
         cdef const double[::1] cv = np.ascontiguousarray(vc, dtype=np.float64)
         if cv.shape[0] != m:
@@ -276,9 +276,9 @@ cdef class BoundObjectiveKernel(ObjectiveKernel):
     def bound_matvec_support(self, batch, factors, vc):
         """``Sigma_B`` applied on the compact coordinates of the batch (``vc`` and the result
         have the length ``m`` of :meth:`bound_support`)."""
-        smap, mm = self._support(batch)
+        smap, mm, bb = self._support(batch)
         cdef Py_ssize_t m = mm
-        cdef Py_ssize_t[::1] b = self._checked_batch(batch)
+        cdef Py_ssize_t[::1] b = bb
         cdef const Py_ssize_t[::1] mv = smap
         cdef const double[:, ::1] fv = np.ascontiguousarray(factors, dtype=np.float64)
         cdef const double[::1] cv = np.ascontiguousarray(vc, dtype=np.float64)
@@ -833,11 +833,12 @@ cdef class SoftmaxKernel(LogLinearKernel):
         cdef const Py_ssize_t* fmap
         if self._fm:                # feature-major: v[j K + k] (compact: v[map[j] K + k])
             fmap = self._fmap
-            for k in range(K):
-                if self.data.has_intercept:
-                    u[k] = v[(fmap[nf] if fmap != NULL else nf) * K + k]
-                else:
-                    u[k] = 0.0
+            if self.data.has_intercept:
+                vrow = v + (fmap[nf] if fmap != NULL else nf) * K
+                for k in range(K):
+                    u[k] = vrow[k]
+            else:
+                memset(u, 0, K * sizeof(double))
             for p in range(nnz):
                 _fm_prefetch(v, ind, fmap, p, nnz, K)
                 x = d64[p] if d64 != NULL else <double> d32[p]
