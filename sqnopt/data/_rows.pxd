@@ -31,7 +31,8 @@ cdef class RowData:
     cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil
     cdef double row_sqnorm(self, Py_ssize_t i) noexcept nogil
     cdef Py_ssize_t row_nnz(self, Py_ssize_t i) noexcept nogil
-    # Cache hint: start loading row i (call for a whole batch before using its rows).
+    # Cache hint: start loading row i (call for a whole batch before using its rows). CSR rows
+    # hint every line of their values and indices; dense rows only their first line.
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil
     # Sparse view of row i (without the intercept entry): fills the pointers and returns nnz.
     # For dense data ``indices`` is NULL (meaning 0..n_features-1) and exactly one of

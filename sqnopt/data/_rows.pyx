@@ -174,7 +174,11 @@ cdef class DenseRows64(RowData):
         return self.n_features
 
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
-        vprefetch(&self.X[i, 0], self.n_features * sizeof(self.X[i, 0]))
+        # The first line only: a dense row is contiguous and the hardware prefetcher streams
+        # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
+        # at n = 100, L = 5) filled the line-fill buffers and measured 5-10 % slower per
+        # iteration (bench/test_core.py, docs/benchmarks.md).
+        vprefetch(&self.X[i, 0], 64)
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
@@ -211,7 +215,11 @@ cdef class DenseRows32(RowData):
         return self.n_features
 
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
-        vprefetch(&self.X[i, 0], self.n_features * sizeof(self.X[i, 0]))
+        # The first line only: a dense row is contiguous and the hardware prefetcher streams
+        # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
+        # at n = 100, L = 5) filled the line-fill buffers and measured 5-10 % slower per
+        # iteration (bench/test_core.py, docs/benchmarks.md).
+        vprefetch(&self.X[i, 0], 64)
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
