@@ -60,6 +60,27 @@ def _runner(n_features: int, path: str, average: bool = False, columns: str = "u
     return (lambda: state.loop.run(iters, 0)), iters
 
 
+def _bare_runner(n_features: int, columns: str = "uniform") -> tuple[Callable[[], None], int]:
+    """The bare Cython Pegasos loop (``sqnopt._baseline.bare_sparse_pegasos``: same iteration,
+    same staged prefetches, no components) on the same problem, continuing across calls."""
+    from sqnopt._baseline import bare_sparse_pegasos
+
+    X, y = _problem(n_features, columns)
+    indptr, indices = X.indptr.astype(np.int32), X.indices.astype(np.int32)
+    rowsq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    v = np.zeros(n_features)
+    gen = np.random.PCG64(0)
+    iters = ITERS["scaled"]
+    t = [1000]
+
+    def run() -> None:
+        bare_sparse_pegasos(indptr, indices, X.data, y, rowsq, v, 1e-4, t[0], iters, gen)
+        t[0] += iters
+
+    run()   # warm-up
+    return run, iters
+
+
 def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 3) -> float:
     """Minimum CPU time of this thread per iteration (``time.thread_time``: time slices lost to
     other processes on a shared machine do not count; their cache traffic still does)."""
@@ -76,6 +97,8 @@ def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 3) -> float:
 def test_per_iteration_time_independent_of_n_features(benchmark: Any, average: bool,
                                                       columns: str) -> None:
     runners = {n: _runner(n, "scaled", average, columns) for n in (100, 10**6)}
+    if not average:   # the floor of the last-iterate access pattern on this machine
+        runners.update({-n: _bare_runner(n, columns) for n in (100, 10**6)})
     per = {n: float("inf") for n in runners}
     for _ in range(4):   # interleaved, minimum: load changes hit both alike
         for n, (fn, iters) in runners.items():
@@ -88,6 +111,15 @@ def test_per_iteration_time_independent_of_n_features(benchmark: Any, average: b
           "per iteration: "
           f"n=100 {per[100] * 1e9:.0f} ns, n=1e6 {per[10**6] * 1e9:.0f} ns, "
           f"ratio {ratio:.2f} (goal <= 2)")
+    if not average:
+        bare = per[-10**6] / per[-100]
+        benchmark.extra_info.update({"bare_ns_per_iter_100": per[-100] * 1e9,
+                                     "bare_ns_per_iter_1e6": per[-10**6] * 1e9,
+                                     "bare_ratio": bare})
+        print(f"  bare Cython loop, same rows and prefetches: n=100 {per[-100] * 1e9:.0f} ns, "
+              f"n=1e6 {per[-10**6] * 1e9:.0f} ns, ratio {bare:.2f} (the machine's floor for "
+              f"this access pattern); scaled loop / bare at 1e6 = "
+              f"{per[10**6] / per[-10**6]:.2f}")
     fn, _ = runners[10**6]
     benchmark.pedantic(fn, rounds=1, iterations=1)
 

@@ -14,4 +14,16 @@ def bare_sgd_squared_hinge(
     n_iter: int,
     bit_generator: np.random.BitGenerator,
 ) -> float: ...
+def bare_sparse_pegasos(
+    indptr: NDArray[np.int32],  # const int[::1]
+    indices: NDArray[np.int32],  # const int[::1]
+    data: NDArray[np.float64],  # const double[::1]
+    y: NDArray[np.float64],  # const double[::1]
+    rowsq: NDArray[np.float64],  # const double[::1]
+    v: NDArray[np.float64],  # double[::1], updated in place
+    lam: float,
+    t_start: int,
+    n_iter: int,
+    bit_generator: np.random.BitGenerator,
+) -> float: ...
 def calibration_workload(repeats: int = 200) -> float: ...

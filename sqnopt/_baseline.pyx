@@ -4,7 +4,10 @@
 ``bare_sgd_squared_hinge`` is SGD on the L2-regularised squared hinge loss written as one
 monolithic loop over a dense float64 matrix: the same arithmetic as
 ``Solver(SquaredHinge(lam), Identity(), Fixed(L), Decaying(eps0, T0))`` with no virtual calls,
-no component boundaries and no checks. ``calibration_workload`` is a fixed amount of work whose
+no component boundaries and no checks. ``bare_sparse_pegasos`` is Pegasos on CSR rows in the
+scaled representation ``w = a v`` written the same way, with the scaled loop's staged prefetches:
+the floor, on the running machine, of an O(nnz) iteration with that memory access pattern.
+``calibration_workload`` is a fixed amount of work whose
 time normalises benchmark figures across machines.
 """
 
@@ -15,7 +18,9 @@ from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
-from sqnopt._vec cimport vaxpy, vdot
+from libc.math cimport sqrt
+
+from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot
 
 
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,
@@ -47,6 +52,80 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
             for j in range(n):
                 w[j] = w[j] - eps * g[j]
     return loss * inv
+
+
+def bare_sparse_pegasos(const int[::1] indptr, const int[::1] indices, const double[::1] data,
+                        const double[::1] y, const double[::1] rowsq, double[::1] v, double lam,
+                        Py_ssize_t t_start, Py_ssize_t n_iter, bit_generator):
+    """Run ``n_iter`` Pegasos iterations (hinge, batch 1, step ``1/(lam t)`` from
+    ``t = t_start >= 2``, L2 ball of radius ``1/sqrt(lam)``) in place on ``v`` (``w = v`` on
+    entry and on return). ``w = a v`` with ``nu = |w|^2`` tracked; rows are drawn uniformly by
+    ``bit_generator`` four iterations ahead; row pointers are prefetched four iterations ahead,
+    row lines two ahead and the touched entries of ``v`` one ahead when ``v`` exceeds 1 MiB.
+    Returns ``nu``."""
+    cdef bitgen_t* rng = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    cdef Py_ssize_t N = indptr.shape[0] - 1, n = v.shape[0]
+    cdef Py_ssize_t ring[4]
+    cdef Py_ssize_t t, k, i, p, start, stop
+    cdef double a = 1.0, nu, dot, m, eta, shrink, delta, r2 = 1.0 / lam, sc
+    cdef bint entries = n * 8 > (1 << 20)
+    if t_start < 2:
+        raise ValueError("t_start must be >= 2 (the first Pegasos step zeroes w)")
+    if N < 1 or data.shape[0] != indices.shape[0] or y.shape[0] != N or rowsq.shape[0] != N:
+        raise ValueError("inconsistent CSR arrays")
+    nu = vdot(&v[0], &v[0], n)
+    with nogil:
+        for k in range(4):        # the rows of iterations t_start .. t_start + 3, in order
+            ring[(t_start + k) & 3] = <Py_ssize_t> bounded_uint64(rng, <uint64_t> N)
+        for t in range(t_start, t_start + n_iter):
+            # stages: pointers 3 ahead, row lines 2 ahead, entries of v 1 ahead
+            i = ring[(t + 3) & 3]
+            SQNOPT_PREFETCH(&indptr[i])
+            SQNOPT_PREFETCH(&y[i])
+            SQNOPT_PREFETCH(&rowsq[i])
+            i = ring[(t + 2) & 3]
+            start = indptr[i]
+            stop = indptr[i + 1]
+            p = start
+            while p < stop:
+                SQNOPT_PREFETCH(&data[p])
+                p += 8
+            p = start
+            while p < stop:
+                SQNOPT_PREFETCH(&indices[p])
+                p += 16
+            if entries:
+                i = ring[(t + 1) & 3]
+                for p in range(indptr[i], indptr[i + 1]):
+                    SQNOPT_PREFETCH(&v[indices[p]])
+            i = ring[t & 3]
+            ring[t & 3] = <Py_ssize_t> bounded_uint64(rng, <uint64_t> N)   # for t + 4
+            start = indptr[i]
+            stop = indptr[i + 1]
+            dot = 0.0
+            for p in range(start, stop):
+                dot = dot + data[p] * v[indices[p]]
+            m = y[i] * a * dot
+            eta = 1.0 / (lam * t)
+            shrink = 1.0 - eta * lam
+            a = a * shrink
+            nu = nu * shrink * shrink
+            if m < 1.0:
+                delta = eta * y[i]
+                nu = nu + 2.0 * delta * a * dot + delta * delta * rowsq[i]
+                sc = delta / a
+                for p in range(start, stop):
+                    v[indices[p]] += sc * data[p]
+            if nu > r2:
+                a = a * sqrt(r2 / nu)
+                nu = r2
+            if a < 1e-9:
+                for p in range(n):
+                    v[p] = v[p] * a
+                a = 1.0
+        for p in range(n):
+            v[p] = v[p] * a
+    return nu
 
 
 def calibration_workload(Py_ssize_t repeats=200):
