@@ -37,6 +37,7 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
         for t in range(n_iter):
             for b in range(batch_size):
                 batch[b] = <Py_ssize_t> bounded_uint64(rng, <uint64_t> N)
+                SQNOPT_PREFETCH(&X[batch[b], 0])
             for j in range(n):
                 g[j] = 0.0
             loss = 0.0
