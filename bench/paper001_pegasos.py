@@ -356,7 +356,8 @@ def print_complete_fit(table: dict[str, dict[str, Any]]) -> None:
         for name in COMPLETE_FIT:
             k, sec = row[name]["passes"], row[name]["seconds"]
             cells += f"{'-' if not k else f'{k} passes, {sec:.3f} s':>34s}"
-        a, b = row["sklearn SGDClassifier"]["seconds"], row["sqnopt SGD, sklearn's schedule"]["seconds"]
+        a = row["sklearn SGDClassifier"]["seconds"]
+        b = row["sqnopt SGD, sklearn's schedule"]["seconds"]
         ratio = "-" if not (a and b) else f"{a / b:.2f}x"
         print(f"{float(r):7g}{cells}{ratio:>22s}")
 

@@ -62,7 +62,8 @@ def _runner(n_features: int, path: str, average: bool = False, columns: str = "u
 
 def _bare_runner(n_features: int, columns: str = "uniform") -> tuple[Callable[[], None], int]:
     """The bare Cython Pegasos loop (``sqnopt._baseline.bare_sparse_pegasos``: same iteration,
-    same staged prefetches, no components) on the same problem, continuing across calls."""
+    the same three prefetch stages, no components) on the same problem, continuing across
+    calls."""
     from sqnopt._baseline import bare_sparse_pegasos
 
     X, y = _problem(n_features, columns)
@@ -116,7 +117,8 @@ def test_per_iteration_time_independent_of_n_features(benchmark: Any, average: b
         benchmark.extra_info.update({"bare_ns_per_iter_100": per[-100] * 1e9,
                                      "bare_ns_per_iter_1e6": per[-10**6] * 1e9,
                                      "bare_ratio": bare})
-        print(f"  bare Cython loop, same rows and prefetches: n=100 {per[-100] * 1e9:.0f} ns, "
+        print("  bare Cython loop, same rows and prefetch stages: "
+              f"n=100 {per[-100] * 1e9:.0f} ns, "
               f"n=1e6 {per[-10**6] * 1e9:.0f} ns, ratio {bare:.2f} (the machine's floor for "
               f"this access pattern); scaled loop / bare at 1e6 = "
               f"{per[10**6] / per[-10**6]:.2f}")

@@ -14,12 +14,11 @@ time normalises benchmark figures across machines.
 import numpy as np
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.math cimport sqrt
 from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
-from libc.math cimport sqrt
-
 from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot
 
 
@@ -61,9 +60,10 @@ def bare_sparse_pegasos(const int[::1] indptr, const int[::1] indices, const dou
     """Run ``n_iter`` Pegasos iterations (hinge, batch 1, step ``1/(lam t)`` from
     ``t = t_start >= 2``, L2 ball of radius ``1/sqrt(lam)``) in place on ``v`` (``w = v`` on
     entry and on return). ``w = a v`` with ``nu = |w|^2`` tracked; rows are drawn uniformly by
-    ``bit_generator`` four iterations ahead; row pointers are prefetched four iterations ahead,
-    row lines two ahead and the touched entries of ``v`` one ahead when ``v`` exceeds 1 MiB.
-    Returns ``nu``."""
+    ``bit_generator`` up to four iterations ahead (in iteration order); row pointers, labels and
+    norms are prefetched three iterations ahead, row lines two ahead and the touched entries of
+    ``v`` one ahead when ``v`` exceeds 1 MiB (the scaled loop's stages, except that it hints the
+    pointers four ahead). Returns ``nu``."""
     cdef bitgen_t* rng = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
     cdef Py_ssize_t N = indptr.shape[0] - 1, n = v.shape[0]
     cdef Py_ssize_t ring[4]
