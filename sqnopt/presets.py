@@ -17,8 +17,9 @@ preset        composition
 ``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
 ``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
 ``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
-``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + a ``Fixed(1000)``
-              bound batch + ``Constant(1)`` + subset sampling (the estimators' SQB configuration)
+``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
+              bound batches + ``Constant(1)`` (the estimators' automatic SQB components) + subset
+              sampling
 ============  =====================================================================================
 
 The names are also accepted by :meth:`sqnopt.Solver.preset`.
@@ -169,11 +170,12 @@ def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projectio
 
 def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner_iter: int = 5,
         **solver_kwargs: Any) -> Solver:
-    """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) in
-    the configuration the estimators use for ``curvature="quadratic_bound"``: the model's
+    """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) with
+    the components the estimators pick for ``curvature="quadratic_bound"``: the model's
     ``auto_params`` (CG inner solve), ``auto_schedule`` (gradient batches ``Geometric(100, 1.5)``),
     ``auto_curvature_schedule`` (a ``Fixed(1000)`` bound batch) and ``auto_step`` (``Constant(1)``,
-    the majorisation's step), with ``sampling="subset"``; ``objective`` is ``"softmax"``,
+    the majorisation's step) -- plus ``sampling="subset"``, which the estimators use only when
+    asked (their default is ``"uniform"``); ``objective`` is ``"softmax"``,
     ``"binary_logistic"`` or another objective with the ``quadratic_bound`` capability. The
     paper uses ``lam = 1/N``. See ``docs/sqb.md``."""
     model = QuadraticBound(inner_iter=inner_iter, **QuadraticBound.auto_params)

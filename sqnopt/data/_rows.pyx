@@ -176,7 +176,7 @@ cdef class DenseRows64(RowData):
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
         # The first line only: a dense row is contiguous and the hardware prefetcher streams
         # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
-        # at n = 100, L = 5) filled the line-fill buffers and measured 5-10 % slower per
+        # at n = 100, L = 5) filled the line-fill buffers and measured 3-10 % slower per
         # iteration (bench/test_core.py, docs/benchmarks.md).
         vprefetch(&self.X[i, 0], 64)
 
@@ -217,7 +217,7 @@ cdef class DenseRows32(RowData):
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
         # The first line only: a dense row is contiguous and the hardware prefetcher streams
         # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
-        # at n = 100, L = 5) filled the line-fill buffers and measured 5-10 % slower per
+        # at n = 100, L = 5) filled the line-fill buffers and measured 3-10 % slower per
         # iteration (bench/test_core.py, docs/benchmarks.md).
         vprefetch(&self.X[i, 0], 64)
 

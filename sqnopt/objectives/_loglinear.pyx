@@ -770,7 +770,8 @@ cdef class SoftmaxKernel(LogLinearKernel):
                                       const double* factor, const double* vc,
                                       double* outc) noexcept nogil:
         if self.support_map_size == 0:
-            self.cy_bound_matvec(batch, size, factor, vc, outc)
+            BoundObjectiveKernel.cy_bound_matvec_support(self, map, m, batch, size, factor, vc,
+                                                         outc)
             return
         self._fm = True
         self._fmap = map
