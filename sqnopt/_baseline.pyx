@@ -22,6 +22,12 @@ from sqnopt._random cimport bounded_uint64
 from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot
 
 
+cdef extern from "_simd.h" nogil:
+    # the kernels of the dense rows and the regulariser (sqnopt/_simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+
+
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,
                            Py_ssize_t batch_size, double eps0, double T0, double lam,
                            Py_ssize_t n_iter, bit_generator):
@@ -42,12 +48,12 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
             loss = 0.0
             for b in range(batch_size):
                 i = batch[b]
-                m = y[i] * vdot(&X[i, 0], &w[0], n)
+                m = y[i] * sq_dot(&X[i, 0], &w[0], n)
                 z = 1.0 - m
                 if z > 0.0:
                     loss += z * z
-                    vaxpy(-2.0 * z * y[i] * inv, &X[i, 0], &g[0], n)
-            vaxpy(lam, &w[0], &g[0], n)
+                    sq_axpy(-2.0 * z * y[i] * inv, &X[i, 0], &g[0], n)
+            sq_axpy(lam, &w[0], &g[0], n)
             eps = eps0 * T0 / (T0 + t)
             for j in range(n):
                 w[j] = w[j] - eps * g[j]

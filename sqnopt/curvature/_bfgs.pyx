@@ -28,7 +28,7 @@ the update) and ``H_{t+1} g_{t+1}`` (the next direction). Done eagerly that is t
 the n x n matrix (two ``dsymv``, one ``dsyr2``), and at n = 1000 the matrix (8 MB) lives outside
 the per-core cache, so the passes are memory-bound. The kernel therefore stores an accepted pair
 and resolves it at the next ``direction`` call: one pass over the stored triangle forms both
-``u = H_t r`` and ``H_t g`` (``sq_symv2_merge_upper`` in ``_simd.h``), then ``z`` follows in O(n)
+``u = H_t r`` and ``H_t g`` (``sq_symv2_merge_upper``, ``sqnopt/_simd.h``), then ``z`` follows in O(n)
 and ``H_{t+1} g = H_t g - rho (v (z'g) + z (v'g))``. The rank-two terms ``-rho (v z' + z v')`` are
 kept as a list of up to ``merge_every`` pending terms ``H = M + sum_k (a_k b_k' + b_k a_k')``
 (products get an O(n) correction per term) and folded into ``M`` inside the product pass once
@@ -60,8 +60,8 @@ from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
 )
 
-cdef extern from "_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (see _simd.h)
+cdef extern from "../_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
     double sq_dot(const double* a, const double* b, Py_ssize_t n)
     void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
     void sq_symv2_merge_upper(Py_ssize_t n, double* M, Py_ssize_t ld, Py_ssize_t m,

@@ -33,8 +33,8 @@ from sqnopt.curvature._secant cimport (
 )
 
 
-cdef extern from "_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (see _simd.h)
+cdef extern from "../_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
     double sq_dot(const double* a, const double* b, Py_ssize_t n)
     void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
     double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, Py_ssize_t n)
@@ -72,7 +72,7 @@ cdef class LBFGSKernel(SecantKernel):
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
         # Each axpy of the recursion is fused with the dot product that follows it (one pass
         # over q instead of two): 2 tau + 3 passes over n-vectors, 4 tau n + n multiply-adds;
-        # the whole recursion is one call into _simd.h (AVX-512 / AVX2 / baseline variants).
+        # the whole recursion is one call into sqnopt/_simd.h (AVX-512 / AVX2 / baseline variants).
         sq_two_loop(self.dim, &self.V[0, 0], &self.R[0, 0], self.dim, self.memory, self.count,
                     self.head, &self.rho[0], &self.alpha[0], self.gamma, g, out)
 

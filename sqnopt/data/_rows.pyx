@@ -5,7 +5,15 @@ import numpy as np
 
 from libc.math cimport NAN
 
-from sqnopt._vec cimport vaxpy, vaxpy_f, vdot, vdot_f, vprefetch
+from sqnopt._vec cimport vprefetch
+
+
+cdef extern from "../_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+    void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
 
 
 ctypedef fused real_t:
@@ -15,16 +23,16 @@ ctypedef fused real_t:
 
 cdef inline double _dense_dot(const real_t* x, const double* w, Py_ssize_t n) noexcept nogil:
     if real_t is double:
-        return vdot(x, w, n)
+        return sq_dot(x, w, n)
     else:
-        return vdot_f(x, w, n)
+        return sq_dot_f32(x, w, n)
 
 
 cdef inline void _dense_axpy(const real_t* x, double alpha, double* out, Py_ssize_t n) noexcept nogil:
     if real_t is double:
-        vaxpy(alpha, x, out, n)
+        sq_axpy(alpha, x, out, n)
     else:
-        vaxpy_f(alpha, x, out, n)
+        sq_axpy_f32(alpha, x, out, n)
 
 
 cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:

@@ -6,7 +6,11 @@ import numpy as np
 from libc.math cimport NAN
 from libc.string cimport memset
 
-from sqnopt._vec cimport vaxpy, vsqnorm
+
+cdef extern from "../_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
 from sqnopt.data._rows cimport RowData
 
 
@@ -38,7 +42,7 @@ cdef class ObjectiveKernel:
         cdef Py_ssize_t dim = self.data.dim
         cdef double acc = 0.0
         for k in range(self.n_blocks):
-            acc += vsqnorm(w + k * dim, self.data.n_features)
+            acc += sq_dot(w + k * dim, w + k * dim, self.data.n_features)
         return 0.5 * self.lam * acc
 
     cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil:
@@ -48,7 +52,7 @@ cdef class ObjectiveKernel:
         if self.lam == 0.0:
             return
         for k in range(self.n_blocks):
-            vaxpy(self.lam, w + k * dim, grad + k * dim, self.data.n_features)
+            sq_axpy(self.lam, w + k * dim, grad + k * dim, self.data.n_features)
 
     # ---- Python-level API (the kernel protocol of sqnopt.protocols) -------------------------
     def gradient(self, const double[::1] w, const Py_ssize_t[::1] batch, double[::1] out) -> float:

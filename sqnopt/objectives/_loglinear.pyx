@@ -14,7 +14,16 @@ from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
-from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f, vsqnorm
+from sqnopt._vec cimport SQNOPT_PREFETCH
+
+
+cdef extern from "../_simd.h" nogil:
+    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+    void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
+
 
 # Feature-major loops prefetch the row of the nonzero this many entries ahead (a row of K
 # doubles spans up to 4 cache lines; the first and last are requested).
@@ -429,7 +438,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef Py_ssize_t k
         cdef double acc = 0.0
         for k in range(self.n_blocks):
-            acc += vsqnorm(w + k * self._block, self._reg_len)
+            acc += sq_dot(w + k * self._block, w + k * self._block, self._reg_len)
         return 0.5 * self.lam * acc
 
     cdef void _lreg_gradient(self, const double* w, double* grad) noexcept nogil:
@@ -437,7 +446,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         if self.lam == 0.0:
             return
         for k in range(self.n_blocks):
-            vaxpy(self.lam, w + k * self._block, grad + k * self._block, self._reg_len)
+            sq_axpy(self.lam, w + k * self._block, grad + k * self._block, self._reg_len)
 
     cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
                             double* grad) noexcept nogil:
@@ -854,9 +863,9 @@ cdef class SoftmaxKernel(LogLinearKernel):
         if ind == NULL:
             for k in range(K):
                 if d64 != NULL:
-                    u[k] += vdot(d64, v + k * dim, nf)
+                    u[k] += sq_dot(d64, v + k * dim, nf)
                 else:
-                    u[k] += vdot_f(d32, v + k * dim, nf)
+                    u[k] += sq_dot_f32(d32, v + k * dim, nf)
             return
         for p in range(nnz):
             j = ind[p]
@@ -897,9 +906,9 @@ cdef class SoftmaxKernel(LogLinearKernel):
                 if beta[k] == 0.0:
                     continue
                 if d64 != NULL:
-                    vaxpy(beta[k], d64, out + k * dim, nf)
+                    sq_axpy(beta[k], d64, out + k * dim, nf)
                 else:
-                    vaxpy_f(beta[k], d32, out + k * dim, nf)
+                    sq_axpy_f32(beta[k], d32, out + k * dim, nf)
             return
         for p in range(nnz):
             j = ind[p]
@@ -970,9 +979,9 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
         if ind == NULL:       # dense row
             for y in range(self.n_outputs):
                 if d64 != NULL:
-                    u[y] += vdot(d64 + y * p, v, p)
+                    u[y] += sq_dot(d64 + y * p, v, p)
                 else:
-                    u[y] += vdot_f(d32 + y * p, v, p)
+                    u[y] += sq_dot_f32(d32 + y * p, v, p)
             return
         for j in range(nnz):
             idx = ind[j]
@@ -993,9 +1002,9 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
                 if beta[y] == 0.0:
                     continue
                 if d64 != NULL:
-                    vaxpy(beta[y], d64 + y * p, out, p)
+                    sq_axpy(beta[y], d64 + y * p, out, p)
                 else:
-                    vaxpy_f(beta[y], d32 + y * p, out, p)
+                    sq_axpy_f32(beta[y], d32 + y * p, out, p)
             return
         for j in range(nnz):
             idx = ind[j]

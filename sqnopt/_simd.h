@@ -1,19 +1,25 @@
-/* Vector kernels of the curvature models, compiled for several instruction sets.
+/* Vector kernels compiled for several instruction sets, shared by the compiled modules.
  *
  * The package is built for the baseline x86-64 ISA (SSE2), which gives 2-wide double arithmetic.
- * The hot O(n) and O(n^2) loops of the curvature models are therefore written once on 8-lane
- * vectors (GCC/Clang vector extensions) and, on x86-64 Linux with GCC >= 6 / Clang >= 14,
- * compiled three times through `target_clones` (AVX-512, AVX2, baseline); the loader picks the
- * best variant for the running CPU (an ifunc, resolved once). Elsewhere the baseline variant is
- * built. Everything here is plain loads, multiplies, adds and stores in a fixed order per lane --
- * no FMA contraction (the package is built with -ffp-contract=off), no reassociation -- so every
- * variant returns bit-identical results; only the speed differs.
+ * The hot O(n) and O(n^2) loops -- dense row dot products and axpys (sqnopt/data/_rows.pyx), the
+ * regulariser of the objectives, and the curvature models' recursions and matrix passes -- are
+ * therefore written once on 8-lane vectors (GCC/Clang vector extensions) and, on x86-64 Linux
+ * with GCC >= 6 / Clang >= 14, compiled three times through `target_clones` (AVX-512, AVX2,
+ * baseline); the loader picks the best variant for the running CPU (an ifunc, resolved once).
+ * Elsewhere the baseline variant is built. Everything here is plain loads, multiplies, adds and
+ * stores in a fixed order per lane -- no FMA contraction (the package is built with
+ * -ffp-contract=off), no reassociation -- so every variant returns bit-identical results; only
+ * the speed differs.
  *
  * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
- * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators).
+ * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators):
+ * lane k of s0 / s1 sums the terms j = 16 b + k / 16 b + 8 + k of the full blocks of 16, one
+ * more block of 8 (if any) goes to s0, the tail j >= 8 floor(n / 8) is summed left to right into
+ * t, and the result is hsum(s0 + s1) + t with hsum(v) = ((v0 + v1) + (v2 + v3)) + ((v4 + v5) +
+ * (v6 + v7)) (tests/test_vec.py checks this order exactly).
  */
-#ifndef SQNOPT_CURVATURE_SIMD_H
-#define SQNOPT_CURVATURE_SIMD_H
+#ifndef SQNOPT_SIMD_H
+#define SQNOPT_SIMD_H
 
 #include <math.h>
 #include <stddef.h>
@@ -39,6 +45,10 @@ typedef double sq_v8 __attribute__((vector_size(64)));
 #  define SQ_LOAD(dst, p) memcpy(&(dst), (p), sizeof(sq_v8))
 #  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
 #  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+typedef float sq_f8 __attribute__((vector_size(32)));
+/* 8 floats widened to 8 doubles (one vcvtps2pd on AVX-512, two on AVX2) */
+#  define SQ_LOADF(dst, p) do { sq_f8 _f; memcpy(&_f, (p), sizeof(sq_f8)); \
+        (dst) = (sq_v8){_f[0], _f[1], _f[2], _f[3], _f[4], _f[5], _f[6], _f[7]}; } while (0)
 static inline double sq_hsum(sq_v8 v)
 {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
@@ -48,6 +58,7 @@ typedef struct { double l[8]; } sq_v8;
 #  define SQ_LOAD(dst, p) memcpy((dst).l, (p), sizeof(sq_v8))
 #  define SQ_STORE(p, src) memcpy((p), (src).l, sizeof(sq_v8))
 #  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
+#  define SQ_LOADF(dst, p) do { int _k; for (_k = 0; _k < 8; _k++) (dst).l[_k] = (double) (p)[_k]; } while (0)
 static inline double sq_hsum(sq_v8 v)
 {
     return ((v.l[0] + v.l[1]) + (v.l[2] + v.l[3])) + ((v.l[4] + v.l[5]) + (v.l[6] + v.l[7]));
@@ -106,6 +117,42 @@ static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
     }
     for (; j < n; j++)
         y[j] += alpha * x[j];
+}
+
+/* sum_j a[j] b[j] with a float32 a, widened to double lane by lane (the order of sq_dot) */
+SQ_DISPATCH SQ_UNUSED
+static double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
+{
+    sq_v8 s0, s1, x, y;
+    ptrdiff_t j = 0;
+    double t = 0.0;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOADF(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        SQ_LOADF(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);
+    }
+    if (j + 8 <= n) {
+        SQ_LOADF(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
+        j += 8;
+    }
+    for (; j < n; j++)
+        t += (double) a[j] * b[j];
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
+}
+
+/* y += alpha x with a float32 x (widened to double) */
+SQ_DISPATCH SQ_UNUSED
+static void sq_axpy_f32(double alpha, const float* x, double* y, ptrdiff_t n)
+{
+    sq_v8 xv, yv;
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        SQ_LOADF(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
+    }
+    for (; j < n; j++)
+        y[j] += alpha * (double) x[j];
 }
 
 /* q += alpha x, then return y . q (the updated q), in one pass */
@@ -466,4 +513,4 @@ static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b
     }
 }
 
-#endif  /* SQNOPT_CURVATURE_SIMD_H */
+#endif  /* SQNOPT_SIMD_H */
