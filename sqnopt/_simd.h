@@ -106,6 +106,33 @@ static double sq_dot(const double* a, const double* b, ptrdiff_t n)
     return sq_hsum(s0) + t;
 }
 
+/* out = w - eps d; returns 1 iff every entry of out is finite (x - x is 0 for finite x and NaN
+ * for NaN or +-inf, and a NaN survives every later add), in one pass. The vector lanes form
+ * w + d (-eps), which equals w - eps d exactly (negation is exact). */
+SQ_DISPATCH SQ_UNUSED
+static int sq_step_allfinite(const double* w, double eps, const double* d, double* out,
+                             ptrdiff_t n)
+{
+    sq_v8 s0, s1, wv, dv, x;
+    ptrdiff_t j = 0;
+    double t = 0.0, xj, neps = -eps;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(wv, w + j); SQ_LOAD(dv, d + j); SQ_AXPYS(x, wv, neps, dv);
+        SQ_STORE(out + j, x); SQ_SUB(x, x, x); SQ_ADD(s0, s0, x);
+        SQ_LOAD(wv, w + j + 8); SQ_LOAD(dv, d + j + 8); SQ_AXPYS(x, wv, neps, dv);
+        SQ_STORE(out + j + 8, x); SQ_SUB(x, x, x); SQ_ADD(s1, s1, x);
+    }
+    for (; j < n; j++) {
+        xj = w[j] - eps * d[j];
+        out[j] = xj;
+        t += xj - xj;
+    }
+    SQ_ADD(s0, s0, s1);
+    return (sq_hsum(s0) + t) == 0.0;
+}
+
 /* y += alpha x */
 SQ_DISPATCH SQ_UNUSED
 static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
