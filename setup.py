@@ -42,7 +42,8 @@ def extensions() -> list[Extension]:
             Extension(
                 module,
                 [str(rel)],
-                include_dirs=[np.get_include()],
+                # "sqnopt": the vector kernels' header (sqnopt/_simd.h, declared in _simd.pxd)
+                include_dirs=[np.get_include(), "sqnopt"],
                 define_macros=DEFINE_MACROS,
                 extra_compile_args=EXTRA_COMPILE_ARGS,
             )

@@ -1,4 +1,4 @@
-"""A/B of the driver's per-iteration cost between two built checkouts (e.g. before / after a change).
+"""A/B of the driver's per-iteration cost between two built checkouts (before / after a change).
 
     python bench/ab_core.py OLD_TREE NEW_TREE [--rounds 5]
 
@@ -51,7 +51,8 @@ def main() -> None:
     for key in res["old"][0]:
         o = sorted(d[key] for d in res["old"])
         nw = sorted(d[key] for d in res["new"])
-        print(f"{key:24s} {o[0]:9.3f} / {o[len(o) // 2]:8.3f} {nw[0]:9.3f} / {nw[len(nw) // 2]:8.3f}")
+        print(f"{key:24s} {o[0]:9.3f} / {o[len(o) // 2]:8.3f} "
+              f"{nw[0]:9.3f} / {nw[len(nw) // 2]:8.3f}")
     for tag in trees:
         r = [d["python n=100 N=10000"] / d["compiled n=100 N=10000"] for d in res[tag]]
         print(f"{tag} python-loop/compiled per round: " + ", ".join(f"{x:.1f}" for x in r))

@@ -19,13 +19,8 @@ from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
+from sqnopt._simd cimport sq_axpy, sq_dot
 from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot
-
-
-cdef extern from "_simd.h" nogil:
-    # the kernels of the dense rows and the regulariser (sqnopt/_simd.h)
-    double sq_dot(const double* a, const double* b, Py_ssize_t n)
-    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
 
 
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,

@@ -83,27 +83,62 @@ static inline double sq_hsum(sq_v8 v)
 #endif
 
 
+/* The bodies of the dot products and axpys, for float64 and float32 (widened to double lane by
+ * lane) first operands: LOAD_A is SQ_LOAD or SQ_LOADF. */
+#define SQ_DOT_BODY(LOAD_A)                                                                     \
+    sq_v8 s0, s1, x, y;                                                                         \
+    ptrdiff_t j = 0;                                                                            \
+    double t = 0.0;                                                                             \
+    SQ_ZERO(s0);                                                                                \
+    SQ_ZERO(s1);                                                                                \
+    for (; j + 16 <= n; j += 16) {                                                              \
+        LOAD_A(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);                                 \
+        LOAD_A(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);                         \
+    }                                                                                           \
+    if (j + 8 <= n) {                                                                           \
+        LOAD_A(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);                                 \
+        j += 8;                                                                                 \
+    }                                                                                           \
+    for (; j < n; j++)                                                                          \
+        t += (double) a[j] * b[j];                                                              \
+    SQ_ADD(s0, s0, s1);                                                                         \
+    return sq_hsum(s0) + t;
+
+#define SQ_AXPY_BODY(LOAD_A)                                                                    \
+    sq_v8 xv, yv;                                                                               \
+    ptrdiff_t j = 0;                                                                            \
+    for (; j + 8 <= n; j += 8) {                                                                \
+        LOAD_A(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv); \
+    }                                                                                           \
+    for (; j < n; j++)                                                                          \
+        y[j] += alpha * (double) x[j];
+
 /* sum_j a[j] b[j] */
 SQ_DISPATCH SQ_UNUSED
 static double sq_dot(const double* a, const double* b, ptrdiff_t n)
 {
-    sq_v8 s0, s1, x, y;
-    ptrdiff_t j = 0;
-    double t = 0.0;
-    SQ_ZERO(s0);
-    SQ_ZERO(s1);
-    for (; j + 16 <= n; j += 16) {
-        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
-        SQ_LOAD(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);
-    }
-    if (j + 8 <= n) {
-        SQ_LOAD(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
-        j += 8;
-    }
-    for (; j < n; j++)
-        t += a[j] * b[j];
-    SQ_ADD(s0, s0, s1);
-    return sq_hsum(s0) + t;
+    SQ_DOT_BODY(SQ_LOAD)
+}
+
+/* sum_j a[j] b[j] with a float32 a (the order of sq_dot) */
+SQ_DISPATCH SQ_UNUSED
+static double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
+{
+    SQ_DOT_BODY(SQ_LOADF)
+}
+
+/* y += alpha x */
+SQ_DISPATCH SQ_UNUSED
+static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
+{
+    SQ_AXPY_BODY(SQ_LOAD)
+}
+
+/* y += alpha x with a float32 x */
+SQ_DISPATCH SQ_UNUSED
+static void sq_axpy_f32(double alpha, const float* x, double* y, ptrdiff_t n)
+{
+    SQ_AXPY_BODY(SQ_LOADF)
 }
 
 /* out = w - eps d; returns 1 iff every entry of out is finite (x - x is 0 for finite x and NaN
@@ -131,55 +166,6 @@ static int sq_step_allfinite(const double* w, double eps, const double* d, doubl
     }
     SQ_ADD(s0, s0, s1);
     return (sq_hsum(s0) + t) == 0.0;
-}
-
-/* y += alpha x */
-SQ_DISPATCH SQ_UNUSED
-static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
-{
-    sq_v8 xv, yv;
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
-    }
-    for (; j < n; j++)
-        y[j] += alpha * x[j];
-}
-
-/* sum_j a[j] b[j] with a float32 a, widened to double lane by lane (the order of sq_dot) */
-SQ_DISPATCH SQ_UNUSED
-static double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
-{
-    sq_v8 s0, s1, x, y;
-    ptrdiff_t j = 0;
-    double t = 0.0;
-    SQ_ZERO(s0);
-    SQ_ZERO(s1);
-    for (; j + 16 <= n; j += 16) {
-        SQ_LOADF(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
-        SQ_LOADF(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);
-    }
-    if (j + 8 <= n) {
-        SQ_LOADF(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);
-        j += 8;
-    }
-    for (; j < n; j++)
-        t += (double) a[j] * b[j];
-    SQ_ADD(s0, s0, s1);
-    return sq_hsum(s0) + t;
-}
-
-/* y += alpha x with a float32 x (widened to double) */
-SQ_DISPATCH SQ_UNUSED
-static void sq_axpy_f32(double alpha, const float* x, double* y, ptrdiff_t n)
-{
-    sq_v8 xv, yv;
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        SQ_LOADF(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
-    }
-    for (; j < n; j++)
-        y[j] += alpha * (double) x[j];
 }
 
 /* q += alpha x, then return y . q (the updated q), in one pass */

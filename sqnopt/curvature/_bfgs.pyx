@@ -54,24 +54,15 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dsymv, dsyr2
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
+from sqnopt._simd cimport (
+    sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
+    sq_syr2_shift_copy_upper,
+)
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
 )
-
-cdef extern from "../_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
-    double sq_dot(const double* a, const double* b, Py_ssize_t n)
-    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
-    void sq_symv2_merge_upper(Py_ssize_t n, double* M, Py_ssize_t ld, Py_ssize_t m,
-                              const double* A, const double* B, Py_ssize_t lda,
-                              const double* x1, const double* x2, double* y1, double* y2)
-    void sq_syr2_shift_copy_upper(Py_ssize_t n, double* B, Py_ssize_t ld, double alpha,
-                                  const double* x, double beta, const double* y, double delta,
-                                  double* F)
-    int sq_potrf_upper(Py_ssize_t n, double* F, Py_ssize_t ld)
-    void sq_potrs_upper(Py_ssize_t n, const double* U, Py_ssize_t ld, double* b)
 
 cdef char UPLO = b'L'
 cdef int INC = 1

@@ -26,21 +26,12 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
+from sqnopt._simd cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_NONFINITE_PAIR, SecantKernel,
 )
-
-
-cdef extern from "../_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
-    double sq_dot(const double* a, const double* b, Py_ssize_t n)
-    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
-    double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, Py_ssize_t n)
-    void sq_two_loop(Py_ssize_t n, const double* V, const double* R, Py_ssize_t ld,
-                     Py_ssize_t tau, Py_ssize_t m, Py_ssize_t head, const double* rho,
-                     double* alpha, double gamma, const double* g, double* out)
 
 
 cdef class LBFGSKernel(SecantKernel):

@@ -6,11 +6,7 @@ import numpy as np
 from libc.math cimport NAN
 from libc.string cimport memset
 
-
-cdef extern from "../_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
-    double sq_dot(const double* a, const double* b, Py_ssize_t n)
-    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+from sqnopt._simd cimport sq_axpy, sq_dot
 from sqnopt.data._rows cimport RowData
 
 

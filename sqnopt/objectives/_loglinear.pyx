@@ -14,15 +14,8 @@ from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, log1p, tanh
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
+from sqnopt._simd cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
 from sqnopt._vec cimport SQNOPT_PREFETCH
-
-
-cdef extern from "../_simd.h" nogil:
-    # 8-lane kernels compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
-    double sq_dot(const double* a, const double* b, Py_ssize_t n)
-    double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
-    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
-    void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
 
 
 # Feature-major loops prefetch the row of the nonzero this many entries ahead (a row of K

@@ -20,6 +20,7 @@ after ``n_iter`` iterations or on an event (sample budget, non-finite values, cu
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 
+from sqnopt._simd cimport sq_step_allfinite
 from sqnopt._vec cimport vallfinite
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
@@ -33,12 +34,6 @@ from sqnopt.solver._loop cimport (
 )
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
-
-
-cdef extern from "../_simd.h" nogil:
-    # 8-lane kernel compiled for AVX-512 / AVX2 / baseline, picked at load time (sqnopt/_simd.h)
-    bint sq_step_allfinite(const double* w, double eps, const double* d, double* out,
-                           Py_ssize_t n)
 
 
 # The exit codes for Python (the enum lives in _loop.pxd; the Python loop takes its values here).
