@@ -46,7 +46,7 @@ typedef double sq_v8 __attribute__((vector_size(64)));
 #  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
 #  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
 typedef float sq_f8 __attribute__((vector_size(32)));
-/* 8 floats widened to 8 doubles (one vcvtps2pd on AVX-512, two on AVX2) */
+/* 8 floats widened to 8 doubles (GCC 12: one vcvtps2pd on AVX-512, two on AVX2, by objdump) */
 #  define SQ_LOADF(dst, p) do { sq_f8 _f; memcpy(&_f, (p), sizeof(sq_f8)); \
         (dst) = (sq_v8){_f[0], _f[1], _f[2], _f[3], _f[4], _f[5], _f[6], _f[7]}; } while (0)
 static inline double sq_hsum(sq_v8 v)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sqnopt._baseline import bare_sparse_pegasos
+from sqnopt._baseline import bare_sgd_squared_hinge, bare_sparse_pegasos
 from sqnopt.solver._sampler import UniformSampler
 
 
@@ -57,3 +57,23 @@ def test_bare_sparse_pegasos_rejects_the_first_step() -> None:
         bare_sparse_pegasos(X.indptr.astype(np.int32), X.indices.astype(np.int32), X.data,
                             np.ones(3), np.ones(3), np.zeros(3), 0.1, 1, 10,
                             np.random.PCG64(0))
+
+
+def test_bare_sgd_squared_hinge_matches_numpy_under_the_same_draws() -> None:
+    """The dense baseline of the issue-2 ratios: minibatch SGD on the squared hinge."""
+    rng = np.random.default_rng(3)
+    N, n, L, lam, eps0, T0, n_iter, seed = 50, 37, 5, 1e-2, 0.1, 10.0, 200, 11
+    X = rng.normal(size=(N, n))
+    y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
+    sampler = UniformSampler(N, np.random.PCG64(seed))
+    w = np.zeros(n)
+    for t in range(n_iter):
+        b = sampler.draw(L)
+        z = 1.0 - y[b] * (X[b] @ w)
+        act = z > 0.0
+        g = (-2.0 * z[act] * y[b][act] / L) @ X[b][act] + lam * w
+        w = w - eps0 * T0 / (T0 + t) * g
+    v = np.zeros(n)
+    bare_sgd_squared_hinge(X, y, v, L, eps0, T0, lam, n_iter, np.random.PCG64(seed))
+    np.testing.assert_allclose(v, w, rtol=1e-10, atol=1e-12)
+    assert np.linalg.norm(v) > 0.1      # it moved

@@ -28,6 +28,14 @@ cdef inline void _dense_axpy(const real_t* x, double alpha, double* out, Py_ssiz
         sq_axpy_f32(alpha, x, out, n)
 
 
+cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
+    # The first line only: a dense row is contiguous and the hardware prefetcher streams the
+    # rest once the row is read. Hinting every line of a minibatch at once (65 lines at n = 100,
+    # L = 5) filled the line-fill buffers and measured 3-10 % slower per iteration
+    # (bench/test_core.py, docs/benchmarks.md).
+    vprefetch(row, 64)
+
+
 cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t j
     cdef double acc = 0.0
@@ -175,11 +183,7 @@ cdef class DenseRows64(RowData):
         return self.n_features
 
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
-        # The first line only: a dense row is contiguous and the hardware prefetcher streams
-        # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
-        # at n = 100, L = 5) filled the line-fill buffers and measured 3-10 % slower per
-        # iteration (bench/test_core.py, docs/benchmarks.md).
-        vprefetch(&self.X[i, 0], 64)
+        _dense_row_prefetch(&self.X[i, 0])
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
@@ -216,11 +220,7 @@ cdef class DenseRows32(RowData):
         return self.n_features
 
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil:
-        # The first line only: a dense row is contiguous and the hardware prefetcher streams
-        # the rest once the row is read. Hinting every line of a minibatch at once (65 lines
-        # at n = 100, L = 5) filled the line-fill buffers and measured 3-10 % slower per
-        # iteration (bench/test_core.py, docs/benchmarks.md).
-        vprefetch(&self.X[i, 0], 64)
+        _dense_row_prefetch(&self.X[i, 0])
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
