@@ -262,6 +262,23 @@ static void sq_two_loop(ptrdiff_t n, const double* V, const double* R, ptrdiff_t
  * for the products). A row contributes its off-diagonal part to y[i] by a dot product and to
  * y[j > i] by an axpy (rows of a block in order). x and y must not overlap M, A, B or each
  * other (x1 == x2 is allowed). */
+/* One entry of the scalar edges of sq_symv2_merge_upper: *hp += sum_k (A_ki B_kj + B_ki A_kj)
+ * (stored back; nothing to do when m = 0); returns the merged entry. */
+static inline double sq_merge_entry(double* hp, ptrdiff_t m, const double* A, const double* B,
+                                    ptrdiff_t lda, ptrdiff_t i, ptrdiff_t j)
+{
+    double p0 = 0.0, p1 = 0.0;
+    ptrdiff_t k;
+    if (m <= 0)
+        return *hp;
+    for (k = 0; k < m; k++) {
+        p0 += A[k * lda + i] * B[k * lda + j];
+        p1 += B[k * lda + i] * A[k * lda + j];
+    }
+    *hp = *hp + (p0 + p1);
+    return *hp;
+}
+
 SQ_DISPATCH SQ_UNUSED
 static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t m,
                                  const double* A, const double* B, ptrdiff_t lda,
@@ -295,16 +312,7 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
             const ptrdiff_t i = i0 + r;
             for (c = r; c < nb; c++) {
                 const ptrdiff_t jj = i0 + c;
-                double h = row[r][jj];
-                if (m > 0) {
-                    double p0 = 0.0, p1 = 0.0;
-                    for (k = 0; k < m; k++) {
-                        p0 += A[k * lda + i] * B[k * lda + jj];
-                        p1 += B[k * lda + i] * A[k * lda + jj];
-                    }
-                    h = h + (p0 + p1);
-                    row[r][jj] = h;
-                }
+                const double h = sq_merge_entry(&row[r][jj], m, A, B, lda, i, jj);
                 if (c == r) {
                     y1[i] += h * x1[i];
                     y2[i] += h * x2[i];
@@ -361,16 +369,7 @@ static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t
         for (; j < n; j++) {
             for (r = 0; r < nb; r++) {
                 const ptrdiff_t i = i0 + r;
-                double h = row[r][j];
-                if (m > 0) {
-                    double p0 = 0.0, p1 = 0.0;
-                    for (k = 0; k < m; k++) {
-                        p0 += A[k * lda + i] * B[k * lda + j];
-                        p1 += B[k * lda + i] * A[k * lda + j];
-                    }
-                    h = h + (p0 + p1);
-                    row[r][j] = h;
-                }
+                const double h = sq_merge_entry(&row[r][j], m, A, B, lda, i, j);
                 t1[r] += h * x1[j];
                 t2[r] += h * x2[j];
                 y1[j] += x1[i] * h;
@@ -427,6 +426,24 @@ static void sq_syr2_shift_copy_upper(ptrdiff_t n, double* B, ptrdiff_t ld, doubl
  * one 8-wide chunk at a time. For matrices that fit in the per-core cache (the caller picks
  * LAPACK beyond). Returns 0, or k + 1 if the k-th pivot is not positive (or NaN). */
 #define SQ_PANEL 8
+/* *out = sum_r c[r] P[r][j : j + 8] over the SQ_PANEL panel rows, even and odd rows in two
+ * partial sums added at the end (the trailing update of sq_potrf_upper; written through a
+ * pointer so that no 64-byte vector crosses a call boundary) */
+static inline void sq_panel_combo(sq_v8* out, const double* const* P, const double* c,
+                                  ptrdiff_t j)
+{
+    sq_v8 pv, acc0, acc1;
+    int r;
+    SQ_ZERO(acc0);
+    SQ_ZERO(acc1);
+    for (r = 0; r < SQ_PANEL; r += 2) {
+        SQ_LOAD(pv, P[r] + j);
+        SQ_MADDS(acc0, c[r], pv);
+        SQ_LOAD(pv, P[r + 1] + j);
+        SQ_MADDS(acc1, c[r + 1], pv);
+    }
+    SQ_ADD(*out, acc0, acc1);
+}
 /* sq_mask_tab + t: 8 lanes, the last t of them 1, the others 0 (1 <= t <= 8) */
 static const double sq_mask_tab[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 SQ_DISPATCH SQ_UNUSED
@@ -464,20 +481,12 @@ static int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
         for (i = i0 + SQ_PANEL; i < n; i++) {
             double* row = F + i * ld;
             double c[SQ_PANEL];
-            sq_v8 hv, pv, acc0, acc1;
+            sq_v8 hv, acc0;
             for (r = 0; r < SQ_PANEL; r++)
                 c[r] = P[r][i];
             j = i;
             for (; j + 8 <= n; j += 8) {
-                SQ_ZERO(acc0);
-                SQ_ZERO(acc1);
-                for (r = 0; r < SQ_PANEL; r += 2) {
-                    SQ_LOAD(pv, P[r] + j);
-                    SQ_MADDS(acc0, c[r], pv);
-                    SQ_LOAD(pv, P[r + 1] + j);
-                    SQ_MADDS(acc1, c[r + 1], pv);
-                }
-                SQ_ADD(acc0, acc0, acc1);
+                sq_panel_combo(&acc0, P, c, j);
                 SQ_LOAD(hv, row + j);
                 SQ_SUB(hv, hv, acc0);
                 SQ_STORE(row + j, hv);
@@ -490,15 +499,7 @@ static int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
                 const ptrdiff_t j0 = n - 8;
                 sq_v8 mv;
                 SQ_LOAD(mv, sq_mask_tab + (n - j));
-                SQ_ZERO(acc0);
-                SQ_ZERO(acc1);
-                for (r = 0; r < SQ_PANEL; r += 2) {
-                    SQ_LOAD(pv, P[r] + j0);
-                    SQ_MADDS(acc0, c[r], pv);
-                    SQ_LOAD(pv, P[r + 1] + j0);
-                    SQ_MADDS(acc1, c[r + 1], pv);
-                }
-                SQ_ADD(acc0, acc0, acc1);
+                sq_panel_combo(&acc0, P, c, j0);
                 SQ_MUL(acc0, acc0, mv);
                 SQ_LOAD(hv, row + j0);
                 SQ_SUB(hv, hv, acc0);
