@@ -4,11 +4,12 @@
 ``bare_sgd_squared_hinge`` is SGD on the L2-regularised squared hinge loss written as one
 monolithic loop over a dense float64 matrix: the same arithmetic as
 ``Solver(SquaredHinge(lam), Identity(), Fixed(L), Decaying(eps0, T0))`` with no virtual calls,
-no component boundaries and no checks. ``bare_sparse_pegasos`` is Pegasos on CSR rows in the
-scaled representation ``w = a v`` written the same way, with the scaled loop's staged prefetches:
-the floor, on the running machine, of an O(nnz) iteration with that memory access pattern.
-``calibration_workload`` is a fixed amount of work whose
-time normalises benchmark figures across machines.
+no component boundaries and no checks, and the row hints of the dense row layer (every row's
+first line when the batch is drawn, the rest of the next row while the current one is used).
+``bare_sparse_pegasos`` is Pegasos on CSR rows in the scaled representation ``w = a v`` written
+the same way, with the scaled loop's staged prefetches: the floor, on the running machine, of an
+O(nnz) iteration with that memory access pattern. ``calibration_workload`` is a fixed amount of
+work whose time normalises benchmark figures across machines.
 """
 
 import numpy as np
@@ -20,7 +21,7 @@ from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
 from sqnopt._simd cimport sq_axpy, sq_dot
-from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot
+from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot, vprefetch
 
 
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,
@@ -43,6 +44,8 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
             loss = 0.0
             for b in range(batch_size):
                 i = batch[b]
+                if b + 1 < batch_size:     # the rest of the next row (as the dense row layer)
+                    vprefetch(<const char*> &X[batch[b + 1], 0] + 64, n * sizeof(double) - 64)
                 m = y[i] * sq_dot(&X[i, 0], &w[0], n)
                 z = 1.0 - m
                 if z > 0.0:

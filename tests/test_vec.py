@@ -57,3 +57,43 @@ def test_divergence_is_caught_for_short_and_long_iterates(n_features: int) -> No
                     random_state=0)
     with pytest.raises(DivergenceError, match=r"diverged at iteration \d+"):
         solver.fit(X, y)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.3])
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("n", [7, 24, 100])
+def test_minibatch_gradient_is_exact(n: int, intercept: bool, lam: float) -> None:
+    """The margin objectives' minibatch gradient and value, operation for operation: rows summed
+    in batch order (the row layer's dot and axpy; the next row hinted while the current one is
+    used), then the regulariser's gradient ``lam w`` and value ``lam / 2 ||w||^2`` (intercept
+    excluded, the sixteen-lane order)."""
+    from sqnopt.objectives._margin import SquaredHingeKernel
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(6, n)) * np.exp(rng.normal(size=(6, n)))
+    y = np.where(rng.random(6) < 0.5, -1.0, 1.0)
+    gw = rng.uniform(0.5, 2.0, size=6)
+    kernel = SquaredHingeKernel(DenseRows64(X, y, gw, gw, intercept), lam)
+    dim = n + intercept
+    w = rng.normal(size=dim) * 0.3
+    batch = np.array([4, 1, 1, 5, 0], dtype=np.intp)
+    out = np.full(dim, np.nan)
+    value = kernel.gradient(w, batch, out)
+
+    inv = 1.0 / len(batch)
+    g = np.zeros(dim)
+    total = 0.0
+    for i in batch:
+        m = y[i] * (_sixteen_lane_dot(X[i], w[:n]) + (w[n] if intercept else 0.0))
+        z = 1.0 - m
+        total += gw[i] * (z * z if z > 0.0 else 0.0)
+        coef = inv * gw[i] * y[i] * (-2.0 * z if z > 0.0 else 0.0)
+        if coef != 0.0:
+            g[:n] = g[:n] + coef * X[i]
+            if intercept:
+                g[n] += coef
+    if lam != 0.0:
+        g[:n] = g[:n] + lam * w[:n]
+    expect = total * inv + 0.5 * lam * _sixteen_lane_dot(w[:n], w[:n])
+    np.testing.assert_array_equal(out, g)
+    assert value == expect

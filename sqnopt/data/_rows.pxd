@@ -34,6 +34,10 @@ cdef class RowData:
     # Cache hint: start loading row i (call for a whole batch before using its rows). CSR rows
     # hint every line of their values and indices; dense rows only their first line.
     cdef void row_prefetch(self, Py_ssize_t i) noexcept nogil
+    # Cache hint for the row used next, issued while the current one is being used (after
+    # ``row_prefetch`` of the whole batch): dense rows hint their remaining lines, CSR rows
+    # nothing (``row_prefetch`` hinted all of theirs).
+    cdef void row_prefetch_next(self, Py_ssize_t i) noexcept nogil
     # Sparse view of row i (without the intercept entry): fills the pointers and returns nnz.
     # For dense data ``indices`` is NULL (meaning 0..n_features-1) and exactly one of
     # ``data64`` / ``data32`` is set.

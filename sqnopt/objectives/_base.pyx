@@ -106,6 +106,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         memset(grad, 0, self.n_params * sizeof(double))
         for t in range(size):
             i = batch[t]
+            if t + 1 < size:
+                self.data.row_prefetch_next(batch[t + 1])
             yi = self.data.y[i]
             gi = self.data.grad_weight[i]
             m = yi * self.data.row_dot(i, w)
