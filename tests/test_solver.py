@@ -16,6 +16,7 @@ from sqnopt import (
     Identity,
     IncompatibleComponentsError,
     L2Ball,
+    LBFGS,
     Linear,
     LogLoss,
     PegasosStep,
@@ -332,3 +333,19 @@ def test_blas_threads_are_limited_while_running(boxes):
     assert seen and all(s <= {1} for s in seen)
     with pytest.raises(ValueError, match="blas_threads"):
         Solver(blas_threads=0)
+
+
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_effective_passes_count_the_secant_gradient(boxes, path):
+    """A secant model evaluates a second gradient on every batch: its effective passes count
+    the batch twice (``n_samples`` stays the papers' Lt, one count per batch)."""
+    X, y = boxes
+    r = Solver(curvature=LBFGS(memory=5), schedule=Linear(2, 1.0), max_iter=30,
+               history_every=10, random_state=0, path=path).fit(X, y)
+    sizes = [min(X.shape[0], 2 + round(k - 1)) for k in range(1, 31)]
+    assert r.n_samples == sum(sizes) and r.n_secant_samples == sum(sizes)
+    assert r.n_grad_evals == 60
+    assert r.effective_passes == pytest.approx(2 * sum(sizes) / X.shape[0])
+    np.testing.assert_allclose(r.history.effective_passes, 2 * r.history.samples / X.shape[0])
+    s = Solver(schedule=Fixed(5), max_iter=10, random_state=0, path=path).fit(X, y)
+    assert s.n_secant_samples == 0 and s.effective_passes == pytest.approx(50 / X.shape[0])

@@ -21,6 +21,8 @@ cdef class Counters:
     cdef public Py_ssize_t t                    # iterations done
     cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)
     cdef public Py_ssize_t n_curvature_samples  # sum of curvature batch sizes (SQB)
+    cdef public Py_ssize_t n_secant_samples     # sum of batch sizes of the secant pairs' second
+                                                # gradients (oBFGS, RES, oLBFGS)
     cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
     cdef public Py_ssize_t n_pairs_accepted
     cdef public Py_ssize_t n_pairs_skipped
@@ -34,6 +36,7 @@ cdef struct LoopCounts:
     Py_ssize_t t
     Py_ssize_t n_samples
     Py_ssize_t n_curvature_samples
+    Py_ssize_t n_secant_samples
     Py_ssize_t n_grad_evals
     Py_ssize_t n_pairs_accepted
     Py_ssize_t n_pairs_skipped
@@ -47,6 +50,7 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.t = pc.t
     c.n_samples = pc.n_samples
     c.n_curvature_samples = pc.n_curvature_samples
+    c.n_secant_samples = pc.n_secant_samples
     c.n_grad_evals = pc.n_grad_evals
     c.n_pairs_accepted = pc.n_pairs_accepted
     c.n_pairs_skipped = pc.n_pairs_skipped
@@ -60,6 +64,7 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.t = c.t
     pc.n_samples = c.n_samples
     pc.n_curvature_samples = c.n_curvature_samples
+    pc.n_secant_samples = c.n_secant_samples
     pc.n_grad_evals = c.n_grad_evals
     pc.n_pairs_accepted = c.n_pairs_accepted
     pc.n_pairs_skipped = c.n_pairs_skipped

@@ -52,6 +52,7 @@ cdef class Counters:
         self.t = 0
         self.n_samples = 0
         self.n_curvature_samples = 0
+        self.n_secant_samples = 0
         self.n_grad_evals = 0
         self.n_pairs_accepted = 0
         self.n_pairs_skipped = 0
@@ -62,7 +63,8 @@ cdef class Counters:
 
     def as_dict(self):
         return {name: getattr(self, name) for name in (
-            "t", "n_samples", "n_curvature_samples", "n_grad_evals", "n_pairs_accepted",
+            "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_grad_evals",
+            "n_pairs_accepted",
             "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
 
     def __reduce__(self):
@@ -210,6 +212,7 @@ cdef class CompiledLoop:
             if secant:
                 self.obj.cy_gradient(w_next, batch, size, g_next)
                 c.n_grad_evals += 1
+                c.n_secant_samples += size
                 for j in range(n):
                     v[j] = w_next[j] - w[j]
                     r[j] = g_next[j] - g[j]

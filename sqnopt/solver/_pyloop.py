@@ -99,6 +99,7 @@ class PythonLoop:
             if secant:
                 self.obj.gradient(w_next, batch, g_next)
                 c.n_grad_evals += 1
+                c.n_secant_samples += size
                 np.subtract(w_next, w, out=self.v)
                 np.subtract(g_next, g, out=self.r)
                 code = int(self.curv.update_pair(self.v, self.r))

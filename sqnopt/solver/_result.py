@@ -84,6 +84,7 @@ class SolveResult:
     n_iter: int
     n_samples: int
     n_curvature_samples: int
+    n_secant_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int
@@ -102,8 +103,10 @@ class SolveResult:
 
     @property
     def effective_passes(self) -> float:
-        """Samples touched for gradients and curvature, divided by the training-set size."""
-        return (self.n_samples + self.n_curvature_samples) / self.n_train
+        """Samples touched for gradients and curvature, divided by the training-set size: the
+        gradient batches, the curvature batches (SQB) and the secant pairs' second gradients
+        (oBFGS, RES, oLBFGS touch each batch twice)."""
+        return (self.n_samples + self.n_curvature_samples + self.n_secant_samples) / self.n_train
 
     @property
     def coef(self) -> FloatArray:

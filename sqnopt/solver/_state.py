@@ -98,5 +98,6 @@ class SolverState:
         return self.w
 
     def effective_passes(self) -> float:
+        """Samples touched (gradient batches, curvature batches, secant gradients) / N."""
         c = self.counters
-        return (c.n_samples + c.n_curvature_samples) / self.data.n_samples
+        return (c.n_samples + c.n_curvature_samples + c.n_secant_samples) / self.data.n_samples
