@@ -15,10 +15,10 @@ the paper tuned ``l`` per data set), SGD and ASGD with a constant step tuned on 
 Sec. 4.4), SAG (scikit-learn's ``sag`` solver with step 1/L, resumed epoch by epoch with its
 gradient memory), full-batch L-BFGS (scipy's L-BFGS-B on sqnopt's compiled objective; one pass
 per function/gradient evaluation), sqnopt's own L-BFGS run full batch ("L-BFGS-sqnopt": the
-``LBFGS`` curvature model, memory 10, every iteration on all samples, a constant step tuned on a
-grid since the driver has no line search; the secant pair's second gradient is a second pass per
-iteration, counted in the effective passes), and scikit-learn's ``LogisticRegression(solver="lbfgs")`` for
-wall time to the same objective.
+``LBFGS`` curvature model, memory 10, every iteration on all samples in index order, a constant
+step tuned on a grid since the driver has no line search; the secant pair's second gradient is
+a second pass per iteration, counted in the effective passes), and scikit-learn's
+``LogisticRegression(solver="lbfgs")`` for wall time to the same objective.
 
 Run:  OPENBLAS_NUM_THREADS=1 python bench/paper004_sqb.py [--datasets a9a news20 ...]
                                                            [--passes 20] [--quick]
@@ -313,11 +313,12 @@ def run_lbfgs(prob: Problem, budget: float) -> Curve:
 
 
 def lbfgs_sqnopt_candidates(prob: Problem, seed: int) -> list[tuple[str, Callable[[], Solver]]]:
-    """sqnopt's L-BFGS on the full batch: ``LBFGS(memory=10)``, ``Full()`` schedule with subset
-    sampling (every batch is the whole training set), constant steps."""
+    """sqnopt's L-BFGS on the full batch: ``LBFGS(memory=10)``, ``Full()`` schedule (with the
+    default sampler every batch is the whole training set in index order, no draws), constant
+    steps."""
     return [(f"LBFGS(memory=10), full batch, constant step {a:g}",
              lambda a=a: Solver(prob.objective, LBFGS(memory=10), Full(), Constant(a),
-                                sampling="subset", random_state=seed, report_every=10**9))
+                                random_state=seed, report_every=10**9))
             for a in (1.0, 0.5, 0.25)]
 
 
