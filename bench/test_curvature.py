@@ -116,7 +116,7 @@ def test_res_iteration_vs_lapack_cholesky(benchmark: Any, n: int) -> None:
     k = 200 if n == 100 else 6
     A, g, iterations = _secant_workload(kernel, n, k)
 
-    # best of 7 rounds (7 ms at n = 100, 90 ms at n = 1000; see the oBFGS benchmark below)
+    # best of 7 rounds (8 ms at n = 100, 73 ms at n = 1000; see the oBFGS benchmark below)
     benchmark.pedantic(iterations, rounds=7, iterations=1, warmup_rounds=1)
     Af = np.asfortranarray(A)
     t_res, t_potrf = interleaved(iterations, lambda: [lapack.dpotrf(Af, lower=1) for _ in range(k)],
@@ -144,7 +144,7 @@ def test_obfgs_iteration_vs_dsymv(benchmark: Any, n: int) -> None:
     k = 400 if n == 100 else 20
     A, g, iterations = _secant_workload(kernel, n, k)
 
-    # best of 15 short rounds (2-7 ms): a clean-clone CI run of 2026-11-23 had the minimum of 3
+    # best of 15 short rounds (3-7 ms): a clean-clone CI run of 2026-11-23 had the minimum of 3
     # rounds at n = 1000 at 2.54x its baseline (a memory-bound pass over an 8 MB matrix, which
     # the compute-bound calibration does not follow) while the run before it passed
     benchmark.pedantic(iterations, rounds=15, iterations=1, warmup_rounds=1)

@@ -21,7 +21,7 @@ from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
 from sqnopt._simd cimport sq_axpy, sq_dot
-from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot, vprefetch
+from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vdot, vprefetch_rest
 
 
 def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[::1] w,
@@ -45,7 +45,7 @@ def bare_sgd_squared_hinge(const double[:, ::1] X, const double[::1] y, double[:
             for b in range(batch_size):
                 i = batch[b]
                 if b + 1 < batch_size:     # the rest of the next row (as the dense row layer)
-                    vprefetch(<const char*> &X[batch[b + 1], 0] + 64, n * sizeof(double) - 64)
+                    vprefetch_rest(&X[batch[b + 1], 0], n * sizeof(double))
                 m = y[i] * sq_dot(&X[i, 0], &w[0], n)
                 z = 1.0 - m
                 if z > 0.0:

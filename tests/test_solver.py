@@ -342,7 +342,7 @@ def test_effective_passes_count_the_secant_gradient(boxes, path):
     X, y = boxes
     r = Solver(curvature=LBFGS(memory=5), schedule=Linear(2, 1.0), max_iter=30,
                history_every=10, random_state=0, path=path).fit(X, y)
-    sizes = [min(X.shape[0], 2 + round(k - 1)) for k in range(1, 31)]
+    sizes = [min(X.shape[0], 2 + (k - 1)) for k in range(1, 31)]   # Linear(2, 1.0)
     assert r.n_samples == sum(sizes) and r.n_secant_samples == sum(sizes)
     assert r.n_grad_evals == 60
     assert r.effective_passes == pytest.approx(2 * sum(sizes) / X.shape[0])

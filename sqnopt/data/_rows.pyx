@@ -6,7 +6,7 @@ import numpy as np
 from libc.math cimport NAN
 
 from sqnopt._simd cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
-from sqnopt._vec cimport vprefetch
+from sqnopt._vec cimport vprefetch, vprefetch_rest
 
 
 ctypedef fused real_t:
@@ -34,14 +34,6 @@ cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
     # L = 5) filled the line-fill buffers and measured 3-10 % slower per iteration
     # (bench/test_core.py, docs/benchmarks.md).
     vprefetch(row, 64)
-
-
-cdef inline void _dense_row_prefetch_rest(const void* row, Py_ssize_t n_bytes) noexcept nogil:
-    # The lines after the first, hinted for the next row of a minibatch while the current row is
-    # used: one row's lines in flight at a time instead of the whole batch's (bench/ab_core.py:
-    # 0.31 -> 0.29 us per iteration at n = 100 with the rows in L3; docs/benchmarks.md). Into
-    # L2 only (prefetcht1) measured slower (0.35 us), two rows ahead no different.
-    vprefetch(<const char*> row + 64, n_bytes - 64)
 
 
 cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:
@@ -197,7 +189,7 @@ cdef class DenseRows64(RowData):
         _dense_row_prefetch(&self.X[i, 0])
 
     cdef void row_prefetch_next(self, Py_ssize_t i) noexcept nogil:
-        _dense_row_prefetch_rest(&self.X[i, 0], self.n_features * sizeof(double))
+        vprefetch_rest(&self.X[i, 0], self.n_features * sizeof(double))
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:
@@ -237,7 +229,7 @@ cdef class DenseRows32(RowData):
         _dense_row_prefetch(&self.X[i, 0])
 
     cdef void row_prefetch_next(self, Py_ssize_t i) noexcept nogil:
-        _dense_row_prefetch_rest(&self.X[i, 0], self.n_features * sizeof(float))
+        vprefetch_rest(&self.X[i, 0], self.n_features * sizeof(float))
 
     cdef Py_ssize_t row_view(self, Py_ssize_t i, const double** data64, const float** data32,
                              const int** indices) noexcept nogil:

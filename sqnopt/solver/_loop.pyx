@@ -64,8 +64,7 @@ cdef class Counters:
     def as_dict(self):
         return {name: getattr(self, name) for name in (
             "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_grad_evals",
-            "n_pairs_accepted",
-            "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
+            "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
 
     def __reduce__(self):
         return (_rebuild_counters, (self.as_dict(),))

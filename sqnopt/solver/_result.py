@@ -14,6 +14,13 @@ FloatArray = NDArray[np.float64]
 __all__ = ["CurvatureError", "DivergenceError", "History", "IterationInfo", "SolveResult", "Status"]
 
 
+def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
+                   n_train: int) -> float:
+    """Effective passes: samples touched for gradients (the gradient batches and the secant
+    pairs' second gradients) and curvature (SQB's batches), divided by the training-set size."""
+    return (n_samples + n_curvature_samples + n_secant_samples) / n_train
+
+
 class Status(str, enum.Enum):
     """Why a run stopped."""
 
@@ -106,7 +113,8 @@ class SolveResult:
         """Samples touched for gradients and curvature, divided by the training-set size: the
         gradient batches, the curvature batches (SQB) and the secant pairs' second gradients
         (oBFGS, RES, oLBFGS touch each batch twice)."""
-        return (self.n_samples + self.n_curvature_samples + self.n_secant_samples) / self.n_train
+        return passes_touched(self.n_samples, self.n_curvature_samples, self.n_secant_samples,
+                              self.n_train)
 
     @property
     def coef(self) -> FloatArray:

@@ -19,6 +19,7 @@ from sqnopt.interfaces import (
 )
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._result import passes_touched
 from sqnopt.solver._sampler import Sampler
 from sqnopt.solver._scaled_loop import ScaledLoop
 
@@ -100,4 +101,5 @@ class SolverState:
     def effective_passes(self) -> float:
         """Samples touched (gradient batches, curvature batches, secant gradients) / N."""
         c = self.counters
-        return (c.n_samples + c.n_curvature_samples + c.n_secant_samples) / self.data.n_samples
+        return passes_touched(c.n_samples, c.n_curvature_samples, c.n_secant_samples,
+                              self.data.n_samples)
