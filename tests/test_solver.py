@@ -219,6 +219,35 @@ def test_divergence_stops_with_a_diagnostic(boxes):
     assert res is not None and np.all(np.isfinite(res.w))
 
 
+@pytest.mark.parametrize("case", ["finite", "nonfinite_loss", "nonfinite_iterate"])
+def test_direction_buffer_and_diagnostic_agree_between_paths(boxes, case):
+    """The compiled loop steps along the identity's gradient without copying it into the
+    direction buffer; the buffer must still end as in the Python loop (the last step's
+    direction), including after a stop on a non-finite minibatch objective, where the
+    divergence diagnostic reads it."""
+    X, y = boxes
+    scale, step = {"finite": (1.0, Decaying(2e-2, 100)), "nonfinite_loss": (1e3, Constant(1e6)),
+                   "nonfinite_iterate": (10.0, Constant(1e308))}[case]
+    out = []
+    for path in ("compiled", "python"):
+        solver = Solver(SquaredHinge(lam=1e-3), Identity(), Fixed(5), step, max_iter=37,
+                        random_state=0, path=path)
+        state = solver.init_state(X * scale, y)
+        with np.errstate(all="ignore"):
+            try:
+                solver.run(state)
+                msg = "finished"
+            except DivergenceError as err:
+                msg = str(err)
+        out.append((msg, state.buffers["direction"].copy(), state.t))
+    assert out[0][0] == out[1][0] and out[0][2] == out[1][2]
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert np.all(np.isfinite(out[0][1])) and np.any(out[0][1] != 0)
+    expect = {"finite": "finished", "nonfinite_loss": "minibatch objective became non-finite",
+              "nonfinite_iterate": "the iterate became non-finite"}[case]
+    assert expect in out[0][0]
+
+
 def test_history_cadence_and_eval_time_excluded(boxes):
     X, y = boxes
     r = Solver(schedule=Fixed(5), max_iter=100, history_every=25, random_state=0).fit(X, y)

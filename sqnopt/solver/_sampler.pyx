@@ -51,7 +51,8 @@ cdef class Sampler:
         return self._bitgen
 
     cdef uint64_t _bounded(self, uint64_t n) noexcept nogil:
-        """Uniform integer in [0, n) (see sqnopt/_random.pxd)."""
+        """Uniform integer in [0, n) (see sqnopt/_random.pxd). The samplers below call
+        ``bounded_uint64`` directly: this method is virtual and the draw is in the hot loop."""
         return bounded_uint64(self._rng, n)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
@@ -88,7 +89,7 @@ cdef class UniformSampler(Sampler):
             self.n_drawn += self.n_samples
             return 0
         for t in range(size):
-            out[t] = <Py_ssize_t> self._bounded(<uint64_t> self.n_samples)
+            out[t] = <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> self.n_samples)
         self.n_drawn += size
         return 0
 
@@ -104,7 +105,7 @@ cdef class ShuffleSampler(Sampler):
     cdef void _shuffle(self) noexcept nogil:
         cdef Py_ssize_t i, j, tmp
         for i in range(self.n_samples - 1, 0, -1):
-            j = <Py_ssize_t> self._bounded(<uint64_t> (i + 1))
+            j = <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> (i + 1))
             tmp = self._perm[i]
             self._perm[i] = self._perm[j]
             self._perm[j] = tmp
@@ -137,7 +138,7 @@ cdef class SubsetSampler(Sampler):
         if size > n:
             size = n                    # no more than every index once: the whole data set
         for t in range(size):           # partial Fisher-Yates: perm[0:size] is a uniform subset
-            j = t + <Py_ssize_t> self._bounded(<uint64_t> (n - t))
+            j = t + <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> (n - t))
             tmp = self._perm[t]
             self._perm[t] = self._perm[j]
             self._perm[j] = tmp
@@ -161,7 +162,7 @@ cdef class WeightedSampler(Sampler):
         cdef Py_ssize_t t, i
         cdef double u
         for t in range(size):
-            i = <Py_ssize_t> self._bounded(<uint64_t> self.n_samples)
+            i = <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> self.n_samples)
             u = (self._rng.next_uint64(self._rng.state) >> 11) * (1.0 / 9007199254740992.0)
             out[t] = i if u < self._prob[i] else self._alias[i]
         self.n_drawn += size
