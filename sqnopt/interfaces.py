@@ -103,7 +103,9 @@ class ObjectiveKernelLike(Protocol):
 
     def gradient(self, w: FloatArray, batch: IndexArray, out: FloatArray) -> float:
         """Write the minibatch gradient at ``w`` over ``batch`` into ``out``; return the minibatch
-        objective value ``lam/2 ||w_reg||^2 + (1/|B|) sum_{i in B} g_i l_i(w)``."""
+        objective value ``lam/2 ||w_reg||^2 + (1/|B|) sum_{i in B} g_i l_i(w)``. Must be a
+        deterministic function of ``(w, batch)``: the driver reuses a secant model's second
+        gradient as the next iteration's when the batch repeats (full-batch runs)."""
         ...
 
     def value(self, w: FloatArray) -> float:

@@ -12,6 +12,7 @@ from sqnopt import (
     Decaying,
     DivergenceError,
     Fixed,
+    Full,
     Hinge,
     Identity,
     IncompatibleComponentsError,
@@ -246,6 +247,43 @@ def test_direction_buffer_and_diagnostic_agree_between_paths(boxes, case):
     expect = {"finite": "finished", "nonfinite_loss": "minibatch objective became non-finite",
               "nonfinite_iterate": "the iterate became non-finite"}[case]
     assert expect in out[0][0]
+
+
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_full_batch_secant_gradient_is_reused(boxes, path):
+    """With the same batch in consecutive iterations (Full(): the whole set in index order), the
+    secant gradient s(w_{t+1}, B_t) is the next iteration's gradient: it is reused, also across
+    run() calls, and the iterates equal a hand-written loop that evaluates every gradient."""
+    X, y = boxes
+    N = X.shape[0]
+    solver = Solver(LogLoss(lam=1e-3), LBFGS(memory=5), Full(), Constant(0.5), random_state=0,
+                    path=path)
+    state = solver.init_state(X, y)
+    solver.run(state, max_iter=5)
+    r = solver.run(state, max_iter=7)
+    ref = solver.init_state(X, y)          # fresh kernels, driven by hand
+    obj, curv = ref.objective, ref.curvature
+    batch = np.arange(N, dtype=np.intp)
+    w = np.zeros(obj.n_params)
+    g, g_next, d = np.zeros_like(w), np.zeros_like(w), np.zeros_like(w)
+    for _ in range(12):
+        obj.gradient(w, batch, g)
+        curv.direction(g, d)
+        w_next = np.empty_like(w)
+        np.subtract(w, 0.5 * d, out=w_next)
+        obj.gradient(w_next, batch, g_next)
+        curv.update_pair(w_next - w, g_next - g)
+        w = w_next
+    np.testing.assert_array_equal(r.w, w)
+    assert r.n_iter == 12 and r.n_samples == 12 * N and r.n_secant_samples == 12 * N
+    assert r.n_grad_evals == 13 and r.n_reused_samples == 11 * N
+    assert r.effective_passes == pytest.approx(13.0)
+    state.w[0] += 1e-3                     # w changed between runs: no reuse
+    again = solver.run(state, max_iter=1)
+    assert again.n_grad_evals == 15 and again.n_reused_samples == 11 * N
+    s = Solver(curvature=LBFGS(memory=5), schedule=Fixed(5), max_iter=20, random_state=0,
+               path=path).fit(X, y)
+    assert s.n_reused_samples == 0 and s.n_grad_evals == 40
 
 
 def test_history_cadence_and_eval_time_excluded(boxes):

@@ -23,6 +23,8 @@ cdef class Counters:
     cdef public Py_ssize_t n_curvature_samples  # sum of curvature batch sizes (SQB)
     cdef public Py_ssize_t n_secant_samples     # sum of batch sizes of the secant pairs' second
                                                 # gradients (oBFGS, RES, oLBFGS)
+    cdef public Py_ssize_t n_reused_samples     # part of n_samples whose gradient was the previous
+                                                # secant gradient, reused (same batch, same w)
     cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
     cdef public Py_ssize_t n_pairs_accepted
     cdef public Py_ssize_t n_pairs_skipped
@@ -37,6 +39,7 @@ cdef struct LoopCounts:
     Py_ssize_t n_samples
     Py_ssize_t n_curvature_samples
     Py_ssize_t n_secant_samples
+    Py_ssize_t n_reused_samples
     Py_ssize_t n_grad_evals
     Py_ssize_t n_pairs_accepted
     Py_ssize_t n_pairs_skipped
@@ -51,6 +54,7 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.n_samples = pc.n_samples
     c.n_curvature_samples = pc.n_curvature_samples
     c.n_secant_samples = pc.n_secant_samples
+    c.n_reused_samples = pc.n_reused_samples
     c.n_grad_evals = pc.n_grad_evals
     c.n_pairs_accepted = pc.n_pairs_accepted
     c.n_pairs_skipped = pc.n_pairs_skipped
@@ -65,6 +69,7 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.n_samples = c.n_samples
     pc.n_curvature_samples = c.n_curvature_samples
     pc.n_secant_samples = c.n_secant_samples
+    pc.n_reused_samples = c.n_reused_samples
     pc.n_grad_evals = c.n_grad_evals
     pc.n_pairs_accepted = c.n_pairs_accepted
     pc.n_pairs_skipped = c.n_pairs_skipped

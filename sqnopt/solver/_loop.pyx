@@ -10,7 +10,10 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 4. ``d = H g`` (curvature kernel); ``eps = step(t)``.
 5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection).
 6. Secant models: ``r = s(w_{t+1}, B_t) - g`` on the *same* batch, ``v = w_{t+1} - w_t``,
-   offer ``(v, r)``.
+   offer ``(v, r)``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in
+   index order every iteration), step 2 of the next iteration is that same evaluation,
+   ``s(w_{t+1}, B_t)``, and is reused instead of recomputed (``n_reused_samples``); the
+   objective's minibatch gradient must be a deterministic function of ``(w, batch)``.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
 The loop runs without the GIL through the kernels' virtual ``cy_*`` methods and returns to Python
@@ -18,7 +21,9 @@ after ``n_iter`` iterations or on an event (sample budget, non-finite values, cu
 """
 
 from libc.math cimport isfinite
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
+
+import numpy as np
 
 from sqnopt._simd cimport sq_step_allfinite
 from sqnopt._vec cimport vallfinite
@@ -54,6 +59,7 @@ cdef class Counters:
         self.n_samples = 0
         self.n_curvature_samples = 0
         self.n_secant_samples = 0
+        self.n_reused_samples = 0
         self.n_grad_evals = 0
         self.n_pairs_accepted = 0
         self.n_pairs_skipped = 0
@@ -64,7 +70,8 @@ cdef class Counters:
 
     def as_dict(self):
         return {name: getattr(self, name) for name in (
-            "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_grad_evals",
+            "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reused_samples",
+            "n_grad_evals",
             "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
 
     def __reduce__(self):
@@ -90,6 +97,13 @@ cdef class CompiledLoop:
     cdef Sampler sampler
     cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
     cdef Py_ssize_t[::1] batch, cbatch
+    # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
+    # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).
+    cdef Py_ssize_t[::1] prev_batch
+    cdef double[::1] w_saved
+    cdef Py_ssize_t prev_size
+    cdef bint have_next
+    cdef double loss_next
     cdef readonly Counters counters
     cdef bint average
     cdef bint direction_is_gradient
@@ -140,6 +154,12 @@ cdef class CompiledLoop:
         # Identity (exactly, not a subclass): d = g, so the step reads the gradient itself
         # instead of a copy (see _run).
         self.direction_is_gradient = type(curvature) is IdentityKernel
+        self.prev_batch = np.zeros(batch.shape[0] if curvature.needs_secant_pair else 1,
+                                   dtype=np.intp)
+        self.w_saved = np.zeros(self.n)
+        self.prev_size = 0
+        self.have_next = False
+        self.loss_next = 0.0
 
     def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
@@ -148,8 +168,12 @@ cdef class CompiledLoop:
         cdef LoopCounts c
         cdef Counters pc = self.counters
         counts_load(pc, &c)
+        if self.have_next and memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
+            self.have_next = False      # w was changed between runs
         with nogil:
             status = self._run(n_iter, max_samples, &c)
+        if self.have_next:
+            memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
         counts_store(&c, pc)
         return status
 
@@ -195,8 +219,15 @@ cdef class CompiledLoop:
             if self.sampler.cy_draw(size, batch) != 0:
                 status = LOOP_EXHAUSTED
                 break
-            loss = self.obj.cy_gradient(w, batch, size, g)
-            c.n_grad_evals += 1
+            if (self.have_next and size == self.prev_size
+                    and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
+                memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
+                loss = self.loss_next
+                c.n_reused_samples += size
+            else:
+                loss = self.obj.cy_gradient(w, batch, size, g)
+                c.n_grad_evals += 1
+            self.have_next = False
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break
@@ -225,7 +256,7 @@ cdef class CompiledLoop:
                 status = LOOP_NONFINITE_ITERATE
                 break
             if secant:
-                self.obj.cy_gradient(w_next, batch, size, g_next)
+                self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
                 c.n_grad_evals += 1
                 c.n_secant_samples += size
                 for j in range(n):
@@ -244,6 +275,10 @@ cdef class CompiledLoop:
             tmp = w
             w = w_next
             w_next = tmp
+            if secant:
+                memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
+                self.prev_size = size
+                self.have_next = True
             if alias:
                 tmp = g
                 g = g_next

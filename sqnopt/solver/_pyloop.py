@@ -60,8 +60,23 @@ class PythonLoop:
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
+        # The secant gradient kept for reuse (as in the compiled loop): s(w, prev_batch) is in
+        # g_next when have_next; w_saved is checked at the start of the next run.
+        self.prev_batch = np.zeros(len(batch) if curvature.needs_secant_pair else 1, np.intp)
+        self.w_saved = np.zeros_like(w)
+        self.prev_size = 0
+        self.have_next = False
+        self.loss_next = 0.0
 
     def run(self, n_iter: int, max_samples: int) -> int:
+        if self.have_next and not np.array_equal(self.w, self.w_saved):
+            self.have_next = False      # w was changed between runs
+        status = self._run(n_iter, max_samples)
+        if self.have_next:
+            self.w_saved[:] = self.w
+        return status
+
+    def _run(self, n_iter: int, max_samples: int) -> int:
         c = self.counters
         w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
         secant = bool(self.curv.needs_secant_pair)
@@ -75,8 +90,15 @@ class PythonLoop:
             except StopIteration:
                 return LOOP_EXHAUSTED
             batch = self.batch[:size]
-            loss = float(self.obj.gradient(w, batch, g))
-            c.n_grad_evals += 1
+            if (self.have_next and size == self.prev_size
+                    and np.array_equal(batch, self.prev_batch[:size])):
+                g[:] = g_next           # s(w_t, B_t), evaluated last iteration
+                loss = self.loss_next
+                c.n_reused_samples += size
+            else:
+                loss = float(self.obj.gradient(w, batch, g))
+                c.n_grad_evals += 1
+            self.have_next = False
             if not np.isfinite(loss):
                 return LOOP_NONFINITE_LOSS
             if curvature_batch:
@@ -97,7 +119,7 @@ class PythonLoop:
             if not np.all(np.isfinite(w_next)):
                 return LOOP_NONFINITE_ITERATE
             if secant:
-                self.obj.gradient(w_next, batch, g_next)
+                self.loss_next = float(self.obj.gradient(w_next, batch, g_next))
                 c.n_grad_evals += 1
                 c.n_secant_samples += size
                 np.subtract(w_next, w, out=self.v)
@@ -112,6 +134,10 @@ class PythonLoop:
                 else:
                     return LOOP_CURVATURE_ERROR
             w[:] = w_next
+            if secant:
+                self.prev_batch[:size] = batch
+                self.prev_size = size
+                self.have_next = True
             c.t += 1
             c.n_samples += size
             c.last_step = eps

@@ -15,10 +15,11 @@ __all__ = ["CurvatureError", "DivergenceError", "History", "IterationInfo", "Sol
 
 
 def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
-                   n_train: int) -> float:
-    """Effective passes: samples touched for gradients (the gradient batches and the secant
-    pairs' second gradients) and curvature (SQB's batches), divided by the training-set size."""
-    return (n_samples + n_curvature_samples + n_secant_samples) / n_train
+                   n_reused_samples: int, n_train: int) -> float:
+    """Effective passes: samples touched for gradients (the gradient batches, less those whose
+    gradient was the previous secant gradient reused, and the secant pairs' second gradients)
+    and curvature (SQB's batches), divided by the training-set size."""
+    return (n_samples - n_reused_samples + n_curvature_samples + n_secant_samples) / n_train
 
 
 class Status(str, enum.Enum):
@@ -92,6 +93,7 @@ class SolveResult:
     n_samples: int
     n_curvature_samples: int
     n_secant_samples: int
+    n_reused_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int
@@ -112,9 +114,11 @@ class SolveResult:
     def effective_passes(self) -> float:
         """Samples touched for gradients and curvature, divided by the training-set size: the
         gradient batches, the curvature batches (SQB) and the secant pairs' second gradients
-        (oBFGS, RES, oLBFGS touch each batch twice)."""
+        (oBFGS, RES, oLBFGS touch each batch twice), less the batches whose gradient was the
+        previous secant gradient, reused (full-batch secant runs touch the data once per
+        iteration)."""
         return passes_touched(self.n_samples, self.n_curvature_samples, self.n_secant_samples,
-                              self.n_train)
+                              self.n_reused_samples, self.n_train)
 
     @property
     def coef(self) -> FloatArray:

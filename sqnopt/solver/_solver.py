@@ -705,6 +705,7 @@ class Solver:
             classes=state.data.classes, fun=fun,
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
             n_curvature_samples=c.n_curvature_samples, n_secant_samples=c.n_secant_samples,
+            n_reused_samples=c.n_reused_samples,
             n_grad_evals=c.n_grad_evals,
             n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
             n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
