@@ -18,7 +18,9 @@ per function/gradient evaluation), sqnopt's own L-BFGS run full batch ("L-BFGS-s
 ``LBFGS`` curvature model, memory 10, every iteration on all samples in index order, a constant
 step tuned on a grid since the driver has no line search; the secant pair's second gradient,
 at w_{t+1} on the whole set, is the next iteration's gradient and is reused, so an iteration is
-one pass), and scikit-learn's
+one pass), the same with the ``Armijo()`` line search instead of a tuned step
+("L-BFGS-sqnopt-Armijo"; one pass per trial, the accepted trial's gradient reused), and
+scikit-learn's
 ``LogisticRegression(solver="lbfgs")`` for wall time to the same objective.
 
 Run:  OPENBLAS_NUM_THREADS=1 python bench/paper004_sqb.py [--datasets a9a news20 ...]
@@ -49,6 +51,7 @@ from _sqb_data import SETS, available, load  # noqa: E402
 
 from sqnopt import (  # noqa: E402
     LBFGS,
+    Armijo,
     BinaryLogistic,
     Constant,
     Fixed,
@@ -426,6 +429,11 @@ def run_dataset(name: str, budget: float, seed: int, max_samples: int | None,
     ours, ours_tried = run_best(prob, fstar, "L-BFGS-sqnopt", lbfgs_sqnopt_candidates(prob, seed),
                                 max(budget, 50) + 1)
     curves.append(ours)
+    # the same with the Armijo line search: nothing to tune
+    curves.append(run_sqnopt(prob, Solver(prob.objective, LBFGS(memory=10), Full(), Armijo(),
+                                          random_state=seed, report_every=10**9),
+                             "L-BFGS-sqnopt-Armijo", "LBFGS(memory=10), full batch, Armijo()",
+                             max(budget, 50) + 1))
     best_seen = min(min(c.train) for c in curves)
     if best_seen < fstar:
         print(f"   F* lowered from {fstar:.12g} to {best_seen:.12g}")
@@ -437,13 +445,13 @@ def run_dataset(name: str, budget: float, seed: int, max_samples: int | None,
         "tuning": {"SQB": sqb_tried, "SGD": sgd_tried, "ASGD": asgd_tried,
                    "L-BFGS-sqnopt": ours_tried},
     }
-    print(f"   {'method':13s} {'passes 1e-2':>11s} {'sec 1e-2':>9s} {'passes 1e-3':>11s} "
+    print(f"   {'method':20s} {'passes 1e-2':>11s} {'sec 1e-2':>9s} {'passes 1e-3':>11s} "
           f"{'sec 1e-3':>9s} {'best excess':>11s}  config")
     for c in curves:
         p2, s2 = c.reach(fstar, 1e-2)
         p3, s3 = c.reach(fstar, 1e-3)
         f = lambda v, fmt: format("-", ">" + fmt[:-3]) if v is None else format(v, fmt)  # noqa: E731
-        print(f"   {c.method:13s} {f(p2, '11.2f')} {f(s2, '9.3f')} {f(p3, '11.2f')} "
+        print(f"   {c.method:20s} {f(p2, '11.2f')} {f(s2, '9.3f')} {f(p3, '11.2f')} "
               f"{f(s3, '9.3f')} {(min(c.train) - fstar) / fstar:11.2e}  {c.config}", flush=True)
     if wall:
         targets = {tol: fstar * (1 + tol) for tol in TOLS}
@@ -468,7 +476,7 @@ def plot(results: list[dict[str, Any]], path: Path, budget: float) -> None:
 
     fig, axes = plt.subplots(len(results), 3, figsize=(15, 3.2 * len(results)), squeeze=False)
     colors = {"SQB": "C3", "SQB-paper": "C1", "SGD": "C0", "ASGD": "C9", "SAG": "C2",
-              "L-BFGS": "k", "L-BFGS-sqnopt": "C7"}
+              "L-BFGS": "k", "L-BFGS-sqnopt": "C7", "L-BFGS-sqnopt-Armijo": "C8"}
     for row, r in zip(axes, results):
         fstar = r["fstar"]
         for c in r["curves"]:

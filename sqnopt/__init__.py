@@ -45,7 +45,7 @@ from sqnopt.solver import (
     SolverState,
     Status,
 )
-from sqnopt.steps import Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
 
 __version__ = "0.1.0"
 
@@ -63,6 +63,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AdaGrad",
+    "Armijo",
     "BatchSchedule",
     "BinaryLogistic",
     "Constant",

@@ -156,6 +156,25 @@ class StepKernelLike(Protocol):
 
 
 @runtime_checkable
+class LineSearchKernelLike(Protocol):
+    """A step kernel that searches along ``-d`` on the batch (``line_search`` True)."""
+
+    line_search: bool
+
+    def step_size(self, t: int) -> float:
+        """The first trial step (for diagnostics)."""
+        ...
+
+    def search(self, objective: ObjectiveKernelLike, w: FloatArray, batch: IndexArray, f0: float,
+               g: FloatArray, d: FloatArray, w_next: FloatArray, g_next: FloatArray
+               ) -> tuple[float, float, int]:
+        """From ``w`` (batch objective ``f0``, gradient ``g``) along ``-d``: on success return
+        ``(eps, f_B(w_next), evaluations)`` with ``w_next = w - eps d`` and ``g_next`` the batch
+        gradient there; ``eps`` is NaN when no step is accepted."""
+        ...
+
+
+@runtime_checkable
 class ProjectionKernelLike(Protocol):
     def project(self, w: FloatArray) -> None:
         """Project ``w`` in place."""
@@ -256,9 +275,12 @@ class BatchSchedule(Component):
 
 
 class StepRule(Component):
-    """Scalar step ``eps_t``."""
+    """Scalar step ``eps_t``, or a line search along the direction (``line_search``)."""
 
     kind: ClassVar[Kind] = "step"
+    #: The kernel searches along the direction on the iteration's batch: the driver calls its
+    #: ``search`` (:class:`LineSearchKernelLike`) instead of ``step_size``.
+    line_search: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> StepKernelLike: ...

@@ -35,7 +35,7 @@ def test_builtins_register_through_the_hooks():
     assert {"squared_hinge", "logloss", "hinge"} <= set(reg.names("objective"))
     assert "identity" in reg.names("curvature")
     assert {"fixed", "linear", "full"} <= set(reg.names("schedule"))
-    assert {"constant", "decaying", "pegasos"} <= set(reg.names("step"))
+    assert {"constant", "decaying", "pegasos", "armijo"} <= set(reg.names("step"))
     assert reg.get("objective", "logloss").source == "sqnopt.objectives._plugin"
     # aliases and case-insensitivity
     assert reg.get("curvature", "SGD").name == "identity"

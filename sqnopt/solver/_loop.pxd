@@ -15,6 +15,7 @@ cdef enum:
     LOOP_NONFINITE_ITERATE = 3
     LOOP_CURVATURE_ERROR = 4
     LOOP_EXHAUSTED = 5
+    LOOP_LINE_SEARCH_FAILED = 6
 
 
 cdef class Counters:
@@ -25,6 +26,7 @@ cdef class Counters:
                                                 # gradients (oBFGS, RES, oLBFGS)
     cdef public Py_ssize_t n_reused_samples     # part of n_samples whose gradient was the previous
                                                 # secant gradient, reused (same batch, same w)
+    cdef public Py_ssize_t n_search_samples     # sum of batch sizes of line-search evaluations
     cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
     cdef public Py_ssize_t n_pairs_accepted
     cdef public Py_ssize_t n_pairs_skipped
@@ -40,6 +42,7 @@ cdef struct LoopCounts:
     Py_ssize_t n_curvature_samples
     Py_ssize_t n_secant_samples
     Py_ssize_t n_reused_samples
+    Py_ssize_t n_search_samples
     Py_ssize_t n_grad_evals
     Py_ssize_t n_pairs_accepted
     Py_ssize_t n_pairs_skipped
@@ -55,6 +58,7 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.n_curvature_samples = pc.n_curvature_samples
     c.n_secant_samples = pc.n_secant_samples
     c.n_reused_samples = pc.n_reused_samples
+    c.n_search_samples = pc.n_search_samples
     c.n_grad_evals = pc.n_grad_evals
     c.n_pairs_accepted = pc.n_pairs_accepted
     c.n_pairs_skipped = pc.n_pairs_skipped
@@ -70,6 +74,7 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.n_curvature_samples = c.n_curvature_samples
     pc.n_secant_samples = c.n_secant_samples
     pc.n_reused_samples = c.n_reused_samples
+    pc.n_search_samples = c.n_search_samples
     pc.n_grad_evals = c.n_grad_evals
     pc.n_pairs_accepted = c.n_pairs_accepted
     pc.n_pairs_skipped = c.n_pairs_skipped

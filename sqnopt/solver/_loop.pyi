@@ -22,6 +22,7 @@ class Counters:
     n_curvature_samples: int
     n_secant_samples: int
     n_reused_samples: int
+    n_search_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int

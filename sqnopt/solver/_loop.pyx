@@ -7,8 +7,9 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 2. ``g = s(w_t, B_t)`` (objective kernel).
 3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
    the model observe it at ``w_t``.
-4. ``d = H g`` (curvature kernel); ``eps = step(t)``.
-5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection).
+4. ``d = H g`` (curvature kernel); ``eps = step(t)``, or, for a line-search rule, the step its
+   search accepts on ``B_t`` (which leaves ``s(w_{t+1}, B_t)``, so step 6 evaluates nothing).
+5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection; none with a line search).
 6. Secant models: ``r = s(w_{t+1}, B_t) - g`` on the *same* batch, ``v = w_{t+1} - w_t``,
    offer ``(v, r)``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in
    index order every iteration), step 2 of the next iteration is that same evaluation,
@@ -36,7 +37,7 @@ from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
     LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE,
-    LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
+    LOOP_LINE_SEARCH_FAILED, LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
 )
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
@@ -47,6 +48,7 @@ EXIT_CODES = {
     "LOOP_DONE": LOOP_DONE, "LOOP_MAX_SAMPLES": LOOP_MAX_SAMPLES,
     "LOOP_NONFINITE_LOSS": LOOP_NONFINITE_LOSS, "LOOP_NONFINITE_ITERATE": LOOP_NONFINITE_ITERATE,
     "LOOP_CURVATURE_ERROR": LOOP_CURVATURE_ERROR, "LOOP_EXHAUSTED": LOOP_EXHAUSTED,
+    "LOOP_LINE_SEARCH_FAILED": LOOP_LINE_SEARCH_FAILED,
 }
 
 
@@ -60,6 +62,7 @@ cdef class Counters:
         self.n_curvature_samples = 0
         self.n_secant_samples = 0
         self.n_reused_samples = 0
+        self.n_search_samples = 0
         self.n_grad_evals = 0
         self.n_pairs_accepted = 0
         self.n_pairs_skipped = 0
@@ -71,7 +74,7 @@ cdef class Counters:
     def as_dict(self):
         return {name: getattr(self, name) for name in (
             "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reused_samples",
-            "n_grad_evals",
+            "n_search_samples", "n_grad_evals",
             "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
 
     def __reduce__(self):
@@ -154,8 +157,9 @@ cdef class CompiledLoop:
         # Identity (exactly, not a subclass): d = g, so the step reads the gradient itself
         # instead of a copy (see _run).
         self.direction_is_gradient = type(curvature) is IdentityKernel
-        self.prev_batch = np.zeros(batch.shape[0] if curvature.needs_secant_pair else 1,
-                                   dtype=np.intp)
+        self.prev_batch = np.zeros(
+            batch.shape[0] if curvature.needs_secant_pair or step.line_search else 1,
+            dtype=np.intp)
         self.w_saved = np.zeros(self.n)
         self.prev_size = 0
         self.have_next = False
@@ -179,7 +183,8 @@ cdef class CompiledLoop:
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
-        cdef double eps, loss
+        cdef double eps, loss, f_next
+        cdef Py_ssize_t evals
         cdef int code, status = LOOP_DONE
         # The iterate lives in one of two buffers; they swap roles every iteration and the
         # state's ``w`` buffer is made current again before returning.
@@ -199,13 +204,17 @@ cdef class CompiledLoop:
         cdef bint secant = self.curv.needs_secant_pair
         cdef bint curvature_batch = self.curv.needs_curvature_batch
         cdef bint has_proj = self.proj is not None
+        # A line search leaves the batch gradient at the accepted point in g_next: the secant
+        # pair's second gradient, and the next iteration's gradient if the batch repeats.
+        cdef bint search = self.step.line_search
+        cdef bint keep_next = secant or search
         # With the identity the direction is the gradient buffer itself, and the gradient
         # alternates between the grad and grad_next buffers (grad_next is free without a
         # secant pair), so the direction of the last step survives a stop on a non-finite
         # minibatch objective; on return it is copied to the direction buffer, which the
         # divergence diagnostic reads. Saves a copy of g per iteration (2-6 % at n = 100,
         # docs/benchmarks.md).
-        cdef bint alias = self.direction_is_gradient and not secant
+        cdef bint alias = self.direction_is_gradient and not keep_next
         if self.average:
             w_avg = &self.w_avg[0]
         if curvature_batch:
@@ -244,8 +253,20 @@ cdef class CompiledLoop:
                 d = g
             else:
                 self.curv.cy_direction(g, d)
-            eps = self.step.cy_step_size(c.t)
-            if has_proj:
+            if search:             # the Solver rules out a projection with a line search
+                eps = self.step.cy_search(self.obj, w, batch, size, loss, g, d, w_next, g_next,
+                                          &f_next, n, &evals)
+                c.n_grad_evals += evals
+                c.n_search_samples += evals * size
+                if not isfinite(eps):
+                    status = LOOP_LINE_SEARCH_FAILED
+                    break
+                self.loss_next = f_next
+            else:
+                eps = self.step.cy_step_size(c.t)
+            if search:
+                pass
+            elif has_proj:
                 for j in range(n):
                     w_next[j] = w[j] - eps * d[j]
                 self.proj.cy_project(w_next)
@@ -256,9 +277,10 @@ cdef class CompiledLoop:
                 status = LOOP_NONFINITE_ITERATE
                 break
             if secant:
-                self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
-                c.n_grad_evals += 1
-                c.n_secant_samples += size
+                if not search:
+                    self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
+                    c.n_grad_evals += 1
+                    c.n_secant_samples += size
                 for j in range(n):
                     v[j] = w_next[j] - w[j]
                     r[j] = g_next[j] - g[j]
@@ -275,7 +297,7 @@ cdef class CompiledLoop:
             tmp = w
             w = w_next
             w_next = tmp
-            if secant:
+            if keep_next:
                 memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
                 self.prev_size = size
                 self.have_next = True

@@ -6,6 +6,8 @@ order, so with the same kernels they produce bit-identical iterates.
 from __future__ import annotations
 
 
+from typing import cast
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -15,6 +17,7 @@ from sqnopt.interfaces import (
     PAIR_RESET,
     PAIR_SKIPPED,
     CurvatureKernelLike,
+    LineSearchKernelLike,
     ObjectiveKernelLike,
     ProjectionKernelLike,
     ScheduleKernelLike,
@@ -33,6 +36,7 @@ LOOP_NONFINITE_LOSS = EXIT_CODES["LOOP_NONFINITE_LOSS"]
 LOOP_NONFINITE_ITERATE = EXIT_CODES["LOOP_NONFINITE_ITERATE"]
 LOOP_CURVATURE_ERROR = EXIT_CODES["LOOP_CURVATURE_ERROR"]
 LOOP_EXHAUSTED = EXIT_CODES["LOOP_EXHAUSTED"]
+LOOP_LINE_SEARCH_FAILED = EXIT_CODES["LOOP_LINE_SEARCH_FAILED"]
 
 
 class PythonLoop:
@@ -62,7 +66,9 @@ class PythonLoop:
         self.avg_start = avg_start
         # The secant gradient kept for reuse (as in the compiled loop): s(w, prev_batch) is in
         # g_next when have_next; w_saved is checked at the start of the next run.
-        self.prev_batch = np.zeros(len(batch) if curvature.needs_secant_pair else 1, np.intp)
+        self.search = bool(getattr(step, "line_search", False))
+        self.prev_batch = np.zeros(
+            len(batch) if curvature.needs_secant_pair or self.search else 1, np.intp)
         self.w_saved = np.zeros_like(w)
         self.prev_size = 0
         self.have_next = False
@@ -80,6 +86,8 @@ class PythonLoop:
         c = self.counters
         w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
         secant = bool(self.curv.needs_secant_pair)
+        search = self.search
+        keep_next = secant or search
         curvature_batch = bool(self.curv.needs_curvature_batch)
         for _ in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
@@ -112,16 +120,26 @@ class PythonLoop:
                 if self.curv.observe_batch(self.obj, w, self.cbatch[:csize]) == CURVATURE_ERROR:
                     return LOOP_CURVATURE_ERROR
             self.curv.direction(g, d)
-            eps = float(self.step.step_size(c.t))
-            np.subtract(w, eps * d, out=w_next)
-            if self.proj is not None:
-                self.proj.project(w_next)
-            if not np.all(np.isfinite(w_next)):
-                return LOOP_NONFINITE_ITERATE
-            if secant:
+            if search:               # the Solver rules out a projection with a line search
+                eps, f_next, evals = cast(LineSearchKernelLike, self.step).search(
+                    self.obj, w, batch, loss, g, d, w_next, g_next)
+                c.n_grad_evals += evals
+                c.n_search_samples += evals * size
+                if not np.isfinite(eps):
+                    return LOOP_LINE_SEARCH_FAILED
+                self.loss_next = float(f_next)
+            else:
+                eps = float(self.step.step_size(c.t))
+                np.subtract(w, eps * d, out=w_next)
+                if self.proj is not None:
+                    self.proj.project(w_next)
+                if not np.all(np.isfinite(w_next)):
+                    return LOOP_NONFINITE_ITERATE
+            if secant and not search:
                 self.loss_next = float(self.obj.gradient(w_next, batch, g_next))
                 c.n_grad_evals += 1
                 c.n_secant_samples += size
+            if secant:
                 np.subtract(w_next, w, out=self.v)
                 np.subtract(g_next, g, out=self.r)
                 code = int(self.curv.update_pair(self.v, self.r))
@@ -134,7 +152,7 @@ class PythonLoop:
                 else:
                     return LOOP_CURVATURE_ERROR
             w[:] = w_next
-            if secant:
+            if keep_next:
                 self.prev_batch[:size] = batch
                 self.prev_size = size
                 self.have_next = True

@@ -15,11 +15,12 @@ __all__ = ["CurvatureError", "DivergenceError", "History", "IterationInfo", "Sol
 
 
 def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
-                   n_reused_samples: int, n_train: int) -> float:
+                   n_reused_samples: int, n_search_samples: int, n_train: int) -> float:
     """Effective passes: samples touched for gradients (the gradient batches, less those whose
-    gradient was the previous secant gradient reused, and the secant pairs' second gradients)
-    and curvature (SQB's batches), divided by the training-set size."""
-    return (n_samples - n_reused_samples + n_curvature_samples + n_secant_samples) / n_train
+    gradient was the previous secant gradient reused, the secant pairs' second gradients and
+    the line search's trials) and curvature (SQB's batches), divided by the training-set size."""
+    return (n_samples - n_reused_samples + n_curvature_samples + n_secant_samples
+            + n_search_samples) / n_train
 
 
 class Status(str, enum.Enum):
@@ -32,6 +33,7 @@ class Status(str, enum.Enum):
     GTOL = "gtol"
     CALLBACK = "callback"
     SEQUENCE_EXHAUSTED = "sequence_exhausted"
+    LINE_SEARCH_FAILED = "line_search_failed"
 
     @property
     def converged(self) -> bool:
@@ -94,6 +96,7 @@ class SolveResult:
     n_curvature_samples: int
     n_secant_samples: int
     n_reused_samples: int
+    n_search_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int
@@ -107,8 +110,9 @@ class SolveResult:
 
     @property
     def success(self) -> bool:
-        """False only when an injected batch sequence ran out (budgets are normal stops)."""
-        return self.status is not Status.SEQUENCE_EXHAUSTED
+        """False when an injected batch sequence ran out or the line search failed (budgets are
+        normal stops)."""
+        return self.status not in (Status.SEQUENCE_EXHAUSTED, Status.LINE_SEARCH_FAILED)
 
     @property
     def effective_passes(self) -> float:
@@ -118,7 +122,7 @@ class SolveResult:
         previous secant gradient, reused (full-batch secant runs touch the data once per
         iteration)."""
         return passes_touched(self.n_samples, self.n_curvature_samples, self.n_secant_samples,
-                              self.n_reused_samples, self.n_train)
+                              self.n_reused_samples, self.n_search_samples, self.n_train)
 
     @property
     def coef(self) -> FloatArray:

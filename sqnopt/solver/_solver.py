@@ -478,6 +478,8 @@ class Solver:
         use_scaled = False
         if use_compiled and self.path != "generic":
             why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+            if not why_not and self.step.line_search:
+                why_not = f"step {self.step.describe()} is a line search"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones
@@ -578,6 +580,13 @@ class Solver:
             if code == codes.LOOP_EXHAUSTED:
                 status, message = Status.SEQUENCE_EXHAUSTED, (
                     f"the injected batch sequence ran out after {c.t} iterations")
+            elif code == codes.LOOP_LINE_SEARCH_FAILED:
+                status, message = Status.LINE_SEARCH_FAILED, (
+                    f"the line search of {self.step.describe()} accepted no step at iteration "
+                    f"{c.t}: no trial decreased the batch objective enough, or the direction "
+                    "was not a descent direction (g'd < 0). The iterate is the last accepted "
+                    "one. Try a larger max_backtracks, a smaller eps0, or a safeguarded "
+                    "curvature model.")
             elif code == codes.LOOP_MAX_SAMPLES:
                 status, message = Status.MAX_SAMPLES, (
                     f"reached max_samples={lim.max_samples} samples processed")
@@ -705,7 +714,7 @@ class Solver:
             classes=state.data.classes, fun=fun,
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
             n_curvature_samples=c.n_curvature_samples, n_secant_samples=c.n_secant_samples,
-            n_reused_samples=c.n_reused_samples,
+            n_reused_samples=c.n_reused_samples, n_search_samples=c.n_search_samples,
             n_grad_evals=c.n_grad_evals,
             n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
             n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
@@ -726,6 +735,11 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
                 f"{comp.kind} {comp.describe()} requires an objective that is "
                 f"{' and '.join(sorted(missing))}, but objective {objective.describe()} provides "
                 f"only {sorted(caps)}. Choose a different {comp.kind} or objective.")
+    if step.line_search and projection is not None:
+        raise IncompatibleComponentsError(
+            f"step {step.describe()} searches along the direction on each batch, which "
+            f"projection {projection.describe()} would change after the search. Use a fixed "
+            "step rule (e.g. Constant or Decaying) with the projection, or drop the projection.")
     if curvature_schedule is not None and not curvature.needs_curvature_batch:
         raise IncompatibleComponentsError(
             f"curvature_schedule={curvature_schedule.describe()} is only used by curvature models "

@@ -102,4 +102,4 @@ class SolverState:
         """Samples touched (gradient batches, curvature batches, secant gradients) / N."""
         c = self.counters
         return passes_touched(c.n_samples, c.n_curvature_samples, c.n_secant_samples,
-                              c.n_reused_samples, self.data.n_samples)
+                              c.n_reused_samples, c.n_search_samples, self.data.n_samples)

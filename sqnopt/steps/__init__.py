@@ -2,15 +2,18 @@
 
 from sqnopt.interfaces import StepRule
 from sqnopt.steps._base import (
+    ArmijoKernel,
     ConstantKernel,
     DecayingKernel,
     InverseSqrtKernel,
     PegasosStepKernel,
     StepKernel,
 )
-from sqnopt.steps._components import Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
 
 __all__ = [
+    "Armijo",
+    "ArmijoKernel",
     "Constant",
     "ConstantKernel",
     "Decaying",

@@ -1,8 +1,15 @@
 """Type stub for the compiled module ``sqnopt.steps._base``."""
 
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
 class StepKernel:
     """Compiled step rule (base class)."""
 
+    @property
+    def line_search(self) -> bool: ...
     def step_size(self, t: int) -> float: ...
 
 class ConstantKernel(StepKernel):
@@ -26,3 +33,17 @@ class PegasosStepKernel(StepKernel):
     def __init__(self, lam: float) -> None: ...
     @property
     def lam(self) -> float: ...
+
+class ArmijoKernel(StepKernel):
+    def __init__(self, eps0: float, c1: float, shrink: float, max_backtracks: int) -> None: ...
+    @property
+    def eps0(self) -> float: ...
+    @property
+    def c1(self) -> float: ...
+    @property
+    def shrink(self) -> float: ...
+    @property
+    def max_backtracks(self) -> int: ...
+    def search(self, objective: Any, w: NDArray[np.float64], batch: NDArray[np.intp], f0: float,
+               g: NDArray[np.float64], d: NDArray[np.float64], w_next: NDArray[np.float64],
+               g_next: NDArray[np.float64]) -> tuple[float, float, int]: ...

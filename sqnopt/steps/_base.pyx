@@ -5,15 +5,31 @@
 ``Decaying``: ``eps_t = eps0 * T0 / (T0 + t)`` (Mokhtari & Ribeiro 2014, 2015; Bottou 2010).
 ``InverseSqrt``: ``eps_t = eps0 / sqrt(t + 1)``.
 ``PegasosStep``: ``eps_t = 1 / (lam * (t + 1))`` (Shalev-Shwartz et al. 2007; their t starts at 1).
+``Armijo``: backtracking line search on the iteration's batch ``B``: the first of
+``eps0 * shrink^k``, ``k = 0, 1, ..., max_backtracks``, with
+``f_B(w - eps d) <= f_B(w) - c1 * eps * g'd`` (Armijo 1966; Nocedal & Wright 2006, Alg. 3.1;
+on minibatches as in Vaswani et al. 2019, "Painless stochastic gradient").
 """
 
-from libc.math cimport sqrt, NAN
+import numpy as np
+
+from libc.math cimport isfinite, sqrt, NAN
+
+from sqnopt._simd cimport sq_dot, sq_step_allfinite
+from sqnopt.objectives._base cimport ObjectiveKernel
 
 
 cdef class StepKernel:
     """Base class; subclasses override ``cy_step_size``."""
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
+        return NAN
+
+    cdef double cy_search(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
+                          Py_ssize_t size, double f0, const double* g, const double* d,
+                          double* w_next, double* g_next, double* f_next, Py_ssize_t n,
+                          Py_ssize_t* n_evals) noexcept nogil:
+        n_evals[0] = 0
         return NAN
 
     def step_size(self, Py_ssize_t t) -> float:
@@ -54,3 +70,54 @@ cdef class PegasosStepKernel(StepKernel):
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return 1.0 / (self.lam * (t + 1))
+
+
+cdef class ArmijoKernel(StepKernel):
+    """Backtracking (Armijo) line search; ``cy_step_size`` is the first trial ``eps0``."""
+
+    def __init__(self, double eps0, double c1, double shrink, Py_ssize_t max_backtracks):
+        self.eps0 = eps0
+        self.c1 = c1
+        self.shrink = shrink
+        self.max_backtracks = max_backtracks
+        self.line_search = True
+
+    cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
+        return self.eps0
+
+    cdef double cy_search(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
+                          Py_ssize_t size, double f0, const double* g, const double* d,
+                          double* w_next, double* g_next, double* f_next, Py_ssize_t n,
+                          Py_ssize_t* n_evals) noexcept nogil:
+        cdef double gd = sq_dot(g, d, n), eps = self.eps0, f
+        cdef Py_ssize_t k
+        n_evals[0] = 0
+        if not (gd >= 0.0):          # an ascent direction (or NaN): no step can be accepted
+            return NAN
+        for k in range(self.max_backtracks + 1):
+            if sq_step_allfinite(w, eps, d, w_next, n):
+                f = obj.cy_gradient(w_next, batch, size, g_next)
+                n_evals[0] += 1
+                if isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                    f_next[0] = f
+                    return eps
+            eps = eps * self.shrink
+        return NAN
+
+    def search(self, objective, const double[::1] w, batch, double f0, const double[::1] g,
+               const double[::1] d, double[::1] w_next, g_next):
+        """The search of the Python loop, with any objective kernel (its ``gradient`` method):
+        the same operations in the same order as ``cy_search``. Returns
+        ``(eps or NaN, f_B(w_next), gradient evaluations)``."""
+        cdef Py_ssize_t n = w.shape[0], k, evals = 0
+        cdef double gd = sq_dot(&g[0], &d[0], n), eps = self.eps0, f
+        if not (gd >= 0.0):
+            return NAN, NAN, 0
+        for k in range(self.max_backtracks + 1):
+            if sq_step_allfinite(&w[0], eps, &d[0], &w_next[0], n):
+                f = float(objective.gradient(np.asarray(w_next), batch, g_next))
+                evals += 1
+                if isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                    return eps, f, evals
+            eps = eps * self.shrink
+        return NAN, NAN, evals

@@ -6,7 +6,13 @@ import math
 from dataclasses import dataclass
 
 from sqnopt.interfaces import STRONGLY_CONVEX, Problem, StepRule
-from sqnopt.steps._base import ConstantKernel, DecayingKernel, InverseSqrtKernel, PegasosStepKernel
+from sqnopt.steps._base import (
+    ArmijoKernel,
+    ConstantKernel,
+    DecayingKernel,
+    InverseSqrtKernel,
+    PegasosStepKernel,
+)
 
 
 def _positive(owner: str, name: str, value: float) -> None:
@@ -72,3 +78,41 @@ class PegasosStep(StepRule):
 
     def init(self, problem: Problem) -> PegasosStepKernel:
         return PegasosStepKernel(problem.lam)
+
+
+@dataclass(frozen=True)
+class Armijo(StepRule):
+    r"""Backtracking line search on each iteration's batch ``B``: the step is the first of
+    ``eps0 * shrink^k``, ``k = 0 .. max_backtracks``, with
+
+        f_B(w - eps d) <= f_B(w) - c1 * eps * g'd      (Armijo's sufficient decrease)
+
+    (Armijo 1966; Nocedal & Wright 2006, Algorithm 3.1; on minibatches: Vaswani et al. 2019).
+    Each trial costs one minibatch gradient evaluation (``n_grad_evals``; its samples count in
+    ``effective_passes``); the accepted trial's gradient is the secant pair's second gradient,
+    so BFGS-type models evaluate nothing more. ``eps0 = 1`` is the natural first trial for
+    quasi-Newton directions. A run stops with status ``line_search_failed`` (``success`` False)
+    when no trial is accepted or ``g'd < 0`` (not a descent direction). Not combinable with a
+    projection.
+    """
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    shrink: float = 0.5
+    max_backtracks: int = 30
+    name = "armijo"
+    line_search = True
+
+    def __post_init__(self) -> None:
+        _positive("Armijo", "eps0", self.eps0)
+        if not (isinstance(self.c1, (int, float)) and 0 < self.c1 < 1):
+            raise ValueError(f"Armijo: c1 must be in (0, 1), got {self.c1!r}")
+        if not (isinstance(self.shrink, (int, float)) and 0 < self.shrink < 1):
+            raise ValueError(f"Armijo: shrink must be in (0, 1), got {self.shrink!r}")
+        if not (isinstance(self.max_backtracks, int) and self.max_backtracks >= 0):
+            raise ValueError(f"Armijo: max_backtracks must be an integer >= 0, got "
+                             f"{self.max_backtracks!r}")
+
+    def init(self, problem: Problem) -> ArmijoKernel:
+        return ArmijoKernel(float(self.eps0), float(self.c1), float(self.shrink),
+                            int(self.max_backtracks))

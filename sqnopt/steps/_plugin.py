@@ -2,7 +2,7 @@
 
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
-from sqnopt.steps._components import Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
 
 
 @hookimpl
@@ -11,3 +11,4 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
     register("decaying", Decaying, aliases=("inverse_time",))
     register("inverse_sqrt", InverseSqrt, aliases=("invsqrt",))
     register("pegasos", PegasosStep, aliases=("pegasos_step",))
+    register("armijo", Armijo, aliases=("line_search",))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from sqnopt.interfaces import Problem, StepRule
+import numpy as np
 
-__all__ = ["ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy"]
+from sqnopt.interfaces import FloatArray, IndexArray, Problem, StepRule
+
+__all__ = ["ArmijoNumPy", "ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy"]
 
 
 @dataclass
@@ -85,3 +88,46 @@ class PegasosStepNumPy(StepRule):
 
     def init(self, problem: Problem) -> _PegasosStep:
         return _PegasosStep(problem.lam)
+
+
+@dataclass
+class _Armijo:
+    eps0: float
+    c1: float
+    shrink: float
+    max_backtracks: int
+    line_search: bool = True
+
+    def step_size(self, t: int) -> float:
+        return self.eps0
+
+    def search(self, objective: Any, w: FloatArray, batch: IndexArray, f0: float, g: FloatArray,
+               d: FloatArray, w_next: FloatArray, g_next: FloatArray) -> tuple[float, float, int]:
+        gd = float(np.dot(g, d))
+        if not gd >= 0.0:
+            return math.nan, math.nan, 0
+        eps, evals = self.eps0, 0
+        for _ in range(self.max_backtracks + 1):
+            np.subtract(w, eps * d, out=w_next)
+            if np.all(np.isfinite(w_next)):
+                f = float(objective.gradient(w_next, batch, g_next))
+                evals += 1
+                if math.isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                    return eps, f, evals
+            eps *= self.shrink
+        return math.nan, math.nan, evals
+
+
+@dataclass(frozen=True)
+class ArmijoNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.Armijo`."""
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    shrink: float = 0.5
+    max_backtracks: int = 30
+    name = "armijo_numpy"
+    line_search = True
+
+    def init(self, problem: Problem) -> _Armijo:
+        return _Armijo(self.eps0, self.c1, self.shrink, self.max_backtracks)
