@@ -12,10 +12,12 @@ from sqnopt import (
     Armijo,
     Fixed,
     Full,
+    FullBFGS,
     Identity,
     IncompatibleComponentsError,
     L2Ball,
     LogLoss,
+    RegularizedBFGS,
     Solver,
     SquaredHinge,
     Status,
@@ -121,14 +123,16 @@ def test_both_paths_and_the_numpy_twin_agree(boxes):
         (a.n_samples + a.n_search_samples) / X.shape[0])
 
 
-@pytest.mark.parametrize("fmt", ["dense", "csr"])
-def test_full_batch_lbfgs_with_armijo_reaches_scipys_minimum(boxes, fmt):
-    """No step to tune: L-BFGS on the full batch with the Armijo search reaches the L-BFGS-B
-    minimum to 1e-10 relative, with one gradient evaluation per iteration (the accepted trial's
-    gradient is the secant gradient and the next iteration's)."""
+@pytest.mark.parametrize("fmt,curvature", [
+    ("dense", LBFGS(memory=10)), ("csr", LBFGS(memory=10)), ("dense", FullBFGS()),
+    ("dense", RegularizedBFGS(delta=1e-4, Gamma=0.0))])
+def test_full_batch_quasi_newton_with_armijo_reaches_scipys_minimum(boxes, fmt, curvature):
+    """No step to tune: oLBFGS / oBFGS / RES on the full batch with the Armijo search reach the
+    L-BFGS-B minimum to 1e-10 relative, with one gradient evaluation per iteration (the accepted
+    trial's gradient is the secant gradient and the next iteration's)."""
     X, y = boxes
     Xf = as_format(X, fmt, np.float64)
-    solver = Solver(LogLoss(lam=1e-3), LBFGS(memory=10), Full(), Armijo(), max_iter=100,
+    solver = Solver(LogLoss(lam=1e-3), curvature, Full(), Armijo(), max_iter=200,
                     gtol=1e-9, report_every=1, random_state=0)
     res = solver.fit(Xf, y)
     fstar = _scipy_minimum(solver.init_state(Xf, y).objective)
