@@ -1,4 +1,5 @@
-"""Named compositions: one-liners for Pegasos and its first-order peers, and for SQB.
+"""Named compositions: one-liners for Pegasos and its first-order peers, full-batch L-BFGS, and
+SQB.
 
 Every preset returns an ordinary :class:`~sqnopt.Solver` built from registered components
 (nothing here is a special kernel); ``solver.objective``, ``solver.step`` ... show the
@@ -17,6 +18,8 @@ preset        composition
 ``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
 ``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
 ``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
+``lbfgs``     ``LBFGS(memory)`` + ``Full`` batches + ``Armijo()`` line search (full-batch L-BFGS, no
+              step to tune; the secant gradient is reused, one pass per line-search trial)
 ``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
               bound batches + ``Constant(1)`` (the estimators' automatic SQB components) + subset
               sampling
@@ -29,19 +32,20 @@ from __future__ import annotations
 
 from typing import Any, Literal, Callable
 
-from sqnopt.curvature import AdaGrad, Identity, QuadraticBound
+from sqnopt.curvature import LBFGS, AdaGrad, Identity, QuadraticBound
 from sqnopt.interfaces import Objective, Projection, StepRule
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection
 from sqnopt.registry import get_registry
 from sqnopt.schedules import Fixed, Full
 from sqnopt.solver import Solver
-from sqnopt.steps import Constant, InverseSqrt, PegasosStep
+from sqnopt.steps import Armijo, Constant, InverseSqrt, PegasosStep
 
 __all__ = [
     "PRESETS",
     "adagrad",
     "asgd",
     "gd",
+    "lbfgs",
     "make",
     "pegasos",
     "pgd",
@@ -168,6 +172,22 @@ def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projectio
     return gd(lam, projection=projection if projection is not None else L1Ball(radius), **kwargs)
 
 
+def lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss", memory: int = 10,
+          step: StepRule | None = None, **solver_kwargs: Any) -> Solver:
+    """Full-batch L-BFGS: ``LBFGS(memory)`` directions on ``Full`` batches with the ``Armijo()``
+    backtracking line search unless ``step`` is given (Nocedal & Wright 2006, Alg. 7.5 with
+    Alg. 3.1). Each iteration costs one pass per line-search trial (the accepted trial's
+    gradient is the secant pair's and the next iteration's). Unless given: ``gtol=1e-8``
+    checked every iteration (``report_every=1``: a full pass dwarfs the return to Python) and,
+    with no other budget, ``max_iter=1000``. See ``docs/curvature.md``, "Full batch"."""
+    solver_kwargs.setdefault("gtol", 1e-8)
+    solver_kwargs.setdefault("report_every", 1)
+    if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
+        solver_kwargs["max_iter"] = 1000
+    return Solver(objective=_objective(objective, lam), curvature=LBFGS(memory=memory),
+                  schedule=Full(), step=step if step is not None else Armijo(), **solver_kwargs)
+
+
 def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner_iter: int = 5,
         **solver_kwargs: Any) -> Solver:
     """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) with
@@ -191,6 +211,7 @@ PRESETS: dict[str, Callable[..., Solver]] = {
     "adagrad": adagrad,
     "asgd": asgd,
     "gd": gd,
+    "lbfgs": lbfgs,
     "pegasos": pegasos,
     "pgd": pgd,
     "seg_pm": seg_pm,

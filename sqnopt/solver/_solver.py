@@ -307,7 +307,7 @@ class Solver:
     @classmethod
     def preset(cls, name: str, **kwargs: Any) -> Solver:
         """A named composition (``"pegasos"``, ``"sgd"``, ``"asgd"``, ``"adagrad"``, ``"smd"``,
-        ``"seg_pm"``, ``"gd"``, ``"pgd"``); see :mod:`sqnopt.presets`."""
+        ``"seg_pm"``, ``"gd"``, ``"pgd"``, ``"lbfgs"``, ``"sqb"``); see :mod:`sqnopt.presets`."""
         from sqnopt.presets import make
 
         return make(name, **kwargs)
