@@ -170,12 +170,15 @@ def run_sqnopt(prob: Problem, solver: Solver, method: str, config: str, budget: 
     while state.effective_passes() < budget:
         k = max(k + 1, int(math.ceil(k * 1.12)))
         try:
-            solver.run(state, max_iter=k - t)
+            res = solver.run(state, max_iter=k - t)
         except (FloatingPointError, RuntimeError) as exc:   # divergence: keep what we have
             curve.config += f" [stopped: {type(exc).__name__}]"
             break
         t = state.t
         prob.record(curve, state.output_iterate(), state.effective_passes(), state.elapsed)
+        if res.status.value == "line_search_failed":     # at a minimiser to working precision
+            curve.config += f" [line search ended the run at iteration {t}]"
+            break
         if not np.isfinite(curve.train[-1]) or curve.train[-1] > 1e6:
             curve.config += " [diverged]"
             break

@@ -145,6 +145,21 @@ def test_full_batch_quasi_newton_with_armijo_reaches_scipys_minimum(boxes, fmt, 
     assert res.effective_passes == pytest.approx(res.n_grad_evals)
 
 
+def test_full_batch_run_without_gtol_ends_at_the_minimum_not_in_a_stall(boxes):
+    """Once a full-batch run is at a minimiser to working precision, the decrease the search
+    asks for is below the objective's rounding: the search fails (strict decrease required)
+    and the run stops, instead of spending max_backtracks + 1 evaluations per iteration on
+    steps that change nothing until max_iter."""
+    X, y = boxes
+    solver = Solver(LogLoss(lam=1e-3), LBFGS(memory=10), Full(), Armijo(), max_iter=1000,
+                    random_state=0)
+    res = solver.fit(X, y)
+    fstar = _scipy_minimum(solver.init_state(X, y).objective)
+    assert res.status is Status.LINE_SEARCH_FAILED and "working precision" in res.message
+    assert res.fun == pytest.approx(fstar, rel=1e-12)
+    assert res.n_iter < 50 and res.n_grad_evals < res.n_iter + 3 * 31
+
+
 def test_armijo_refuses_a_projection_and_bad_settings():
     with pytest.raises(IncompatibleComponentsError, match="projection"):
         Solver(SquaredHinge(lam=1e-3), Identity(), Fixed(5), Armijo(), projection=L2Ball(1.0))

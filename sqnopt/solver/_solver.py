@@ -585,8 +585,10 @@ class Solver:
                     f"the line search of {self.step.describe()} accepted no step at iteration "
                     f"{c.t}: no trial decreased the batch objective enough, or the direction "
                     "was not a descent direction (g'd < 0). The iterate is the last accepted "
-                    "one. Try a larger max_backtracks, a smaller eps0, or a safeguarded "
-                    "curvature model.")
+                    "one. On full batches this is how a run ends at a minimiser to working "
+                    "precision (the decrease asked for is below the objective's rounding; check "
+                    "the gradient norm, or stop earlier with gtol); otherwise try a larger "
+                    "max_backtracks, a smaller eps0, or a safeguarded curvature model.")
             elif code == codes.LOOP_MAX_SAMPLES:
                 status, message = Status.MAX_SAMPLES, (
                     f"reached max_samples={lim.max_samples} samples processed")

@@ -8,7 +8,10 @@
 ``Armijo``: backtracking line search on the iteration's batch ``B``: the first of
 ``eps0 * shrink^k``, ``k = 0, 1, ..., max_backtracks``, with
 ``f_B(w - eps d) <= f_B(w) - c1 * eps * g'd`` (Armijo 1966; Nocedal & Wright 2006, Alg. 3.1;
-on minibatches as in Vaswani et al. 2019, "Painless stochastic gradient").
+on minibatches as in Vaswani et al. 2019, "Painless stochastic gradient"), and a strict decrease
+unless ``g'd = 0``: once the required decrease falls below the objective's rounding (a minimiser
+to working precision) the search fails instead of accepting ever smaller steps that change
+nothing.
 """
 
 import numpy as np
@@ -98,7 +101,7 @@ cdef class ArmijoKernel(StepKernel):
             if sq_step_allfinite(w, eps, d, w_next, n):
                 f = obj.cy_gradient(w_next, batch, size, g_next)
                 n_evals[0] += 1
-                if isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                if isfinite(f) and f <= f0 - self.c1 * eps * gd and (f < f0 or gd == 0.0):
                     f_next[0] = f
                     return eps
             eps = eps * self.shrink
@@ -117,7 +120,7 @@ cdef class ArmijoKernel(StepKernel):
             if sq_step_allfinite(&w[0], eps, &d[0], &w_next[0], n):
                 f = float(objective.gradient(np.asarray(w_next), batch, g_next))
                 evals += 1
-                if isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                if isfinite(f) and f <= f0 - self.c1 * eps * gd and (f < f0 or gd == 0.0):
                     return eps, f, evals
             eps = eps * self.shrink
         return NAN, NAN, evals

@@ -91,9 +91,10 @@ class Armijo(StepRule):
     Each trial costs one minibatch gradient evaluation (``n_grad_evals``; its samples count in
     ``effective_passes``); the accepted trial's gradient is the secant pair's second gradient,
     so BFGS-type models evaluate nothing more. ``eps0 = 1`` is the natural first trial for
-    quasi-Newton directions. A run stops with status ``line_search_failed`` (``success`` False)
-    when no trial is accepted or ``g'd < 0`` (not a descent direction). Not combinable with a
-    projection.
+    quasi-Newton directions. A trial must also decrease ``f_B`` strictly (unless ``g'd = 0``).
+    A run stops with status ``line_search_failed`` (``success`` False) when no trial is accepted
+    -- which is also how a full-batch run ends once it is at a minimiser to working precision --
+    or when ``g'd < 0`` (not a descent direction). Not combinable with a projection.
     """
 
     eps0: float = 1.0

@@ -112,7 +112,7 @@ class _Armijo:
             if np.all(np.isfinite(w_next)):
                 f = float(objective.gradient(w_next, batch, g_next))
                 evals += 1
-                if math.isfinite(f) and f <= f0 - self.c1 * eps * gd:
+                if math.isfinite(f) and f <= f0 - self.c1 * eps * gd and (f < f0 or gd == 0.0):
                     return eps, f, evals
             eps *= self.shrink
         return math.nan, math.nan, evals
