@@ -156,14 +156,11 @@ class StepKernelLike(Protocol):
 
 
 @runtime_checkable
-class LineSearchKernelLike(Protocol):
-    """A step kernel that searches along ``-d`` on the batch (``line_search`` True)."""
+class LineSearchKernelLike(StepKernelLike, Protocol):
+    """A step kernel that searches along ``-d`` on the batch (``line_search`` True);
+    ``step_size`` is its first trial step (for diagnostics)."""
 
     line_search: bool
-
-    def step_size(self, t: int) -> float:
-        """The first trial step (for diagnostics)."""
-        ...
 
     def search(self, objective: ObjectiveKernelLike, w: FloatArray, batch: IndexArray, f0: float,
                g: FloatArray, d: FloatArray, w_next: FloatArray, g_next: FloatArray

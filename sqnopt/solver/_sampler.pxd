@@ -1,7 +1,6 @@
 # cython: language_level=3
 """Minibatch samplers fed by one NumPy bit generator (nogil)."""
 
-from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 
@@ -12,8 +11,8 @@ cdef class Sampler:
     cdef object _bitgen                    # numpy.random.BitGenerator (keeps bitgen_t alive)
     cdef bitgen_t* _rng
     # Fill ``out[0:size]`` with sample indices; returns 0, or -1 when the sampler is exhausted.
+    # Subclasses draw bounded integers with sqnopt._random.bounded_uint64(_rng, n) (inline).
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil
-    cdef uint64_t _bounded(self, uint64_t n) noexcept nogil
 
 
 cdef class UniformSampler(Sampler):

@@ -50,11 +50,6 @@ cdef class Sampler:
     def bit_generator(self):
         return self._bitgen
 
-    cdef uint64_t _bounded(self, uint64_t n) noexcept nogil:
-        """Uniform integer in [0, n) (see sqnopt/_random.pxd). The samplers below call
-        ``bounded_uint64`` directly: this method is virtual and the draw is in the hot loop."""
-        return bounded_uint64(self._rng, n)
-
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         return -1
 
