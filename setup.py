@@ -44,6 +44,7 @@ def extensions() -> list[Extension]:
                 [str(rel)],
                 # "sqnopt": the vector kernels' header (sqnopt/_simd.h, declared in _simd.pxd)
                 include_dirs=[np.get_include(), "sqnopt"],
+                depends=["sqnopt/_simd.h", "sqnopt/_simd_kernels.h"],
                 define_macros=DEFINE_MACROS,
                 extra_compile_args=EXTRA_COMPILE_ARGS,
             )

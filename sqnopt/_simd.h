@@ -3,13 +3,27 @@
  * The package is built for the baseline x86-64 ISA (SSE2), which gives 2-wide double arithmetic.
  * The hot O(n) and O(n^2) loops -- dense row dot products and axpys (sqnopt/data/_rows.pyx), the
  * regulariser of the objectives, and the curvature models' recursions and matrix passes -- are
- * therefore written once on 8-lane vectors (GCC/Clang vector extensions) and, on x86-64 Linux
- * with GCC >= 6 / Clang >= 14, compiled three times through `target_clones` (AVX-512, AVX2,
- * baseline); the loader picks the best variant for the running CPU (an ifunc, resolved once).
- * Elsewhere the baseline variant is built. Everything here is plain loads, multiplies, adds and
- * stores in a fixed order per lane -- no FMA contraction (the package is built with
- * -ffp-contract=off), no reassociation -- so every variant returns bit-identical results; only
- * the speed differs.
+ * therefore written once, in _simd_kernels.h, on 8-lane vectors, and compiled (on x86-64 Linux
+ * with GCC) three times: for AVX-512F, for AVX2 and for the baseline. Each variant gets the
+ * representation of the 8-lane vector that its registers hold:
+ *
+ *   W  one 64-byte GCC vector: one zmm register (AVX-512F);
+ *   S  two 32-byte GCC vectors, lanes 0-3 and 4-7: two ymm registers (AVX2);
+ *   X  four 16-byte GCC vectors: four xmm (or NEON) registers (the baseline, GCC or Clang);
+ *   P  a struct of 8 doubles (the baseline of other compilers).
+ *
+ * (GCC 12 compiles W for AVX2 through the stack: W's 16-lane dot product at n = 1000 took 9x as
+ * long as S's, and the fused BFGS pass ran 3-4x slower; see docs/benchmarks.md, "Vector-kernel
+ * variants".) The variant is picked once per module when it loads, from the CPU
+ * (__builtin_cpu_supports, which also checks that the OS saves the registers), and can be capped
+ * for tests and benchmarks with the environment variable SQNOPT_SIMD=baseline|avx2|avx512f
+ * (sqnopt._simd_info.simd_variant() names the one in use). With other compilers or platforms only
+ * the baseline variant is built.
+ *
+ * Everything is plain loads, multiplies, adds and stores in a fixed order per lane -- no FMA
+ * contraction (the package is built with -ffp-contract=off), no reassociation -- so every
+ * variant and representation returns bit-identical results; only the speed differs
+ * (tests/test_simd.py runs each variant, and P, and compares the bits).
  *
  * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
  * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators):
@@ -23,65 +37,155 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
-#  if __has_attribute(target_clones)
-#    define SQ_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
-#  endif
-#endif
-#ifndef SQ_DISPATCH
-#  define SQ_DISPATCH
+/* SQ_PORTABLE_ONLY (a build-time define, for checking the portable code with GCC): only the
+ * baseline variant, in the representation P of compilers without vector extensions */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && !defined(SQ_PORTABLE_ONLY)
+#  define SQ_MULTI_ISA 1
 #endif
 #if defined(__GNUC__)
 #  define SQ_UNUSED __attribute__((unused))
 #else
 #  define SQ_UNUSED
 #endif
+#define SQ_CAT_(a, b) a##b
+#define SQ_CAT(a, b) SQ_CAT_(a, b)
 
-#if defined(__GNUC__)
-typedef double sq_v8 __attribute__((vector_size(64)));
+/* ---- representation W: one 64-byte vector (AVX-512) ---- */
+#if defined(SQ_MULTI_ISA)
+typedef double sq_v8_W __attribute__((vector_size(64)));
 /* unaligned 8-lane load / store (memcpy compiles to one vector move per register) */
-#  define SQ_LOAD(dst, p) memcpy(&(dst), (p), sizeof(sq_v8))
-#  define SQ_STORE(p, src) memcpy((p), &(src), sizeof(sq_v8))
-#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
-typedef float sq_f8 __attribute__((vector_size(32)));
-/* 8 floats widened to 8 doubles (GCC 12: one vcvtps2pd on AVX-512, two on AVX2, by objdump) */
-#  define SQ_LOADF(dst, p) do { sq_f8 _f; memcpy(&_f, (p), sizeof(sq_f8)); \
-        (dst) = (sq_v8){_f[0], _f[1], _f[2], _f[3], _f[4], _f[5], _f[6], _f[7]}; } while (0)
-static inline double sq_hsum(sq_v8 v)
+#  define SQ_LOAD_W(dst, p) memcpy(&(dst), (p), sizeof(sq_v8_W))
+#  define SQ_STORE_W(p, src) memcpy((p), &(src), sizeof(sq_v8_W))
+#  define SQ_ZERO_W(v) memset(&(v), 0, sizeof(sq_v8_W))
+typedef float sq_f8_W __attribute__((vector_size(32)));
+/* 8 floats widened to 8 doubles (GCC 12: one vcvtps2pd on AVX-512, by objdump) */
+#  define SQ_LOADF_W(dst, p) do { sq_f8_W _f; memcpy(&_f, (p), sizeof(sq_f8_W)); \
+        (dst) = (sq_v8_W){_f[0], _f[1], _f[2], _f[3], _f[4], _f[5], _f[6], _f[7]}; } while (0)
+static inline double sq_hsum_W(sq_v8_W v)
 {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
-#else  /* portable fallback with the same lane structure (and hence the same results) */
-typedef struct { double l[8]; } sq_v8;
-#  define SQ_LOAD(dst, p) memcpy((dst).l, (p), sizeof(sq_v8))
-#  define SQ_STORE(p, src) memcpy((p), (src).l, sizeof(sq_v8))
-#  define SQ_ZERO(v) memset(&(v), 0, sizeof(sq_v8))
-#  define SQ_LOADF(dst, p) do { int _k; for (_k = 0; _k < 8; _k++) (dst).l[_k] = (double) (p)[_k]; } while (0)
-static inline double sq_hsum(sq_v8 v)
+#  define SQ_MADD_W(acc, a, b) ((acc) += (a) * (b))
+/* scalar s, vector x: the scalar is broadcast by the compiler (an embedded broadcast operand) */
+#  define SQ_MADDS_W(acc, s, x) ((acc) += (x) * (s))
+#  define SQ_AXPYS_W(out, y, s, x) ((out) = (y) + (x) * (s))
+#  define SQ_ADD_W(out, a, b) ((out) = (a) + (b))
+#  define SQ_SUB_W(out, a, b) ((out) = (a) - (b))
+#  define SQ_MUL_W(out, a, b) ((out) = (a) * (b))
+/* rows per sweep of the fused symmetric pass (see sq_symv2_merge_upper) */
+#  ifndef SQ_SWEEP_W
+#    define SQ_SWEEP_W 4
+#  endif
+#  if SQ_SWEEP_W != 1 && SQ_SWEEP_W != 2 && SQ_SWEEP_W != 4
+#    error "SQ_SWEEP_W must divide the block of 4 rows"
+#  endif
+
+/* ---- representation S: two 32-byte halves, lanes 0-3 in lo and 4-7 in hi (AVX2) ---- */
+typedef double sq_v4_S __attribute__((vector_size(32)));
+typedef struct { sq_v4_S lo, hi; } sq_v8_S;
+#  define SQ_LOAD_S(dst, p) do { const double* _p = (p); memcpy(&(dst).lo, _p, sizeof(sq_v4_S)); \
+        memcpy(&(dst).hi, _p + 4, sizeof(sq_v4_S)); } while (0)
+#  define SQ_STORE_S(p, src) do { double* _p = (p); memcpy(_p, &(src).lo, sizeof(sq_v4_S)); \
+        memcpy(_p + 4, &(src).hi, sizeof(sq_v4_S)); } while (0)
+#  define SQ_ZERO_S(v) do { (v).lo = (sq_v4_S){0.0, 0.0, 0.0, 0.0}; (v).hi = (v).lo; } while (0)
+#  define SQ_LOADF_S(dst, p) do { const float* _q = (p); \
+        (dst).lo = (sq_v4_S){_q[0], _q[1], _q[2], _q[3]}; \
+        (dst).hi = (sq_v4_S){_q[4], _q[5], _q[6], _q[7]}; } while (0)
+static inline double sq_hsum_S(sq_v8_S v)
+{
+    return ((v.lo[0] + v.lo[1]) + (v.lo[2] + v.lo[3])) + ((v.hi[0] + v.hi[1]) + (v.hi[2] + v.hi[3]));
+}
+#  define SQ_MADD_S(acc, a, b) do { (acc).lo += (a).lo * (b).lo; (acc).hi += (a).hi * (b).hi; } while (0)
+#  define SQ_MADDS_S(acc, s, x) do { const double _s = (s); (acc).lo += (x).lo * _s; \
+        (acc).hi += (x).hi * _s; } while (0)
+#  define SQ_AXPYS_S(out, y, s, x) do { const double _s = (s); (out).lo = (y).lo + (x).lo * _s; \
+        (out).hi = (y).hi + (x).hi * _s; } while (0)
+#  define SQ_ADD_S(out, a, b) do { (out).lo = (a).lo + (b).lo; (out).hi = (a).hi + (b).hi; } while (0)
+#  define SQ_SUB_S(out, a, b) do { (out).lo = (a).lo - (b).lo; (out).hi = (a).hi - (b).hi; } while (0)
+#  define SQ_MUL_S(out, a, b) do { (out).lo = (a).lo * (b).lo; (out).hi = (a).hi * (b).hi; } while (0)
+#  ifndef SQ_SWEEP_S
+#    define SQ_SWEEP_S 1
+#  endif
+#  if SQ_SWEEP_S != 1 && SQ_SWEEP_S != 2 && SQ_SWEEP_S != 4
+#    error "SQ_SWEEP_S must divide the block of 4 rows"
+#  endif
+#endif
+
+/* ---- representation X: four 16-byte quarters, lanes 2q and 2q + 1 in quarter q (the baseline
+ * with GCC or Clang: SSE2 on x86-64, NEON on arm64) ---- */
+#if defined(__GNUC__) && !defined(SQ_PORTABLE_ONLY)
+typedef double sq_v2_X __attribute__((vector_size(16)));
+typedef struct { sq_v2_X q0, q1, q2, q3; } sq_v8_X;
+#  define SQ_QUARTERS_(st) do { st(q0) st(q1) st(q2) st(q3) } while (0)
+#  define SQ_LOAD_X(dst, p) do { const double* _p = (p); \
+        memcpy(&(dst).q0, _p, sizeof(sq_v2_X)); memcpy(&(dst).q1, _p + 2, sizeof(sq_v2_X)); \
+        memcpy(&(dst).q2, _p + 4, sizeof(sq_v2_X)); memcpy(&(dst).q3, _p + 6, sizeof(sq_v2_X)); \
+    } while (0)
+#  define SQ_STORE_X(p, src) do { double* _p = (p); \
+        memcpy(_p, &(src).q0, sizeof(sq_v2_X)); memcpy(_p + 2, &(src).q1, sizeof(sq_v2_X)); \
+        memcpy(_p + 4, &(src).q2, sizeof(sq_v2_X)); memcpy(_p + 6, &(src).q3, sizeof(sq_v2_X)); \
+    } while (0)
+#  define SQ_ZERO_X(v) do { (v).q0 = (sq_v2_X){0.0, 0.0}; (v).q1 = (v).q0; (v).q2 = (v).q0; \
+        (v).q3 = (v).q0; } while (0)
+#  define SQ_LOADF_X(dst, p) do { const float* _q = (p); \
+        (dst).q0 = (sq_v2_X){_q[0], _q[1]}; (dst).q1 = (sq_v2_X){_q[2], _q[3]}; \
+        (dst).q2 = (sq_v2_X){_q[4], _q[5]}; (dst).q3 = (sq_v2_X){_q[6], _q[7]}; } while (0)
+static inline double sq_hsum_X(sq_v8_X v)
+{
+    return ((v.q0[0] + v.q0[1]) + (v.q1[0] + v.q1[1])) + ((v.q2[0] + v.q2[1]) + (v.q3[0] + v.q3[1]));
+}
+#  define SQ_MADD_X(acc, a, b) do { const sq_v8_X _a = (a), _b = (b); \
+        (acc).q0 += _a.q0 * _b.q0; (acc).q1 += _a.q1 * _b.q1; \
+        (acc).q2 += _a.q2 * _b.q2; (acc).q3 += _a.q3 * _b.q3; } while (0)
+#  define SQ_MADDS_X(acc, s, x) do { const double _s = (s); const sq_v8_X _x = (x); \
+        (acc).q0 += _x.q0 * _s; (acc).q1 += _x.q1 * _s; \
+        (acc).q2 += _x.q2 * _s; (acc).q3 += _x.q3 * _s; } while (0)
+#  define SQ_AXPYS_X(out, y, s, x) do { const double _s = (s); const sq_v8_X _y = (y), _x = (x); \
+        (out).q0 = _y.q0 + _x.q0 * _s; (out).q1 = _y.q1 + _x.q1 * _s; \
+        (out).q2 = _y.q2 + _x.q2 * _s; (out).q3 = _y.q3 + _x.q3 * _s; } while (0)
+#  define SQ_ADD_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
+        (out).q0 = _a.q0 + _b.q0; (out).q1 = _a.q1 + _b.q1; \
+        (out).q2 = _a.q2 + _b.q2; (out).q3 = _a.q3 + _b.q3; } while (0)
+#  define SQ_SUB_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
+        (out).q0 = _a.q0 - _b.q0; (out).q1 = _a.q1 - _b.q1; \
+        (out).q2 = _a.q2 - _b.q2; (out).q3 = _a.q3 - _b.q3; } while (0)
+#  define SQ_MUL_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
+        (out).q0 = _a.q0 * _b.q0; (out).q1 = _a.q1 * _b.q1; \
+        (out).q2 = _a.q2 * _b.q2; (out).q3 = _a.q3 * _b.q3; } while (0)
+#  ifndef SQ_SWEEP_X
+#    define SQ_SWEEP_X 4
+#  endif
+#  if SQ_SWEEP_X != 1 && SQ_SWEEP_X != 2 && SQ_SWEEP_X != 4
+#    error "SQ_SWEEP_X must divide the block of 4 rows"
+#  endif
+#  define SQ_BASE_REPR X
+
+#else  /* ---- representation P: portable, a struct of 8 doubles (other compilers) ---- */
+typedef struct { double l[8]; } sq_v8_P;
+#  define SQ_LOAD_P(dst, p) memcpy((dst).l, (p), sizeof(sq_v8_P))
+#  define SQ_STORE_P(p, src) memcpy((p), (src).l, sizeof(sq_v8_P))
+#  define SQ_ZERO_P(v) memset(&(v), 0, sizeof(sq_v8_P))
+#  define SQ_LOADF_P(dst, p) do { int _k; for (_k = 0; _k < 8; _k++) (dst).l[_k] = (double) (p)[_k]; } while (0)
+static inline double sq_hsum_P(sq_v8_P v)
 {
     return ((v.l[0] + v.l[1]) + (v.l[2] + v.l[3])) + ((v.l[4] + v.l[5]) + (v.l[6] + v.l[7]));
 }
+#  define SQ_LANES_(op) do { int _k; for (_k = 0; _k < 8; _k++) { op; } } while (0)
+#  define SQ_MADD_P(acc, a, b) SQ_LANES_((acc).l[_k] += (a).l[_k] * (b).l[_k])
+#  define SQ_MADDS_P(acc, s, x) SQ_LANES_((acc).l[_k] += (x).l[_k] * (s))
+#  define SQ_AXPYS_P(out, y, s, x) SQ_LANES_((out).l[_k] = (y).l[_k] + (x).l[_k] * (s))
+#  define SQ_ADD_P(out, a, b) SQ_LANES_((out).l[_k] = (a).l[_k] + (b).l[_k])
+#  define SQ_SUB_P(out, a, b) SQ_LANES_((out).l[_k] = (a).l[_k] - (b).l[_k])
+#  define SQ_MUL_P(out, a, b) SQ_LANES_((out).l[_k] = (a).l[_k] * (b).l[_k])
+#  define SQ_SWEEP_P 4
+#  define SQ_BASE_REPR P
 #endif
 
-#if defined(__GNUC__)
-#  define SQ_MADD(acc, a, b) ((acc) += (a) * (b))
-/* scalar s, vector x: the scalar is broadcast by the compiler (an embedded broadcast operand) */
-#  define SQ_MADDS(acc, s, x) ((acc) += (x) * (s))
-#  define SQ_AXPYS(out, y, s, x) ((out) = (y) + (x) * (s))
-#  define SQ_ADD(out, a, b) ((out) = (a) + (b))
-#  define SQ_SUB(out, a, b) ((out) = (a) - (b))
-#  define SQ_MUL(out, a, b) ((out) = (a) * (b))
-#else
-#  define SQ_MADD(acc, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (a).l[_k] * (b).l[_k]; } while (0)
-#  define SQ_MADDS(acc, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (acc).l[_k] += (x).l[_k] * (s); } while (0)
-#  define SQ_AXPYS(out, y, s, x) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (y).l[_k] + (x).l[_k] * (s); } while (0)
-#  define SQ_ADD(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] + (b).l[_k]; } while (0)
-#  define SQ_SUB(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] - (b).l[_k]; } while (0)
-#  define SQ_MUL(out, a, b) do { int _k; for (_k = 0; _k < 8; _k++) (out).l[_k] = (a).l[_k] * (b).l[_k]; } while (0)
-#endif
-
+/* ---- pieces shared by every variant ---- */
 
 /* The bodies of the dot products and axpys, for float64 and float32 (widened to double lane by
  * lane) first operands: LOAD_A is SQ_LOAD or SQ_LOADF. */
@@ -113,418 +217,139 @@ static inline double sq_hsum(sq_v8 v)
     for (; j < n; j++)                                                                          \
         y[j] += alpha * (double) x[j];
 
-/* sum_j a[j] b[j] */
-SQ_DISPATCH SQ_UNUSED
-static double sq_dot(const double* a, const double* b, ptrdiff_t n)
-{
-    SQ_DOT_BODY(SQ_LOAD)
-}
 
-/* sum_j a[j] b[j] with a float32 a (the order of sq_dot) */
-SQ_DISPATCH SQ_UNUSED
-static double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
-{
-    SQ_DOT_BODY(SQ_LOADF)
-}
-
-/* y += alpha x */
-SQ_DISPATCH SQ_UNUSED
-static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
-{
-    SQ_AXPY_BODY(SQ_LOAD)
-}
-
-/* y += alpha x with a float32 x */
-SQ_DISPATCH SQ_UNUSED
-static void sq_axpy_f32(double alpha, const float* x, double* y, ptrdiff_t n)
-{
-    SQ_AXPY_BODY(SQ_LOADF)
-}
-
-/* out = w - eps d; returns 1 iff every entry of out is finite (x - x is 0 for finite x and NaN
- * for NaN or +-inf, and a NaN survives every later add), in one pass. The vector lanes form
- * w + d (-eps), which equals w - eps d exactly (negation is exact). */
-SQ_DISPATCH SQ_UNUSED
-static int sq_step_allfinite(const double* w, double eps, const double* d, double* out,
-                             ptrdiff_t n)
-{
-    sq_v8 s0, s1, wv, dv, x;
-    ptrdiff_t j = 0;
-    double t = 0.0, xj, neps = -eps;
-    SQ_ZERO(s0);
-    SQ_ZERO(s1);
-    for (; j + 16 <= n; j += 16) {
-        SQ_LOAD(wv, w + j); SQ_LOAD(dv, d + j); SQ_AXPYS(x, wv, neps, dv);
-        SQ_STORE(out + j, x); SQ_SUB(x, x, x); SQ_ADD(s0, s0, x);
-        SQ_LOAD(wv, w + j + 8); SQ_LOAD(dv, d + j + 8); SQ_AXPYS(x, wv, neps, dv);
-        SQ_STORE(out + j + 8, x); SQ_SUB(x, x, x); SQ_ADD(s1, s1, x);
-    }
-    for (; j < n; j++) {
-        xj = w[j] - eps * d[j];
-        out[j] = xj;
-        t += xj - xj;
-    }
-    SQ_ADD(s0, s0, s1);
-    return (sq_hsum(s0) + t) == 0.0;
-}
-
-/* q += alpha x, then return y . q (the updated q), in one pass */
-SQ_DISPATCH SQ_UNUSED
-static double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, ptrdiff_t n)
-{
-    sq_v8 s0, s1, xv, qv, yv;
-    ptrdiff_t j = 0;
-    double t = 0.0, qj;
-    SQ_ZERO(s0);
-    SQ_ZERO(s1);
-    for (; j + 16 <= n; j += 16) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
-        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
-        SQ_LOAD(xv, x + j + 8); SQ_LOAD(qv, q + j + 8); SQ_AXPYS(qv, qv, alpha, xv);
-        SQ_STORE(q + j + 8, qv);
-        SQ_LOAD(yv, y + j + 8); SQ_MADD(s1, yv, qv);
-    }
-    if (j + 8 <= n) {
-        SQ_LOAD(xv, x + j); SQ_LOAD(qv, q + j); SQ_AXPYS(qv, qv, alpha, xv); SQ_STORE(q + j, qv);
-        SQ_LOAD(yv, y + j); SQ_MADD(s0, yv, qv);
-        j += 8;
-    }
-    for (; j < n; j++) {
-        qj = q[j] + alpha * x[j];
-        q[j] = qj;
-        t += y[j] * qj;
-    }
-    SQ_ADD(s0, s0, s1);
-    return sq_hsum(s0) + t;
-}
-
-/* The L-BFGS two-loop recursion (Nocedal & Wright 2006, Algorithm 7.4) over a ring buffer:
- * out = H g with the m most recent pairs (v_u, r_u) stored in the rows of V and R (row stride
- * ld), the newest in row `head`, rho[u] = 1 / v_u'r_u, H_0 = gamma I; alpha[] is scratch of
- * length tau. Each axpy is fused with the dot product that follows it (sq_axpy_dot), so the
- * recursion makes 2m + 2 passes over n-vectors. One call instead of 2m + 2 (the per-call
- * cost matters at n ~ 100). */
-SQ_DISPATCH SQ_UNUSED
-static void sq_two_loop(ptrdiff_t n, const double* V, const double* R, ptrdiff_t ld,
-                        ptrdiff_t tau, ptrdiff_t m, ptrdiff_t head, const double* rho,
-                        double* alpha, double gamma, const double* g, double* out)
-{
-    ptrdiff_t k, j, idx, nxt;
-    double a, d;
-    memcpy(out, g, (size_t) n * sizeof(double));
-    if (m > 0) {
-        idx = head;                                   /* newest -> oldest */
-        d = sq_dot(V + idx * ld, out, n);
-        for (k = 0; k < m; k++) {
-            a = rho[idx] * d;
-            alpha[idx] = a;
-            nxt = idx > 0 ? idx - 1 : tau - 1;
-            if (k + 1 < m)
-                d = sq_axpy_dot(-a, R + idx * ld, out, V + nxt * ld, n);
-            else
-                sq_axpy(-a, R + idx * ld, out, n);
-            idx = nxt;
-        }
-    }
-    for (j = 0; j < n; j++)
-        out[j] *= gamma;
-    if (m == 0)
-        return;
-    idx = head - m + 1;                               /* oldest -> newest */
-    if (idx < 0)
-        idx += tau;
-    d = sq_dot(R + idx * ld, out, n);
-    for (k = 0; k < m; k++) {
-        a = alpha[idx] - rho[idx] * d;
-        nxt = idx < tau - 1 ? idx + 1 : 0;
-        if (k + 1 < m)
-            d = sq_axpy_dot(a, V + idx * ld, out, R + nxt * ld, n);
-        else
-            sq_axpy(a, V + idx * ld, out, n);
-        idx = nxt;
-    }
-}
-
-#define SQ_MAX_MERGE 16
-
-/* Symmetric low-rank terms are merged into S and two products are formed, in one pass over
- * the upper triangle (j >= i, row-major, row stride ld; the strictly lower part of M is never
- * read or written):
- *
- *     S <- S + sum_{k < m} (a_k b_k' + b_k a_k'),      y1 = S x1,   y2 = S x2
- *
- * with a_k = A + k lda, b_k = B + k lda, 0 <= m <= SQ_MAX_MERGE (m = 0: a read-only pass).
- * Entry (i, j) becomes  S_ij + (sum_k a_k[i] b_k[j] + sum_k b_k[i] a_k[j])  (each sum in order
- * k = 0, 1, ..., starting from 0).
- *
- * Rows are processed in blocks of four: each 8-wide column chunk of the pending vectors, of x
- * and of y is loaded once per block and serves four rows (the merged chunk stays in a register
- * for the products). A row contributes its off-diagonal part to y[i] by a dot product and to
- * y[j > i] by an axpy (rows of a block in order). x and y must not overlap M, A, B or each
- * other (x1 == x2 is allowed). */
-/* One entry of the scalar edges of sq_symv2_merge_upper: *hp += sum_k (A_ki B_kj + B_ki A_kj)
- * (stored back; nothing to do when m = 0); returns the merged entry. */
-static inline double sq_merge_entry(double* hp, ptrdiff_t m, const double* A, const double* B,
-                                    ptrdiff_t lda, ptrdiff_t i, ptrdiff_t j)
-{
-    double p0 = 0.0, p1 = 0.0;
-    ptrdiff_t k;
-    if (m <= 0)
-        return *hp;
-    for (k = 0; k < m; k++) {
-        p0 += A[k * lda + i] * B[k * lda + j];
-        p1 += B[k * lda + i] * A[k * lda + j];
-    }
-    *hp = *hp + (p0 + p1);
-    return *hp;
-}
-
-SQ_DISPATCH SQ_UNUSED
-static void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld, ptrdiff_t m,
-                                 const double* A, const double* B, ptrdiff_t lda,
-                                 const double* x1, const double* x2, double* y1, double* y2)
-{
-    ptrdiff_t i0, nb, r, c, j, k;
-    double ca[SQ_MAX_MERGE][4], cb[SQ_MAX_MERGE][4];
-    if (m > SQ_MAX_MERGE)
-        m = SQ_MAX_MERGE;
-    memset(y1, 0, (size_t) n * sizeof(double));
-    memset(y2, 0, (size_t) n * sizeof(double));
-    for (i0 = 0; i0 < n; i0 += 4) {
-        double* row[4];
-        double t1[4] = {0.0, 0.0, 0.0, 0.0}, t2[4] = {0.0, 0.0, 0.0, 0.0};
-        double av1[4], av2[4];
-        sq_v8 s1[4], s2[4];
-        nb = n - i0 < 4 ? n - i0 : 4;
-        for (r = 0; r < 4; r++) {
-            row[r] = M + (i0 + (r < nb ? r : 0)) * ld;
-            SQ_ZERO(s1[r]);
-            SQ_ZERO(s2[r]);
-            av1[r] = r < nb ? x1[i0 + r] : 0.0;
-            av2[r] = r < nb ? x2[i0 + r] : 0.0;
-            for (k = 0; k < m; k++) {
-                ca[k][r] = r < nb ? A[k * lda + i0 + r] : 0.0;
-                cb[k][r] = r < nb ? B[k * lda + i0 + r] : 0.0;
-            }
-        }
-        /* the diagonal block (scalar): merge, then products */
-        for (r = 0; r < nb; r++) {
-            const ptrdiff_t i = i0 + r;
-            for (c = r; c < nb; c++) {
-                const ptrdiff_t jj = i0 + c;
-                const double h = sq_merge_entry(&row[r][jj], m, A, B, lda, i, jj);
-                if (c == r) {
-                    y1[i] += h * x1[i];
-                    y2[i] += h * x2[i];
-                } else {
-                    t1[r] += h * x1[jj];
-                    t2[r] += h * x2[jj];
-                    y1[jj] += x1[i] * h;
-                    y2[jj] += x2[i] * h;
-                }
-            }
-        }
-        /* columns to the right of the block: 8-wide chunks, four rows at a time */
-        j = i0 + nb;
-        if (nb == 4) {
-            for (; j + 8 <= n; j += 8) {
-                sq_v8 h[4], xv1, xv2, yv1, yv2, bv, av;
-                for (r = 0; r < 4; r++)
-                    SQ_LOAD(h[r], row[r] + j);
-                if (m > 0) {
-                    sq_v8 p0[4], p1[4];
-                    for (r = 0; r < 4; r++) {
-                        SQ_ZERO(p0[r]);
-                        SQ_ZERO(p1[r]);
-                    }
-                    for (k = 0; k < m; k++) {
-                        SQ_LOAD(bv, B + k * lda + j);
-                        SQ_LOAD(av, A + k * lda + j);
-                        for (r = 0; r < 4; r++) {
-                            SQ_MADDS(p0[r], ca[k][r], bv);
-                            SQ_MADDS(p1[r], cb[k][r], av);
-                        }
-                    }
-                    for (r = 0; r < 4; r++) {
-                        SQ_ADD(p0[r], p0[r], p1[r]);
-                        SQ_ADD(h[r], h[r], p0[r]);
-                        SQ_STORE(row[r] + j, h[r]);
-                    }
-                }
-                SQ_LOAD(xv1, x1 + j);
-                SQ_LOAD(xv2, x2 + j);
-                SQ_LOAD(yv1, y1 + j);
-                SQ_LOAD(yv2, y2 + j);
-                for (r = 0; r < 4; r++) {
-                    SQ_MADD(s1[r], h[r], xv1);
-                    SQ_MADD(s2[r], h[r], xv2);
-                    SQ_AXPYS(yv1, yv1, av1[r], h[r]);
-                    SQ_AXPYS(yv2, yv2, av2[r], h[r]);
-                }
-                SQ_STORE(y1 + j, yv1);
-                SQ_STORE(y2 + j, yv2);
-            }
-        }
-        /* remaining columns (scalar), rows in order */
-        for (; j < n; j++) {
-            for (r = 0; r < nb; r++) {
-                const ptrdiff_t i = i0 + r;
-                const double h = sq_merge_entry(&row[r][j], m, A, B, lda, i, j);
-                t1[r] += h * x1[j];
-                t2[r] += h * x2[j];
-                y1[j] += x1[i] * h;
-                y2[j] += x2[i] * h;
-            }
-        }
-        for (r = 0; r < nb; r++) {
-            y1[i0 + r] += sq_hsum(s1[r]) + t1[r];
-            y2[i0 + r] += sq_hsum(s2[r]) + t2[r];
-        }
-    }
-}
-
-/* RES update of the stored B (upper triangle, row-major, stride ld) and a copy for the factor:
- *     B_ij <- B_ij + alpha x_i x_j + beta y_i y_j  (+ delta on the diagonal),   F_ij <- B_ij
- * for j >= i (entry: (B_ij + alpha x_i x_j) + beta y_i y_j, then + delta). One pass. */
-SQ_DISPATCH SQ_UNUSED
-static void sq_syr2_shift_copy_upper(ptrdiff_t n, double* B, ptrdiff_t ld, double alpha,
-                                     const double* x, double beta, const double* y,
-                                     double delta, double* F)
-{
-    ptrdiff_t i, j;
-    for (i = 0; i < n; i++) {
-        double* row = B + i * ld;
-        double* frow = F + i * ld;
-        const double ax = alpha * x[i], by = beta * y[i];
-        sq_v8 hv, xv, yv;
-        double h = (row[i] + ax * x[i]) + by * y[i];
-        h = h + delta;
-        row[i] = h;
-        frow[i] = h;
-        j = i + 1;
-        for (; j + 8 <= n; j += 8) {
-            SQ_LOAD(hv, row + j);
-            SQ_LOAD(xv, x + j); SQ_AXPYS(hv, hv, ax, xv);
-            SQ_LOAD(yv, y + j); SQ_AXPYS(hv, hv, by, yv);
-            SQ_STORE(row + j, hv);
-            SQ_STORE(frow + j, hv);
-        }
-        for (; j < n; j++) {
-            h = (row[j] + ax * x[j]) + by * y[j];
-            row[j] = h;
-            frow[j] = h;
-        }
-    }
-}
-
-/* In-place Cholesky factorisation S = U'U of the symmetric positive definite matrix whose upper
- * triangle (j >= i, row-major, stride ld) is stored in F; U overwrites that triangle (the
- * layout of LAPACK dpotrf with uplo = 'L' on the same memory read in column-major order, so
- * dpotrs can use it). Right-looking, in panels of eight rows: the panel is factored (row by
- * row, within the panel), then the trailing triangle gets the rank-8 update
- *     F_ij <- F_ij - (sum_{r even} U_ri U_rj + sum_{r odd} U_ri U_rj)    (r = 0..7, in order)
- * one 8-wide chunk at a time. For matrices that fit in the per-core cache (the caller picks
- * LAPACK beyond). Returns 0, or k + 1 if the k-th pivot is not positive (or NaN). */
-#define SQ_PANEL 8
-/* *out = sum_r c[r] P[r][j : j + 8] over the SQ_PANEL panel rows, even and odd rows in two
- * partial sums added at the end (the trailing update of sq_potrf_upper; written through a
- * pointer so that no 64-byte vector crosses a call boundary) */
-static inline void sq_panel_combo(sq_v8* out, const double* const* P, const double* c,
-                                  ptrdiff_t j)
-{
-    sq_v8 pv, acc0, acc1;
-    int r;
-    SQ_ZERO(acc0);
-    SQ_ZERO(acc1);
-    for (r = 0; r < SQ_PANEL; r += 2) {
-        SQ_LOAD(pv, P[r] + j);
-        SQ_MADDS(acc0, c[r], pv);
-        SQ_LOAD(pv, P[r + 1] + j);
-        SQ_MADDS(acc1, c[r + 1], pv);
-    }
-    SQ_ADD(*out, acc0, acc1);
-}
 /* sq_mask_tab + t: 8 lanes, the last t of them 1, the others 0 (1 <= t <= 8) */
 static const double sq_mask_tab[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-SQ_DISPATCH SQ_UNUSED
-static int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
+
+#define SQ_MAX_MERGE 16
+#define SQ_PANEL 8
+
+/* ---- the variants ---- */
+
+/* baseline (every x86-64 CPU; the only variant off x86-64 Linux GCC) */
+#define SQ_VARIANT(name) SQ_CAT(name, _base)
+#define SQ_REPR SQ_BASE_REPR
+#include "_simd_kernels.h"
+#undef SQ_VARIANT
+#undef SQ_REPR
+
+#if defined(SQ_MULTI_ISA)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define SQ_VARIANT(name) SQ_CAT(name, _avx2)
+#define SQ_REPR S
+#include "_simd_kernels.h"
+#undef SQ_VARIANT
+#undef SQ_REPR
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define SQ_VARIANT(name) SQ_CAT(name, _avx512)
+#define SQ_REPR W
+#include "_simd_kernels.h"
+#undef SQ_VARIANT
+#undef SQ_REPR
+#pragma GCC pop_options
+
+/* 0 baseline, 1 AVX2, 2 AVX-512F: the best the CPU (and the OS: libgcc checks that it saves the
+ * vector registers) supports, capped by SQNOPT_SIMD; set when the module loads. */
+static int sq_isa_level = 0;
+__attribute__((constructor)) SQ_UNUSED static void sq_isa_init(void)
 {
-    ptrdiff_t i0, nb, r, q, i, j;
-    for (i0 = 0; i0 < n; i0 += SQ_PANEL) {
-        const double* P[SQ_PANEL];
-        nb = n - i0 < SQ_PANEL ? n - i0 : SQ_PANEL;
-        /* factor the panel rows i0 .. i0 + nb - 1 (all columns j >= row) */
-        for (r = 0; r < nb; r++) {
-            const ptrdiff_t p = i0 + r;
-            double* prow = F + p * ld;
-            double d = prow[p], inv;
-            if (!(d > 0.0))      /* also catches NaN */
-                return (int) (p + 1);
-            d = sqrt(d);
-            prow[p] = d;
-            inv = 1.0 / d;
-            for (j = p + 1; j < n; j++)
-                prow[j] *= inv;
-            for (q = r + 1; q < nb; q++) {          /* later panel rows */
-                const ptrdiff_t pq = i0 + q;
-                double* qrow = F + pq * ld;
-                const double c = prow[pq];
-                for (j = pq; j < n; j++)
-                    qrow[j] = qrow[j] - c * prow[j];
-            }
-        }
-        if (nb < SQ_PANEL)
-            break;
-        for (r = 0; r < SQ_PANEL; r++)
-            P[r] = F + (i0 + r) * ld;
-        /* trailing rows i >= i0 + 8: rank-8 update of F[i, i:] */
-        for (i = i0 + SQ_PANEL; i < n; i++) {
-            double* row = F + i * ld;
-            double c[SQ_PANEL];
-            sq_v8 hv, acc0;
-            for (r = 0; r < SQ_PANEL; r++)
-                c[r] = P[r][i];
-            j = i;
-            for (; j + 8 <= n; j += 8) {
-                sq_panel_combo(&acc0, P, c, j);
-                SQ_LOAD(hv, row + j);
-                SQ_SUB(hv, hv, acc0);
-                SQ_STORE(row + j, hv);
-            }
-            if (j < n) {
-                /* the last n - j < 8 columns: one chunk ending at column n - 1 (n >= 16 here),
-                 * lanes before j multiplied by 0 -- they hold columns already done or the
-                 * (unused) strictly lower part of the row, which are rewritten unchanged; the
-                 * panel rows are finite there (their upper part) */
-                const ptrdiff_t j0 = n - 8;
-                sq_v8 mv;
-                SQ_LOAD(mv, sq_mask_tab + (n - j));
-                sq_panel_combo(&acc0, P, c, j0);
-                SQ_MUL(acc0, acc0, mv);
-                SQ_LOAD(hv, row + j0);
-                SQ_SUB(hv, hv, acc0);
-                SQ_STORE(row + j0, hv);
-            }
-        }
+    const char* cap = getenv("SQNOPT_SIMD");
+    int level = 0;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        level = 2;
+    else if (__builtin_cpu_supports("avx2"))
+        level = 1;
+    if (cap != NULL) {
+        if (strcmp(cap, "baseline") == 0)
+            level = 0;
+        else if (strcmp(cap, "avx2") == 0 && level > 1)
+            level = 1;
     }
-    return 0;
+    sq_isa_level = level;
+}
+/* the call of the variant in use, an expression of the kernel's type (void included) */
+#  define SQ_CALL(name, args) (sq_isa_level == 2 ? SQ_CAT(name, _avx512) args \
+                               : sq_isa_level == 1 ? SQ_CAT(name, _avx2) args \
+                               : SQ_CAT(name, _base) args)
+#else
+static const int sq_isa_level = 0;
+#  define SQ_CALL(name, args) SQ_CAT(name, _base) args
+#endif
+
+/* The variant in use: 0 baseline, 1 AVX2, 2 AVX-512F. */
+SQ_UNUSED static int sq_simd_level(void)
+{
+    return sq_isa_level;
 }
 
-/* Solve U'U x = b in place (x overwrites b) with the factor of sq_potrf_upper / dpotrf. */
-SQ_DISPATCH SQ_UNUSED
-static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b)
+/* ---- the entry points (declared in _simd.pxd) ---- */
+SQ_UNUSED static inline double sq_dot(const double* a, const double* b, ptrdiff_t n)
 {
-    ptrdiff_t k;
-    for (k = 0; k < n; k++) {                 /* U' y = b: column sweep */
-        const double* urow = U + k * ld;
-        const double yk = b[k] / urow[k];
-        b[k] = yk;
-        sq_axpy(-yk, urow + k + 1, b + k + 1, n - k - 1);
-    }
-    for (k = n - 1; k >= 0; k--) {            /* U x = y: row dot products */
-        const double* urow = U + k * ld;
-        b[k] = (b[k] - sq_dot(urow + k + 1, b + k + 1, n - k - 1)) / urow[k];
-    }
+    return SQ_CALL(sq_dot, (a, b, n));
 }
 
+SQ_UNUSED static inline double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
+{
+    return SQ_CALL(sq_dot_f32, (a, b, n));
+}
+
+SQ_UNUSED static inline void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
+{
+    SQ_CALL(sq_axpy, (alpha, x, y, n));
+}
+
+SQ_UNUSED static inline void sq_axpy_f32(double alpha, const float* x, double* y, ptrdiff_t n)
+{
+    SQ_CALL(sq_axpy_f32, (alpha, x, y, n));
+}
+
+SQ_UNUSED static inline int sq_step_allfinite(const double* w, double eps, const double* d,
+                                              double* out, ptrdiff_t n)
+{
+    return SQ_CALL(sq_step_allfinite, (w, eps, d, out, n));
+}
+
+SQ_UNUSED static inline double sq_axpy_dot(double alpha, const double* x, double* q,
+                                           const double* y, ptrdiff_t n)
+{
+    return SQ_CALL(sq_axpy_dot, (alpha, x, q, y, n));
+}
+
+SQ_UNUSED static inline void sq_two_loop(ptrdiff_t n, const double* V, const double* R,
+                                         ptrdiff_t ld, ptrdiff_t tau, ptrdiff_t m, ptrdiff_t head,
+                                         const double* rho, double* alpha, double gamma,
+                                         const double* g, double* out)
+{
+    SQ_CALL(sq_two_loop, (n, V, R, ld, tau, m, head, rho, alpha, gamma, g, out));
+}
+
+SQ_UNUSED static inline void sq_symv2_merge_upper(ptrdiff_t n, double* M, ptrdiff_t ld,
+                                                  ptrdiff_t m, const double* A, const double* B,
+                                                  ptrdiff_t lda, const double* x1,
+                                                  const double* x2, double* y1, double* y2)
+{
+    SQ_CALL(sq_symv2_merge_upper, (n, M, ld, m, A, B, lda, x1, x2, y1, y2));
+}
+
+SQ_UNUSED static inline void sq_syr2_shift_copy_upper(ptrdiff_t n, double* B, ptrdiff_t ld,
+                                                      double alpha, const double* x, double beta,
+                                                      const double* y, double delta, double* F)
+{
+    SQ_CALL(sq_syr2_shift_copy_upper, (n, B, ld, alpha, x, beta, y, delta, F));
+}
+
+SQ_UNUSED static inline int sq_potrf_upper(ptrdiff_t n, double* F, ptrdiff_t ld)
+{
+    return SQ_CALL(sq_potrf_upper, (n, F, ld));
+}
+
+SQ_UNUSED static inline void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b)
+{
+    SQ_CALL(sq_potrs_upper, (n, U, ld, b));
+}
 #endif  /* SQNOPT_SIMD_H */

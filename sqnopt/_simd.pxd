@@ -1,10 +1,12 @@
 # cython: language_level=3
 """Declarations of the vector kernels of ``sqnopt/_simd.h``: 8-lane loops compiled for AVX-512,
-AVX2 and baseline x86-64, the variant picked when the module loads; bit-identical results on
-every variant. Compiled modules cimport them from here (the header's directory is on the
-include path of the build, see ``setup.py``)."""
+AVX2 and baseline x86-64, the variant picked when the module loads (capped by the environment
+variable ``SQNOPT_SIMD``); bit-identical results on every variant. Compiled modules cimport
+them from here (the header's directory is on the include path of the build, see ``setup.py``)."""
 
 cdef extern from "_simd.h" nogil:
+    # the variant in use: 0 baseline, 1 AVX2, 2 AVX-512F
+    int sq_simd_level()
     double sq_dot(const double* a, const double* b, Py_ssize_t n)
     double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
     void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)

@@ -5,8 +5,11 @@ from numpy.typing import NDArray
 
 from sqnopt.curvature._secant import SecantKernel
 
+FUSED_MIN_DIM_BY_VARIANT: dict[str, int]
+"""``FUSED_MIN_DIM`` for each vector-kernel variant (``sqnopt._simd_info.simd_variant()``)."""
 FUSED_MIN_DIM: int
-"""From this dimension on, the inverse form uses the fused one-pass update kernel."""
+"""From this dimension on, the inverse form uses the fused one-pass update kernel (the value
+for the vector-kernel variant in use)."""
 OWN_CHOLESKY_MAX_DIM: int
 """Up to this dimension, the Cholesky form factors with its own panel kernel (beyond: LAPACK)."""
 

@@ -55,7 +55,7 @@ from scipy.linalg.cython_blas cimport dsymv, dsyr2
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt._simd cimport (
-    sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
+    sq_simd_level, sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
     sq_syr2_shift_copy_upper,
 )
 from sqnopt._vec cimport vaxpy, vdot
@@ -68,10 +68,13 @@ cdef char UPLO = b'L'
 cdef int INC = 1
 # Defer a pair only if trace(H) r'r is at most this (then r'Hr and H r are finite).
 cdef double DEFER_LIMIT = 1e290
-# From this dimension on the inverse form uses the fused one-pass kernel; below, the matrix
-# is cache-resident and BLAS level 2 with FMA (dsyr2 to fold, dsymv per product) is as fast or
-# faster (measured crossover 300-500 on the development machine).
-FUSED_MIN_DIM = 400
+# From this dimension on the inverse form uses the fused one-pass kernel; below, BLAS level 2
+# with FMA (dsyr2 to fold, dsymv per product) is as fast or faster. The crossover depends on the
+# variant of the vector kernels in use (sqnopt/_simd.h): measured 300-400 with AVX-512, 600-700
+# with AVX2, 900-1000 with the SSE2 baseline, each against OpenBLAS's kernels for that instruction
+# set (docs/benchmarks.md, "Vector-kernel variants").
+FUSED_MIN_DIM_BY_VARIANT = {"baseline": 1000, "avx2": 700, "avx512f": 400}
+FUSED_MIN_DIM = FUSED_MIN_DIM_BY_VARIANT[("baseline", "avx2", "avx512f")[sq_simd_level()]]
 # Up to this dimension the Cholesky form factors with its own kernel (sq_potrf_upper, panels of
 # eight rows on 8-lane vectors; 20-25 % faster than OpenBLAS dpotrf at n = 64-150 on the
 # development machine), beyond with LAPACK dpotrf (blocked for the cache; faster from n ~ 180).
@@ -83,7 +86,7 @@ def default_merge_every(Py_ssize_t dim):
     kernel. A fold pass (read + write, plus the terms) costs about 1.5-2 read-only passes;
     folding every 4th pass was best at n = 300-1500 on the development machine (3-8 were within
     noise of each other; more terms cost O(n) corrections per product)."""
-    return 4 if dim >= FUSED_MIN_DIM else 1
+    return 4 if dim >= 300 else 1
 
 
 cdef class BFGSKernel(SecantKernel):

@@ -1,0 +1,17 @@
+# cython: language_level=3
+"""Which variant of the vector kernels of ``sqnopt/_simd.h`` this process runs.
+
+The variant is picked from the CPU when each compiled module loads (AVX-512F, else AVX2, else
+the SSE2 baseline; only the baseline off x86-64 Linux GCC builds) and can be capped with the
+environment variable ``SQNOPT_SIMD=baseline|avx2|avx512f`` set before ``sqnopt`` is imported.
+Every variant gives bit-identical results; only the speed differs.
+"""
+
+from sqnopt._simd cimport sq_simd_level
+
+VARIANTS = ("baseline", "avx2", "avx512f")
+
+
+def simd_variant():
+    """The vector-kernel variant in use: ``"baseline"``, ``"avx2"`` or ``"avx512f"``."""
+    return VARIANTS[sq_simd_level()]
