@@ -14,6 +14,7 @@ scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.traini
 
 from typing import Any
 
+from sqnopt._simd_info import simd_variant
 from sqnopt.curvature import (
     LBFGS,
     AdaGrad,
@@ -106,5 +107,6 @@ __all__ = [
     "StepRule",
     "get_registry",
     "hookimpl",
+    "simd_variant",
     "__version__",
 ]

@@ -7,9 +7,24 @@ environment variable ``SQNOPT_SIMD=baseline|avx2|avx512f`` set before ``sqnopt``
 Every variant gives bit-identical results; only the speed differs.
 """
 
+import os
+import warnings
+
 from sqnopt._simd cimport sq_simd_level
 
 VARIANTS = ("baseline", "avx2", "avx512f")
+
+
+def _check_environment():
+    """Warn if ``SQNOPT_SIMD`` is set to a value the kernels do not know (they ignore it)."""
+    value = os.environ.get("SQNOPT_SIMD")
+    if value is not None and value not in VARIANTS:
+        warnings.warn(f"SQNOPT_SIMD={value!r} is not one of {', '.join(VARIANTS)} and is ignored "
+                      f"(the vector kernels run {VARIANTS[sq_simd_level()]!r}); unset it or use "
+                      "one of those names", RuntimeWarning, stacklevel=2)
+
+
+_check_environment()
 
 
 def simd_variant():

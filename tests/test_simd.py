@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,17 @@ def fingerprints() -> dict[str, str]:
     return out
 
 
+def _env(**extra: str) -> dict[str, str]:
+    """The environment of a subprocess that imports the same sqnopt as this process (run it
+    outside the checkout, whose uncompiled sqnopt/ would otherwise shadow an installed one)."""
+    import sqnopt
+
+    home = str(Path(sqnopt.__file__).resolve().parent.parent)
+    path = os.pathsep.join([home, os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH")
+                           else [home])
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
 _SCRIPT = (
     "import json, sys\n"
     "sys.path.insert(0, {tests!r})\n"
@@ -83,11 +95,11 @@ _SCRIPT = (
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_every_variant_gives_the_same_bits(variant: str) -> None:
-    env = dict(os.environ, SQNOPT_SIMD=variant, OPENBLAS_NUM_THREADS="1")
+def test_every_variant_gives_the_same_bits(variant: str, tmp_path: Any) -> None:
+    env = _env(SQNOPT_SIMD=variant, OPENBLAS_NUM_THREADS="1")
     script = _SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+                          text=True, timeout=300, check=False, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     # the cap lowers the variant, never raises it above what the CPU has
@@ -181,8 +193,6 @@ def _compiler() -> list[str] | None:
 def test_kernels_agree_bit_for_bit_in_c(tmp_path: Any) -> None:
     """Every kernel of the header, compiled into a C program: each variant (SQNOPT_SIMD) and the
     portable representation of other compilers (SQ_PORTABLE_ONLY) print the same bits."""
-    from pathlib import Path
-
     import sqnopt
 
     include = str(Path(sqnopt.__file__).resolve().parent)
@@ -205,3 +215,14 @@ def test_kernels_agree_bit_for_bit_in_c(tmp_path: Any) -> None:
     assert reference.count("\n") > 40 and "potrf 0" in reference
     for key, text in outputs.items():
         assert text == reference, f"{key} differs from dispatch/baseline"
+
+
+def test_unknown_variant_name_warns_and_is_ignored(tmp_path: Any) -> None:
+    env = _env(SQNOPT_SIMD="avx-2")
+    proc = subprocess.run([sys.executable, "-c", "import sqnopt; print(sqnopt.simd_variant())"],
+                          env=env, capture_output=True, text=True, timeout=120, check=True,
+                          cwd=tmp_path)
+    variant = proc.stdout.strip()                       # ignored: the CPU's best
+    assert variant in VARIANTS
+    assert "SQNOPT_SIMD='avx-2' is not one of baseline, avx2, avx512f" in proc.stderr
+    assert f"the vector kernels run {variant!r}" in proc.stderr
