@@ -1,9 +1,12 @@
-"""Build the sdist and check that it carries every tracked file under ``sqnopt/`` (the Cython
-sources, declarations and headers a build from the sdist needs, the stubs and package data).
+"""Build the sdists of sqnopt and of the example plugin and check that each carries every
+tracked file of its package (the Cython sources, declarations and headers a build from the sdist
+needs, the stubs and package data).
 
-The sdist is built from a copy of the checkout's files (tracked and untracked-but-not-ignored):
+Each sdist is built from a copy of the project's files (tracked, and untracked but not ignored):
 setuptools merges any ``*.egg-info/SOURCES.txt`` left by an earlier build into the sdist's file
-list, which would hide a missing ``MANIFEST.in`` rule."""
+list, which would hide a missing ``MANIFEST.in`` rule. The plugin's build cimports the installed
+sqnopt, so run this where sqnopt is importable.
+"""
 
 from __future__ import annotations
 
@@ -15,20 +18,23 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PROJECTS = [(".", "sqnopt"), ("plugins/sqnopt-bbscale", "sqnopt_bbscale")]
 
 
-def main() -> int:
-    def git_files(*args: str) -> list[str]:
-        return subprocess.run(["git", "ls-files", *args], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.splitlines()
+def git_files(where: Path, *args: str) -> list[str]:
+    return subprocess.run(["git", "ls-files", *args], cwd=where, capture_output=True,
+                          text=True, check=True).stdout.splitlines()
 
-    tracked = git_files("sqnopt")
+
+def check(project: str, package: str) -> bool:
+    where = ROOT / project
+    tracked = git_files(where, package)
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "src", Path(tmp) / "dist"
-        for name in git_files() + git_files("--others", "--exclude-standard"):
-            if (ROOT / name).is_file():
+        for name in git_files(where) + git_files(where, "--others", "--exclude-standard"):
+            if (where / name).is_file():
                 (src / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, src / name)
+                shutil.copy2(where / name, src / name)
         subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(out)], cwd=src,
                        check=True, capture_output=True)
         (archive,) = out.glob("*.tar.gz")
@@ -36,11 +42,16 @@ def main() -> int:
             names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     missing = sorted(set(tracked) - names)
     pyx = [n for n in names if n.endswith(".pyx")]
-    print(f"sdist {archive.name}: {len(names)} files, {len(pyx)} .pyx; "
-          f"tracked under sqnopt/: {len(tracked)}, missing: {len(missing)}")
+    print(f"sdist {archive.name}: {len(names)} files, {len(pyx)} .pyx; tracked under "
+          f"{package}/: {len(tracked)}, missing: {len(missing)}")
     for name in missing:
         print(f"  missing: {name}")
-    return 1 if missing or not pyx else 0
+    return not missing and bool(pyx)
+
+
+def main() -> int:
+    results = [check(project, package) for project, package in PROJECTS]
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
