@@ -44,12 +44,20 @@ CASES = [  # (label, benchmark file, -k expression, regex on its printed line)
 ]
 
 
-def run(tree: Path, variant: str) -> dict[str, float]:
+def variant_env(tree: Path, variant: str) -> dict[str, str]:
+    """The environment of a subprocess that runs ``tree``'s sqnopt capped at ``variant``, with
+    OpenBLAS on the kernels of the same instruction set."""
     env = dict(os.environ, SQNOPT_SIMD=variant, OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=str(tree))
     env.pop("OPENBLAS_CORETYPE", None)
     if CORETYPE[variant]:
         env["OPENBLAS_CORETYPE"] = CORETYPE[variant]
+    return env
+
+
+def run(tree: Path, variant: str) -> tuple[str, dict[str, float]]:
+    """The variant the tree reports (``n/a`` if it predates ``simd_variant``) and the figures."""
+    env = variant_env(tree, variant)
     out: dict[str, float] = {}
     for path in sorted({c[1] for c in CASES}):
         ks = " or ".join(sorted({f"({c[2]})" for c in CASES if c[1] == path}))
@@ -69,8 +77,7 @@ def run(tree: Path, variant: str) -> dict[str, float]:
     probe = subprocess.run(
         [sys.executable, "-c", "from sqnopt._simd_info import simd_variant; print(simd_variant())"],
         cwd=tree, env=env, capture_output=True, text=True, check=False)
-    out["variant"] = probe.stdout.strip() if probe.returncode == 0 else "n/a"  # type: ignore
-    return out
+    return (probe.stdout.strip() if probe.returncode == 0 else "n/a"), out
 
 
 CROSSOVER = r'''
@@ -92,13 +99,8 @@ for n in map(int, sys.argv[1:]):
 
 
 def crossover(tree: Path, variant: str, dims: list[int]) -> None:
-    env = dict(os.environ, SQNOPT_SIMD=variant, OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=str(tree))
-    env.pop("OPENBLAS_CORETYPE", None)
-    if CORETYPE[variant]:
-        env["OPENBLAS_CORETYPE"] = CORETYPE[variant]
-    subprocess.run([sys.executable, "-c", CROSSOVER, *map(str, dims)], cwd=tree, env=env,
-                   check=True, timeout=3600)
+    subprocess.run([sys.executable, "-c", CROSSOVER, *map(str, dims)], cwd=tree,
+                   env=variant_env(tree, variant), check=True, timeout=3600)
 
 
 def main() -> None:
@@ -121,9 +123,8 @@ def main() -> None:
     for r in range(args.rounds):
         for tree in trees:
             for variant in args.variants:
-                res = run(tree, variant)
                 key = (str(tree), variant)
-                seen[key] = str(res.pop("variant"))
+                seen[key], res = run(tree, variant)
                 cur = best.setdefault(key, {})
                 for label, value in res.items():
                     cur[label] = min(cur.get(label, float("inf")), value)

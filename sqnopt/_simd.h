@@ -9,16 +9,16 @@
  *
  *   W  one 64-byte GCC vector: one zmm register (AVX-512F);
  *   S  two 32-byte GCC vectors, lanes 0-3 and 4-7: two ymm registers (AVX2);
- *   X  four 16-byte GCC vectors: four xmm (or NEON) registers (the baseline, GCC or Clang);
+ *   X  four 16-byte GCC vectors: four xmm registers (the baseline, GCC or Clang; the same
+ *      code serves other targets such as arm64, not measured there);
  *   P  a struct of 8 doubles (the baseline of other compilers).
  *
- * (GCC 12 compiles W for AVX2 through the stack: W's 16-lane dot product at n = 1000 took 9x as
- * long as S's, and the fused BFGS pass ran 3-4x slower; see docs/benchmarks.md, "Vector-kernel
- * variants".) The variant is picked once per module when it loads, from the CPU
- * (__builtin_cpu_supports, which also checks that the OS saves the registers), and can be capped
- * for tests and benchmarks with the environment variable SQNOPT_SIMD=baseline|avx2|avx512f
- * (sqnopt._simd_info.simd_variant() names the one in use). With other compilers or platforms only
- * the baseline variant is built.
+ * (GCC 12 compiles W for AVX2 through the stack: a dot product of 1000 doubles took 9x as long
+ * with W as with S, and an oBFGS iteration at n = 1000 2.2x; see docs/benchmarks.md,
+ * "Vector-kernel variants".) The variant is picked once per module when it loads, from the CPU
+ * (__builtin_cpu_supports), and can be capped for tests and benchmarks with the environment
+ * variable SQNOPT_SIMD=baseline|avx2|avx512f (sqnopt.simd_variant() names the one in use). With
+ * other compilers or platforms only the baseline variant is built.
  *
  * Everything is plain loads, multiplies, adds and stores in a fixed order per lane -- no FMA
  * contraction (the package is built with -ffp-contract=off), no reassociation -- so every
@@ -116,11 +116,10 @@ static inline double sq_hsum_S(sq_v8_S v)
 #endif
 
 /* ---- representation X: four 16-byte quarters, lanes 2q and 2q + 1 in quarter q (the baseline
- * with GCC or Clang: SSE2 on x86-64, NEON on arm64) ---- */
+ * with GCC or Clang) ---- */
 #if defined(__GNUC__) && !defined(SQ_PORTABLE_ONLY)
 typedef double sq_v2_X __attribute__((vector_size(16)));
 typedef struct { sq_v2_X q0, q1, q2, q3; } sq_v8_X;
-#  define SQ_QUARTERS_(st) do { st(q0) st(q1) st(q2) st(q3) } while (0)
 #  define SQ_LOAD_X(dst, p) do { const double* _p = (p); \
         memcpy(&(dst).q0, _p, sizeof(sq_v2_X)); memcpy(&(dst).q1, _p + 2, sizeof(sq_v2_X)); \
         memcpy(&(dst).q2, _p + 4, sizeof(sq_v2_X)); memcpy(&(dst).q3, _p + 6, sizeof(sq_v2_X)); \
@@ -138,24 +137,20 @@ static inline double sq_hsum_X(sq_v8_X v)
 {
     return ((v.q0[0] + v.q0[1]) + (v.q1[0] + v.q1[1])) + ((v.q2[0] + v.q2[1]) + (v.q3[0] + v.q3[1]));
 }
-#  define SQ_MADD_X(acc, a, b) do { const sq_v8_X _a = (a), _b = (b); \
-        (acc).q0 += _a.q0 * _b.q0; (acc).q1 += _a.q1 * _b.q1; \
-        (acc).q2 += _a.q2 * _b.q2; (acc).q3 += _a.q3 * _b.q3; } while (0)
-#  define SQ_MADDS_X(acc, s, x) do { const double _s = (s); const sq_v8_X _x = (x); \
-        (acc).q0 += _x.q0 * _s; (acc).q1 += _x.q1 * _s; \
-        (acc).q2 += _x.q2 * _s; (acc).q3 += _x.q3 * _s; } while (0)
-#  define SQ_AXPYS_X(out, y, s, x) do { const double _s = (s); const sq_v8_X _y = (y), _x = (x); \
-        (out).q0 = _y.q0 + _x.q0 * _s; (out).q1 = _y.q1 + _x.q1 * _s; \
-        (out).q2 = _y.q2 + _x.q2 * _s; (out).q3 = _y.q3 + _x.q3 * _s; } while (0)
-#  define SQ_ADD_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
-        (out).q0 = _a.q0 + _b.q0; (out).q1 = _a.q1 + _b.q1; \
-        (out).q2 = _a.q2 + _b.q2; (out).q3 = _a.q3 + _b.q3; } while (0)
-#  define SQ_SUB_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
-        (out).q0 = _a.q0 - _b.q0; (out).q1 = _a.q1 - _b.q1; \
-        (out).q2 = _a.q2 - _b.q2; (out).q3 = _a.q3 - _b.q3; } while (0)
-#  define SQ_MUL_X(out, a, b) do { const sq_v8_X _a = (a), _b = (b); \
-        (out).q0 = _a.q0 * _b.q0; (out).q1 = _a.q1 * _b.q1; \
-        (out).q2 = _a.q2 * _b.q2; (out).q3 = _a.q3 * _b.q3; } while (0)
+#  define SQ_MADD_X(acc, a, b) do { (acc).q0 += (a).q0 * (b).q0; (acc).q1 += (a).q1 * (b).q1; \
+        (acc).q2 += (a).q2 * (b).q2; (acc).q3 += (a).q3 * (b).q3; } while (0)
+#  define SQ_MADDS_X(acc, s, x) do { const double _s = (s); \
+        (acc).q0 += (x).q0 * _s; (acc).q1 += (x).q1 * _s; \
+        (acc).q2 += (x).q2 * _s; (acc).q3 += (x).q3 * _s; } while (0)
+#  define SQ_AXPYS_X(out, y, s, x) do { const double _s = (s); \
+        (out).q0 = (y).q0 + (x).q0 * _s; (out).q1 = (y).q1 + (x).q1 * _s; \
+        (out).q2 = (y).q2 + (x).q2 * _s; (out).q3 = (y).q3 + (x).q3 * _s; } while (0)
+#  define SQ_ADD_X(out, a, b) do { (out).q0 = (a).q0 + (b).q0; (out).q1 = (a).q1 + (b).q1; \
+        (out).q2 = (a).q2 + (b).q2; (out).q3 = (a).q3 + (b).q3; } while (0)
+#  define SQ_SUB_X(out, a, b) do { (out).q0 = (a).q0 - (b).q0; (out).q1 = (a).q1 - (b).q1; \
+        (out).q2 = (a).q2 - (b).q2; (out).q3 = (a).q3 - (b).q3; } while (0)
+#  define SQ_MUL_X(out, a, b) do { (out).q0 = (a).q0 * (b).q0; (out).q1 = (a).q1 * (b).q1; \
+        (out).q2 = (a).q2 * (b).q2; (out).q3 = (a).q3 * (b).q3; } while (0)
 #  ifndef SQ_SWEEP_X
 #    define SQ_SWEEP_X 4
 #  endif
@@ -252,8 +247,8 @@ static const double sq_mask_tab[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
 #undef SQ_REPR
 #pragma GCC pop_options
 
-/* 0 baseline, 1 AVX2, 2 AVX-512F: the best the CPU (and the OS: libgcc checks that it saves the
- * vector registers) supports, capped by SQNOPT_SIMD; set when the module loads. */
+/* 0 baseline, 1 AVX2, 2 AVX-512F: the best the CPU supports (as libgcc's __builtin_cpu_supports
+ * reports it), capped by SQNOPT_SIMD; set when the module loads. */
 static int sq_isa_level = 0;
 __attribute__((constructor)) SQ_UNUSED static void sq_isa_init(void)
 {

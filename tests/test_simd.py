@@ -204,26 +204,24 @@ def test_kernels_agree_bit_for_bit_in_c(which: str, tmp_path: Any) -> None:
     include = str(Path(sqnopt.__file__).resolve().parent)
     src = tmp_path / "kernels.c"
     src.write_text(_C_PROGRAM)
-    outputs = {}
-    for label, defines in (("dispatch", []), ("portable", ["-DSQ_PORTABLE_ONLY"])):
+
+    def build(compiler: list[str], label: str, *defines: str) -> Path:
         exe = tmp_path / label
-        subprocess.run([*cc, "-O2", "-ffp-contract=off", f"-I{include}", *defines, str(src),
-                        "-o", str(exe), "-lm"], check=True, capture_output=True, timeout=300)
-        runs = VARIANTS if label == "dispatch" else ("baseline",)
-        for variant in runs:
-            env = dict(os.environ, SQNOPT_SIMD=variant)
-            proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True,
-                                  timeout=60, check=True)
-            outputs[f"{label}/{variant}"] = proc.stdout
-    if which != "python":       # against the reference compiler's output, if it has one
-        ref_cc = _compiler("python")
-        if ref_cc is not None:
-            exe = tmp_path / "reference"
-            subprocess.run([*ref_cc, "-O2", "-ffp-contract=off", f"-I{include}", str(src), "-o",
-                            str(exe), "-lm"], check=True, capture_output=True, timeout=300)
-            outputs["reference/baseline"] = subprocess.run(
-                [str(exe)], env=dict(os.environ, SQNOPT_SIMD="baseline"), capture_output=True,
-                text=True, timeout=60, check=True).stdout
+        subprocess.run([*compiler, "-O2", "-ffp-contract=off", f"-I{include}", *defines,
+                        str(src), "-o", str(exe), "-lm"], check=True, capture_output=True,
+                       timeout=300)
+        return exe
+
+    def output(exe: Path, variant: str) -> str:
+        return subprocess.run([str(exe)], env=dict(os.environ, SQNOPT_SIMD=variant),
+                              capture_output=True, text=True, timeout=60, check=True).stdout
+
+    dispatch = build(cc, "dispatch")
+    outputs = {f"dispatch/{v}": output(dispatch, v) for v in VARIANTS}
+    outputs["portable/baseline"] = output(build(cc, "portable", "-DSQ_PORTABLE_ONLY"), "baseline")
+    ref_cc = _compiler("python")
+    if which != "python" and ref_cc is not None:    # against the reference compiler's bits
+        outputs["reference/baseline"] = output(build(ref_cc, "reference"), "baseline")
     reference = outputs["dispatch/baseline"]
     assert reference.count("\n") > 40 and "potrf 0" in reference
     for key, text in outputs.items():

@@ -58,6 +58,7 @@ from sqnopt._simd cimport (
     sq_simd_level, sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
     sq_syr2_shift_copy_upper,
 )
+from sqnopt._simd_info import VARIANTS as _VARIANTS
 from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -74,7 +75,7 @@ cdef double DEFER_LIMIT = 1e290
 # with AVX2, 900-1000 with the SSE2 baseline, each against OpenBLAS's kernels for that instruction
 # set (docs/benchmarks.md, "Vector-kernel variants").
 FUSED_MIN_DIM_BY_VARIANT = {"baseline": 1000, "avx2": 700, "avx512f": 400}
-FUSED_MIN_DIM = FUSED_MIN_DIM_BY_VARIANT[("baseline", "avx2", "avx512f")[sq_simd_level()]]
+FUSED_MIN_DIM = FUSED_MIN_DIM_BY_VARIANT[_VARIANTS[sq_simd_level()]]
 # Up to this dimension the Cholesky form factors with its own kernel (sq_potrf_upper, panels of
 # eight rows on 8-lane vectors; 20-25 % faster than OpenBLAS dpotrf at n = 64-150 on the
 # development machine), beyond with LAPACK dpotrf (blocked for the cache; faster from n ~ 180).

@@ -210,9 +210,9 @@ cdef class CompiledLoop:
         cdef bint keep_next = secant or search
         # With the identity the direction is the gradient buffer itself, and the gradient
         # alternates between the grad and grad_next buffers (grad_next is free without a
-        # secant pair or a line search), so the direction of the last step survives a stop on a non-finite
-        # minibatch objective; on return it is copied to the direction buffer, which the
-        # divergence diagnostic reads. Saves a copy of g per iteration (2-7 % in the minima of
+        # secant pair or a line search), so the direction of the last step survives a stop on a
+        # non-finite minibatch objective; on return it is copied to the direction buffer, which
+        # the divergence diagnostic reads. Saves a copy of g per iteration (2-7 % in the minima of
         # an A/B at n = 100, near the noise: docs/benchmarks.md).
         cdef bint alias = self.direction_is_gradient and not keep_next
         if self.average:
