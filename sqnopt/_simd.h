@@ -303,6 +303,12 @@ SQ_UNUSED static inline void sq_axpy_f32(double alpha, const float* x, double* y
     SQ_CALL(sq_axpy_f32, (alpha, x, y, n));
 }
 
+SQ_UNUSED static inline double sq_axpy_sqnorm(double alpha, const double* x, double* y,
+                                              ptrdiff_t n)
+{
+    return SQ_CALL(sq_axpy_sqnorm, (alpha, x, y, n));
+}
+
 SQ_UNUSED static inline int sq_step_allfinite(const double* w, double eps, const double* d,
                                               double* out, ptrdiff_t n)
 {

@@ -11,6 +11,8 @@ cdef extern from "_simd.h" nogil:
     double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
     void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
     void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
+    # y += alpha x; returns x . x in the order of sq_dot(x, x, n)
+    double sq_axpy_sqnorm(double alpha, const double* x, double* y, Py_ssize_t n)
     # out = w - eps d; returns True iff every entry of out is finite
     bint sq_step_allfinite(const double* w, double eps, const double* d, double* out,
                            Py_ssize_t n)

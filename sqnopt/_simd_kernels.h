@@ -8,6 +8,7 @@
 #define sq_dot_f32 SQ_VARIANT(sq_dot_f32)
 #define sq_axpy SQ_VARIANT(sq_axpy)
 #define sq_axpy_f32 SQ_VARIANT(sq_axpy_f32)
+#define sq_axpy_sqnorm SQ_VARIANT(sq_axpy_sqnorm)
 #define sq_step_allfinite SQ_VARIANT(sq_step_allfinite)
 #define sq_axpy_dot SQ_VARIANT(sq_axpy_dot)
 #define sq_two_loop SQ_VARIANT(sq_two_loop)
@@ -48,6 +49,36 @@ SQ_UNUSED
 static void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)
 {
     SQ_AXPY_BODY(SQ_LOAD)
+}
+
+/* y += alpha x, and return sum_j x[j]^2 in the order of sq_dot(x, x, n) (bit-identical to it),
+ * in one pass: the regulariser's gradient and value of the objectives (sqnopt/objectives) */
+SQ_UNUSED
+static double sq_axpy_sqnorm(double alpha, const double* x, double* y, ptrdiff_t n)
+{
+    sq_v8 s0, s1, xv, yv;
+    ptrdiff_t j = 0;
+    double t = 0.0;
+    SQ_ZERO(s0);
+    SQ_ZERO(s1);
+    for (; j + 16 <= n; j += 16) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
+        SQ_MADD(s0, xv, xv);
+        SQ_LOAD(xv, x + j + 8); SQ_LOAD(yv, y + j + 8); SQ_AXPYS(yv, yv, alpha, xv);
+        SQ_STORE(y + j + 8, yv);
+        SQ_MADD(s1, xv, xv);
+    }
+    if (j + 8 <= n) {
+        SQ_LOAD(xv, x + j); SQ_LOAD(yv, y + j); SQ_AXPYS(yv, yv, alpha, xv); SQ_STORE(y + j, yv);
+        SQ_MADD(s0, xv, xv);
+        j += 8;
+    }
+    for (; j < n; j++) {
+        y[j] += alpha * x[j];
+        t += x[j] * x[j];
+    }
+    SQ_ADD(s0, s0, s1);
+    return sq_hsum(s0) + t;
 }
 
 /* y += alpha x with a float32 x */
@@ -450,6 +481,7 @@ static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b
 #undef sq_dot_f32
 #undef sq_axpy
 #undef sq_axpy_f32
+#undef sq_axpy_sqnorm
 #undef sq_step_allfinite
 #undef sq_axpy_dot
 #undef sq_two_loop

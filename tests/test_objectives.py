@@ -111,6 +111,18 @@ def test_squared_hinge_and_hinge_values() -> None:
     np.testing.assert_array_equal(hi.py_dloss_dmargin(m), [-1.0, -1.0, -1.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("objective", [SquaredHinge, LogLoss, Hinge])
+def test_combined_loss_call_equals_the_two_calls_bit_for_bit(objective: type) -> None:
+    # the gradients call loss_and_dloss_dmargin once per row; the value paths call loss alone
+    kernel = objective(lam=0.0).init(prepare(np.eye(2), [0, 1]))
+    m = np.array([-1e308, -1e4, -745.0, -40.0, -1.0, -1e-12, -0.0, 0.0, 1e-12, 0.5,
+                  np.nextafter(1.0, 0.0), 1.0, np.nextafter(1.0, 2.0), 40.0, 745.0, 1e4, 1e308])
+    loss, d = kernel.py_loss_and_dloss_dmargin(m)
+    assert loss.tobytes() == kernel.py_loss(m).tobytes()
+    assert d.tobytes() == kernel.py_dloss_dmargin(m).tobytes()
+    assert kernel.py_loss_and_dloss_dmargin(0.5) == (kernel.py_loss(0.5), kernel.py_dloss_dmargin(0.5))
+
+
 def test_intercept_is_not_regularized() -> None:
     data = prepare(np.ones((4, 2)), [0, 1, 0, 1], fit_intercept=True)
     kernel = SquaredHinge(lam=2.0).init(data)

@@ -148,7 +148,14 @@ int main(void)
         r[2] = sq_axpy_dot(1.25, b, c, a, n);
         r[3] = sq_step_allfinite(a, 0.01, b, c, n);
         r[4] = c[n - 1];
-        show("vec", r, 5);
+        r[5] = sq_axpy_sqnorm(-0.45, b, c, n);
+        r[6] = c[n - 1];
+        r[7] = sq_dot(b, b, n) - r[5];
+        show("vec", r, 8);
+        if (r[7] != 0.0) {                  /* the fused norm is sq_dot's, bit for bit */
+            printf("sq_axpy_sqnorm differs from sq_dot at n = %d\n", n);
+            return 1;
+        }
     }
     for (i = 0; i < 4; i++)
         rho[i] = 1.0 / (1.0 + i);

@@ -5,27 +5,7 @@ import numpy as np
 
 from libc.math cimport NAN
 
-from sqnopt._simd cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
 from sqnopt._vec cimport vprefetch, vprefetch_rest
-
-
-ctypedef fused real_t:
-    float
-    double
-
-
-cdef inline double _dense_dot(const real_t* x, const double* w, Py_ssize_t n) noexcept nogil:
-    if real_t is double:
-        return sq_dot(x, w, n)
-    else:
-        return sq_dot_f32(x, w, n)
-
-
-cdef inline void _dense_axpy(const real_t* x, double alpha, double* out, Py_ssize_t n) noexcept nogil:
-    if real_t is double:
-        sq_axpy(alpha, x, out, n)
-    else:
-        sq_axpy_f32(alpha, x, out, n)
 
 
 cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
@@ -42,22 +22,6 @@ cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:
     for j in range(n):
         acc += <double> x[j] * <double> x[j]
     return acc
-
-
-cdef inline double _sparse_dot(const real_t* data, const int* ind, Py_ssize_t nnz,
-                               const double* w) noexcept nogil:
-    cdef Py_ssize_t p
-    cdef double acc = 0.0
-    for p in range(nnz):
-        acc += <double> data[p] * w[ind[p]]
-    return acc
-
-
-cdef inline void _sparse_axpy(const real_t* data, const int* ind, Py_ssize_t nnz, double alpha,
-                              double* out) noexcept nogil:
-    cdef Py_ssize_t p
-    for p in range(nnz):
-        out[ind[p]] += alpha * <double> data[p]
 
 
 cdef inline double _sparse_sqnorm(const real_t* data, Py_ssize_t nnz) noexcept nogil:

@@ -34,6 +34,8 @@ cdef class ObjectiveKernel:
     # Helpers shared by subclasses (not virtual).
     cdef double _reg_value(self, const double* w) noexcept nogil
     cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil
+    # both in one pass: grad += lam * w_reg, returns (lam / 2) ||w_reg||^2
+    cdef double _reg_gradient_value(self, const double* w, double* grad) noexcept nogil
     cdef int _bind(self, RowData data, double lam, Py_ssize_t n_blocks) except -1
     cdef int _check_w(self, const double[::1] w) except -1
 
@@ -43,3 +45,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef double loss(self, double margin) noexcept nogil
     # d loss / d margin (the derivative with respect to the margin, not its negative).
     cdef double dloss_dmargin(self, double margin) noexcept nogil
+    # loss(margin), with d loss / d margin stored in dloss_dmargin[0]: the two values above, bit
+    # for bit, in one call (the gradients call this once per row). The default calls the two
+    # methods; a loss that shares work between them (the logistic's exp) overrides it.
+    cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil

@@ -6,8 +6,8 @@ import numpy as np
 from libc.math cimport NAN
 from libc.string cimport memset
 
-from sqnopt._simd cimport sq_axpy, sq_dot
-from sqnopt.data._rows cimport RowData
+from sqnopt._simd cimport sq_axpy, sq_axpy_sqnorm, sq_dot
+from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
 
 
 cdef class ObjectiveKernel:
@@ -39,6 +39,18 @@ cdef class ObjectiveKernel:
         cdef double acc = 0.0
         for k in range(self.n_blocks):
             acc += sq_dot(w + k * dim, w + k * dim, self.data.n_features)
+        return 0.5 * self.lam * acc
+
+    cdef double _reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
+        """grad += lam * w_reg; returns (lam / 2) * ||w_reg||^2 (the values of ``_reg_gradient``
+        and ``_reg_value``, bit for bit, in one pass over ``w``)."""
+        cdef Py_ssize_t k
+        cdef Py_ssize_t dim = self.data.dim
+        cdef double acc = 0.0
+        if self.lam == 0.0:
+            return self._reg_value(w)
+        for k in range(self.n_blocks):
+            acc += sq_axpy_sqnorm(self.lam, w + k * dim, grad + k * dim, self.data.n_features)
         return 0.5 * self.lam * acc
 
     cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil:
@@ -96,27 +108,52 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef double dloss_dmargin(self, double margin) noexcept nogil:
         return NAN
 
+    cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil:
+        dloss_dmargin[0] = self.dloss_dmargin(margin)
+        return self.loss(margin)
+
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double m, yi, gi, coef, total = 0.0
+        # The rows through their views: one virtual call per row for the row (row_view) and one
+        # for the loss, instead of one per operation (hint, dot, loss, derivative, axpy). Same
+        # arithmetic as row_dot / row_axpy, so the same bits (tests/test_vec.py).
+        cdef Py_ssize_t t, i, nnz = 0, nnz_next = 0
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef bint intercept = self.data.has_intercept
+        cdef const double* d64 = NULL
+        cdef const float* d32 = NULL
+        cdef const int* ind = NULL
+        cdef const double* next64 = NULL
+        cdef const float* next32 = NULL
+        cdef const int* next_ind = NULL
+        cdef double z, yi, gi, dl, coef, total = 0.0
         cdef double inv = 1.0 / size
         for t in range(size):
             self.data.row_prefetch(batch[t])
         memset(grad, 0, self.n_params * sizeof(double))
+        if size > 0:
+            nnz = self.data.row_view(batch[0], &d64, &d32, &ind)
         for t in range(size):
             i = batch[t]
-            if t + 1 < size:
-                self.data.row_prefetch_next(batch[t + 1])
+            if t + 1 < size:      # the next row's view, and its hint while this row is used
+                nnz_next = self.data.row_view(batch[t + 1], &next64, &next32, &next_ind)
+                view_prefetch_rest(next64, next32, next_ind, nnz_next)
             yi = self.data.y[i]
             gi = self.data.grad_weight[i]
-            m = yi * self.data.row_dot(i, w)
-            total += gi * self.loss(m)
-            coef = inv * gi * yi * self.dloss_dmargin(m)
+            z = view_dot(d64, d32, ind, nnz, w)
+            if intercept:
+                z += w[nf]
+            total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
+            coef = inv * gi * yi * dl
             if coef != 0.0:      # hinge-type losses: no work for samples beyond the margin
-                self.data.row_axpy(i, coef, grad)
-        self._reg_gradient(w, grad)
-        return total * inv + self._reg_value(w)
+                view_axpy(d64, d32, ind, nnz, coef, grad)
+                if intercept:
+                    grad[nf] += coef
+            d64 = next64
+            d32 = next32
+            ind = next_ind
+            nnz = nnz_next
+        return total * inv + self._reg_gradient_value(w, grad)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i
@@ -127,19 +164,18 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
 
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
         cdef Py_ssize_t i
-        cdef double m, yi, ci, coef, total = 0.0
+        cdef double m, yi, ci, dl, coef, total = 0.0
         cdef double inv = 1.0 / self.data.n_samples
         memset(grad, 0, self.n_params * sizeof(double))
         for i in range(self.data.n_samples):
             yi = self.data.y[i]
             ci = self.data.sample_weight[i]
             m = yi * self.data.row_dot(i, w)
-            total += ci * self.loss(m)
-            coef = inv * ci * yi * self.dloss_dmargin(m)
+            total += ci * self.loss_and_dloss_dmargin(m, &dl)
+            coef = inv * ci * yi * dl
             if coef != 0.0:
                 self.data.row_axpy(i, coef, grad)
-        self._reg_gradient(w, grad)
-        return total * inv + self._reg_value(w)
+        return total * inv + self._reg_gradient_value(w, grad)
 
     def py_loss(self, margin):
         """``loss(m)`` elementwise (float or array)."""
@@ -160,3 +196,16 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         for i in range(mm.shape[0]):
             o[i] = self.dloss_dmargin(mm[i])
         return out if out.ndim else float(out)
+
+    def py_loss_and_dloss_dmargin(self, margin):
+        """``(loss(m), d loss / d m)`` elementwise through the combined call the gradients use
+        (float or array each); equal to ``py_loss`` and ``py_dloss_dmargin`` bit for bit."""
+        m = np.asarray(margin, dtype=np.float64)
+        out = np.empty_like(m)
+        dout = np.empty_like(m)
+        cdef double[::1] o = out.reshape(-1)
+        cdef double[::1] do = dout.reshape(-1)
+        cdef const double[::1] mm = np.ascontiguousarray(m).reshape(-1)
+        for i in range(mm.shape[0]):
+            o[i] = self.loss_and_dloss_dmargin(mm[i], &do[i])
+        return (out, dout) if out.ndim else (float(out), float(dout))

@@ -21,6 +21,14 @@ cdef class SquaredHingeKernel(MarginObjectiveKernel):
         cdef double z = 1.0 - margin
         return -2.0 * z if z > 0.0 else 0.0
 
+    cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil:
+        cdef double z = 1.0 - margin
+        if z > 0.0:
+            dloss_dmargin[0] = -2.0 * z
+            return z * z
+        dloss_dmargin[0] = 0.0
+        return 0.0
+
 
 cdef class LogisticKernel(MarginObjectiveKernel):
     """``l(m) = log(1 + exp(-m))`` evaluated as ``log1p(exp(-|m|)) + max(0, -m)``;
@@ -38,6 +46,17 @@ cdef class LogisticKernel(MarginObjectiveKernel):
             return -e / (1.0 + e)
         return -1.0 / (1.0 + exp(margin))
 
+    cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil:
+        # one exp for both (the two methods above compute the same one)
+        cdef double e
+        if margin >= 0.0:
+            e = exp(-margin)
+            dloss_dmargin[0] = -e / (1.0 + e)
+            return log1p(e)
+        e = exp(margin)
+        dloss_dmargin[0] = -1.0 / (1.0 + e)
+        return log1p(e) - margin
+
 
 cdef class HingeKernel(MarginObjectiveKernel):
     """``l(m) = max(0, 1 - m)``; subgradient ``dl/dm = -1`` if ``m < 1`` else ``0``."""
@@ -48,3 +67,8 @@ cdef class HingeKernel(MarginObjectiveKernel):
 
     cdef double dloss_dmargin(self, double margin) noexcept nogil:
         return -1.0 if margin < 1.0 else 0.0
+
+    cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil:
+        cdef double z = 1.0 - margin
+        dloss_dmargin[0] = -1.0 if margin < 1.0 else 0.0
+        return z if z > 0.0 else 0.0

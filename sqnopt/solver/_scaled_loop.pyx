@@ -428,7 +428,7 @@ cdef class ScaledLoop:
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, s, i, size, nnz, st = self.st, j, n_upd, upd_nnz
-        cdef double inv, total, loss, yi, gi, m, cf, gb, eps, shrink, a_new, sq_new, bound
+        cdef double inv, total, loss, yi, gi, m, cf, dl, gb, eps, shrink, a_new, sq_new, bound
         cdef double b_new, delta, dot, step_v, sc
         cdef const double* d64
         cdef const float* d32
@@ -478,8 +478,8 @@ cdef class ScaledLoop:
                 yi = self.data.y[i]
                 gi = self.data.grad_weight[i]
                 m = yi * (a * dot + b)
-                total += gi * self.obj.loss(m)
-                cf = inv * gi * yi * self.obj.dloss_dmargin(m)
+                total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
+                cf = inv * gi * yi * dl
                 coef[s] = cf
                 if cf != 0.0:
                     gb += cf
