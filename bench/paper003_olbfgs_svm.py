@@ -58,7 +58,7 @@ METHODS = ("olbfgs", "obfgs", "res", "sgd", "sag")
 # Realization caps for the methods whose iterations cost O(n^2) / O(n^3): one RES run at
 # n = 1000 (8000 Cholesky factorisations of a 1000 x 1000 matrix) takes minutes of CPU, which
 # 1000 realizations cannot afford in the 10-minute budget of the full run.
-DEFAULT_CAPS = ("res:100:250", "obfgs:1000:3", "res:1000:0")
+DEFAULT_CAPS = ("res:100:250", "obfgs:1000:20", "res:1000:0")
 
 # Paper 003, Figures 1-4 (min, mean, max).
 PAPER_F = {
