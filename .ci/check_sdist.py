@@ -35,8 +35,12 @@ def check(project: str, package: str) -> bool:
             if (where / name).is_file():
                 (src / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(where / name, src / name)
-        subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(out)], cwd=src,
-                       check=True, capture_output=True)
+        built = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
+                               cwd=src, capture_output=True, text=True)
+        if built.returncode != 0:
+            print(f"sdist of {project} failed (exit {built.returncode}); its output:\n"
+                  f"{built.stdout}{built.stderr}")
+            return False
         (archive,) = out.glob("*.tar.gz")
         with tarfile.open(archive) as tar:
             names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
