@@ -41,7 +41,9 @@ from scipy.linalg import blas  # noqa: E402
 
 if __import__("importlib.util").util.find_spec("sqnopt") is None:  # run from a source checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sqnopt.data import prepare  # noqa: E402
 from sqnopt.datasets import make_boxes  # noqa: E402
+from sqnopt.objectives.reference import SquaredHingeNumPy  # noqa: E402
 
 LAM = DELTA = GAMMA = 1e-4
 B0, L, EPS0, T0 = 100.0, 5, 2e-2, 100.0
@@ -75,8 +77,11 @@ class Woodbury:
         return self.Q @ y0 + GAMMA * g
 
     def update(self, v: np.ndarray, r_tilde: np.ndarray, vr: float, eps: float) -> None:
+        # Qᵀv from this form's own direction (v = -eps d), without a product with Q; ``v`` itself
+        # is not read. In ``compare`` the step is the Cholesky form's, equal to this one's to the
+        # direction difference the script prints.
         D = self.lam + self.shift
-        v_hat = -eps * (self.x_hat + GAMMA * self.g_hat)        # Qᵀv, v = -eps d
+        v_hat = -eps * (self.x_hat + GAMMA * self.g_hat)
         Bv_hat = D * v_hat
         if self.m:
             W = self.W[:, :self.m]
@@ -100,8 +105,8 @@ class Cholesky:
         self.B = np.asfortranarray(np.eye(n) * B0)
 
     def direction(self, g: np.ndarray) -> np.ndarray:
-        self.factor = sl.cho_factor(self.B, lower=False, check_finite=False)
-        return sl.cho_solve(self.factor, g, check_finite=False) + GAMMA * g
+        factor = sl.cho_factor(self.B, lower=False, check_finite=False)
+        return sl.cho_solve(factor, g, check_finite=False) + GAMMA * g
 
     def update(self, v: np.ndarray, r_tilde: np.ndarray, vr: float, eps: float) -> None:
         Bv = blas.dsymv(1.0, self.B, v, lower=0)
@@ -117,18 +122,19 @@ def _explicit_update(B: np.ndarray, r: np.ndarray, vr: float, Bv: np.ndarray, vB
     B.flat[::B.shape[0] + 1] += DELTA
 
 
-def gradient(X: np.ndarray, y: np.ndarray, w: np.ndarray, batch: np.ndarray) -> np.ndarray:
-    z = 1.0 - y[batch] * (X[batch] @ w)
-    coef = np.where(z > 0, -2.0 * z * y[batch], 0.0) / len(batch)
-    return X[batch].T @ coef + LAM * w
-
-
 def compare(n: int, iters: int, ks: list[int], seed: int = 0) -> tuple[dict[str, float],
                                                                         dict[str, float], int]:
     """Run RES with the Cholesky form for ``iters`` iterations and feed the same pairs to one
     Woodbury form per ``k``; return each form's seconds of curvature work, each form's largest
     relative difference of its direction from the Cholesky form's, and the accepted pairs."""
     X, y = make_boxes(10_000, n, random_state=seed)
+    objective = SquaredHingeNumPy(lam=LAM).init(prepare(X, y))   # sqnopt's NumPy twin
+
+    def gradient(w: np.ndarray, batch: np.ndarray) -> np.ndarray:
+        out = np.empty(n)
+        objective.gradient(w, batch, out)
+        return out
+
     batches = np.random.default_rng(seed).integers(0, X.shape[0], size=(iters, L))
     forms: dict[str, Cholesky | Woodbury] = {"cholesky": Cholesky(n)}
     forms |= {f"woodbury k={k}": Woodbury(n, k) for k in ks}
@@ -137,7 +143,7 @@ def compare(n: int, iters: int, ks: list[int], seed: int = 0) -> tuple[dict[str,
     w = np.zeros(n)
     accepted = 0
     for t in range(iters):
-        g = gradient(X, y, w, batches[t])
+        g = gradient(w, batches[t])
         dirs = {}
         for name, form in forms.items():
             tic = time.perf_counter()
@@ -149,7 +155,7 @@ def compare(n: int, iters: int, ks: list[int], seed: int = 0) -> tuple[dict[str,
         eps = EPS0 * T0 / (T0 + t)
         w_new = w - eps * d
         v = w_new - w
-        r_tilde = gradient(X, y, w_new, batches[t]) - g - DELTA * v
+        r_tilde = gradient(w_new, batches[t]) - g - DELTA * v
         vr = float(v @ r_tilde)
         if vr > 0.0:                                    # RES requires vᵀr̃ > 0; else skip
             accepted += 1
