@@ -4,7 +4,8 @@ Section 4, Figures 1-4: oLBFGS, oBFGS, RES, SGD and SAG on the boxes SVM problem
 Setting (paper Sec. 4.1): squared hinge, lam = 1e-4, N = 1e4 samples of ``make_boxes``,
 n = 100 and n = 1000; tau = 10; L = 5 for the quasi-Newton methods, L = 1 for SGD and SAG;
 eps_t = eps0 T0 / (T0 + t) with eps0 = 2e-2, T0 = 100 for oLBFGS, oBFGS and RES; SGD's and SAG's
-step tuned per n (``--tune`` runs the grid; the chosen values are in ``TUNED``). Each realization
+step and B_0 = b0 I of oBFGS and RES tuned per n (``--tune`` runs the grids; the chosen values
+are in ``TUNED`` and ``B0``). Each realization
 draws a new data set; every method runs Lt = 4e4 samples from w0 (zeros by default, ``--init
 randn`` for w0 ~ N(0, I)).
 
@@ -17,7 +18,7 @@ Realizations run in parallel (multiprocessing, one process per core).
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python bench/paper003_olbfgs_svm.py --realizations 1000
-    python bench/paper003_olbfgs_svm.py --tune --realizations 20      # SGD / SAG step grid
+    python bench/paper003_olbfgs_svm.py --tune --realizations 20   # SGD/SAG steps, B_0 of oBFGS/RES
     python bench/paper003_olbfgs_svm.py --init randn --realizations 50 --tag randn
 
 oBFGS (O(n^2)) and RES (O(n^3) per iteration) at n = 1000 cost seconds to minutes per
@@ -56,9 +57,10 @@ LT = 40_000
 TARGET = {100: 1e-4, 1000: 1e-5}
 METHODS = ("olbfgs", "obfgs", "res", "sgd", "sag")
 # Realization caps for the methods whose iterations cost O(n^2) / O(n^3): one RES run at
-# n = 1000 (up to 8000 Cholesky factorisations of a 1000 x 1000 matrix) takes about a minute of
-# CPU, so 1000 realizations cannot afford more than two in the 10-minute budget of the full run.
-DEFAULT_CAPS = ("res:100:250", "obfgs:1000:20", "res:1000:2")
+# n = 1000 (up to 8000 iterations of 2.5-3 ms with the eigendecomposition + Woodbury form, ~10 ms
+# with a Cholesky factorisation each) takes 15-20 s of CPU, so 1000 realizations can afford six
+# in the 10-minute budget of the full run.
+DEFAULT_CAPS = ("res:100:250", "obfgs:1000:20", "res:1000:6")
 
 # Paper 003, Figures 1-4 (min, mean, max).
 PAPER_F = {
@@ -88,10 +90,16 @@ TUNED: dict[str, dict[int, dict[str, tuple[float, float]]]] = {
 TUNE_EPS0 = (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
 TUNE_T0 = (1e2, 1e3, 1e4, 0.0)
 # B_0 = b0 I of oBFGS and RES: the paper leaves it open (Algorithm 1 of paper 000 only asks
-# B_0 > delta I); chosen like the steps, by the best mean F after Lt = 4e4 at n = 100 over
-# TUNE_B0 ("auto": Nocedal & Wright eq. 6.20 scaling at the first pair); used for both n.
+# B_0 > delta I); chosen like SGD's and SAG's steps, per n, by the best mean F after Lt = 4e4 over
+# TUNE_B0 ("auto": Nocedal & Wright eq. 6.20 scaling at the first pair). RES at n = 1000 costs
+# 15-50 s per run, so its cells average fewer realizations (TUNE_CAPS). The random start was
+# tuned at n = 100 only; its n = 1000 entries repeat the n = 100 choice.
 TUNE_B0: tuple[float | str, ...] = (1.0, 10.0, 100.0, 1000.0, "auto")
-B0: dict[str, float | str] = {"zeros": 100.0, "randn": 100.0}
+TUNE_CAPS = ("res:1000:6",)
+B0: dict[str, dict[int, dict[str, float | str]]] = {
+    "zeros": {100: {"obfgs": 100.0, "res": 100.0}, 1000: {"obfgs": 1000.0, "res": 100.0}},
+    "randn": {100: {"obfgs": 100.0, "res": 100.0}, 1000: {"obfgs": 100.0, "res": 100.0}},
+}
 
 
 def methods_for(n: int, init: str) -> dict[str, Method]:
@@ -99,9 +107,10 @@ def methods_for(n: int, init: str) -> dict[str, Method]:
     sag = TUNED[init][n]["sag"]
     return {
         "olbfgs": Method("oLBFGS", "olbfgs", 5, 2e-2, 100.0, (("memory", 10),)),
-        "obfgs": Method("oBFGS", "obfgs", 5, 2e-2, 100.0, (("init_scale", B0[init]),)),
+        "obfgs": Method("oBFGS", "obfgs", 5, 2e-2, 100.0,
+                        (("init_scale", B0[init][n]["obfgs"]),)),
         "res": Method("RES", "res", 5, 2e-2, 100.0,
-                      (("delta", LAM), ("Gamma", 1e-4), ("init_scale", B0[init]))),
+                      (("delta", LAM), ("Gamma", 1e-4), ("init_scale", B0[init][n]["res"]))),
         "sgd": Method("SGD", "sgd", 1, sgd[0], sgd[1]),
         "sag": Method("SAG", "sag", 1, sag[0], sag[1]),
     }
@@ -154,31 +163,48 @@ def run_tuning(args: argparse.Namespace) -> None:
     file with the same number of realizations are not recomputed)."""
     out = HERE / "results" / f"paper003_tuning{'_' + args.init if args.init != 'zeros' else ''}.json"
     old: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
-    cells: dict[str, float] = old.get("cells", {}) if old.get("realizations") == args.realizations \
-        else {}
+    caps = {(c.split(":")[0], int(c.split(":")[1])): int(c.split(":")[2]) for c in args.tune_cap}
 
     def key(n: int, kind: str, a: Any, b: float) -> str:
         return f"{kind}|{n}|{a}|{b:g}"
 
+    def count(n: int, kind: str) -> int:
+        return min(caps.get((kind, n), args.realizations), args.realizations)
+
+    # a cell is reused only if it averaged the number of realizations asked for now
+    old_counts: dict[str, int] = old.get("cell_realizations", {})
+    cells: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for k, v in old.get("cells", {}).items():
+        kind, n = k.split("|")[0], int(k.split("|")[1])
+        if old_counts.get(k, old.get("realizations")) == count(n, kind):
+            cells[k], counts[k] = v, count(n, kind)
+
     tasks = [(n, r, args.init, kind, e, T) for n in args.n for kind in ("sgd", "sag")
              for e in TUNE_EPS0 for T in TUNE_T0 if key(n, kind, e, T) not in cells
-             for r in range(args.realizations)]
-    tasks += [(100, r, args.init, kind, b0, 0.0) for kind in ("obfgs", "res") for b0 in TUNE_B0
-              if key(100, kind, b0, 0.0) not in cells for r in range(args.realizations)]
+             for r in range(count(n, kind))]
+    tasks += [(n, r, args.init, kind, b0, 0.0) for n in args.n for kind in ("obfgs", "res")
+              for b0 in TUNE_B0 if key(n, kind, b0, 0.0) not in cells
+              for r in range(count(n, kind))]
+    # expensive tasks first so the pool does not end on a long tail
+    tasks.sort(key=lambda t: -t[0] ** (3 if t[3] == "res" else 2 if t[3] == "obfgs" else 1))
     rows = parallel(tune_task, tasks, args.workers)
     for t in {(x["n"], x["kind"], x["a"], x["b"]) for x in rows}:
-        cells[key(*t)] = float(np.mean([x["F"] for x in rows
-                                        if (x["n"], x["kind"], x["a"], x["b"]) == t]))
+        Fs = [x["F"] for x in rows if (x["n"], x["kind"], x["a"], x["b"]) == t]
+        cells[key(*t)], counts[key(*t)] = float(np.mean(Fs)), len(Fs)
     table: dict[str, Any] = {}
-    print(f"mean F after Lt = {LT:g} over {args.realizations} realizations (init = {args.init})")
-    for kind in ("obfgs", "res"):
-        row = {str(b0): cells[key(100, kind, b0, 0.0)] for b0 in TUNE_B0
-               if key(100, kind, b0, 0.0) in cells}
-        if row:
-            best = min(row, key=lambda c: row[c])
-            table[f"{kind}_b0_n100"] = {"mean_F": row, "best": best}
-            print(f"  n=100 {kind} B_0 = b0 I: best b0 = {best}; " +
-                  "  ".join(f"{k}:{v:.2e}" for k, v in row.items()))
+    print(f"mean F after Lt = {LT:g} over {args.realizations} realizations (init = {args.init}; "
+          f"fewer where capped: {' '.join(args.tune_cap) or 'none'})")
+    for n in args.n:
+        for kind in ("obfgs", "res"):
+            row = {str(b0): cells[key(n, kind, b0, 0.0)] for b0 in TUNE_B0
+                   if key(n, kind, b0, 0.0) in cells}
+            if row:
+                best = min(row, key=lambda c: row[c])
+                table[f"{kind}_b0_n{n}"] = {"mean_F": row, "best": best,
+                                            "realizations": count(n, kind)}
+                print(f"  n={n} {kind} B_0 = b0 I ({count(n, kind)} realizations): best b0 = "
+                      f"{best}; " + "  ".join(f"{k}:{v:.2e}" for k, v in row.items()))
     for n in args.n:
         for kind in ("sgd", "sag"):
             row = {f"{e:g},{T:g}": cells[key(n, kind, e, T)] for e in TUNE_EPS0 for T in TUNE_T0
@@ -193,7 +219,8 @@ def run_tuning(args: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"init": args.init, "realizations": args.realizations, "Lt": LT,
                                "eps0_grid": TUNE_EPS0, "T0_grid": TUNE_T0, "b0_grid": TUNE_B0,
-                               "table": table, "cells": cells}, indent=1))
+                               "table": table, "cells": cells, "cell_realizations": counts},
+                              indent=1))
     print(f"wrote {out.relative_to(HERE.parent)}")
 
 
@@ -219,7 +246,11 @@ def main() -> None:
     ap.add_argument("--wall-check", type=int, default=0,
                     help="also time k* iterations from scratch in one call (wall clock, best of "
                          "this many fresh runs) as a cross-check of the CPU-time measurement")
-    ap.add_argument("--tune", action="store_true", help="run the SGD/SAG step grid instead")
+    ap.add_argument("--tune", action="store_true",
+                    help="run the SGD/SAG step grid and the oBFGS/RES B_0 grid instead")
+    ap.add_argument("--tune-cap", nargs="*", default=list(TUNE_CAPS), metavar="METHOD:N:J",
+                    help="with --tune: average METHOD's cells at dimension N over J realizations "
+                         f"only (default: {' '.join(TUNE_CAPS)})")
     ap.add_argument("--tag", default="", help="suffix of the output files")
     ap.add_argument("--from-json", default=None, metavar="PATH",
                     help="re-print the tables (and rewrite the summary and figure) of a finished "

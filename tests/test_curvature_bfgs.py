@@ -25,7 +25,7 @@ from sqnopt import (
     Solver,
     SquaredHinge,
 )
-from sqnopt.curvature import BFGSKernel, LBFGSKernel
+from sqnopt.curvature import BFGSKernel, LBFGSKernel, RESEigKernel
 from sqnopt.curvature.reference import (
     DenseBFGSKernelNumPy,
     FullBFGSNumPy,
@@ -148,14 +148,18 @@ def test_full_bfgs_inverse_update_equals_explicit_B(init_scale: float) -> None:
                                    rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["auto", "cholesky"])
+@pytest.mark.parametrize("method", ["auto", "cholesky", "eig"])
 @pytest.mark.parametrize("delta,Gamma", [(1e-2, 1e-3), (0.3, 0.0), (0.0, 0.1)])
 def test_res_direction_equals_explicit_B(delta: float, Gamma: float, method: str) -> None:
     n = 8
     pairs = spd_pairs(n, 15, seed=4)
-    model = RegularizedBFGS(delta=delta, Gamma=Gamma, init_scale=2.0, method=method)
+    model = RegularizedBFGS(delta=delta, Gamma=Gamma, init_scale=2.0, method=method,
+                            refresh_every=4 if method == "eig" else None)
     k = model.init(_problem(n))
-    assert k.cholesky == (method == "cholesky" or delta > 0)
+    if method == "eig":
+        assert isinstance(k, RESEigKernel)
+    else:
+        assert k.cholesky == (method == "cholesky" or delta > 0)
     for t, (v, r) in enumerate(pairs, 1):
         assert k.update_pair(v, r) == PAIR_ACCEPTED
         B = res_B(pairs[:t], 2.0 * np.eye(n), delta)
@@ -164,11 +168,12 @@ def test_res_direction_equals_explicit_B(delta: float, Gamma: float, method: str
                                    rtol=1e-8, atol=1e-12)
 
 
-def test_res_smallest_eigenvalue_stays_above_delta() -> None:
+@pytest.mark.parametrize("method", ["cholesky", "eig"])
+def test_res_smallest_eigenvalue_stays_above_delta(method: str) -> None:
     """Lemma 1 of paper 000: B_t >= delta I, also when pairs carry almost no curvature."""
     n, delta = 6, 0.05
     rng = np.random.default_rng(7)
-    k = RegularizedBFGS(delta=delta, Gamma=1e-3).init(_problem(n))
+    k = RegularizedBFGS(delta=delta, Gamma=1e-3, method=method).init(_problem(n))
     lo = np.inf
     for t in range(300):
         v = rng.normal(size=n)
@@ -217,6 +222,10 @@ TWINS = [
     (RegularizedBFGS(delta=1e-3, Gamma=1e-4), RegularizedBFGSNumPy(delta=1e-3, Gamma=1e-4)),
     (RegularizedBFGS(delta=5e-3, Gamma=1e-3, init_scale="auto"),
      RegularizedBFGSNumPy(delta=5e-3, Gamma=1e-3, init_scale="auto")),
+    (RegularizedBFGS(delta=1e-3, Gamma=1e-4, method="eig", refresh_every=6),
+     RegularizedBFGSNumPy(delta=1e-3, Gamma=1e-4)),
+    (RegularizedBFGS(delta=5e-3, Gamma=1e-3, init_scale="auto", method="eig"),
+     RegularizedBFGSNumPy(delta=5e-3, Gamma=1e-3, init_scale="auto")),
 ]
 
 
@@ -241,6 +250,12 @@ SAFEGUARDED = [
     (FullBFGS(min_curvature=1.0, on_bad_pair="damp", damping=0.9),
      FullBFGSNumPy(min_curvature=1.0, on_bad_pair="damp", damping=0.9)),
     (RegularizedBFGS(delta=1e-3, Gamma=1e-4, min_curvature=1.0, on_bad_pair="damp", damping=0.9),
+     RegularizedBFGSNumPy(delta=1e-3, Gamma=1e-4, min_curvature=1.0, on_bad_pair="damp",
+                          damping=0.9)),
+    (RegularizedBFGS(delta=1e-3, Gamma=1e-4, min_curvature=1.0, method="eig", refresh_every=5),
+     RegularizedBFGSNumPy(delta=1e-3, Gamma=1e-4, min_curvature=1.0)),
+    (RegularizedBFGS(delta=1e-3, Gamma=1e-4, min_curvature=1.0, on_bad_pair="damp", damping=0.9,
+                     method="eig", refresh_every=5),
      RegularizedBFGSNumPy(delta=1e-3, Gamma=1e-4, min_curvature=1.0, on_bad_pair="damp",
                           damping=0.9)),
 ]
@@ -275,7 +290,8 @@ def count_damped(model: object, X: np.ndarray, y: np.ndarray, seq: np.ndarray) -
 
 @pytest.mark.parametrize("model", [LBFGS(memory=5), FullBFGS(), RegularizedBFGS(),
                                    RegularizedBFGS(delta=1e-3, init_scale="auto",
-                                                   on_bad_pair="damp", min_curvature=1e-2)],
+                                                   on_bad_pair="damp", min_curvature=1e-2),
+                                   RegularizedBFGS(method="eig", refresh_every=4)],
                          ids=lambda m: m.describe())
 def test_compiled_loop_and_python_loop_give_identical_iterates(model: object,
                                                                boxes10: tuple) -> None:
@@ -292,7 +308,8 @@ def test_compiled_loop_and_python_loop_give_identical_iterates(model: object,
 
 
 @pytest.mark.parametrize("model", [LBFGS(memory=5), FullBFGS(), FullBFGS(init_scale="auto"),
-                                   RegularizedBFGS(delta=1e-3, Gamma=1e-4)],
+                                   RegularizedBFGS(delta=1e-3, Gamma=1e-4),
+                                   RegularizedBFGS(delta=1e-3, Gamma=1e-4, method="eig")],
                          ids=lambda m: m.describe())
 def test_full_batch_small_step_converges_to_scipy_minimizer(model: object) -> None:
     rng = np.random.default_rng(0)
@@ -319,8 +336,9 @@ def test_full_batch_small_step_converges_to_scipy_minimizer(model: object) -> No
 
 
 @pytest.mark.parametrize("kernel", [LBFGSKernel(4), BFGSKernel(4),
-                                    BFGSKernel(4, delta=0.1, Gamma=0.01, cholesky=True)],
-                         ids=["lbfgs", "bfgs", "res"])
+                                    BFGSKernel(4, delta=0.1, Gamma=0.01, cholesky=True),
+                                    RESEigKernel(4, delta=0.1, Gamma=0.01, refresh_every=2)],
+                         ids=["lbfgs", "bfgs", "res", "res-eig"])
 def test_bad_pairs_are_skipped_without_changing_the_memory(kernel: object) -> None:
     for v, r in spd_pairs(4, 3, seed=1):
         assert kernel.update_pair(v, r) == PAIR_ACCEPTED
@@ -346,8 +364,10 @@ def test_min_curvature_threshold() -> None:
 @pytest.mark.parametrize("make", [lambda: LBFGSKernel(5, damp=True, damping=0.3),
                                   lambda: BFGSKernel(5, damp=True, damping=0.3),
                                   lambda: BFGSKernel(5, delta=0.05, cholesky=True, damp=True,
-                                                     damping=0.3)],
-                         ids=["lbfgs", "bfgs", "res"])
+                                                     damping=0.3),
+                                  lambda: RESEigKernel(5, delta=0.05, Gamma=0.0, damp=True,
+                                                       damping=0.3, refresh_every=3)],
+                         ids=["lbfgs", "bfgs", "res", "res-eig"])
 def test_powell_damping(make: object) -> None:
     kernel = make()
     twin_cls = LBFGSKernelNumPy if isinstance(kernel, LBFGSKernel) else DenseBFGSKernelNumPy
@@ -380,8 +400,10 @@ def twin_direction(twin: object, g: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("make", [lambda **kw: LBFGSKernel(4, gamma0=2.0, **kw),
                                   lambda **kw: BFGSKernel(4, init_scale=2.0, **kw),
                                   lambda **kw: BFGSKernel(4, delta=0.1, init_scale=2.0,
-                                                          cholesky=True, **kw)],
-                         ids=["lbfgs", "bfgs", "res"])
+                                                          cholesky=True, **kw),
+                                  lambda **kw: RESEigKernel(4, delta=0.1, init_scale=2.0,
+                                                            refresh_every=2, **kw)],
+                         ids=["lbfgs", "bfgs", "res", "res-eig"])
 def test_nonfinite_pair_resets_or_errors(make: object) -> None:
     kernel = make()
     H0 = kernel.to_dense()

@@ -32,6 +32,7 @@ def test_every_registered_curvature_model_conforms(name: str) -> None:
     LBFGSNumPy(memory=3), FullBFGSNumPy(), RegularizedBFGSNumPy(), IdentityNumPy(),
     LBFGS(memory=2, on_bad_pair="damp"), FullBFGS(init_scale="auto"),
     RegularizedBFGS(delta=1e-2, Gamma=0.0, init_scale="auto", method="cholesky"),
+    RegularizedBFGS(delta=1e-2, Gamma=1e-3, method="eig", refresh_every=3),
 ], ids=lambda m: m.describe())
 def test_variants_and_twins_conform(model: CurvatureModel) -> None:
     check_curvature_model(model)

@@ -9,6 +9,7 @@ from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedB
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._res_eig import RESEigKernel
 from sqnopt.curvature._secant import SecantKernel
 from sqnopt.interfaces import CurvatureModel
 
@@ -25,6 +26,7 @@ __all__ = [
     "LBFGSKernel",
     "QuadraticBound",
     "QuadraticBoundKernel",
+    "RESEigKernel",
     "RegularizedBFGS",
     "SecantKernel",
 ]
