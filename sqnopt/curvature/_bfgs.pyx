@@ -102,13 +102,7 @@ cdef class BFGSKernel(SecantKernel):
         SecantKernel.__init__(self, dim, min_curvature, damp, damping, reset_on_nonfinite)
         if dim > 46340:
             raise ValueError(f"dim={dim} is too large for a dense {dim} x {dim} BFGS matrix")
-        if not (isfinite(delta) and delta >= 0.0):
-            raise ValueError(f"delta must be a finite number >= 0, got {delta}")
-        if not (isfinite(Gamma) and Gamma >= 0.0):
-            raise ValueError(f"Gamma must be a finite number >= 0, got {Gamma}")
-        if not (isfinite(init_scale) and init_scale > delta):
-            raise ValueError(f"init_scale must be finite and > delta (B_0 = init_scale I must "
-                             f"exceed delta I), got init_scale={init_scale}, delta={delta}")
+        self._check_res_options(delta, Gamma, init_scale)
         if delta > 0.0 and not cholesky:
             raise ValueError("delta > 0 needs the Cholesky form: the + delta I term has no exact "
                              "low-rank inverse update")

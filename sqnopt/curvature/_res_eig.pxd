@@ -48,5 +48,4 @@ cdef class RESEigKernel(SecantKernel):
     cdef int _factor_gram(self) noexcept nogil
     cdef int _solve(self) noexcept nogil
     cdef int _refresh(self) noexcept nogil
-    cdef void _to_q(self, const double* x, double* out) noexcept nogil
-    cdef void _from_q(self, const double* x, double* out) noexcept nogil
+    cdef void _rotate(self, const double* x, double* out, bint to_q) noexcept nogil

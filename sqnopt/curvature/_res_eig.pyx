@@ -73,13 +73,7 @@ cdef class RESEigKernel(SecantKernel):
         if 2 * dim * dim + 6 * dim + 1 > 2147483647:
             raise ValueError(f"dim={dim} is too large for LAPACK's dsyevd workspace "
                              "(at most 32765); use method='cholesky'")
-        if not (isfinite(delta) and delta >= 0.0):
-            raise ValueError(f"delta must be a finite number >= 0, got {delta}")
-        if not (isfinite(Gamma) and Gamma >= 0.0):
-            raise ValueError(f"Gamma must be a finite number >= 0, got {Gamma}")
-        if not (isfinite(init_scale) and init_scale > delta):
-            raise ValueError(f"init_scale must be finite and > delta (B_0 = init_scale I must "
-                             f"exceed delta I), got init_scale={init_scale}, delta={delta}")
+        self._check_res_options(delta, Gamma, init_scale)
         if refresh_every is None:
             refresh_every = default_refresh_every(dim)
         if not (isinstance(refresh_every, int) and refresh_every >= 1):
@@ -236,43 +230,38 @@ cdef class RESEigKernel(SecantKernel):
         self.n_refreshes += 1
         return 0
 
-    cdef void _to_q(self, const double* x, double* out) noexcept nogil:
+    cdef void _rotate(self, const double* x, double* out, bint to_q) noexcept nogil:
+        """``out = Q' x`` (``to_q``) or ``out = Q x``: one pass over ``Q`` (a copy while
+        ``Q = I``)."""
         cdef int ni = <int> self.dim
         cdef double one = 1.0, zero = 0.0
         if self._plain:
             memcpy(out, x, self.dim * sizeof(double))
         else:
-            dgemv(&TR, &ni, &ni, &one, &self.E[0, 0], &ni, <double*> x, &INC, &zero, out, &INC)
-
-    cdef void _from_q(self, const double* x, double* out) noexcept nogil:
-        cdef int ni = <int> self.dim
-        cdef double one = 1.0, zero = 0.0
-        if self._plain:
-            memcpy(out, x, self.dim * sizeof(double))
-        else:
-            dgemv(&NT, &ni, &ni, &one, &self.E[0, 0], &ni, <double*> x, &INC, &zero, out, &INC)
+            dgemv(&TR if to_q else &NT, &ni, &ni, &one, &self.E[0, 0], &ni, <double*> x, &INC,
+                  &zero, out, &INC)
 
     cdef void cy_direction(self, const double* g, double* out) noexcept nogil:
         cdef Py_ssize_t i, n = self.dim
-        self._to_q(g, &self.gh[0])
+        self._rotate(g, &self.gh[0], True)
         if self._p > 0 and self._solve() != 0:
             self.n_residual_refreshes += 1
             if self._refresh() != 0:
                 # cannot happen for a positive definite B; start over, report at the next pair
                 self.cy_reset()
                 self._deferred_fail = True
-            self._to_q(g, &self.gh[0])
+            self._rotate(g, &self.gh[0], True)
         if self._p == 0:
             for i in range(n):
                 self.xh[i] = self.gh[i] / (self.lam[i] + self.shift)
-        self._from_q(&self.xh[0], out)
+        self._rotate(&self.xh[0], out, False)
         if self.Gamma != 0.0:
             vaxpy(self.Gamma, g, out, n)
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
-        self._to_q(v, &self.t1[0])
+        self._rotate(v, &self.t1[0], True)
         self._bhat(&self.t1[0], &self.u[0])
-        self._from_q(&self.u[0], out)
+        self._rotate(&self.u[0], out, False)
         return 0
 
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:

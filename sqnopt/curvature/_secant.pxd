@@ -48,3 +48,5 @@ cdef class SecantKernel(CurvatureKernel):
     cdef double _powell(self, const double* v, double* r, const double* bv, double vr) noexcept nogil
     cdef int _init_safeguards(self, double min_curvature, bint damp, double damping,
                               bint reset_on_nonfinite) except -1
+    # Validation of RES's delta >= 0, Gamma >= 0 and B_0 = init_scale I > delta I (both forms).
+    cdef int _check_res_options(self, double delta, double Gamma, double init_scale) except -1

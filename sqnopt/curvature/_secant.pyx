@@ -33,6 +33,16 @@ cdef class SecantKernel(CurvatureKernel):
         self.last_error = SECANT_OK
         return 0
 
+    cdef int _check_res_options(self, double delta, double Gamma, double init_scale) except -1:
+        if not (isfinite(delta) and delta >= 0.0):
+            raise ValueError(f"delta must be a finite number >= 0, got {delta}")
+        if not (isfinite(Gamma) and Gamma >= 0.0):
+            raise ValueError(f"Gamma must be a finite number >= 0, got {Gamma}")
+        if not (isfinite(init_scale) and init_scale > delta):
+            raise ValueError(f"init_scale must be finite and > delta (B_0 = init_scale I must "
+                             f"exceed delta I), got init_scale={init_scale}, delta={delta}")
+        return 0
+
     cdef void cy_reset(self) noexcept nogil:
         pass
 
