@@ -208,7 +208,7 @@ class RegularizedBFGS(_SecantModel):
         products with ``Q`` and an ``n (2p)^2`` Gram matrix per iteration, a new
         eigendecomposition every ``refresh_every`` accepted pairs (``O(n^3)``, amortised); equal
         to ``"cholesky"`` up to rounding, with a residual check on every solve, and faster from
-        n ~ 250 (3.6x at n = 1000; docs/curvature.md). ``"inverse"`` (``delta = 0`` only): the
+        n ~ 250 (3.2-3.6x at n = 1000; docs/curvature.md). ``"inverse"`` (``delta = 0`` only): the
         ``O(n^2)`` BFGS inverse update. ``"auto"`` (default): ``"inverse"`` when ``delta = 0``,
         else ``"eig"`` from ``EIG_MIN_DIM`` parameters on and ``"cholesky"`` below.
     refresh_every
