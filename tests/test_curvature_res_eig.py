@@ -138,6 +138,7 @@ def test_auto_picks_the_eig_form_from_EIG_MIN_DIM_parameters() -> None:
     assert model.resolved_method(EIG_MIN_DIM - 1) == "cholesky"
     assert model.resolved_method(EIG_MIN_DIM) == "eig"
     assert RegularizedBFGS(delta=0.0).resolved_method(10 * EIG_MIN_DIM) == "inverse"
+    assert model.resolved_method(40_000) == "cholesky"     # beyond dsyevd's 32-bit workspace
     assert RegularizedBFGS(method="cholesky").resolved_method(10 * EIG_MIN_DIM) == "cholesky"
     assert isinstance(model.init(_problem(EIG_MIN_DIM)), RESEigKernel)
     assert isinstance(model.init(_problem(EIG_MIN_DIM - 1)), BFGSKernel)
@@ -168,7 +169,7 @@ def test_kernel_validation() -> None:
         RESEigKernel(3, delta=1.0, init_scale=1.0)
     with pytest.raises(ValueError, match="residual_tol"):
         RESEigKernel(3, residual_tol=0.0)
-    with pytest.raises(ValueError, match="too large"):
+    with pytest.raises(ValueError, match="too large.*consider LBFGS"):
         RESEigKernel(40_000)
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._res_eig import MAX_DIM as EIG_MAX_DIM
 from sqnopt.curvature._res_eig import RESEigKernel
 from sqnopt.interfaces import SMOOTH, CurvatureModel, Problem
 
@@ -210,7 +211,8 @@ class RegularizedBFGS(_SecantModel):
         to ``"cholesky"`` up to rounding, with a residual check on every solve, and faster from
         n ~ 250 (3.2-3.6x at n = 1000; docs/curvature.md). ``"inverse"`` (``delta = 0`` only): the
         ``O(n^2)`` BFGS inverse update. ``"auto"`` (default): ``"inverse"`` when ``delta = 0``,
-        else ``"eig"`` from ``EIG_MIN_DIM`` parameters on and ``"cholesky"`` below.
+        else ``"eig"`` from ``EIG_MIN_DIM`` parameters on (up to LAPACK's limit,
+        ``EIG_MAX_DIM``) and ``"cholesky"`` otherwise.
     refresh_every
         ``method="eig"`` (or ``"auto"`` when it picks it): accepted pairs between
         eigendecompositions (default about ``1.5 n^(2/3)``).
@@ -252,7 +254,7 @@ class RegularizedBFGS(_SecantModel):
             return self.method
         if self.delta == 0:
             return "inverse"
-        return "eig" if n_params >= EIG_MIN_DIM else "cholesky"
+        return "eig" if EIG_MIN_DIM <= n_params <= EIG_MAX_DIM else "cholesky"
 
     def init(self, problem: Problem) -> BFGSKernel | RESEigKernel:
         auto = self.init_scale == "auto"

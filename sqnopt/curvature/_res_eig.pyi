@@ -5,6 +5,9 @@ from numpy.typing import NDArray
 
 from sqnopt.curvature._secant import SecantKernel
 
+MAX_DIM: int
+"""The largest dimension the eig form accepts (LAPACK's 32-bit workspace index)."""
+
 def default_refresh_every(dim: int) -> int: ...
 
 class RESEigKernel(SecantKernel):

@@ -49,6 +49,8 @@ cdef char NT = b'N'
 cdef char TR = b'T'
 cdef char JV = b'V'
 cdef int INC = 1
+# LAPACK's dsyevd workspace (1 + 6n + 2n^2 doubles) must be indexable by a 32-bit int.
+MAX_DIM = 32765
 
 
 def default_refresh_every(Py_ssize_t dim):
@@ -70,9 +72,10 @@ cdef class RESEigKernel(SecantKernel):
                  double damping=0.2, bint reset_on_nonfinite=True, bint auto_scale=False,
                  refresh_every=None, double residual_tol=1e-10):
         SecantKernel.__init__(self, dim, min_curvature, damp, damping, reset_on_nonfinite)
-        if 2 * dim * dim + 6 * dim + 1 > 2147483647:
-            raise ValueError(f"dim={dim} is too large for LAPACK's dsyevd workspace "
-                             "(at most 32765); use method='cholesky'")
+        if dim > MAX_DIM:
+            raise ValueError(f"dim={dim} is too large for LAPACK's dsyevd workspace (at most "
+                             f"{MAX_DIM}); a dense RES matrix of this size needs 8 n^2 bytes per "
+                             "copy anyway: consider LBFGS, whose cost is O(memory n)")
         self._check_res_options(delta, Gamma, init_scale)
         if refresh_every is None:
             refresh_every = default_refresh_every(dim)
