@@ -58,8 +58,8 @@ def default_refresh_every(Py_ssize_t dim):
 
     An eigendecomposition costs about ``c1 n^3`` and the Gram matrix of ``p`` pairs
     ``c2 n (2p)^2``; per iteration the sum ``c1 n^3 / k + (4/3) c2 n k^2`` is smallest near
-    ``k ~ n^{2/3}``. The constant is the measured best of ``bench/test_curvature.py``'s RES
-    benchmark at n = 1000 (docs/curvature.md, "RES at n = 1000")."""
+    ``k ~ n^{2/3}``. The constant gives k = 150 at n = 1000, the best of k = 75 / 150 / 225 in
+    runs of the paper-003 problem there (docs/curvature.md, "RES")."""
     return max(4, int(round(1.5 * dim ** (2.0 / 3.0))))
 
 
