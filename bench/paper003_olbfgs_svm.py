@@ -21,8 +21,9 @@ Usage::
     python bench/paper003_olbfgs_svm.py --tune --realizations 20   # SGD/SAG steps, B_0 of oBFGS/RES
     python bench/paper003_olbfgs_svm.py --init randn --realizations 50 --tag randn
 
-oBFGS (O(n^2)) and RES (O(n^3) per iteration) at n = 1000 cost seconds to minutes per
-realization, so they run on the first few realizations only (``--cap``, printed as J).
+oBFGS (O(n^2) per iteration) and RES (O(n^3) per refresh of its eigendecomposition) at
+n = 1000 cost seconds per realization, so they run on the first few realizations only
+(``--cap``, printed as J).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ TUNE_T0 = (1e2, 1e3, 1e4, 0.0)
 # B_0 = b0 I of oBFGS and RES: the paper leaves it open (Algorithm 1 of paper 000 only asks
 # B_0 > delta I); chosen like SGD's and SAG's steps, per n, by the best mean F after Lt = 4e4 over
 # TUNE_B0 ("auto": Nocedal & Wright eq. 6.20 scaling at the first pair). RES at n = 1000 costs
-# 15-50 s per run, so its cells average fewer realizations (TUNE_CAPS). The random start was
+# 15-20 s per run with the eig form (45-90 s with the Cholesky form), so its cells average fewer
+# realizations (TUNE_CAPS). The random start was
 # tuned at n = 100 only; its n = 1000 entries repeat the n = 100 choice.
 TUNE_B0: tuple[float | str, ...] = (1.0, 10.0, 100.0, 1000.0, "auto")
 TUNE_CAPS = ("res:1000:6",)

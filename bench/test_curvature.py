@@ -151,8 +151,7 @@ def test_res_eig_iteration_vs_cholesky_form(benchmark: Any, n: int) -> None:
         model = RegularizedBFGS(delta=1e-4, Gamma=1e-4, init_scale=100.0, method=method)
         solver = Solver(SquaredHinge(lam=1e-4), model, Fixed(L), Decaying(2e-2, 100),
                         random_state=1, report_every=10**9)
-        st = solver.init_state(X, y)
-        return st
+        return solver.init_state(X, y)
 
     eig, chol = state("eig"), state("cholesky")
     k = eig.curvature.refresh_every

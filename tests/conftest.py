@@ -46,3 +46,12 @@ def as_format(X: np.ndarray, fmt: str, dtype: type) -> object:
     """X as dense or CSR in the given dtype."""
     Xc = np.ascontiguousarray(X, dtype=dtype)
     return sp.csr_matrix(Xc) if fmt == "csr" else Xc
+
+
+def curvature_problem(n: int) -> object:
+    """The :class:`~sqnopt.interfaces.Problem` a curvature model's ``init`` needs for ``n``
+    parameters (one block, no intercept; the kernels read only ``n_params``)."""
+    from sqnopt.interfaces import Problem
+
+    return Problem(n_samples=10, n_features=n, dim=n, n_blocks=1, n_params=n, lam=0.0,
+                   fit_intercept=False, capabilities=frozenset())

@@ -9,19 +9,15 @@ import scipy.sparse as sp
 from sqnopt import LogLoss, Solver
 from sqnopt.curvature import AdaGrad, AdaGradKernel
 from sqnopt.curvature.reference import AdaGradNumPy
-from sqnopt.interfaces import Problem
 from sqnopt.projections import L1Ball
 from sqnopt.registry import get_registry
 from sqnopt.solver._loop import CompiledLoop
 
-
-def _problem(n: int) -> Problem:
-    return Problem(n_samples=1, n_features=n, dim=n, n_blocks=1, n_params=n, lam=0.0,
-                   fit_intercept=False, capabilities=frozenset())
+from conftest import curvature_problem
 
 
 def test_direction_accumulates_then_scales() -> None:
-    kernel = AdaGrad(delta=1e-3, initial_accumulator=0.5).init(_problem(4))
+    kernel = AdaGrad(delta=1e-3, initial_accumulator=0.5).init(curvature_problem(4))
     assert isinstance(kernel, AdaGradKernel)
     rng = np.random.default_rng(0)
     G = np.full(4, 0.5)
@@ -41,7 +37,7 @@ def test_direction_accumulates_then_scales() -> None:
 
 
 def test_zero_gradient_with_zero_delta_is_zero_not_nan() -> None:
-    kernel = AdaGrad(delta=0.0).init(_problem(3))
+    kernel = AdaGrad(delta=0.0).init(curvature_problem(3))
     d = np.empty(3)
     kernel.direction(np.array([0.0, 2.0, 0.0]), d)
     np.testing.assert_array_equal(d, [0.0, 1.0, 0.0])

@@ -37,6 +37,8 @@ from sqnopt.datasets import make_boxes
 from sqnopt.interfaces import CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED
 from sqnopt.registry import get_registry
 
+from conftest import curvature_problem
+
 # ---------------------------------------------------------------------------- helpers
 
 
@@ -139,7 +141,7 @@ def test_lbfgs_hessian_vector_is_inverse_of_two_loop() -> None:
 def test_full_bfgs_inverse_update_equals_explicit_B(init_scale: float) -> None:
     n = 9
     pairs = spd_pairs(n, 20, seed=3)
-    k = FullBFGS(init_scale=init_scale).init(_problem(n))
+    k = FullBFGS(init_scale=init_scale).init(curvature_problem(n))
     for t, (v, r) in enumerate(pairs, 1):
         assert k.update_pair(v, r) == PAIR_ACCEPTED
         B = res_B(pairs[:t], init_scale * np.eye(n), 0.0)
@@ -155,7 +157,7 @@ def test_res_direction_equals_explicit_B(delta: float, Gamma: float, method: str
     pairs = spd_pairs(n, 15, seed=4)
     model = RegularizedBFGS(delta=delta, Gamma=Gamma, init_scale=2.0, method=method,
                             refresh_every=4 if method == "eig" else None)
-    k = model.init(_problem(n))
+    k = model.init(curvature_problem(n))
     if method == "eig":
         assert isinstance(k, RESEigKernel)
     else:
@@ -173,7 +175,7 @@ def test_res_smallest_eigenvalue_stays_above_delta(method: str) -> None:
     """Lemma 1 of paper 000: B_t >= delta I, also when pairs carry almost no curvature."""
     n, delta = 6, 0.05
     rng = np.random.default_rng(7)
-    k = RegularizedBFGS(delta=delta, Gamma=1e-3, method=method).init(_problem(n))
+    k = RegularizedBFGS(delta=delta, Gamma=1e-3, method=method).init(curvature_problem(n))
     lo = np.inf
     for t in range(300):
         v = rng.normal(size=n)
@@ -488,10 +490,3 @@ def test_kernels_reject_wrong_lengths() -> None:
             kernel.update_pair(np.ones(4), np.ones(4))
         with pytest.raises(ValueError, match="dim=3"):
             kernel.direction(np.ones(2), np.ones(3))
-
-
-def _problem(n: int) -> object:
-    from sqnopt.interfaces import Problem
-
-    return Problem(n_samples=10, n_features=n, dim=n, n_blocks=1, n_params=n, lam=0.0,
-                   fit_intercept=False, capabilities=frozenset())

@@ -18,6 +18,8 @@ from sqnopt.curvature._res_eig import default_refresh_every
 from sqnopt.datasets import make_boxes
 from sqnopt.interfaces import PAIR_ACCEPTED, PAIR_SKIPPED
 
+from conftest import curvature_problem
+
 
 def _run(method: str, X: np.ndarray, y: np.ndarray, seq: np.ndarray, **kw: object
          ) -> tuple[np.ndarray, object, object]:
@@ -140,16 +142,16 @@ def test_auto_picks_the_eig_form_from_EIG_MIN_DIM_parameters() -> None:
     assert RegularizedBFGS(delta=0.0).resolved_method(10 * EIG_MIN_DIM) == "inverse"
     assert model.resolved_method(40_000) == "cholesky"     # beyond dsyevd's 32-bit workspace
     assert RegularizedBFGS(method="cholesky").resolved_method(10 * EIG_MIN_DIM) == "cholesky"
-    assert isinstance(model.init(_problem(EIG_MIN_DIM)), RESEigKernel)
-    assert isinstance(model.init(_problem(EIG_MIN_DIM - 1)), BFGSKernel)
-    k = RegularizedBFGS(refresh_every=7).init(_problem(EIG_MIN_DIM))
+    assert isinstance(model.init(curvature_problem(EIG_MIN_DIM)), RESEigKernel)
+    assert isinstance(model.init(curvature_problem(EIG_MIN_DIM - 1)), BFGSKernel)
+    k = RegularizedBFGS(refresh_every=7).init(curvature_problem(EIG_MIN_DIM))
     assert isinstance(k, RESEigKernel) and k.refresh_every == 7
 
 
 def test_default_refresh_interval_grows_like_n_to_two_thirds() -> None:
     assert default_refresh_every(1) == 4
     assert default_refresh_every(1000) == 150
-    assert RegularizedBFGS(method="eig").init(_problem(64)).refresh_every == 24
+    assert RegularizedBFGS(method="eig").init(curvature_problem(64)).refresh_every == 24
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -171,10 +173,3 @@ def test_kernel_validation() -> None:
         RESEigKernel(3, residual_tol=0.0)
     with pytest.raises(ValueError, match="too large.*consider LBFGS"):
         RESEigKernel(40_000)
-
-
-def _problem(n: int) -> object:
-    from sqnopt.interfaces import Problem
-
-    return Problem(n_samples=10, n_features=n, dim=n, n_blocks=1, n_params=n, lam=0.0,
-                   fit_intercept=False, capabilities=frozenset())

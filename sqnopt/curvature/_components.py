@@ -17,7 +17,7 @@ _SAFEGUARDS = ("min_curvature", "on_bad_pair", "damping", "on_nonfinite")
 # From this many parameters on, RegularizedBFGS(method="auto") with delta > 0 uses the
 # eigendecomposition + Woodbury form instead of a Cholesky factorisation per iteration: measured
 # 1.0-1.3x at n = 200, 1.7x at 300, 2.1-2.3x at 500, 3.0-3.2x at 700, 3.6x at 1000
-# (docs/curvature.md, "RES at n = 1000").
+# (docs/curvature.md, "RES").
 EIG_MIN_DIM = 250
 BadPairRule = Literal["skip", "damp"]
 NonfiniteRule = Literal["reset", "error"]

@@ -109,7 +109,7 @@ cdef class RESEigKernel(SecantKernel):
         self.q = np.zeros(2 * k)
         self.T = np.zeros((n, n))
         self.lam2 = np.zeros(n)
-        self.evwork = np.zeros(max(1 + 6 * n + 2 * n * n, n * n))
+        self.evwork = np.zeros(1 + 6 * n + 2 * n * n)   # dsyevd's; then Q U (n^2) at refresh
         self.eviwork = np.zeros(3 + 5 * n, dtype=np.intc)
         self.n_refreshes = 0
         self.n_residual_refreshes = 0
