@@ -37,7 +37,8 @@ from sqnopt.registry import get_registry, hookimpl
 from sqnopt.schedules import Fixed, Full, Geometric, Linear
 from sqnopt.solver import (
     CurvatureError,
-    DivergenceError,
+    DivergenceMonitor,
+    DivergenceWarning,
     History,
     IncompatibleComponentsError,
     IterationInfo,
@@ -71,7 +72,8 @@ __all__ = [
     "CurvatureError",
     "CurvatureModel",
     "Decaying",
-    "DivergenceError",
+    "DivergenceMonitor",
+    "DivergenceWarning",
     "ExpGradPM",
     "Fixed",
     "Full",

@@ -640,12 +640,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from sqnopt.registry import UnknownComponentError
-    from sqnopt.solver import CurvatureError, DivergenceError
+    from sqnopt.solver import CurvatureError
 
     try:
         return int(args.func(args))
     except (CLIError, UnknownComponentError, ValueError, TypeError, FileNotFoundError,
-            IsADirectoryError, ImportError, DivergenceError, CurvatureError) as exc:
+            IsADirectoryError, ImportError, CurvatureError) as exc:
         return _fail(exc)
     except KeyboardInterrupt:
         print("\nsqnopt: interrupted", file=sys.stderr)

@@ -98,11 +98,9 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
     radius
         Ball radius; ``None`` means ``1/sqrt(lam)``.
     fit_intercept
-        ``"regularized"`` (recommended): the paper's bias as a constant feature, regularised and
-        projected with the weights. ``True``: an unregularised intercept, updated with the same
-        step ``1/(lam t)``; its first steps are of size ``1/lam`` and nothing shrinks it back, so
-        for small ``lam`` (below about 0.01) it is noisy and can end far off (measured: majority-
-        class accuracy on most seeds at ``lam = 1e-3``, see ``tests/test_pegasos.py``).
+        ``"regularized"``: the paper's bias as a constant feature, regularised and projected
+        with the weights. ``True`` (an unregularised intercept) is refused: it would take the
+        step ``1/(lam t)`` too, ``1/lam`` at first, with nothing to pull it back.
     """
     return Solver(objective=_objective("hinge", lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=PegasosStep(),

@@ -147,8 +147,11 @@ def test_requires_an_objective_with_the_bound():
 
 
 def _sqb(objective, curvature, **kw):
+    # Tiny batches and the constant step 1: on these 60 samples some runs overshoot (the
+    # objective rises to 20x its start), which the divergence monitor would stop; these tests
+    # compare the arithmetic of the paths, so the monitor is off.
     defaults = dict(schedule=Linear(2, 1.5), step=Constant(1.0),
-                    curvature_schedule=Linear(3, 0.5, cap=10), random_state=3)
+                    curvature_schedule=Linear(3, 0.5, cap=10), random_state=3, monitor=None)
     defaults.update(kw)
     return Solver(objective, curvature, defaults.pop("schedule"), defaults.pop("step"),
                   **defaults)

@@ -1,8 +1,9 @@
 """The generic driver: :class:`Solver`, its state and its results."""
 
+from sqnopt.solver._monitor import DivergenceMonitor
 from sqnopt.solver._result import (
     CurvatureError,
-    DivergenceError,
+    DivergenceWarning,
     History,
     IterationInfo,
     SolveResult,
@@ -13,7 +14,8 @@ from sqnopt.solver._state import SolverState
 
 __all__ = [
     "CurvatureError",
-    "DivergenceError",
+    "DivergenceMonitor",
+    "DivergenceWarning",
     "History",
     "IncompatibleComponentsError",
     "IterationInfo",

@@ -16,6 +16,8 @@ cdef enum:
     LOOP_CURVATURE_ERROR = 4
     LOOP_EXHAUSTED = 5
     LOOP_LINE_SEARCH_FAILED = 6
+    LOOP_GTOL = 7                  # full-batch gradient norm <= gtol (no step taken)
+    LOOP_FTOL = 8                  # relative full-batch objective decrease <= ftol
 
 
 cdef class Counters:
@@ -34,6 +36,9 @@ cdef class Counters:
     cdef public Py_ssize_t n_avg                # iterates in the running average
     cdef public double last_step
     cdef public double last_loss                # minibatch objective at the last iteration
+    cdef public double loss_sum                 # sum of minibatch objectives since the monitor
+    cdef public Py_ssize_t n_loss               # last read them (its window; it resets both)
+    cdef public double last_gnorm               # ||grad F|| at the last full-batch gradient
 
 
 cdef struct LoopCounts:
@@ -50,6 +55,9 @@ cdef struct LoopCounts:
     Py_ssize_t n_avg
     double last_step
     double last_loss
+    double loss_sum
+    Py_ssize_t n_loss
+    double last_gnorm
 
 
 cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
@@ -66,6 +74,9 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.n_avg = pc.n_avg
     c.last_step = pc.last_step
     c.last_loss = pc.last_loss
+    c.loss_sum = pc.loss_sum
+    c.n_loss = pc.n_loss
+    c.last_gnorm = pc.last_gnorm
 
 
 cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
@@ -82,3 +93,6 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.n_avg = c.n_avg
     pc.last_step = c.last_step
     pc.last_loss = c.last_loss
+    pc.loss_sum = c.loss_sum
+    pc.n_loss = c.n_loss
+    pc.last_gnorm = c.last_gnorm

@@ -30,6 +30,9 @@ class Counters:
     n_avg: int
     last_step: float
     last_loss: float
+    loss_sum: float
+    n_loss: int
+    last_gnorm: float
     def __init__(self) -> None: ...
     def as_dict(self) -> dict[str, Any]: ...
 
@@ -57,6 +60,8 @@ class CompiledLoop:
         average: bool,
         avg_start: int,
     ) -> None: ...
+    gtol: float
+    ftol: float
     @property
     def counters(self) -> Counters: ...
     def run(self, n_iter: int, max_samples: int) -> int: ...

@@ -17,17 +17,25 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    objective's minibatch gradient must be a deterministic function of ``(w, batch)``.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
+Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
+monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
+(``sampler.whole_at_n`` and ``|B_t| >= N``), ``f_B(w_t) = F(w_t)`` and ``g = grad F(w_t)``
+exactly, so the tolerances are tested on them at no extra cost, before any step is taken:
+``||g|| <= gtol`` ends the run with ``LOOP_GTOL``, and a decrease
+``0 <= F(w_{t-1}) - F(w_t) <= ftol * max(|F(w_{t-1})|, |F(w_t)|, 1)`` since the previous
+full-batch iteration (the test of L-BFGS-B, Byrd, Lu, Nocedal & Zhu 1995) with ``LOOP_FTOL``.
+
 The loop runs without the GIL through the kernels' virtual ``cy_*`` methods and returns to Python
 after ``n_iter`` iterations or on an event (sample budget, non-finite values, curvature error).
 """
 
-from libc.math cimport isfinite
+from libc.math cimport fabs, fmax, isfinite, sqrt
 from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
 from sqnopt._simd cimport sq_step_allfinite
-from sqnopt._vec cimport vallfinite
+from sqnopt._vec cimport vallfinite, vdot
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
@@ -36,8 +44,9 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
-    LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE,
-    LOOP_LINE_SEARCH_FAILED, LOOP_NONFINITE_LOSS, Counters, LoopCounts, counts_load, counts_store,
+    LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_FTOL, LOOP_GTOL, LOOP_MAX_SAMPLES,
+    LOOP_NONFINITE_ITERATE, LOOP_LINE_SEARCH_FAILED, LOOP_NONFINITE_LOSS, Counters, LoopCounts,
+    counts_load, counts_store,
 )
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
@@ -48,7 +57,8 @@ EXIT_CODES = {
     "LOOP_DONE": LOOP_DONE, "LOOP_MAX_SAMPLES": LOOP_MAX_SAMPLES,
     "LOOP_NONFINITE_LOSS": LOOP_NONFINITE_LOSS, "LOOP_NONFINITE_ITERATE": LOOP_NONFINITE_ITERATE,
     "LOOP_CURVATURE_ERROR": LOOP_CURVATURE_ERROR, "LOOP_EXHAUSTED": LOOP_EXHAUSTED,
-    "LOOP_LINE_SEARCH_FAILED": LOOP_LINE_SEARCH_FAILED,
+    "LOOP_LINE_SEARCH_FAILED": LOOP_LINE_SEARCH_FAILED, "LOOP_GTOL": LOOP_GTOL,
+    "LOOP_FTOL": LOOP_FTOL,
 }
 
 
@@ -70,12 +80,16 @@ cdef class Counters:
         self.n_avg = 0
         self.last_step = 0.0
         self.last_loss = 0.0
+        self.loss_sum = 0.0
+        self.n_loss = 0
+        self.last_gnorm = float("nan")
 
     def as_dict(self):
         return {name: getattr(self, name) for name in (
             "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reused_samples",
             "n_search_samples", "n_grad_evals",
-            "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss")}
+            "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss",
+            "loss_sum", "n_loss", "last_gnorm")}
 
     def __reduce__(self):
         return (_rebuild_counters, (self.as_dict(),))
@@ -107,6 +121,10 @@ cdef class CompiledLoop:
     cdef Py_ssize_t prev_size
     cdef bint have_next
     cdef double loss_next
+    # Tolerances tested on full-batch gradients (0: off) and the previous full-batch objective.
+    cdef public double gtol
+    cdef public double ftol
+    cdef double prev_full_loss
     cdef readonly Counters counters
     cdef bint average
     cdef bint direction_is_gradient
@@ -164,6 +182,9 @@ cdef class CompiledLoop:
         self.prev_size = 0
         self.have_next = False
         self.loss_next = 0.0
+        self.gtol = 0.0
+        self.ftol = 0.0
+        self.prev_full_loss = float("nan")
 
     def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
@@ -172,18 +193,18 @@ cdef class CompiledLoop:
         cdef LoopCounts c
         cdef Counters pc = self.counters
         counts_load(pc, &c)
-        if self.have_next and memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
+        if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
             self.have_next = False      # w was changed between runs
+            self.prev_full_loss = float("nan")
         with nogil:
             status = self._run(n_iter, max_samples, &c)
-        if self.have_next:
-            memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
+        memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
         counts_store(&c, pc)
         return status
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
-        cdef double eps, loss, f_next
+        cdef double eps, loss, f_next, gnorm
         cdef Py_ssize_t evals
         cdef int code, status = LOOP_DONE
         # The iterate lives in one of two buffers; they swap roles every iteration and the
@@ -215,6 +236,7 @@ cdef class CompiledLoop:
         # the divergence diagnostic reads. Saves a copy of g per iteration (2-7 % in the minima of
         # an A/B at n = 100, near the noise: docs/benchmarks.md).
         cdef bint alias = self.direction_is_gradient and not keep_next
+        cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         if self.average:
             w_avg = &self.w_avg[0]
         if curvature_batch:
@@ -240,6 +262,19 @@ cdef class CompiledLoop:
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break
+            c.loss_sum += loss
+            c.n_loss += 1
+            if test_full and size >= self.sampler.n_samples:
+                gnorm = sqrt(vdot(g, g, n))
+                c.last_gnorm = gnorm
+                if gnorm <= self.gtol or (
+                        self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss <= self.ftol * fmax(
+                            fmax(fabs(self.prev_full_loss), fabs(loss)), 1.0)):
+                    c.n_samples += size         # evaluated at w_t; no step taken
+                    c.last_loss = loss
+                    status = LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
+                    break
+                self.prev_full_loss = loss
             if curvature_batch:
                 csize = self.csched.cy_batch_size(c.t + 1)
                 if self.sampler.cy_draw(csize, cbatch) != 0:
@@ -259,6 +294,7 @@ cdef class CompiledLoop:
                 c.n_grad_evals += evals
                 c.n_search_samples += evals * size
                 if not isfinite(eps):
+                    c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
                     status = LOOP_LINE_SEARCH_FAILED
                     break
                 self.loss_next = f_next

@@ -6,6 +6,7 @@ order, so with the same kernels they produce bit-identical iterates.
 from __future__ import annotations
 
 
+import math
 from typing import cast
 
 import numpy as np
@@ -37,6 +38,8 @@ LOOP_NONFINITE_ITERATE = EXIT_CODES["LOOP_NONFINITE_ITERATE"]
 LOOP_CURVATURE_ERROR = EXIT_CODES["LOOP_CURVATURE_ERROR"]
 LOOP_EXHAUSTED = EXIT_CODES["LOOP_EXHAUSTED"]
 LOOP_LINE_SEARCH_FAILED = EXIT_CODES["LOOP_LINE_SEARCH_FAILED"]
+LOOP_GTOL = EXIT_CODES["LOOP_GTOL"]
+LOOP_FTOL = EXIT_CODES["LOOP_FTOL"]
 
 
 class PythonLoop:
@@ -73,13 +76,16 @@ class PythonLoop:
         self.prev_size = 0
         self.have_next = False
         self.loss_next = 0.0
+        self.gtol = 0.0
+        self.ftol = 0.0
+        self.prev_full_loss = float("nan")
 
     def run(self, n_iter: int, max_samples: int) -> int:
-        if self.have_next and not np.array_equal(self.w, self.w_saved):
+        if not np.array_equal(self.w, self.w_saved):
             self.have_next = False      # w was changed between runs
+            self.prev_full_loss = float("nan")
         status = self._run(n_iter, max_samples)
-        if self.have_next:
-            self.w_saved[:] = self.w
+        self.w_saved[:] = self.w
         return status
 
     def _run(self, n_iter: int, max_samples: int) -> int:
@@ -89,6 +95,7 @@ class PythonLoop:
         search = self.search
         keep_next = secant or search
         curvature_batch = bool(self.curv.needs_curvature_batch)
+        test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         for _ in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
                 return LOOP_MAX_SAMPLES
@@ -109,6 +116,18 @@ class PythonLoop:
             self.have_next = False
             if not np.isfinite(loss):
                 return LOOP_NONFINITE_LOSS
+            c.loss_sum += loss
+            c.n_loss += 1
+            if test_full and size >= self.sampler.n_samples:
+                gnorm = math.sqrt(float(np.dot(g, g)))
+                c.last_gnorm = gnorm
+                prev = self.prev_full_loss
+                if gnorm <= self.gtol or (self.ftol > 0.0 and 0.0 <= prev - loss <= self.ftol * max(
+                        abs(prev), abs(loss), 1.0)):
+                    c.n_samples += size         # evaluated at w_t; no step taken
+                    c.last_loss = loss
+                    return LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
+                self.prev_full_loss = loss
             if curvature_batch:
                 assert self.csched is not None
                 csize = int(self.csched.batch_size(c.t + 1))
@@ -126,6 +145,7 @@ class PythonLoop:
                 c.n_grad_evals += evals
                 c.n_search_samples += evals * size
                 if not np.isfinite(eps):
+                    c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
                     return LOOP_LINE_SEARCH_FAILED
                 self.loss_next = float(f_next)
             else:

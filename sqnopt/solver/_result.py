@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,8 @@ from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["CurvatureError", "DivergenceError", "History", "IterationInfo", "SolveResult", "Status"]
+__all__ = ["CurvatureError", "DivergenceWarning", "History", "IterationInfo", "SolveResult",
+           "Status"]
 
 
 def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
@@ -24,20 +26,25 @@ def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: i
 
 
 class Status(str, enum.Enum):
-    """Why a run stopped."""
+    """Why a run stopped. ``converged`` is True exactly for the tolerances (a requested target,
+    ``gtol``, ``ftol``, or the working precision of a full-batch line search); the budgets, a
+    callback, an exhausted batch sequence, a failed line search and divergence are not."""
 
     MAX_ITER = "max_iter"
     MAX_SAMPLES = "max_samples"
     MAX_TIME = "max_time"
     TARGET_OBJECTIVE = "target_objective"
     GTOL = "gtol"
+    FTOL = "ftol"
+    PRECISION = "precision"
     CALLBACK = "callback"
     SEQUENCE_EXHAUSTED = "sequence_exhausted"
     LINE_SEARCH_FAILED = "line_search_failed"
+    DIVERGED = "diverged"
 
     @property
     def converged(self) -> bool:
-        return self in (Status.TARGET_OBJECTIVE, Status.GTOL)
+        return self in (Status.TARGET_OBJECTIVE, Status.GTOL, Status.FTOL, Status.PRECISION)
 
 
 @dataclass(frozen=True)
@@ -107,12 +114,15 @@ class SolveResult:
     compiled: bool
     history: History = field(repr=False)
     components: dict[str, str] = field(default_factory=dict)
+    #: ``||grad F(w)||`` at the returned iterate when the run computed it (a full-batch
+    #: iteration's own gradient, or a stopping test), else NaN.
+    grad_norm: float = math.nan
 
     @property
     def success(self) -> bool:
-        """False when an injected batch sequence ran out or the line search failed (budgets are
-        normal stops)."""
-        return self.status not in (Status.SEQUENCE_EXHAUSTED, Status.LINE_SEARCH_FAILED)
+        """True exactly when a requested tolerance was met (:attr:`Status.converged`): a budget
+        (``max_iter``, ``max_samples``, ``max_time``) is not success, nor is divergence."""
+        return self.status.converged
 
     @property
     def effective_passes(self) -> float:
@@ -152,12 +162,9 @@ class IterationInfo:
     w: FloatArray
 
 
-class DivergenceError(FloatingPointError):
-    """The run produced a non-finite iterate or objective; ``result`` holds the last finite state."""
-
-    def __init__(self, message: str, result: SolveResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
+class DivergenceWarning(RuntimeWarning):
+    """A run diverged and was stopped (:attr:`Status.DIVERGED`); the result holds the best iterate
+    the divergence monitor saw, and its message says what went wrong and what to change."""
 
 
 class CurvatureError(RuntimeError):

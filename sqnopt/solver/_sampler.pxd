@@ -7,7 +7,7 @@ from numpy.random cimport bitgen_t
 cdef class Sampler:
     cdef readonly Py_ssize_t n_samples
     cdef readonly Py_ssize_t n_drawn       # indices handed out so far
-    cdef bint _whole_at_n                  # a request of n_samples or more is the whole set
+    cdef readonly bint whole_at_n          # a request of n_samples or more is the whole set
     cdef object _bitgen                    # numpy.random.BitGenerator (keeps bitgen_t alive)
     cdef bitgen_t* _rng
     # Fill ``out[0:size]`` with sample indices; returns 0, or -1 when the sampler is exhausted.

@@ -41,7 +41,7 @@ cdef class Sampler:
             raise TypeError("bit_generator must be a numpy.random.BitGenerator")
         self.n_samples = n_samples
         self.n_drawn = 0
-        self._whole_at_n = False
+        self.whole_at_n = False
         self._bitgen = bit_generator
         capsule = bit_generator.capsule
         self._rng = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
@@ -61,7 +61,7 @@ cdef class Sampler:
         cdef Py_ssize_t[::1] o = out
         if self.cy_draw(size, &o[0]) != 0:
             raise StopIteration("the injected batch sequence is exhausted")
-        if size > self.n_samples and self._whole_at_n:
+        if size > self.n_samples and self.whole_at_n:
             return out[:self.n_samples]     # a request of N or more is the whole data set
         return out
 
@@ -75,7 +75,7 @@ cdef inline void _full_batch(Py_ssize_t n, Py_ssize_t* out) noexcept nogil:
 cdef class UniformSampler(Sampler):
     def __init__(self, Py_ssize_t n_samples, bit_generator):
         Sampler.__init__(self, n_samples, bit_generator)
-        self._whole_at_n = True
+        self.whole_at_n = True
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t
@@ -92,7 +92,7 @@ cdef class UniformSampler(Sampler):
 cdef class ShuffleSampler(Sampler):
     def __init__(self, Py_ssize_t n_samples, bit_generator):
         Sampler.__init__(self, n_samples, bit_generator)
-        self._whole_at_n = True
+        self.whole_at_n = True
         self._perm = np.arange(n_samples, dtype=np.intp)
         self._pos = n_samples      # forces a shuffle on the first draw
         self.n_epochs = 0
@@ -125,7 +125,7 @@ cdef class ShuffleSampler(Sampler):
 cdef class SubsetSampler(Sampler):
     def __init__(self, Py_ssize_t n_samples, bit_generator):
         Sampler.__init__(self, n_samples, bit_generator)
-        self._whole_at_n = True
+        self.whole_at_n = True
         self._perm = np.arange(n_samples, dtype=np.intp)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:

@@ -490,6 +490,8 @@ cdef class ScaledLoop:
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break
+            c.loss_sum += loss
+            c.n_loss += 1
             eps = self.step.cy_step_size(c.t)
             # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.
             shrink = 1.0 - eps * lam

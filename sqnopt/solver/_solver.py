@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, cast
@@ -28,6 +29,7 @@ from sqnopt.interfaces import (
     ProjectionKernelLike,
     ScheduleKernelLike,
     StepKernelLike,
+    STRONGLY_CONVEX,
     StepRule,
 )
 from sqnopt.objectives._base import ObjectiveKernel
@@ -39,9 +41,10 @@ from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
+from sqnopt.solver._monitor import DivergenceMonitor
 from sqnopt.solver._result import (
     CurvatureError,
-    DivergenceError,
+    DivergenceWarning,
     History,
     IterationInfo,
     SolveResult,
@@ -70,6 +73,11 @@ RandomState = Union[
 __all__ = ["IncompatibleComponentsError", "Solver", "resolve_component"]
 
 
+#: A failed full-batch line search whose first trial predicted a relative decrease below this
+#: (sqrt of the double-precision epsilon) is convergence to working precision.
+_PRECISION = 1.5e-8
+
+
 class IncompatibleComponentsError(ValueError):
     """Two components cannot work together; raised when the Solver is constructed."""
 
@@ -96,6 +104,7 @@ class _Limits:
     max_time: float | None
     target_objective: float | None
     gtol: float | None
+    ftol: float | None
 
 
 def _check_positive(name: str, value: float | None, *, integer: bool = False,
@@ -167,9 +176,21 @@ class Solver:
     max_iter, max_samples, max_epochs, max_time
         Budgets per ``run`` call (iterations, samples processed, samples / N, solver seconds).
         With none of them given the budget is ``max_epochs=10``.
-    target_objective, gtol
-        Stop once ``F(w) <= target_objective`` or ``||grad F(w)|| <= gtol``, checked at report
-        points on the full training set.
+    target_objective, gtol, ftol
+        Tolerances; a run that meets one stops with ``success=True``. ``F(w) <= target_objective``
+        and ``||grad F(w)|| <= gtol`` (Euclidean norm) are checked at report points on the full
+        training set (one extra pass each) -- except that when an iteration's batch is the whole
+        data set (``Full`` schedules, growing batches once they reach ``N``) the loop tests
+        ``gtol`` on that iteration's own gradient at no extra cost, and ``ftol`` on the relative
+        decrease of the full objective between two such iterations,
+        ``F(w_{t-1}) - F(w_t) <= ftol * max(|F(w_{t-1})|, |F(w_t)|, 1)`` (L-BFGS-B's test).
+        A full-batch line search that fails because the decrease it predicts is below the
+        working precision ends with ``Status.PRECISION`` (also a success).
+    monitor
+        The divergence monitor (:class:`~sqnopt.solver.DivergenceMonitor`; ``None`` disables it).
+        A run whose objective blows up stops with ``Status.DIVERGED``, returns the best iterate
+        the monitor saw and warns (:class:`~sqnopt.DivergenceWarning`) with the likely cause and
+        fix; non-finite values always end a run that way.
     report_every
         Iterations between returns to Python.
     history_every
@@ -215,6 +236,8 @@ class Solver:
         max_time: float | None = None,
         target_objective: float | None = None,
         gtol: float | None = None,
+        ftol: float | None = None,
+        monitor: DivergenceMonitor | None = DivergenceMonitor(),
         report_every: int = 1000,
         history_every: int | Sequence[int] | None = None,
         record_grad_norm: bool = False,
@@ -231,7 +254,7 @@ class Solver:
         self.curvature_schedule: BatchSchedule | None = (None if curvature_schedule is None else
                                    resolve_component("schedule", curvature_schedule, BatchSchedule))
         _check_compatible(self.objective, self.curvature, self.step, self.projection,
-                          self.curvature_schedule)
+                          self.curvature_schedule, fit_intercept)
         if sampling not in ("uniform", "shuffle", "subset", "weighted"):
             raise ValueError(f"sampling must be 'uniform', 'shuffle', 'subset' or 'weighted', "
                              f"got {sampling!r}")
@@ -246,6 +269,10 @@ class Solver:
         _check_positive("max_epochs", max_epochs, allow_zero=True)
         _check_positive("max_time", max_time)
         _check_positive("gtol", gtol)
+        _check_positive("ftol", ftol)
+        if monitor is not None and not isinstance(monitor, DivergenceMonitor):
+            raise TypeError(f"monitor must be a DivergenceMonitor or None, got "
+                            f"{type(monitor).__name__}")
         _check_positive("report_every", report_every, integer=True)
         if target_objective is not None and not math.isfinite(target_objective):
             raise ValueError("target_objective must be finite")
@@ -273,6 +300,8 @@ class Solver:
         self.max_time = max_time
         self.target_objective = target_objective
         self.gtol = gtol
+        self.ftol = ftol
+        self.monitor = monitor
         self.report_every = int(report_every)
         self.history_every = history_every
         self.record_grad_norm = bool(record_grad_norm)
@@ -507,7 +536,7 @@ class Solver:
     # ------------------------------------------------------------------ running
     def _limits(self, state: SolverState, overrides: dict[str, Any]) -> _Limits:
         unknown = set(overrides) - {"max_iter", "max_samples", "max_epochs", "max_time",
-                                    "target_objective", "gtol"}
+                                    "target_objective", "gtol", "ftol"}
         if unknown:
             raise TypeError(f"run() got unknown limits {sorted(unknown)}")
         def get(key: str) -> Any:
@@ -524,19 +553,24 @@ class Solver:
             max_samples = by_epochs if max_samples is None else min(max_samples, by_epochs)
         if max_iter is None and max_samples is None and max_time is None:
             max_samples = 10 * state.data.n_samples
-        return _Limits(max_iter, max_samples, max_time, get("target_objective"), get("gtol"))
+        gtol, ftol = get("gtol"), get("ftol")
+        _check_positive("gtol", gtol)
+        _check_positive("ftol", ftol)
+        return _Limits(max_iter, max_samples, max_time, get("target_objective"), gtol, ftol)
 
     def run(self, state: SolverState, **limits: Any) -> SolveResult:
         """Advance ``state`` until a stopping rule fires; return a frozen result.
 
         Keyword arguments override the budgets and targets (``max_iter``, ``max_samples``,
-        ``max_epochs``, ``max_time``, ``target_objective``, ``gtol``) for this call; budgets count
+        ``max_epochs``, ``max_time``, ``target_objective``, ``gtol``, ``ftol``) for this call; budgets count
         from the start of the call, so repeated calls continue the same solve.
+
+        A run that diverges (non-finite values, or the divergence monitor's test) returns with
+        ``Status.DIVERGED`` and the best iterate seen, after a :class:`DivergenceWarning`; such a
+        state cannot be run further.
 
         Raises
         ------
-        DivergenceError
-            A non-finite iterate, minibatch objective or full objective appeared.
         CurvatureError
             The curvature model reported an unrecoverable failure.
         """
@@ -544,6 +578,10 @@ class Solver:
             return self._run(state, limits)
 
     def _run(self, state: SolverState, limits: dict[str, Any]) -> SolveResult:
+        if state.diverged:
+            raise ValueError("this solve diverged (Status.DIVERGED) and cannot be continued; "
+                             "start a new one (Solver.fit or init_state) with the changes the "
+                             "divergence message suggests")
         lim = self._limits(state, limits)
         c = state.counters
         t_begin, s_begin, time_begin = c.t, c.n_samples, state.elapsed
@@ -554,8 +592,16 @@ class Solver:
         history_on = self.history_every is not None
         if history_on and not state.history.iteration:
             self._record(state)
+        if self.monitor is not None and not math.isfinite(state.monitor.f_ref):
+            self._start_monitor(state)
+        loop_tols = hasattr(state.loop, "gtol")   # the loop tests full-batch gradients itself
+        if loop_tols:
+            loop: Any = state.loop
+            loop.gtol = float(lim.gtol or 0.0)
+            loop.ftol = float(lim.ftol or 0.0)
         status: Status | None = None
         message = ""
+        gnorm = math.nan
         while status is None:
             if iter_stop is not None and c.t >= iter_stop:
                 status, message = Status.MAX_ITER, f"reached max_iter={lim.max_iter} iterations"
@@ -568,48 +614,181 @@ class Solver:
                 status, message = Status.MAX_TIME, f"reached max_time={lim.max_time} s"
                 break
             n_iter = self._next_event(c.t, iter_stop) - c.t
+            c.last_gnorm = math.nan
             tic = time.perf_counter()
             code = state.loop.run(n_iter, sample_stop)
             state.elapsed += time.perf_counter() - tic
+            full_tested = math.isfinite(c.last_gnorm)   # the loop saw a full-batch gradient
+            if full_tested:
+                gnorm = float(c.last_gnorm)
             if code in (codes.LOOP_NONFINITE_LOSS, codes.LOOP_NONFINITE_ITERATE):
-                raise self._divergence(state, code)
+                what = ("the minibatch objective became non-finite"
+                        if code == codes.LOOP_NONFINITE_LOSS else "the iterate became non-finite")
+                return self._diverged(state, what)
             if code == codes.LOOP_CURVATURE_ERROR:
                 msg = (f"curvature model {self.curvature.describe()} failed at iteration "
                        f"{c.t}: {state.curvature.error_message()}")
                 raise CurvatureError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
-            if code == codes.LOOP_EXHAUSTED:
+            if code == codes.LOOP_GTOL:
+                status, message = Status.GTOL, (
+                    f"gradient norm {gnorm:.3g} <= gtol={lim.gtol:g} (full batch)")
+            elif code == codes.LOOP_FTOL:
+                status, message = Status.FTOL, (
+                    f"relative objective decrease <= ftol={lim.ftol:g} (full batch; gradient "
+                    f"norm {gnorm:.3g})")
+            elif code == codes.LOOP_EXHAUSTED:
                 status, message = Status.SEQUENCE_EXHAUSTED, (
                     f"the injected batch sequence ran out after {c.t} iterations")
             elif code == codes.LOOP_LINE_SEARCH_FAILED:
-                status, message = Status.LINE_SEARCH_FAILED, (
-                    f"the line search of {self.step.describe()} accepted no step at iteration "
-                    f"{c.t}: no trial decreased the batch objective enough, or the direction "
-                    "was not a descent direction (g'd < 0). The iterate is the last accepted "
-                    "one. On full batches this is how a run ends at a minimiser to working "
-                    "precision (the decrease asked for is below the objective's rounding; check "
-                    "the gradient norm, or stop earlier with gtol); otherwise try a larger "
-                    "max_backtracks, a smaller eps0, or a safeguarded curvature model.")
+                status, message, gnorm = self._line_search_failure(state)
             elif code == codes.LOOP_MAX_SAMPLES:
                 status, message = Status.MAX_SAMPLES, (
                     f"reached max_samples={lim.max_samples} samples processed")
             fval: float | None = None
             if history_on and self._is_history_point(c.t):
                 fval = self._record(state)
-            if c.t % self.report_every == 0 or status is not None:
-                if lim.target_objective is not None or lim.gtol is not None:
-                    fval, gnorm = self._evaluate(state, with_grad=lim.gtol is not None)
-                    if lim.target_objective is not None and fval <= lim.target_objective:
-                        status = status or Status.TARGET_OBJECTIVE
-                        message = message or (f"objective {fval:.6g} <= target "
-                                               f"{lim.target_objective:g}")
-                    if lim.gtol is not None and gnorm <= lim.gtol:
-                        status = status or Status.GTOL
-                        message = message or f"gradient norm {gnorm:.3g} <= gtol={lim.gtol:g}"
-                if self.callbacks and self._call_callbacks(state, fval):
+            report = c.t % self.report_every == 0 or status is not None
+            if report:
+                # gtol at report points, unless the loop just tested a full-batch gradient
+                want_grad = lim.gtol is not None and not full_tested and status is None
+                if want_grad or (lim.target_objective is not None and fval is None):
+                    fval, g_now = self._evaluate(state, with_grad=want_grad)
+                    if want_grad:
+                        gnorm = g_now
+                        if lim.gtol is not None and g_now <= lim.gtol:
+                            status = status or Status.GTOL
+                            message = message or f"gradient norm {g_now:.3g} <= gtol={lim.gtol:g}"
+                if (lim.target_objective is not None and fval is not None
+                        and fval <= lim.target_objective):
+                    status = status or Status.TARGET_OBJECTIVE
+                    message = message or (f"objective {fval:.6g} <= target "
+                                           f"{lim.target_objective:g}")
+            if fval is not None and not math.isfinite(fval):
+                return self._diverged(state, f"the objective F(w) became {fval}")
+            if self.monitor is not None:
+                why = self._monitor_check(state, fval)
+                if why is not None:
+                    return self._diverged(state, why)
+            if report and self.callbacks:
+                if self._call_callbacks(state, fval):
                     status = status or Status.CALLBACK
                     message = message or "stopped by a callback"
         fun = self._record(state) if history_on else self._evaluate(state)[0]
-        return self._result(state, status, message, fun)
+        if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
+                                      and state.monitor.diverged(self.monitor, fun)):
+            return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
+        return self._result(state, status, message, fun, gnorm)
+
+    def _start_monitor(self, state: SolverState) -> None:
+        """``F(w_0)`` for the divergence monitor (the history's first point when recorded)."""
+        ms = state.monitor
+        h = state.history
+        # The buffers hold the iterate before the first run (no sync: a loop whose counters
+        # were set from outside, as a resumed solve does, reloads from them).
+        w = state.w_avg if state.w_avg is not None and state.counters.n_avg > 0 else state.w
+        if h.iteration and h.iteration[-1] == state.t:
+            ms.f_ref = h.objective[-1]
+        else:
+            tic = time.perf_counter()
+            ms.f_ref = float(state.objective.value(w))
+            state.eval_time += time.perf_counter() - tic
+        ms.keep(ms.f_ref, w, state.t)
+
+    def _monitor_check(self, state: SolverState, fval: float | None) -> str | None:
+        """One check of the divergence monitor (see :mod:`sqnopt.solver._monitor`): the reason
+        when the run diverged, else None."""
+        assert self.monitor is not None
+        ms = state.monitor
+        c = state.counters
+        if fval is not None:
+            estimate = fval
+        elif c.n_loss > 0:
+            estimate = float(c.loss_sum) / float(c.n_loss)
+        else:
+            return None
+        c.loss_sum = 0.0
+        c.n_loss = 0
+        if state.t < self.monitor.warmup and math.isfinite(estimate):
+            return None
+        if ms.suspicious(self.monitor, estimate):
+            full = fval if fval is not None else self._evaluate(state)[0]
+            if ms.diverged(self.monitor, full):
+                kind = "objective" if fval is not None else "mean minibatch objective"
+                return (f"the {kind} rose to {estimate:.6g} and the objective F(w) is {full:.6g}, "
+                        f"against F(w0) = {ms.f_ref:.6g} where the solve started")
+            estimate = full
+        ms.keep(estimate, state.output_iterate(), state.t)
+        return None
+
+    def _diverged(self, state: SolverState, what: str) -> SolveResult:
+        """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,
+        warn with the diagnostic, and return the result."""
+        state.sync()
+        c = state.counters
+        ms = state.monitor
+        with np.errstate(all="ignore"):
+            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            wnorm = float(np.linalg.norm(state.output_iterate()))
+        step = self._step_at(state)
+        if ms.w_best is not None:
+            state.w[:] = ms.w_best
+            if state.w_avg is not None:
+                state.w_avg[:] = ms.w_best
+        state.diverged = True
+        with np.errstate(all="ignore"):
+            fun = float(state.objective.value(state.w))
+        advice = self._divergence_advice()
+        msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
+               f"(step {step:.3g}, |direction| = {dnorm:.3g}, |w| = {wnorm:.3g}). Returned the "
+               f"best iterate the monitor saw, from iteration {ms.best_iteration} "
+               f"(F = {fun:.6g}). {advice}")
+        warnings.warn(msg, DivergenceWarning, stacklevel=4)
+        if self.history_every is not None:
+            state.history.append(c.t, c.n_samples, state.effective_passes(), state.elapsed, fun,
+                                 math.nan)
+        return self._result(state, Status.DIVERGED, msg, fun)
+
+    def _divergence_advice(self) -> str:
+        """What to change after a divergence, from the components' declared properties."""
+        if self.step.line_search:
+            fix = ("The step is a line search, so the direction itself is at fault: use a "
+                   "safeguarded curvature model (e.g. LBFGS(min_curvature=1e-3)) or larger "
+                   "batches")
+        elif self.curvature.needs_secant_pair or self.curvature.needs_curvature_batch:
+            fix = ("Likely cause: the step is too large for the curvature model's directions. "
+                   "Fix: a line search (step='armijo') with growing batches, a smaller step "
+                   "(eps0), or a regularized/safeguarded curvature model (RegularizedBFGS, "
+                   "on_bad_pair='damp')")
+        else:
+            fix = ("Likely cause: the step is too large for the data's scale. Fix: a smaller "
+                   "step (eps0), step='auto' in the estimators, or rescaled features")
+        return fix + "."
+
+    def _line_search_failure(self, state: SolverState) -> tuple[Status, str, float]:
+        """Status of a failed line search: ``PRECISION`` (success) when the batch was the whole
+        data set and the decrease the first trial predicted, ``eps0 g'd``, is below
+        ``sqrt(machine epsilon) |F|`` -- the iterate is then a minimiser to working precision,
+        ``(F - F*) / |F|`` of that order or less -- else ``LINE_SEARCH_FAILED``."""
+        c = state.counters
+        g = state.buffers["grad"]
+        d = state.buffers["direction"]
+        gnorm = float(np.linalg.norm(g))
+        size = int(state.schedule.batch_size(c.t + 1))
+        full = state.sampler.whole_at_n and size >= state.data.n_samples
+        f = float(c.last_loss)
+        predicted = self._step_at(state) * float(np.dot(g, d))
+        if full and math.isfinite(predicted) and abs(predicted) <= _PRECISION * max(abs(f), 1e-300):
+            return Status.PRECISION, (
+                f"converged to working precision at iteration {c.t}: the line search cannot "
+                f"resolve the predicted decrease {predicted:.3g} of F = {f:.10g} (gradient norm "
+                f"{gnorm:.3g})"), gnorm
+        return Status.LINE_SEARCH_FAILED, (
+            f"the line search of {self.step.describe()} accepted no step at iteration {c.t}: no "
+            f"trial decreased the batch objective enough (predicted decrease {predicted:.3g}, "
+            f"gradient norm {gnorm:.3g}), or the direction was not a descent direction "
+            "(g'd <= 0). The iterate is the last accepted one. Try a larger max_backtracks, a "
+            "smaller eps0, larger batches or a safeguarded curvature model."), (
+            gnorm if full else math.nan)
 
     # ------------------------------------------------------------------ helpers
     def _next_event(self, t: int, iter_stop: int | None) -> int:
@@ -632,6 +811,7 @@ class Solver:
         return h is not None and t in {int(p) for p in h}
 
     def _evaluate(self, state: SolverState, *, with_grad: bool = False) -> tuple[float, float]:
+        """``F`` (and ``||grad F||`` if asked) at the output iterate; may be non-finite."""
         tic = time.perf_counter()
         w = state.output_iterate()
         gnorm = math.nan
@@ -642,10 +822,6 @@ class Solver:
         else:
             fval = float(state.objective.value(w))
         state.eval_time += time.perf_counter() - tic
-        if not math.isfinite(fval):
-            msg = (f"the full objective is {fval} at iteration {state.t}: the run diverged. "
-                   "Reduce the step size or use a safeguarded curvature model.")
-            raise DivergenceError(msg, self._result(state, Status.CALLBACK, msg, fval))
         return fval, gnorm
 
     def _record(self, state: SolverState) -> float:
@@ -669,21 +845,6 @@ class Solver:
                 stop = True
         return stop
 
-    def _divergence(self, state: SolverState, code: int) -> DivergenceError:
-        state.sync()
-        c = state.counters
-        what = ("the minibatch objective became non-finite" if code == codes.LOOP_NONFINITE_LOSS
-                else "the iterate became non-finite")
-        with np.errstate(all="ignore"):
-            dnorm = float(np.linalg.norm(state.buffers["direction"]))
-            wnorm = float(np.linalg.norm(state.w))
-        msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
-               f"(step {self._step_at(state):.3g}, |direction| = {dnorm:.3g}, "
-               f"|w| = {wnorm:.3g}). The last finite iterate is kept in "
-               "the error's .result. Reduce the step size (eps0), use a safeguarded or regularized "
-               "curvature model (e.g. RegularizedBFGS), or rescale the features.")
-        return DivergenceError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
-
     @staticmethod
     def _step_at(state: SolverState) -> float:
         try:
@@ -692,7 +853,7 @@ class Solver:
             return math.nan
 
     def _result(self, state: SolverState, status: Status | None, message: str,
-                fun: float) -> SolveResult:
+                fun: float, grad_norm: float = math.nan) -> SolveResult:
         c = state.counters
         h = state.history
         history = History(
@@ -721,17 +882,28 @@ class Solver:
             n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
             n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
             eval_time=state.eval_time, compiled=state.compiled, history=history,
-            components=components)
+            components=components, grad_norm=grad_norm)
 
 
 def _check_compatible(objective: Objective, curvature: CurvatureModel, step: StepRule,
-                      projection: Projection | None,
-                      curvature_schedule: BatchSchedule | None) -> None:
+                      projection: Projection | None, curvature_schedule: BatchSchedule | None,
+                      fit_intercept: object = False) -> None:
     caps = objective.capabilities
+    if fit_intercept is True:
+        # an unregularised intercept is a coordinate the objective does not curve
+        caps = caps - {STRONGLY_CONVEX}
     for comp in (curvature, step, projection):
         if comp is None:
             continue
         missing = comp.requires - caps
+        if missing == {STRONGLY_CONVEX} and fit_intercept is True and \
+                STRONGLY_CONVEX in objective.capabilities:
+            raise IncompatibleComponentsError(
+                f"{comp.kind} {comp.describe()} requires a strongly convex problem, but "
+                "fit_intercept=True adds an unregularised intercept: with steps made for "
+                "strong convexity (e.g. Pegasos' 1/(lam t), 1/lam at first) nothing pulls it "
+                "back and it ends far off. Use fit_intercept='regularized' (the paper's bias: a "
+                "constant feature regularised with the weights) or fit_intercept=False.")
         if missing:
             raise IncompatibleComponentsError(
                 f"{comp.kind} {comp.describe()} requires an objective that is "

@@ -18,6 +18,7 @@ from sqnopt.interfaces import (
     StepKernelLike,
 )
 from sqnopt.solver._loop import CompiledLoop, Counters
+from sqnopt.solver._monitor import MonitorState
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._result import passes_touched
 from sqnopt.solver._sampler import Sampler
@@ -79,6 +80,9 @@ class SolverState:
     elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
     eval_time: float = 0.0    #: seconds spent in full-objective evaluations
     history: HistoryRecorder = field(default_factory=HistoryRecorder)
+    monitor: MonitorState = field(default_factory=MonitorState)
+    #: Set when a run ended with ``Status.DIVERGED``: the state cannot be run further.
+    diverged: bool = False
 
     @property
     def t(self) -> int:

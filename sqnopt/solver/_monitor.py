@@ -1,0 +1,128 @@
+"""The divergence monitor: a run whose objective blows up stops with ``Status.DIVERGED``.
+
+A stochastic run cannot afford a full objective after every step, but the driver already has
+an estimate for free: the minibatch objectives ``f_B(w_t)`` the iterations computed. The loops
+add them to a window (``Counters.loss_sum`` / ``n_loss``); each time the loop returns to Python
+(every ``report_every`` iterations and at the end of a ``run``) the monitor reads the window's
+mean -- or the full objective when one was evaluated at that point -- and compares it with
+``F(w_0)``, the objective where the solve started:
+
+* a non-finite value (reported by the loops themselves) is divergence;
+* an estimate above ``F(w_0) + ceiling * max(|F(w_0)|, 1e-3)``, or one that has risen for
+  ``patience`` consecutive windows to above ``F(w_0) + rise * max(|F(w_0)|, 1e-3)``, is
+  *suspicious*: the monitor evaluates
+  the full objective at the current iterate (one pass; minibatch estimates are noisy and a
+  legitimately wild start such as Pegasos' ``1/(lam t)`` steps must not be stopped) and declares
+  divergence when that confirms it.
+
+Checks before iteration ``warmup`` only watch for non-finite values: some step rules start far
+out by design (Pegasos' first step is ``1/lam``; its first iterates' objective can be 40 times
+``F(w_0)`` and fall below it within tens of iterations).
+
+The monitor keeps a copy of the iterate with the lowest estimate seen at a check (``w_0`` at
+first); a diverged run returns that iterate, never the blown-up one. Every check is O(1) except
+the copy when the estimate improves (O(n_params)) and the confirming pass when suspicious.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["DivergenceMonitor", "MonitorState"]
+
+
+@dataclass(frozen=True)
+class DivergenceMonitor:
+    """When a run counts as diverged (see the module docstring).
+
+    Parameters
+    ----------
+    ceiling
+        An objective above ``F(w_0) + ceiling * max(|F(w_0)|, 1e-3)`` is divergence (default 10:
+        eleven times the starting objective, e.g. 7.6 for the logistic loss from ``w = 0``).
+    patience, rise
+        An objective that rose at ``patience`` consecutive checks (default 3) to above
+        ``F(w_0) + rise * max(|F(w_0)|, 1e-3)`` (default 1: twice the starting objective) is
+        divergence too: it is caught before it reaches the ceiling. A stochastic run on small
+        data fluctuates; the margin keeps such runs going.
+    warmup
+        Iterations from the start of the solve during which only non-finite values count
+        (default 10).
+    """
+
+    ceiling: float = 10.0
+    patience: int = 3
+    rise: float = 1.0
+    warmup: int = 10
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.ceiling, (int, float)) and math.isfinite(self.ceiling)
+                and self.ceiling > 0):
+            raise ValueError(f"DivergenceMonitor: ceiling must be a finite number > 0, got "
+                             f"{self.ceiling!r}")
+        if not (isinstance(self.patience, int) and self.patience >= 1):
+            raise ValueError(f"DivergenceMonitor: patience must be an integer >= 1, got "
+                             f"{self.patience!r}")
+        if not (isinstance(self.warmup, int) and self.warmup >= 0):
+            raise ValueError(f"DivergenceMonitor: warmup must be an integer >= 0, got "
+                             f"{self.warmup!r}")
+        if not (isinstance(self.rise, (int, float)) and math.isfinite(self.rise)
+                and 0 <= self.rise <= self.ceiling):
+            raise ValueError(f"DivergenceMonitor: rise must be a finite number in [0, ceiling], "
+                             f"got {self.rise!r}")
+
+    def limit(self, f_ref: float) -> float:
+        """The objective above which a run has diverged."""
+        return f_ref + self.ceiling * max(abs(f_ref), 1e-3)
+
+    def rise_limit(self, f_ref: float) -> float:
+        """The objective above which a run that keeps rising has diverged."""
+        return f_ref + self.rise * max(abs(f_ref), 1e-3)
+
+
+@dataclass
+class MonitorState:
+    """What the monitor carries through a solve (part of :class:`SolverState`)."""
+
+    f_ref: float = math.nan           #: F(w_0)
+    best: float = math.inf            #: lowest estimate at a check
+    w_best: FloatArray | None = None  #: the output iterate at that check
+    best_iteration: int = 0           #: the iteration of ``w_best``
+    last: float = math.nan            #: the previous window estimate
+    rises: int = 0                    #: consecutive rising window estimates
+
+    def keep(self, estimate: float, w: FloatArray, iteration: int) -> None:
+        """Remember ``w`` (the output iterate at ``iteration``) if ``estimate`` is the lowest
+        so far."""
+        if estimate < self.best:
+            self.best = estimate
+            self.best_iteration = iteration
+            if self.w_best is None or self.w_best.shape != w.shape:
+                self.w_best = w.copy()
+            else:
+                self.w_best[:] = w
+
+    def suspicious(self, monitor: DivergenceMonitor, estimate: float) -> bool:
+        """Update the rise count with a window ``estimate``; True if the full objective should
+        be checked."""
+        if not math.isfinite(estimate):
+            return True
+        self.rises = self.rises + 1 if (math.isfinite(self.last) and estimate > self.last) else 0
+        self.last = estimate
+        if estimate > monitor.limit(self.f_ref):
+            return True
+        return self.rises >= monitor.patience and estimate > monitor.rise_limit(self.f_ref)
+
+    def diverged(self, monitor: DivergenceMonitor, fval: float) -> bool:
+        """Whether a full objective ``fval`` confirms divergence."""
+        if not math.isfinite(fval):
+            return True
+        if fval > monitor.limit(self.f_ref):
+            return True
+        return self.rises >= monitor.patience and fval > monitor.rise_limit(self.f_ref)
