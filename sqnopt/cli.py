@@ -9,6 +9,10 @@
 
 Components are given by registered name, optionally with parameters:
 ``--curvature lbfgs:memory=5``, ``--step decaying:eps0=0.1,T0=1e4``.
+
+Exit status: 0 on success (a fit that did not meet its tolerance prints a warning), 1 on an
+error, 3 when the training run diverged (the model written is the best iterate before it),
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,8 @@ import numpy as np
 DEFAULT_MODEL = "sqnopt_model.npz"
 DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
+#: Exit status of a training run that diverged.
+EXIT_DIVERGED = 3
 
 
 class CLIError(Exception):
@@ -161,28 +168,37 @@ def _progress(mode: str, total: int | None = None) -> Any:
 
 # ---------------------------------------------------------------------------- train
 def _cmd_train(args: argparse.Namespace) -> int:
-    from sqnopt.interfaces import BatchSchedule, CurvatureModel, Problem, Projection, StepRule
+    from sqnopt.interfaces import BatchSchedule, CurvatureModel, Projection, StepRule
+    from sqnopt.recipes import adapt_objective
     from sqnopt.solver import Solver
     from sqnopt.solver._solver import resolve_component
     from sqnopt.training import Trainer, _objective_with_lam
 
     # resolve every component first: unknown names and bad combinations fail before any work
     loss = parse_component(args.loss)
-    curvature = parse_component(args.curvature)
-    schedule = parse_component(args.schedule)
-    step = "auto" if args.step == "auto" else parse_component(args.step)
     projection = None if args.projection is None else parse_component(args.projection)
     objective = _objective_with_lam(loss, float(args.alpha))
-    curv_c = resolve_component("curvature", curvature, CurvatureModel)
-    sched_c = resolve_component("schedule", schedule, BatchSchedule)
-    step_c = None if step == "auto" else resolve_component("step", step, StepRule)
+    curv_c: Any = "auto" if args.curvature == "auto" else resolve_component(
+        "curvature", parse_component(args.curvature), CurvatureModel)
+    sched_c: Any = "auto" if args.schedule == "auto" else resolve_component(
+        "schedule", parse_component(args.schedule), BatchSchedule)
+    step_c = None if args.step == "auto" else resolve_component(
+        "step", parse_component(args.step), StepRule)
+    step = "auto" if step_c is None else step_c
     proj_c = None if projection is None else resolve_component("projection", projection, Projection)
-    Solver(objective, curv_c, sched_c, step_c or "constant", projection=proj_c)
+    if curv_c != "auto":      # the combination fails here, before any work, if it cannot work
+        Solver(adapt_objective(objective, curv_c.requires), curv_c,
+               sched_c if sched_c != "auto" else "fixed", step_c or "constant",
+               projection=proj_c)
     class_weight = _parse_class_weight(args.class_weight)
     tol = None if args.tol is None or str(args.tol).lower() == "none" else float(args.tol)
 
     if args.chunk_size:
+        if args.max_epochs is None:
+            args.max_epochs = 1.0
         return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight)
+    if args.max_epochs is None:
+        args.max_epochs = 1000.0
 
     X, y, info = _load_data(args.data, args.format, n_features=args.n_features)
     test = None
@@ -197,13 +213,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     print(f"data:  {info['source']}: {n} samples x {d} features, {len(classes)} classes"
           + (f"; test: {test[0].shape[0]} samples" if test is not None else ""))
 
-    dim = d + int(not args.no_intercept)
-    b1 = int(sched_c.init(Problem(n, d, dim, 1, dim, float(args.alpha), not args.no_intercept,
-                                  objective.capabilities)).batch_size(1))
-    total_iter = max(1, int(math.ceil(args.max_epochs * n / b1)))
+    total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
     trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, schedule=sched_c,
-                      step=step_c or "auto", projection=proj_c,
+                      step=step, projection=proj_c,
                       fit_intercept=not args.no_intercept, average=args.average,
                       sampling=args.sampling, multiclass=args.multiclass,
                       class_weight=class_weight, max_epochs=args.max_epochs, tol=tol,
@@ -212,9 +225,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     bar = _progress(args.progress)
     tic = time.perf_counter()
     try:
-        model = trainer.fit(X, y, progress=bar)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = trainer.fit(X, y, progress=bar)
     finally:
         bar.close()
+    diverged = _print_warnings(caught)
     wall = time.perf_counter() - tic
     setup = trainer._setup
     assert setup is not None
@@ -245,7 +261,28 @@ def _cmd_train(args: argparse.Namespace) -> int:
     model.info["features"] = features
     model.info["data"] = info["source"]
     _write_outputs(args, model, trainer, summary, info["name"])
+    if diverged:
+        print("sqnopt: the run diverged (see the warning above); the model written is the best "
+              "iterate before it", file=sys.stderr)
+        return EXIT_DIVERGED
     return 0
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
+    """Print the warnings a run raised as ``sqnopt: warning: ...`` lines; True if one of them
+    was a divergence."""
+    from sqnopt.solver import DivergenceWarning
+
+    diverged = False
+    seen: set[str] = set()
+    for w in caught:
+        text = str(w.message)
+        if text in seen:
+            continue
+        seen.add(text)
+        diverged = diverged or issubclass(w.category, DivergenceWarning)
+        print(f"sqnopt: warning: {text}", file=sys.stderr)
+    return diverged
 
 
 def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sched_c: Any,
@@ -560,24 +597,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss", default="logloss", help="objective: NAME[:k=v,...]")
     p.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation lambda")
     p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: NAME[:k=v,...]")
-    p.add_argument("--schedule", default="fixed", help="batch schedule: NAME[:k=v,...]")
-    p.add_argument("--step", default="auto", help="step rule: auto or NAME[:k=v,...]")
+    p.add_argument("--schedule", default="auto", help="batch schedule: auto (the curvature "
+                   "model's recipe, see sqnopt.recipes) or NAME[:k=v,...]")
+    p.add_argument("--step", default="auto", help="step rule: auto (the recipe's) or "
+                   "NAME[:k=v,...]")
     p.add_argument("--projection", help="projection: NAME[:k=v,...]")
     p.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     p.add_argument("--average", action="store_true", help="Polyak-Ruppert averaging")
-    p.add_argument("--sampling", choices=("uniform", "shuffle", "subset", "weighted"),
-                   default="uniform")
+    p.add_argument("--sampling", choices=("auto", "uniform", "shuffle", "subset", "weighted"),
+                   default="auto", help="minibatch sampling (auto: the recipe's)")
     p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto")
     p.add_argument("--class-weight", help="'balanced' or LABEL=WEIGHT,...")
-    p.add_argument("--max-epochs", type=float, default=20, help="passes over the data")
-    p.add_argument("--tol", default="1e-4", help="early-stopping tolerance on the training "
-                   "objective per pass ('none' to always run --max-epochs)")
+    p.add_argument("--max-epochs", type=float,
+                   help="budget in passes over the data (default: 1000 -- a cap, the tolerance "
+                   "ends the run -- or, with --chunk-size, one pass over the file)")
+    p.add_argument("--tol", default="1e-5", help="converged once the largest entry of the "
+                   "training objective's gradient is at most this ('none': run --max-epochs)")
     p.add_argument("--n-iter-no-change", type=int, default=5)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--chunk-size", type=int, help="stream the file in chunks of this many rows "
                    "(partial_fit; for files larger than memory)")
-    p.add_argument("--report-every", type=int, default=1000,
-                   help="solver iterations between progress updates")
+    p.add_argument("--report-every", type=int,
+                   help="solver iterations between progress updates (default: the recipe's)")
     p.add_argument("--history-points", type=int, default=60,
                    help="log-spaced objective evaluations recorded in the history")
     p.add_argument("--model", default=DEFAULT_MODEL, help="model file to write (.npz)")
@@ -645,7 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (CLIError, UnknownComponentError, ValueError, TypeError, FileNotFoundError,
-            IsADirectoryError, ImportError, CurvatureError) as exc:
+            IsADirectoryError, ImportError, CurvatureError, MemoryError) as exc:
         return _fail(exc)
     except KeyboardInterrupt:
         print("\nsqnopt: interrupted", file=sys.stderr)

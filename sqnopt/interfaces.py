@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, ClassVar, Literal, Mapping, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +39,10 @@ MARGIN = "margin"                    # loss of a linear margin y * (w . x + b)
 QUADRATIC_BOUND = "quadratic_bound"  # partition-function bound (SQB, Aravkin et al. 2012)
 BINARY = "binary"
 MULTICLASS = "multiclass"
+PROBABILISTIC = "probabilistic"      # a negative log-likelihood: scores map to probabilities
+
+#: What a unit step along a curvature model's direction means (``CurvatureModel.direction_scale``).
+DirectionScale = Literal["gradient", "newton", "normalized"]
 
 # Return codes of ``update_pair`` / ``observe_batch`` (mirrors ``sqnopt/curvature/_base.pxd``).
 PAIR_SKIPPED = 0
@@ -53,10 +56,12 @@ __all__ = [
     "PAIR_ACCEPTED",
     "PAIR_RESET",
     "PAIR_SKIPPED",
+    "PROBABILISTIC",
     "BatchSchedule",
     "Component",
     "CurvatureKernelLike",
     "CurvatureModel",
+    "DirectionScale",
     "KINDS",
     "Kind",
     "MARGIN",
@@ -208,12 +213,26 @@ class Objective(Component):
 
     kind: ClassVar[Kind] = "objective"
     label_kind: ClassVar[LabelKind] = "binary"
+    #: An upper bound of the loss's second derivative with respect to the margin (or, for
+    #: multi-output losses, of the spectral norm of its Hessian in the scores); ``None`` when the
+    #: loss is not smooth. Automatic step sizes scale with it.
+    curvature_bound: ClassVar[float | None] = None
     lam: float
 
     @property
     def capabilities(self) -> frozenset[str]:
         """What this objective provides (see the capability constants of this module)."""
         return frozenset({self.label_kind})
+
+    def with_capability(self, capability: str) -> Objective | None:
+        """An objective with the same ``lam`` that provides ``capability``, or ``None``.
+
+        For a capability the objective lacks: the same function in a form that has it (binary
+        logistic regression as a log-linear model, for the ``quadratic_bound``), or its
+        multiclass generalisation (``multiclass``: the multinomial form of a binary loss).
+        The estimators ask for these instead of knowing objectives by name.
+        """
+        return self if capability in self.capabilities else None
 
     def n_blocks(self, n_classes: int) -> int:
         """Number of parameter blocks for ``n_classes`` classes (1 for binary objectives)."""
@@ -244,19 +263,16 @@ class CurvatureModel(Component):
     #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the solver run
     #: margin objectives in the sparse scaled loop (:mod:`sqnopt.solver._scaled_loop`).
     is_identity: ClassVar[bool] = False
-    #: Step rule for ``step="auto"`` (estimators, ``Trainer``) instead of the Lipschitz-based
-    #: default, for models whose directions are already scale-free (AdaGrad: ``|d_j| <= 1``).
-    auto_step: ClassVar[StepRule | None] = None
-    #: Batch schedule for ``schedule="auto"`` (estimators, ``Trainer``) instead of ``Fixed()``,
-    #: for models that need growing batches (SQB: semistochastic, Aravkin et al. 2012).
-    auto_schedule: ClassVar[BatchSchedule | None] = None
-    #: Curvature-batch schedule for ``schedule="auto"`` of models with ``needs_curvature_batch``
-    #: (``None``: the gradient schedule draws both).
-    auto_curvature_schedule: ClassVar[BatchSchedule | None] = None
-    #: Parameters for ``schedule="auto"`` when the model is given by its bare registry name
-    #: (estimators, ``Trainer``): the configuration its automatic schedules were tuned with
-    #: (SQB: the CG solver). A model given with parameters or as an instance is used as given.
-    auto_params: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: What a unit step along ``d`` means: ``"gradient"`` (``d`` has the gradient's scale, so a
+    #: stable step is about ``1/L``), ``"newton"`` (``d`` approximates ``H^{-1} g``: the step 1
+    #: is natural, as for secant and bound models) or ``"normalized"`` (``|d_j| <= 1`` whatever
+    #: the data's scale, as AdaGrad's: the step is a distance in parameter space).
+    direction_scale: ClassVar[DirectionScale] = "gradient"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        """Bytes the kernel keeps for ``problem`` (the solver refuses a model that cannot fit
+        in the machine's memory before allocating it)."""
+        return 8 * problem.n_params
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...

@@ -21,8 +21,7 @@ preset        composition
 ``lbfgs``     ``LBFGS(memory)`` + ``Full`` batches + ``Armijo()`` line search (full-batch L-BFGS, no
               step to tune; the secant gradient is reused, one pass per line-search trial)
 ``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
-              bound batches + ``Constant(1)`` (the estimators' automatic SQB components) + subset
-              sampling
+              bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
 ============  =====================================================================================
 
 The names are also accepted by :meth:`sqnopt.Solver.preset`.
@@ -36,7 +35,7 @@ from sqnopt.curvature import LBFGS, AdaGrad, Identity, QuadraticBound
 from sqnopt.interfaces import Objective, Projection, StepRule
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection
 from sqnopt.registry import get_registry
-from sqnopt.schedules import Fixed, Full
+from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.solver import Solver
 from sqnopt.steps import Armijo, Constant, InverseSqrt, PegasosStep
 
@@ -189,19 +188,19 @@ def lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss", mem
 def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner_iter: int = 5,
         **solver_kwargs: Any) -> Solver:
     """Semistochastic quadratic bound method (Aravkin, Choromanska, Jebara & Kanevsky 2014) with
-    the components the estimators pick for ``curvature="quadratic_bound"``: the model's
-    ``auto_params`` (CG inner solve), ``auto_schedule`` (gradient batches ``Geometric(100, 1.5)``),
-    ``auto_curvature_schedule`` (a ``Fixed(1000)`` bound batch) and ``auto_step`` (``Constant(1)``,
-    the majorisation's step) -- plus ``sampling="subset"``, which the estimators use only when
-    asked (their default is ``"uniform"``); ``objective`` is ``"softmax"``,
-    ``"binary_logistic"`` or another objective with the ``quadratic_bound`` capability. The
-    paper uses ``lam = 1/N``. See ``docs/sqb.md``."""
-    model = QuadraticBound(inner_iter=inner_iter, **QuadraticBound.auto_params)
-    assert QuadraticBound.auto_schedule is not None and QuadraticBound.auto_step is not None
+    the recipe the estimators use for ``curvature="quadratic_bound"`` (:mod:`sqnopt.recipes`):
+    the CG inner solve, gradient batches ``Geometric(100, 1.5)`` of distinct samples growing to
+    the whole data set, a ``Fixed(1000)`` bound batch and the majoriser's constant step 1;
+    ``objective`` is ``"softmax"``, ``"binary_logistic"`` or another objective with the
+    ``quadratic_bound`` capability. The paper uses ``lam = 1/N``. See ``docs/sqb.md``."""
+    from sqnopt import recipes
+
+    model = QuadraticBound(inner_iter=inner_iter, solver="cg")
     solver_kwargs.setdefault("sampling", "subset")
     return Solver(objective=_objective(objective, lam), curvature=model,
-                  schedule=QuadraticBound.auto_schedule, step=QuadraticBound.auto_step,
-                  curvature_schedule=QuadraticBound.auto_curvature_schedule, **solver_kwargs)
+                  schedule=Geometric(b1=float(recipes.BOUND_B1), rate=recipes.BOUND_RATE),
+                  step=Constant(1.0), curvature_schedule=Fixed(recipes.BOUND_BATCH),
+                  **solver_kwargs)
 
 
 #: Preset name -> factory returning a :class:`~sqnopt.Solver`.

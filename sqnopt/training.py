@@ -8,8 +8,17 @@ runs and a :class:`~sqnopt.model.LinearModel`:
   ``loss="logloss"``, when a ``"softmax"`` objective is registered), else one binary solve per
   class (one-vs-rest; always for hinge-type losses);
 * ``class_weight`` (``"balanced"`` or ``{label: weight}``) multiplies ``sample_weight``;
-* ``fit`` runs up to ``max_epochs`` passes, stopping early when the training objective has not
-  improved by ``tol`` for ``n_iter_no_change`` consecutive passes (as scikit-learn's SGD does);
+* the schedule, step and sampling left at ``"auto"`` come from :mod:`sqnopt.recipes`, which
+  reads what the curvature model declares (secant models: growing batches with a line search,
+  ending in the deterministic method; SQB: semistochastic batches; AdaGrad and SGD: minibatches
+  with a step from the data);
+* ``fit`` runs up to ``max_epochs`` passes and stops once the largest entry of the gradient of
+  the training objective is at most ``tol`` (tested for free on every full-batch iteration, and
+  after each pass of the stochastic recipes, whose pass-end objective comes with its gradient
+  from one fused pass); a stochastic run whose objective stops improving for
+  ``n_iter_no_change`` passes stops too. A fit that ends without meeting ``tol`` warns
+  (:class:`ConvergenceWarning`) with what it reached, and so does a model whose training
+  accuracy is below the majority class's;
 * ``partial_fit`` makes one pass over each new batch and keeps the *whole* solver state between
   calls -- iterate and average, curvature memory, iteration counter (hence step sizes and batch
   sizes), random stream -- through :meth:`sqnopt.Solver.rebind`. Batches whose weights are all
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
@@ -35,42 +45,47 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt import recipes
 from sqnopt.data import check_matrix, encode_labels
-from sqnopt.interfaces import BatchSchedule, CurvatureModel, Objective, Problem, StepRule
+from sqnopt.interfaces import (
+    MULTICLASS,
+    PROBABILISTIC,
+    SMOOTH,
+    BatchSchedule,
+    CurvatureModel,
+    Objective,
+    StepRule,
+)
 from sqnopt.model import LinearModel, Strategy
 from sqnopt.progress import ProgressBar
-from sqnopt.registry import get_registry
-from sqnopt.schedules import Fixed
-from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState
+from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState, Status
 from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
-from sqnopt.steps import Decaying
 
 FloatArray = NDArray[np.float64]
 ClassWeight = Union[None, str, Mapping[Any, float]]
 Callback = Callable[[IterationInfo], Union[bool, None]]
 
-#: Curvature model used when none is given (estimators, command line).
-DEFAULT_CURVATURE = "identity"
-
-#: Upper bound of d²loss/dmargin² per loss (scales the automatic step); 1 for unknown losses.
-LOSS_CURVATURE: dict[str, float] = {
-    "logloss": 0.25, "binary_logistic": 0.25, "squared_hinge": 2.0, "hinge": 1.0,
-    "softmax": 0.5,
-}
-#: Losses that are negative log-likelihoods: their scores map to class probabilities.
-PROBABILISTIC_LOSSES = frozenset({"logloss", "binary_logistic", "softmax", "loglinear"})
-#: Multiclass objective used for a binary loss on multiclass labels (when registered).
-MULTICLASS_COUNTERPART: dict[str, str] = {"logloss": "softmax", "binary_logistic": "softmax"}
+#: Curvature model used when none is given (estimators, command line): ``"auto"`` lets
+#: :func:`sqnopt.recipes.default_curvature` choose.
+DEFAULT_CURVATURE = "auto"
+#: Relative objective decrease between full-batch iterations below which a deterministic run
+#: has converged (scikit-learn's lbfgs uses the same, ``64 * machine epsilon``).
+FTOL = 64 * float(np.finfo(np.float64).eps)
+#: Spread of the feature columns' scales (largest over smallest max-abs value) from which a
+#: first-order stochastic recipe warns that the features should be scaled.
+FEATURE_SPREAD_WARN = 1e3
 
 __all__ = [
     "DEFAULT_CURVATURE",
-    "LOSS_CURVATURE",
-    "MULTICLASS_COUNTERPART",
-    "PROBABILISTIC_LOSSES",
+    "ConvergenceWarning",
     "Trainer",
-    "auto_step",
     "class_weight_vector",
 ]
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit ended without meeting its tolerance, or with a model worse than predicting the
+    majority class; the message says what was reached and what to change."""
 
 
 def class_weight_vector(class_weight: ClassWeight, classes: NDArray[Any],
@@ -106,44 +121,6 @@ def class_weight_vector(class_weight: ClassWeight, classes: NDArray[Any],
             raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}")
         out[hit[0]] = w
     return out
-
-
-def _row_sq_norms(X: Any) -> FloatArray:
-    if sp.issparse(X):
-        data = np.asarray(X.data, dtype=np.float64)
-        sq = np.zeros(X.shape[0])
-        nz = np.diff(X.indptr)
-        rows = np.repeat(np.arange(X.shape[0]), nz)
-        np.add.at(sq, rows, data * data)
-        return sq
-    Xd = np.asarray(X, dtype=np.float64)
-    out: FloatArray = np.einsum("ij,ij->i", Xd, Xd)
-    return out
-
-
-def auto_step(X: Any, grad_weight: FloatArray, objective: Objective, batch_size: int,
-              fit_intercept: bool) -> Decaying:
-    r"""The step rule ``step="auto"``: ``eps_t = 1 / (L + lam t)``.
-
-    That is ``Decaying(eps0 = 1/L, T0 = L/lam)``, with
-    ``L = c_loss * max_i g_i (||x_i||^2 + [intercept]) + lam`` a bound on the Lipschitz
-    constant of every minibatch gradient (``c_loss`` = sup of the loss's second derivative, see
-    :data:`LOSS_CURVATURE`; ``g_i`` the gradient weights). The first steps are the largest
-    stable ones whatever the scale of the features, and the decay is the ``1/(lam t)`` rate of
-    strongly convex stochastic approximation. With ``lam = 0`` the step decays after one pass
-    (``T0`` = one pass of minibatches of size ``batch_size``).
-    """
-    sq = _row_sq_norms(X) + (1.0 if fit_intercept else 0.0)
-    c_loss = LOSS_CURVATURE.get(objective.name, 1.0)
-    lam = float(objective.lam)
-    lip = c_loss * float(np.max(sq * grad_weight)) + lam
-    if lip <= 0:
-        lip = 1.0
-    if lam > 0:
-        T0 = lip / lam
-    else:
-        T0 = X.shape[0] / max(batch_size, 1)
-    return Decaying(eps0=float(1.0 / lip), T0=float(max(1.0, T0)))
 
 
 def _spawn(random_state: RandomState, k: int) -> list[Any]:
@@ -189,6 +166,9 @@ class _Setup:
     schedule: BatchSchedule
     curvature_schedule: BatchSchedule | None
     step: StepRule
+    sampling: Literal["uniform", "shuffle", "subset", "weighted"]
+    full_batch_phase: bool
+    report_every: int
     strategy: Strategy
     classes: NDArray[Any]
     n_features: int
@@ -205,28 +185,36 @@ class Trainer:
     alpha
         L2 regularisation ``λ`` of ``F(w) = λ/2 ||w||² + Σ c_i ℓ_i / Σ c_i``.
     curvature, projection
-        Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``).
-    schedule
-        Batch schedule, or ``"auto"``: the curvature model's ``auto_schedule`` if it declares one
-        (SQB: geometrically growing gradient batches, and its ``auto_curvature_schedule`` for the
-        bound's batches), else ``Fixed()`` (batches of 5).
-    step
-        Step rule, or ``"auto"``: :func:`auto_step` computed from the first training data (or the
-        curvature model's own ``auto_step`` if it declares one, e.g. AdaGrad's constant step).
-    fit_intercept, average, sampling, report_every, path
-        As for :class:`~sqnopt.Solver`.
+        Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``);
+        ``curvature="auto"`` is :func:`sqnopt.recipes.default_curvature`.
+    schedule, step, sampling
+        A batch schedule, step rule and sampling, or ``"auto"``: the recipe of
+        :mod:`sqnopt.recipes` for the curvature model (secant models: batches growing to the
+        whole data set with a line search; SQB: semistochastic batches; AdaGrad / SGD:
+        minibatches of 5 with a step computed from the data).
+    fit_intercept
+        ``True``: an unregularised intercept; ``"regularized"``: a constant feature regularised
+        with the weights; ``False``: none.
+    average, report_every, path
+        As for :class:`~sqnopt.Solver` (``report_every=None``: the recipe's).
     multiclass
-        ``"auto"``: a multiclass objective if the loss is one or has a registered multiclass
-        counterpart (``logloss`` -> ``softmax``), else one-vs-rest; ``"ovr"``: always
-        one-vs-rest (binary losses); ``"multinomial"``: require a multiclass objective.
+        ``"auto"``: a multiclass objective if the loss is one or has a multiclass form
+        (:meth:`~sqnopt.interfaces.Objective.with_capability`, e.g. ``logloss`` -> ``softmax``),
+        else one-vs-rest; ``"ovr"``: always one-vs-rest (binary losses); ``"multinomial"``:
+        require a multiclass objective.
     class_weight
         ``None``, ``"balanced"`` (``n / (K n_k)``; in ``partial_fit`` from the labels seen so
         far) or ``{label: weight}``; multiplies ``sample_weight``.
     max_epochs
-        Passes over the data in ``fit`` (may be fractional).
+        Budget of ``fit`` in passes over the data (gradient batches; may be fractional).
     tol, n_iter_no_change
-        Stop ``fit`` once the training objective fails to decrease by ``tol`` for
-        ``n_iter_no_change`` consecutive passes; ``tol=None`` runs all ``max_epochs`` at once.
+        ``fit`` has converged once ``max_j |dF/dw_j| <= tol`` (the test of scikit-learn's and
+        SciPy's L-BFGS, on the same scale: ``F`` is the mean loss plus the penalty; the default
+        ``1e-5`` ends within about ``1e-4`` relative of the optimum on the LIBSVM sets of the
+        benchmarks), or a deterministic run's relative objective decrease falls below
+        ``64 eps``. A stochastic recipe also stops when its objective has not improved by
+        ``tol`` (relative) for ``n_iter_no_change`` passes -- without having converged. Ending
+        unconverged warns. ``tol=None`` runs the whole budget.
     random_state
         Seeds the sampling (an int gives reproducible results).
     history_every
@@ -262,16 +250,16 @@ class Trainer:
         schedule: ComponentSpec = "auto",
         step: ComponentSpec = "auto",
         projection: ComponentSpec | None = None,
-        fit_intercept: bool = True,
+        fit_intercept: bool | Literal["regularized"] = True,
         average: bool | int = False,
-        sampling: Literal["uniform", "shuffle", "subset", "weighted"] = "uniform",
+        sampling: Literal["auto", "uniform", "shuffle", "subset", "weighted"] = "auto",
         multiclass: Literal["auto", "ovr", "multinomial"] = "auto",
         class_weight: ClassWeight = None,
-        max_epochs: float = 20,
-        tol: float | None = 1e-4,
+        max_epochs: float = 1000,
+        tol: float | None = 1e-5,
         n_iter_no_change: int = 5,
         random_state: RandomState = None,
-        report_every: int = 1000,
+        report_every: int | None = None,
         history_every: int | Sequence[int] | None = None,
         verbose: int = 0,
         callback: Callback | Sequence[Callback] | None = None,
@@ -337,6 +325,7 @@ class Trainer:
         self._states = []
         epochs = math.ceil(float(self.max_epochs))
         bar = self._start_bar(progress, n_sub * int(math.ceil(float(self.max_epochs) * Xc.shape[0])))
+        unconverged: list[str] = []
         try:
             n_iter = 0
             results = []
@@ -347,9 +336,12 @@ class Trainer:
                 self._states.append(state)
                 if bar is not None:
                     bar.offset = j * int(math.ceil(float(self.max_epochs) * Xc.shape[0]))
-                done, res = self._run_epochs(solver, state, bar)
+                done, res, why = self._run_epochs(solver, state, bar)
                 n_iter = max(n_iter, done)
                 results.append(res)
+                if why is not None:
+                    unconverged.append(why if n_sub == 1 else
+                                       f"class {classes[j]!r} vs rest: {why}")
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
                 bar.total = max(processed, 1)
@@ -359,7 +351,40 @@ class Trainer:
             self._close_bar()
         self.n_iter_ = n_iter if self.tol is not None else epochs
         self._finish(results)
+        self.converged_ = not unconverged and not any(
+            r.status is Status.DIVERGED for r in results)
+        if unconverged:
+            warnings.warn(f"{setup.curvature.name or type(setup.curvature).__name__} did not "
+                          "converge: "
+                          + "; ".join(unconverged[:3])
+                          + (f" (and {len(unconverged) - 3} more)" if len(unconverged) > 3 else "")
+                          + ". Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to "
+                          "tol on full batches).", ConvergenceWarning, stacklevel=3)
+        self._check_majority(Xc, yarr, classes, weights)
         return self.model_
+
+    def _check_majority(self, X: Any, y: NDArray[Any], classes: NDArray[Any],
+                        weights: FloatArray) -> None:
+        """Warn when the model's weighted training accuracy is below that of predicting the
+        heaviest class: a failed solve when it did not converge, else a model (and data) no
+        better than a constant."""
+        pred = self.model_.predict(X)
+        total = float(np.sum(weights))
+        acc = float(np.sum(weights * (pred == y))) / total
+        majority = max(float(np.sum(weights[y == c])) for c in classes) / total
+        if acc >= majority - 1e-12:
+            return
+        if self.converged_:
+            msg = (f"the fitted model's training accuracy {acc:.4f} is below the majority "
+                   f"class's {majority:.4f}, though the solve converged: at this alpha the "
+                   "optimum of the loss is no better than predicting a constant (features "
+                   "without signal, or alpha too large)")
+        else:
+            msg = (f"the fitted model's training accuracy {acc:.4f} is below the majority "
+                   f"class's {majority:.4f}: the solve failed "
+                   f"({'; '.join(r.message for r in self.results_)[:300]}). Use the defaults "
+                   "(curvature='auto'), a smaller step, or centred and scaled features")
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
     def partial_fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                     classes: ArrayLike | None = None,
@@ -488,7 +513,6 @@ class Trainer:
         lam = float(self.alpha)
         objective = _objective_with_lam(self.loss, lam)
         k = len(classes)
-        reg = get_registry()
         strategy: Strategy
         if objective.label_kind == "multiclass":
             if self.multiclass == "ovr":
@@ -500,53 +524,65 @@ class Trainer:
         elif self.multiclass == "ovr":
             strategy = "ovr"
         else:
-            counterpart = MULTICLASS_COUNTERPART.get(objective.name)
-            names = reg.names("objective")
-            if counterpart is not None and counterpart in names:
-                objective = _objective_with_lam(counterpart, lam)
+            multi = objective.with_capability(MULTICLASS)
+            if multi is not None and multi.label_kind == "multiclass":
+                objective = multi
                 strategy = "multinomial"
             elif self.multiclass == "multinomial":
-                raise ValueError(f"multiclass='multinomial': no multiclass objective is "
-                                 f"registered for loss {objective.name!r}; use multiclass='ovr'")
+                raise ValueError(f"multiclass='multinomial': loss {objective.name!r} has no "
+                                 "multiclass form; use multiclass='ovr'")
             else:
                 strategy = "ovr"
-        curvature = resolve_component("curvature", self.curvature, CurvatureModel)
-        curvature_schedule: BatchSchedule | None = None
-        if isinstance(self.schedule, str) and self.schedule == "auto":
-            if isinstance(self.curvature, str) and curvature.auto_params:
-                curvature = resolve_component(
-                    "curvature", (self.curvature, dict(curvature.auto_params)), CurvatureModel)
-            schedule: BatchSchedule = curvature.auto_schedule or Fixed()
-            if curvature.needs_curvature_batch:
-                curvature_schedule = curvature.auto_curvature_schedule
+        if isinstance(self.curvature, str) and self.curvature == "auto":
+            curvature: CurvatureModel = recipes.default_curvature(objective, X, k)
+            by_name = True
         else:
-            schedule = resolve_component("schedule", self.schedule, BatchSchedule)
-        if isinstance(self.step, str) and self.step == "auto" and curvature.auto_step is not None:
-            step: StepRule = curvature.auto_step   # scale-free directions (e.g. AdaGrad)
-        elif isinstance(self.step, str) and self.step == "auto":
-            n_blocks = objective.n_blocks(k) if strategy == "multinomial" else 1
-            dim = X.shape[1] + int(self.fit_intercept)
-            problem = Problem(n_samples=X.shape[0], n_features=X.shape[1], dim=dim,
-                              n_blocks=n_blocks, n_params=n_blocks * dim, lam=lam,
-                              fit_intercept=bool(self.fit_intercept),
-                              capabilities=objective.capabilities)
-            b1 = int(schedule.init(problem).batch_size(1))
-            gw = weights / np.mean(weights) if self.sampling != "weighted" else np.ones_like(weights)
-            step = auto_step(X, gw, objective, b1, bool(self.fit_intercept))
-        else:
-            step = resolve_component("step", self.step, StepRule)
-        return _Setup(objective=objective, curvature=curvature, schedule=schedule,
-                      curvature_schedule=curvature_schedule, step=step, strategy=strategy,
-                      classes=classes, n_features=int(X.shape[1]))
+            curvature = resolve_component("curvature", self.curvature, CurvatureModel)
+            by_name = isinstance(self.curvature, str)
+        schedule: BatchSchedule | str = (
+            self.schedule if isinstance(self.schedule, str) and self.schedule == "auto"
+            else resolve_component("schedule", self.schedule, BatchSchedule))
+        step: StepRule | str = (
+            self.step if isinstance(self.step, str) and self.step == "auto"
+            else resolve_component("step", self.step, StepRule))
+        gw = weights / np.mean(weights) if self.sampling != "weighted" else np.ones_like(weights)
+        recipe = recipes.choose(objective, curvature, X, gw, fit_intercept=self.fit_intercept is True,
+                                schedule=schedule, step=step, sampling=self.sampling,
+                                curvature_by_name=by_name)
+        self._warn_feature_scale(X, recipe)
+        return _Setup(objective=recipe.objective, curvature=recipe.curvature,
+                      schedule=recipe.schedule, curvature_schedule=recipe.curvature_schedule,
+                      step=recipe.step, sampling=recipe.sampling,
+                      full_batch_phase=recipe.full_batch_phase,
+                      report_every=recipe.report_every, strategy=strategy, classes=classes,
+                      n_features=int(X.shape[1]))
+
+    @staticmethod
+    def _warn_feature_scale(X: Any, recipe: recipes.Recipe) -> None:
+        """Warn once when a first-order stochastic recipe meets columns whose scales differ by
+        orders of magnitude (conditioning such methods feel and curvature models undo)."""
+        if recipe.full_batch_phase or recipe.curvature.direction_scale != "gradient":
+            return
+        spread = recipes.feature_scale_spread(X)
+        if spread >= FEATURE_SPREAD_WARN:
+            warnings.warn(
+                f"the largest absolute values of the feature columns differ by a factor of "
+                f"{spread:.3g}: first-order stochastic steps ({recipe.curvature.describe()}) "
+                "converge slowly on such data. Scale the features (e.g. scikit-learn's "
+                "StandardScaler for dense, MaxAbsScaler for sparse data) or use a curvature "
+                "model (curvature='lbfgs')", ConvergenceWarning, stacklevel=4)
 
     def _make_solver(self, setup: _Setup, random_state: Any) -> Solver:
         history = self.history_every if self.history_every is not None else (0,)
+        report = setup.report_every if self.report_every is None else int(self.report_every)
         return Solver(objective=setup.objective, curvature=setup.curvature,
                       schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
                       step=setup.step, projection=self.projection,
-                      fit_intercept=bool(self.fit_intercept), average=self.average,
-                      sampling=self.sampling, random_state=random_state,
-                      report_every=self.report_every, history_every=history,
+                      fit_intercept=self.fit_intercept, average=self.average,
+                      sampling=setup.sampling, random_state=random_state,
+                      report_every=report, history_every=history,
+                      record_grad_norm=(not setup.full_batch_phase and self.tol is not None
+                                        and SMOOTH in setup.objective.capabilities),
                       callback=self._on_report, path=self.path)
 
     def _sub_labels(self, setup: _Setup, y: NDArray[Any], j: int) -> tuple[Any, NDArray[Any]]:
@@ -576,24 +612,57 @@ class Trainer:
         self._snapshots = None
 
     def _run_epochs(self, solver: Solver, state: SolverState,
-                    bar: ProgressBar | None) -> tuple[int, SolveResult]:
+                    bar: ProgressBar | None) -> tuple[int, SolveResult, str | None]:
+        """Run ``fit``'s budget; returns the passes made, the last result and, when the run
+        did not meet ``tol``, why (for the warning)."""
         total = float(self.max_epochs)
-        if self.tol is None:
-            return int(math.ceil(total)), solver.run(state, max_epochs=total)
+        setup = self._setup
+        assert setup is not None
+        p0 = state.effective_passes()
+        if setup.full_batch_phase or self.tol is None:
+            tol = None if self.tol is None else float(self.tol)
+            res = solver.run(state, max_epochs=total, gtol=tol,
+                             ftol=FTOL if tol is not None else None)
+            done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
+            if tol is None or res.success or res.status is Status.DIVERGED:
+                return done, res, None
+            return done, res, (f"stopped at max_iter={self.max_epochs:g} passes "
+                               f"({res.message}); largest gradient entry "
+                               f"{res.grad_norm:.3g} > tol={tol:g}")
+        tol = float(self.tol)
         best, stall, done = math.inf, 0, 0
-        res: SolveResult | None = None
+        last: SolveResult | None = None
+        previous = math.nan
         while total > 0:
-            res = solver.run(state, max_epochs=min(1.0, total))
+            last = res = solver.run(state, max_epochs=min(1.0, total))
             total -= 1.0
             done += 1
             if bar is not None:
                 bar.set_objective(res.fun)
-            stall = stall + 1 if res.fun > best - float(self.tol) else 0
+            if res.status is Status.DIVERGED:
+                return done, res, None
+            gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
+            if gnorm <= tol and SMOOTH in setup.objective.capabilities:
+                return done, res, None
+            change = (previous - res.fun) / max(abs(res.fun), 1e-300)
+            previous = res.fun
+            stall = stall + 1 if res.fun > best - tol * max(abs(best), 1.0) else 0
             best = min(best, res.fun)
             if stall >= self.n_iter_no_change:
-                break
-        assert res is not None
-        return done, res
+                if SMOOTH not in setup.objective.capabilities:
+                    return done, res, None     # a subgradient never vanishes: stagnation is
+                                               # the convergence test (as SGDClassifier's)
+                return done, res, (
+                    f"the objective stopped improving for {self.n_iter_no_change} passes "
+                    f"(F = {res.fun:.6g}, relative change in the last pass {change:.2g}) with "
+                    f"the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the stochastic "
+                    "steps reached their noise floor")
+        assert last is not None
+        res = last
+        gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
+        return done, res, (f"stopped at max_iter={self.max_epochs:g} passes with the largest "
+                           f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {res.fun:.6g}, "
+                           f"relative change in the last pass {change:.2g})")
 
     def _finish(self, results: list[SolveResult]) -> None:
         setup = self._setup
@@ -622,7 +691,7 @@ class Trainer:
                 "fit_intercept": bool(self.fit_intercept), "strategy": setup.strategy}
         self.model_ = LinearModel(coef=coef, intercept=icpt, classes=setup.classes,
                                   strategy=setup.strategy, loss=setup.objective.name,
-                                  probabilistic=setup.objective.name in PROBABILISTIC_LOSSES,
+                                  probabilistic=PROBABILISTIC in setup.objective.capabilities,
                                   info=info)
 
     # progress bar plumbing: the solvers' callback forwards to the bar of the current call

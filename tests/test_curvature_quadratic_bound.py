@@ -299,10 +299,10 @@ def test_subset_sampler_draws_distinct_indices_and_full_batches_are_the_data_set
     for size in (1, 7, 50, 50, 13):
         b = s.draw(size)
         assert len(set(b.tolist())) == size and b.min() >= 0 and b.max() < 50
-    np.testing.assert_array_equal(np.sort(s.draw(50)), np.arange(50))
-    whole = s.draw(51)                  # more than N: the whole data set, in random order
-    np.testing.assert_array_equal(np.sort(whole), np.arange(50))
-    assert not np.array_equal(whole, np.arange(50))
+    state = s.bit_generator.state
+    np.testing.assert_array_equal(s.draw(50), np.arange(50))   # N: the data set, in order,
+    np.testing.assert_array_equal(s.draw(51), np.arange(50))   # (more: the same)
+    assert s.bit_generator.state == state                      # with no random draw
     counts = np.bincount(np.concatenate([s.draw(5) for _ in range(4000)]), minlength=50)
     assert counts.min() > 300 and counts.max() < 500         # uniform (mean 400)
     with pytest.raises(ValueError, match="subset"):

@@ -31,7 +31,8 @@ def _blobs(n: int = 300, k: int = 3, d: int = 5, seed: int = 0) -> tuple[np.ndar
 # ---------------------------------------------------------------- equivalence with the Solver
 def test_binary_fit_is_exactly_the_solver_run() -> None:
     X, y = make_boxes(400, 6, random_state=0)
-    est = SQNClassifier(loss="squared_hinge", step=("decaying", {"eps0": 0.05, "T0": 50.0}),
+    est = SQNClassifier(loss="squared_hinge", curvature="identity",
+                        step=("decaying", {"eps0": 0.05, "T0": 50.0}),
                         schedule=("fixed", {"size": 7}), max_iter=3, tol=None,
                         random_state=5).fit(X, y)
     res = Solver("squared_hinge", "identity", ("fixed", {"size": 7}),
@@ -79,14 +80,14 @@ def test_logloss_one_vs_rest_probabilities() -> None:
     # normalised one-vs-rest sigmoids
     s = 1.0 / (1.0 + np.exp(-est.decision_function(X)))
     np.testing.assert_allclose(proba, s / s.sum(axis=1, keepdims=True), rtol=1e-10)
-    with pytest.raises(ValueError, match="no multiclass objective"):
+    with pytest.raises(ValueError, match="no multiclass form"):
         SQNClassifier(loss="squared_hinge", multiclass="multinomial").fit(X, y)
 
 
 def test_logloss_uses_the_registered_softmax_as_one_solver() -> None:
     X, y = _blobs()
-    est = SQNClassifier(random_state=0, max_iter=10).fit(X, y)
-    assert est._trainer.strategy_ == "multinomial"
+    est = SQNClassifier(random_state=0).fit(X, y)
+    assert est._trainer.strategy_ == "multinomial" and est.converged_
     assert isinstance(est.history_, History)          # one solve, not one per class
     assert est.coef_.shape == (3, X.shape[1])
     d = est.decision_function(X)
@@ -149,7 +150,8 @@ def test_sample_weight_is_not_modified() -> None:
 def test_partial_fit_continues_the_solver_state_exactly() -> None:
     X, y = make_boxes(600, 5, random_state=6)
     chunks = [(X[i:i + 200], y[i:i + 200]) for i in range(0, 600, 200)]
-    est = SQNClassifier(random_state=3, step=("decaying", {"eps0": 0.1, "T0": 30.0}))
+    est = SQNClassifier(random_state=3, curvature="identity",
+                        step=("decaying", {"eps0": 0.1, "T0": 30.0}))
     for Xc, yc in chunks:
         est.partial_fit(Xc, yc, classes=[-1.0, 1.0])
     # the same thing by hand: one solve, rebound to each chunk, one pass per chunk
@@ -236,8 +238,8 @@ def test_pickled_estimator_predicts_and_resumes_partial_fit() -> None:
     """Identity curvature has no memory, so resuming after pickling is exact: iterate, counters
     (step sizes) and random stream survive."""
     X, y = make_boxes(600, 5, random_state=12)
-    a = SQNClassifier(random_state=1, average=True)
-    b = SQNClassifier(random_state=1, average=True)
+    a = SQNClassifier(random_state=1, average=True, curvature="identity")
+    b = SQNClassifier(random_state=1, average=True, curvature="identity")
     for est in (a, b):
         est.partial_fit(X[:300], y[:300], classes=[-1.0, 1.0])
     b2 = pickle.loads(pickle.dumps(b))
@@ -251,7 +253,8 @@ def test_pickled_estimator_predicts_and_resumes_partial_fit() -> None:
 
 def test_pipeline_gridsearch_clone() -> None:
     X, y = _blobs(n=240, k=2)
-    pipe = make_pipeline(StandardScaler(), SQNClassifier(random_state=0))
+    pipe = make_pipeline(StandardScaler(), SQNClassifier(curvature="identity", random_state=0,
+                                                          tol=None, max_iter=20))
     grid = GridSearchCV(pipe, {"sqnclassifier__alpha": [1e-4, 1e-2],
                                "sqnclassifier__schedule": ["fixed", ("fixed", {"size": 20})]},
                         cv=3).fit(X, y)

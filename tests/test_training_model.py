@@ -12,7 +12,8 @@ import scipy.sparse as sp
 from sqnopt.datasets import load_a9a, make_boxes
 from sqnopt.model import LinearModel, log_sigmoid, log_softmax
 from sqnopt.objectives import LogLoss
-from sqnopt.training import Trainer, auto_step, class_weight_vector
+from sqnopt.recipes import gradient_step
+from sqnopt.training import ConvergenceWarning, Trainer, class_weight_vector
 
 
 def test_import_sqnopt_does_not_import_scikit_learn(tmp_path: Path) -> None:
@@ -45,13 +46,25 @@ def test_trainer_on_a9a_reaches_logistic_regression_accuracy() -> None:
 
 def test_trainer_max_epochs_tol_and_counters() -> None:
     X, y = make_boxes(400, 4, random_state=0)
-    tr = Trainer(max_epochs=3, tol=None, random_state=0)
+    tr = Trainer(curvature="identity", max_epochs=3, tol=None, random_state=0)
     tr.fit(X, y)
     assert tr.n_iter_ == 3 and tr.results_[0].n_samples >= 3 * 400
-    tr2 = Trainer(max_epochs=500, tol=1e-2, n_iter_no_change=2, random_state=0)
+    # a stochastic recipe checks tol after each pass (the gradient comes with the pass-end
+    # objective), so a loose tol stops it early, converged
+    tr2 = Trainer(curvature="identity", max_epochs=500, tol=1e-2, random_state=0)
     tr2.fit(X, y)
-    assert 3 <= tr2.n_iter_ < 500           # stopped early
+    assert 1 <= tr2.n_iter_ < 500 and tr2.converged_
     assert len(tr2.histories_[0]) == tr2.n_iter_ + 1   # start + one point per pass
+    assert tr2.histories_[0].grad_norm[-1] <= 1e-2
+    # ... and one whose objective stops improving stops too, without having converged
+    with pytest.warns(ConvergenceWarning, match="stopped improving for 2 passes"):
+        Trainer(curvature="identity", max_epochs=500, tol=1e-9, n_iter_no_change=2,
+                      random_state=0).fit(X, y)
+    # the deterministic recipe (the default, L-BFGS) tests tol on its full-batch gradients
+    tr4 = Trainer(random_state=0)
+    tr4.fit(X, y)
+    assert tr4.converged_ and tr4.results_[0].success
+    assert tr4.results_[0].grad_norm <= 1e-5 and tr4.n_iter_ < 100
     with pytest.raises(ValueError, match="alpha"):
         Trainer(alpha=-1).fit(X, y)
     with pytest.raises(ValueError, match="max_epochs"):
@@ -61,18 +74,19 @@ def test_trainer_max_epochs_tol_and_counters() -> None:
 def test_alpha_sets_the_objective_lambda() -> None:
     X, y = make_boxes(100, 3, random_state=0)
     for loss in ("logloss", ("logloss", {"lam": 5.0}), LogLoss(lam=5.0)):
-        tr = Trainer(loss, alpha=0.25, max_epochs=1)
+        tr = Trainer(loss, alpha=0.25, max_epochs=1, tol=None)
         tr.fit(X, y)
         assert tr._setup is not None and tr._setup.objective.lam == 0.25
 
 
-def test_auto_step_formula() -> None:
+def test_gradient_step_formula() -> None:
     X = np.array([[3.0, 4.0], [1.0, 0.0]])                # squared norms 25 and 1
-    step = auto_step(X, np.array([1.0, 2.0]), LogLoss(lam=0.01), 1, fit_intercept=True)
-    L = 0.25 * max(26 * 1.0, 2 * 2.0) + 0.01
+    step = gradient_step(X, np.array([1.0, 2.0]), LogLoss(lam=0.01), 1, fit_intercept=True)
+    L = 0.25 * (26 * 1.0 + 2 * 2.0) / 3.0 + 0.01           # the weighted mean, not the max
     assert step.eps0 == pytest.approx(1 / L) and step.T0 == pytest.approx(L / 0.01)
-    sparse = auto_step(sp.csr_matrix(X), np.ones(2), LogLoss(lam=0.0), 2, fit_intercept=False)
-    assert sparse.eps0 == pytest.approx(1 / (0.25 * 25)) and sparse.T0 == 1.0
+    sparse = gradient_step(sp.csr_matrix(X), np.ones(2), LogLoss(lam=0.0), 2,
+                           fit_intercept=False)
+    assert sparse.eps0 == pytest.approx(1 / (0.25 * 13)) and sparse.T0 == 1.0
 
 
 def test_class_weight_vector() -> None:

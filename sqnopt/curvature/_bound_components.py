@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, ClassVar, Literal, Mapping
+from typing import Literal
 
 from sqnopt.curvature._bound import QuadraticBoundKernel
-from sqnopt.interfaces import QUADRATIC_BOUND, BatchSchedule, CurvatureModel, Problem, StepRule
-from sqnopt.schedules._components import Fixed, Geometric
-from sqnopt.steps._components import Constant
+from sqnopt.interfaces import QUADRATIC_BOUND, CurvatureModel, Problem
 
 __all__ = ["QuadraticBound", "resolve_eta"]
 
@@ -57,8 +54,8 @@ class QuadraticBound(CurvatureModel):
         1e-2 on a9a and 0.2 on news20 where CG reached 4e-4), ``"cg"`` (conjugate gradients, one
         product per iteration; moves along unseen directions by about ``g / eta``, so give it
         curvature batches of several hundred samples or more -- then it was the fastest on every
-        data set of ``bench/paper004_sqb.py``, and the estimators' ``schedule="auto"`` uses it,
-        see ``auto_params``) or ``"exact"`` (dense Cholesky of :math:`\Sigma_S + \eta I`; only
+        data set of ``bench/paper004_sqb.py``, and the estimators' recipe uses it, see
+        :mod:`sqnopt.recipes`) or ``"exact"`` (dense Cholesky of :math:`\Sigma_S + \eta I`; only
         for ``n_params <= max_exact_dim``).
     tol
         Stop the inner solver once the residual norm falls below ``tol`` times its initial value
@@ -79,17 +76,8 @@ class QuadraticBound(CurvatureModel):
     tol: float = 0.0
     max_exact_dim: int = 2000
     name = "quadratic_bound"
-    #: The bound is a majorizer: the step alpha = 1 is the paper's constant step (Sec. 5), so
-    #: ``step="auto"`` in the estimators uses it.
-    auto_step: ClassVar[StepRule | None] = Constant(eps=1.0)
-    #: Semistochastic batches for ``schedule="auto"``: gradient batches grow geometrically from
-    #: 100 samples by 1.5x per iteration and the bound uses a fixed 1000-sample batch (clipped
-    #: to N) -- small bound batches are not a usable curvature estimate, and bound batches as
-    #: large as the gradient's cost more than they gain (docs/sqb.md, "Estimators").
-    auto_schedule: ClassVar[BatchSchedule | None] = Geometric(b1=100.0, rate=1.5)
-    auto_curvature_schedule: ClassVar[BatchSchedule | None] = Fixed(size=1000)
-    #: With those batches CG is the faster inner solver (docs/sqb.md, "Estimators").
-    auto_params: ClassVar[Mapping[str, Any]] = MappingProxyType({"solver": "cg"})
+    #: The bound majorises the objective: ``(Sigma + eta I)^{-1} g`` is a Newton-like step.
+    direction_scale = "newton"
     needs_curvature_batch = True
     requires = frozenset({QUADRATIC_BOUND})
 
@@ -108,6 +96,10 @@ class QuadraticBound(CurvatureModel):
             raise ValueError(f"QuadraticBound: tol must be a finite number >= 0, got {self.tol!r}")
         if not (isinstance(self.max_exact_dim, int) and self.max_exact_dim >= 1):
             raise ValueError("QuadraticBound: max_exact_dim must be an integer >= 1")
+
+    def memory_bytes(self, problem: Problem) -> int:
+        n = problem.n_params
+        return 8 * (n * n if self.solver == "exact" else 8 * n)
 
     def init(self, problem: Problem) -> QuadraticBoundKernel:
         if self.solver == "exact" and problem.n_params > self.max_exact_dim:

@@ -87,6 +87,7 @@ class _SecantModel(CurvatureModel):
 
     needs_secant_pair = True
     requires = frozenset({SMOOTH})
+    direction_scale = "newton"
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -144,6 +145,9 @@ class LBFGS(_SecantModel):
             raise ValueError(f"LBFGS: memory must be an integer >= 1, got {self.memory!r}")
         _check_number("LBFGS", "gamma0", self.gamma0, low=0.0, strict=True)
 
+    def memory_bytes(self, problem: Problem) -> int:
+        return 8 * problem.n_params * (2 * self.memory + 1)
+
     def init(self, problem: Problem) -> LBFGSKernel:
         return LBFGSKernel(problem.n_params, self.memory, float(self.gamma0),
                            **self._safeguards())  # type: ignore[arg-type]
@@ -172,6 +176,9 @@ class FullBFGS(_SecantModel):
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_init_scale("FullBFGS", self.init_scale, 0.0)
+
+    def memory_bytes(self, problem: Problem) -> int:
+        return 8 * problem.n_params * (problem.n_params + 4)
 
     def init(self, problem: Problem) -> BFGSKernel:
         auto = self.init_scale == "auto"
@@ -255,6 +262,11 @@ class RegularizedBFGS(_SecantModel):
         if self.delta == 0:
             return "inverse"
         return "eig" if EIG_MIN_DIM <= n_params <= EIG_MAX_DIM else "cholesky"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        n = problem.n_params
+        per_matrix = 4 if self.resolved_method(n) == "eig" else 2
+        return 8 * n * (per_matrix * n + 8)
 
     def init(self, problem: Problem) -> BFGSKernel | RESEigKernel:
         auto = self.init_scale == "auto"

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sqnopt.curvature._adagrad import AdaGradKernel
-from sqnopt.interfaces import CurvatureModel, Problem, StepRule
-from sqnopt.steps import Constant
+from sqnopt.interfaces import CurvatureModel, Problem
 
 
 @dataclass(frozen=True)
@@ -30,9 +28,9 @@ class AdaGrad(CurvatureModel):
     delta: float = 1e-8
     initial_accumulator: float = 0.0
     name = "adagrad"
-    #: ``|d_j| <= 1`` whatever the scale of the data: ``step="auto"`` is the constant eta = 1
-    #: (Duchi et al. take eta of the order of the diameter of the feasible set).
-    auto_step: ClassVar[StepRule | None] = Constant(eps=1.0)
+    #: ``|d_j| <= 1`` whatever the scale of the data (Duchi et al. take the step of the order of
+    #: the diameter of the feasible set).
+    direction_scale = "normalized"
 
     def __post_init__(self) -> None:
         for key in ("delta", "initial_accumulator"):

@@ -6,7 +6,16 @@ import math
 from dataclasses import dataclass
 
 from sqnopt.data import Dataset
-from sqnopt.interfaces import BINARY, MARGIN, SMOOTH, STRONGLY_CONVEX, Objective
+from sqnopt.interfaces import (
+    BINARY,
+    MARGIN,
+    MULTICLASS,
+    PROBABILISTIC,
+    QUADRATIC_BOUND,
+    SMOOTH,
+    STRONGLY_CONVEX,
+    Objective,
+)
 from sqnopt.objectives._margin import HingeKernel, LogisticKernel, SquaredHingeKernel
 
 
@@ -40,6 +49,7 @@ class SquaredHinge(_MarginObjective):
     """
 
     name = "squared_hinge"
+    curvature_bound = 2.0
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -59,10 +69,22 @@ class LogLoss(_MarginObjective):
     """
 
     name = "logloss"
+    curvature_bound = 0.25
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return super().capabilities | {SMOOTH}
+        return super().capabilities | {SMOOTH, PROBABILISTIC}
+
+    def with_capability(self, capability: str) -> Objective | None:
+        """The log-linear form :class:`BinaryLogistic` (same function) for the
+        ``quadratic_bound``, the multinomial :class:`Softmax` for ``multiclass``."""
+        from sqnopt.objectives._loglinear_components import BinaryLogistic, Softmax
+
+        if capability == QUADRATIC_BOUND:
+            return BinaryLogistic(lam=self.lam)
+        if capability == MULTICLASS:
+            return Softmax(lam=self.lam)
+        return super().with_capability(capability)
 
     def init(self, data: Dataset) -> LogisticKernel:
         return LogisticKernel(data.rows, float(self.lam))

@@ -14,6 +14,7 @@ from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
     MULTICLASS,
+    PROBABILISTIC,
     QUADRATIC_BOUND,
     SMOOTH,
     STRONGLY_CONVEX,
@@ -34,7 +35,7 @@ def _check_lam(owner: str, lam: float) -> None:
 
 
 def _caps(kind: str, lam: float) -> frozenset[str]:
-    caps = {kind, SMOOTH, QUADRATIC_BOUND}
+    caps = {kind, SMOOTH, QUADRATIC_BOUND, PROBABILISTIC}
     if lam > 0:
         caps.add(STRONGLY_CONVEX)
     return frozenset(caps)
@@ -57,6 +58,7 @@ class BinaryLogistic(Objective):
 
     lam: float = 1e-4
     name = "binary_logistic"
+    curvature_bound = 0.25
 
     def __post_init__(self) -> None:
         _check_lam("BinaryLogistic", self.lam)
@@ -64,6 +66,12 @@ class BinaryLogistic(Objective):
     @property
     def capabilities(self) -> frozenset[str]:
         return _caps(BINARY, self.lam)
+
+    def with_capability(self, capability: str) -> Objective | None:
+        """The multinomial :class:`Softmax` for ``multiclass``."""
+        if capability == MULTICLASS:
+            return Softmax(lam=self.lam)
+        return super().with_capability(capability)
 
     def init(self, data: Dataset) -> BinaryLogisticKernel:
         return BinaryLogisticKernel(data.rows, float(self.lam))
@@ -85,6 +93,8 @@ class Softmax(Objective):
     lam: float = 1e-4
     name = "softmax"
     label_kind = "multiclass"
+    #: the Hessian of log-sum-exp in the scores is diag(p) - p p', of spectral norm <= 1/2
+    curvature_bound = 0.5
 
     def __post_init__(self) -> None:
         _check_lam("Softmax", self.lam)
@@ -147,6 +157,7 @@ class LogLinear(Objective):
     base_measure: Any = field(default=None, compare=False)
     name = "loglinear"
     label_kind = "multiclass"
+    curvature_bound = 0.5
 
     def __post_init__(self) -> None:
         if not (isinstance(self.n_outputs, (int, np.integer)) and self.n_outputs >= 2):

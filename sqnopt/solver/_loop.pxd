@@ -38,7 +38,7 @@ cdef class Counters:
     cdef public double last_loss                # minibatch objective at the last iteration
     cdef public double loss_sum                 # sum of minibatch objectives since the monitor
     cdef public Py_ssize_t n_loss               # last read them (its window; it resets both)
-    cdef public double last_gnorm               # ||grad F|| at the last full-batch gradient
+    cdef public double last_gnorm               # max |dF/dw_j| at the last full-batch gradient
 
 
 cdef struct LoopCounts:

@@ -21,7 +21,7 @@ Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the d
 monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
 (``sampler.whole_at_n`` and ``|B_t| >= N``), ``f_B(w_t) = F(w_t)`` and ``g = grad F(w_t)``
 exactly, so the tolerances are tested on them at no extra cost, before any step is taken:
-``||g|| <= gtol`` ends the run with ``LOOP_GTOL``, and a decrease
+``max_j |g_j| <= gtol`` ends the run with ``LOOP_GTOL``, and a decrease
 ``0 <= F(w_{t-1}) - F(w_t) <= ftol * max(|F(w_{t-1})|, |F(w_t)|, 1)`` since the previous
 full-batch iteration (the test of L-BFGS-B, Byrd, Lu, Nocedal & Zhu 1995) with ``LOOP_FTOL``.
 
@@ -29,13 +29,13 @@ The loop runs without the GIL through the kernels' virtual ``cy_*`` methods and 
 after ``n_iter`` iterations or on an event (sample budget, non-finite values, curvature error).
 """
 
-from libc.math cimport fabs, fmax, isfinite, sqrt
+from libc.math cimport fabs, fmax, isfinite
 from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
 from sqnopt._simd cimport sq_step_allfinite
-from sqnopt._vec cimport vallfinite, vdot
+from sqnopt._vec cimport vallfinite
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
@@ -265,7 +265,9 @@ cdef class CompiledLoop:
             c.loss_sum += loss
             c.n_loss += 1
             if test_full and size >= self.sampler.n_samples:
-                gnorm = sqrt(vdot(g, g, n))
+                gnorm = 0.0
+                for j in range(n):
+                    gnorm = fmax(gnorm, fabs(g[j]))
                 c.last_gnorm = gnorm
                 if gnorm <= self.gtol or (
                         self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss <= self.ftol * fmax(

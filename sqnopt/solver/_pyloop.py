@@ -6,7 +6,6 @@ order, so with the same kernels they produce bit-identical iterates.
 from __future__ import annotations
 
 
-import math
 from typing import cast
 
 import numpy as np
@@ -119,7 +118,7 @@ class PythonLoop:
             c.loss_sum += loss
             c.n_loss += 1
             if test_full and size >= self.sampler.n_samples:
-                gnorm = math.sqrt(float(np.dot(g, g)))
+                gnorm = float(np.max(np.abs(g)))
                 c.last_gnorm = gnorm
                 prev = self.prev_full_loss
                 if gnorm <= self.gtol or (self.ftol > 0.0 and 0.0 <= prev - loss <= self.ftol * max(

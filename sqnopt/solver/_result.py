@@ -53,7 +53,8 @@ class History:
 
     Each row is one evaluation point: iteration ``t``, samples processed ``Lt``, effective passes
     ``(Lt + curvature samples) / N``, solver wall time (evaluation time excluded) and the objective
-    of the output iterate (the average if averaging); ``grad_norm`` is NaN unless requested.
+    of the output iterate (the average if averaging); ``grad_norm`` (``||grad F||_inf``) is NaN
+    unless requested.
     """
 
     iteration: NDArray[np.int64]
@@ -114,7 +115,7 @@ class SolveResult:
     compiled: bool
     history: History = field(repr=False)
     components: dict[str, str] = field(default_factory=dict)
-    #: ``||grad F(w)||`` at the returned iterate when the run computed it (a full-batch
+    #: ``||grad F(w)||_inf`` at the returned iterate when the run computed it (a full-batch
     #: iteration's own gradient, or a stopping test), else NaN.
     grad_norm: float = math.nan
 

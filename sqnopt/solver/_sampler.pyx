@@ -8,13 +8,14 @@ All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once fro
 * ``ShuffleSampler``  — without replacement: a fresh random permutation every epoch, batches are
   consecutive slices (a batch that crosses an epoch boundary continues in the next permutation).
 
-For both, a batch of ``n_samples`` or more is the *full batch*: every index once, in order, with
-no random draw (so ``Full()`` schedules and growing batches that reach their cap give the exact
-gradient).
 * ``SubsetSampler``   — each batch is a uniformly random subset of distinct indices (partial
-  Fisher-Yates), batches are independent: a batch of size ``n_samples`` (or a request for more)
-  is the whole data set in random order (the sampling of semistochastic growing-batch methods,
+  Fisher-Yates), batches are independent (the sampling of semistochastic growing-batch methods,
   Friedlander & Schmidt 2012).
+
+For these three, a batch of ``n_samples`` or more is the *full batch*: every index once, in
+order, with no random draw (so ``Full()`` schedules and growing batches that reach their cap give
+the exact gradient, and consecutive full batches are recognised as the same batch: the driver
+reuses the secant gradient of one iteration as the next iteration's gradient).
 * ``WeightedSampler`` — i.i.d. with probability proportional to the sample weights (Walker's
   alias method: O(1) per draw).
 * ``SequenceSampler`` — a fixed, injected index sequence (tests; reproducing another code's
@@ -130,8 +131,10 @@ cdef class SubsetSampler(Sampler):
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t, j, tmp, n = self.n_samples
-        if size > n:
-            size = n                    # no more than every index once: the whole data set
+        if size >= n:                   # the whole data set, in order
+            _full_batch(n, out)
+            self.n_drawn += n
+            return 0
         for t in range(size):           # partial Fisher-Yates: perm[0:size] is a uniform subset
             j = t + <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> (n - t))
             tmp = self._perm[t]

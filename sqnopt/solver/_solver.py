@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -178,7 +179,8 @@ class Solver:
         With none of them given the budget is ``max_epochs=10``.
     target_objective, gtol, ftol
         Tolerances; a run that meets one stops with ``success=True``. ``F(w) <= target_objective``
-        and ``||grad F(w)|| <= gtol`` (Euclidean norm) are checked at report points on the full
+        and ``||grad F(w)||_inf <= gtol`` (the largest absolute partial derivative, as in
+        ``scipy.optimize`` and scikit-learn) are checked at report points on the full
         training set (one extra pass each) -- except that when an iteration's batch is the whole
         data set (``Full`` schedules, growing batches once they reach ``N``) the loop tests
         ``gtol`` on that iteration's own gradient at no extra cost, and ``ftol`` on the relative
@@ -197,7 +199,8 @@ class Solver:
         Record ``F`` on the full training set every this many iterations (an ``int``), or at the
         given iteration numbers (a sequence); ``None`` records only the start and the end.
     record_grad_norm
-        Also record ``||grad F||`` in the history (one more pass per point).
+        Also record ``||grad F||_inf`` in the history (the gradient comes with the objective
+        from one fused pass).
     callback
         ``callback(info) -> bool | None`` at report points; returning True (or raising
         ``StopIteration``) stops the run.
@@ -381,6 +384,7 @@ class Solver:
         if obj_k.n_params != problem.n_params:
             raise ValueError(f"{self.objective.describe()} built a kernel with "
                              f"{obj_k.n_params} parameters, expected {problem.n_params}")
+        _check_memory(self.curvature, problem)
         curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem), CurvatureKernelLike)
         sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem), ScheduleKernelLike)
         csched_k: ScheduleKernelLike | None = None
@@ -772,7 +776,7 @@ class Solver:
         c = state.counters
         g = state.buffers["grad"]
         d = state.buffers["direction"]
-        gnorm = float(np.linalg.norm(g))
+        gnorm = float(np.max(np.abs(g)))
         size = int(state.schedule.batch_size(c.t + 1))
         full = state.sampler.whole_at_n and size >= state.data.n_samples
         f = float(c.last_loss)
@@ -818,7 +822,7 @@ class Solver:
         if with_grad:
             buf = np.empty_like(w)
             fval = float(state.objective.full_gradient(w, buf))
-            gnorm = float(np.linalg.norm(buf))
+            gnorm = float(np.max(np.abs(buf)))
         else:
             fval = float(state.objective.value(w))
         state.eval_time += time.perf_counter() - tic
@@ -919,6 +923,25 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
             f"curvature_schedule={curvature_schedule.describe()} is only used by curvature models "
             f"that build curvature from their own batches; {curvature.describe()} does not. "
             "Drop curvature_schedule.")
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _check_memory(curvature: CurvatureModel, problem: Problem) -> None:
+    """Refuse a curvature model whose kernel would need more than half the machine's memory."""
+    need = int(curvature.memory_bytes(problem))
+    have = _physical_memory()
+    if have is not None and need > have // 2:
+        raise MemoryError(
+            f"curvature model {curvature.describe()} needs {need / 2**30:.3g} GiB for "
+            f"{problem.n_params} parameters (this machine has {have / 2**30:.3g} GiB): dense "
+            "n x n curvature does not fit this problem. Use curvature='lbfgs' (limited memory, "
+            "O(memory x n)).")
 
 
 _COMPILED_BASES = (ObjectiveKernel, CurvatureKernel, ScheduleKernel, StepKernel, ProjectionKernel)

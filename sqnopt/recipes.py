@@ -1,0 +1,280 @@
+"""Recipes: the one place where policy lives.
+
+Components describe themselves -- an objective its capabilities and the bound of its loss's
+curvature, a curvature model whether it learns from secant pairs or its own batches and what a
+unit step along its direction means (:attr:`~sqnopt.interfaces.CurvatureModel.direction_scale`).
+This module turns those declarations into the schedule, step rule and sampling that make a
+composition work at the defaults (``schedule="auto"``, ``step="auto"`` in the estimators, the
+``Trainer`` and the command line). Nothing here looks at a component's name; a plugin that
+declares the same properties gets the same recipe.
+
+==========================  =========================================================================
+the curvature model         recipe
+==========================  =========================================================================
+builds curvature from its   semistochastic batches (Aravkin et al. 2014): gradient batches growing
+own batches (SQB)           ``Geometric(100, 1.5)`` to the whole data set, bound batches
+                            ``Fixed(1000)``, the constant step 1 of a majoriser, subset sampling
+learns from secant pairs,   progressive batching with a line search (Friedlander & Schmidt 2012;
+or Newton-scaled            Byrd, Chin, Nocedal & Wu 2012): batches ``Geometric(1000, 2)`` of distinct
+directions (BFGS family)    samples growing to the whole data set, each step found by
+                            ``Armijo()`` backtracking on its batch; from then on it is the
+                            deterministic method, whose tolerances the loop tests for free
+normalized directions       ``Fixed(5)`` batches and the constant step ``1 / s``, with ``s`` the
+(AdaGrad)                   root-mean-square of the nonzero feature values: ``|d_j| <= 1``, so the
+                            step is a distance in the units of the weights
+gradient-scaled directions  ``Fixed(5)`` batches and ``eps_t = 1 / (L + lam t)`` (see
+(SGD)                       :func:`gradient_step`)
+==========================  =========================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from sqnopt.interfaces import SMOOTH, BatchSchedule, CurvatureModel, Objective, StepRule
+from sqnopt.schedules import Fixed, Geometric
+from sqnopt.steps import Armijo, Constant, Decaying
+
+FloatArray = NDArray[np.float64]
+Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
+
+__all__ = [
+    "Recipe",
+    "adapt_objective",
+    "choose",
+    "default_curvature",
+    "feature_scale_spread",
+    "gradient_step",
+    "lipschitz_estimate",
+    "normalized_step",
+]
+
+#: Minibatch size of the stochastic recipes.
+BATCH = 5
+#: Progressive batching: first batch and growth factor per iteration.
+PROGRESSIVE_B1 = 1000
+PROGRESSIVE_RATE = 2.0
+#: Semistochastic bound methods: gradient batches, growth, bound batch.
+BOUND_B1 = 100
+BOUND_RATE = 1.5
+BOUND_BATCH = 1000
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A complete composition for one solve, with how to run it."""
+
+    objective: Objective
+    curvature: CurvatureModel
+    schedule: BatchSchedule
+    curvature_schedule: BatchSchedule | None
+    step: StepRule
+    sampling: Sampling
+    #: Batches grow to the whole data set: from then on the run is deterministic, and its
+    #: tolerances are tested by the loop on each iteration's own full gradient.
+    full_batch_phase: bool
+    #: Iterations between the loop's returns to Python (divergence checks, callbacks).
+    report_every: int
+
+
+def _row_sq_norms(X: Any) -> FloatArray:
+    if sp.issparse(X):
+        Xc = sp.csr_matrix(X)
+        data = np.asarray(Xc.data, dtype=np.float64)
+        out: FloatArray = np.add.reduceat(data * data, Xc.indptr[:-1]) if data.size else \
+            np.zeros(Xc.shape[0])
+        out[np.diff(Xc.indptr) == 0] = 0.0       # reduceat repeats a value for empty rows
+        return out
+    Xd = np.asarray(X, dtype=np.float64)
+    dense: FloatArray = np.einsum("ij,ij->i", Xd, Xd)
+    return dense
+
+
+def lipschitz_estimate(X: Any, grad_weight: FloatArray, objective: Objective,
+                       fit_intercept: bool) -> float:
+    r"""``L = c * mean_i g_i (||x_i||^2 + [intercept]) + lam``.
+
+    With ``c`` the objective's :attr:`~sqnopt.interfaces.Objective.curvature_bound` (1 for a
+    non-smooth loss) and ``g_i`` the gradient weights (mean 1), this is the trace of the
+    full objective's Hessian bound ``c X' G X / N + lam I`` -- an upper bound of its largest
+    eigenvalue, so of the full gradient's Lipschitz constant. Unlike the largest row norm it
+    does not collapse on one outlier row (which contributes ``||x_i||^2 / N``): on news20 the
+    largest squared row norm is 800 times the mean.
+    """
+    sq = _row_sq_norms(X) + (1.0 if fit_intercept else 0.0)
+    w = np.asarray(grad_weight, dtype=np.float64)
+    c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
+    lip = c * float(np.sum(sq * w) / max(float(np.sum(w)), 1e-300)) + float(objective.lam)
+    if not np.isfinite(lip) or lip <= 0:
+        return 1.0
+    return lip
+
+
+def gradient_step(X: Any, grad_weight: FloatArray, objective: Objective, batch_size: int,
+                  fit_intercept: bool) -> Decaying:
+    r"""The step of gradient-scaled directions: ``eps_t = 1 / (L + lam t)``.
+
+    That is ``Decaying(eps0 = 1/L, T0 = L/lam)`` with ``L`` from :func:`lipschitz_estimate`:
+    the first steps are the largest stable ones of the full gradient whatever the features'
+    scale, and the decay is the ``1/(lam t)`` rate of strongly convex stochastic approximation.
+    With ``lam = 0`` the step decays after one pass (``T0`` = one pass of minibatches). Every
+    loss here has a bounded derivative or is flat past the margin (hinge, logistic, softmax,
+    squared hinge), so a step too large for one rare outlier row overshoots that row's margin
+    once instead of blowing up; the divergence monitor watches for anything else.
+    """
+    lip = lipschitz_estimate(X, grad_weight, objective, fit_intercept)
+    lam = float(objective.lam)
+    T0 = lip / lam if lam > 0 else X.shape[0] / max(batch_size, 1)
+    eps0 = 1.0 / lip
+    if not (np.isfinite(eps0) and eps0 > 0):
+        eps0 = 1.0
+    return Decaying(eps0=float(eps0), T0=float(min(max(1.0, T0), 1e300)))
+
+
+def normalized_step(X: Any) -> Constant:
+    """The step of normalized directions (``|d_j| <= 1``, AdaGrad): ``1 / s``, with ``s`` the
+    root-mean-square of the nonzero feature values, so that a step of the weights changes a
+    margin by about the number of features a row uses, whatever the features' unit."""
+    if sp.issparse(X):
+        vals = np.asarray(sp.csr_matrix(X).data, dtype=np.float64)
+    else:
+        arr = np.asarray(X, dtype=np.float64)
+        vals = arr[arr != 0]
+    vals = vals[np.isfinite(vals)]
+    rms = float(np.sqrt(np.mean(vals * vals))) if vals.size else 1.0
+    eta = 1.0 / rms if np.isfinite(rms) and rms > 0 else 1.0
+    return Constant(eps=float(min(max(eta, 1e-300), 1e300)))
+
+
+def feature_scale_spread(X: Any) -> float:
+    """``max_j s_j / min_j s_j`` over the columns with a nonzero value, ``s_j`` the largest
+    absolute value of column ``j`` (1 for fewer than two such columns)."""
+    if sp.issparse(X):
+        Xc = sp.csc_matrix(X)
+        nz = np.diff(Xc.indptr) > 0
+        if nz.sum() < 2:
+            return 1.0
+        scale = np.asarray(abs(Xc).max(axis=0).todense()).ravel()[nz]
+    else:
+        scale = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=0)
+    scale = scale[scale > 0]
+    if scale.size < 2:
+        return 1.0
+    return float(scale.max() / scale.min())
+
+
+def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objective:
+    """The objective itself, or the form of it (:meth:`Objective.with_capability`) that
+    provides ``capabilities`` (e.g. binary logistic regression as the log-linear model whose
+    bound SQB needs); unchanged when no form provides them (the Solver then says why)."""
+    out = objective
+    for cap in sorted(capabilities - objective.capabilities):
+        alt = out.with_capability(cap)
+        if alt is not None and cap in alt.capabilities:
+            out = alt
+    return out
+
+
+def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
+    """The curvature model of ``curvature="auto"``: for a smooth objective, limited-memory BFGS
+    (memory 10), whose recipe grows its batches to the whole data set and ends as deterministic
+    L-BFGS with a line search -- O(10 n) memory and one pass per iteration, whatever the data's
+    shape; for a non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD)."""
+    from sqnopt.curvature import LBFGS, Identity
+
+    if SMOOTH in objective.capabilities:
+        return LBFGS()
+    return Identity()
+
+
+def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureModel:
+    """Settings of a built-in model that its theory or the recipe's measurements require, when
+    the user named the model without parameters:
+
+    * RES (Mokhtari & Ribeiro 2014) assumes its regulariser ``delta`` below the smallest Hessian
+      eigenvalue of the sample functions (their Assumption 1), here ``lam``; its default
+      ``delta = 1e-3`` is the paper's for ``lam = 1e-3``. With ``delta > lam`` the model
+      overstates the curvature of the flat directions and crawls along them (on a 20-sample set
+      with ``lam = 1e-4`` the gradient stalled at 5e-3 after 1000 full-batch iterations). The
+      recipe takes ``delta = min(delta, lam / 2)``.
+    * SQB's conjugate-gradient inner solve: with the recipe's bound batches of 1000 it was the
+      fastest inner solver on every data set of ``bench/paper004_sqb.py``; the paper's LSQR
+      stays the component's default.
+    """
+    from sqnopt.curvature import QuadraticBound, RegularizedBFGS
+
+    if not by_name:
+        return curvature
+    if isinstance(curvature, QuadraticBound) and curvature.solver == "lsqr":
+        return dataclasses.replace(curvature, solver="cg")
+    if isinstance(curvature, RegularizedBFGS) and curvature.delta > lam / 2:
+        return dataclasses.replace(curvature, delta=lam / 2)
+    return curvature
+
+
+def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight: FloatArray, *,
+           fit_intercept: bool, schedule: BatchSchedule | str = "auto",
+           step: StepRule | str = "auto", sampling: Sampling | Literal["auto"] = "auto",
+           curvature_by_name: bool = False) -> Recipe:
+    """The recipe for ``curvature`` on ``objective`` and the data ``X`` (see the module
+    docstring). ``schedule``, ``step`` and ``sampling`` given as components or a sampling name
+    are kept; ``"auto"`` ones come from the recipe. ``grad_weight`` are the samples' weights in
+    the gradient (their mean scales the automatic step)."""
+    curvature = _tuned(curvature, curvature_by_name, float(objective.lam))
+    objective = adapt_objective(objective, curvature.requires)
+    secant_like = curvature.needs_secant_pair or (
+        curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
+    auto_schedule = isinstance(schedule, str)
+    csched: BatchSchedule | None = None
+    rec_sampling: Sampling = "uniform"
+    if curvature.needs_curvature_batch:
+        sched: BatchSchedule = Geometric(b1=float(BOUND_B1), rate=BOUND_RATE)
+        csched = Fixed(BOUND_BATCH)
+        rec_step: StepRule = Constant(eps=1.0)
+        rec_sampling = "subset"
+        full_phase, report = True, 10
+    elif secant_like:
+        sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
+        rec_step = Armijo()
+        rec_sampling = "subset"
+        full_phase, report = True, 10
+    else:
+        sched = Fixed(BATCH)
+        if curvature.direction_scale == "normalized":
+            rec_step = normalized_step(X)
+        else:
+            rec_step = gradient_step(X, grad_weight, objective, BATCH, fit_intercept)
+        full_phase, report = False, 1000
+    if not auto_schedule:
+        assert isinstance(schedule, BatchSchedule)
+        sched = schedule
+        csched = Fixed(BOUND_BATCH) if curvature.needs_curvature_batch else None
+        full_phase = _reaches_full(schedule, X.shape[0])
+        if not secant_like and not curvature.needs_curvature_batch and isinstance(step, str):
+            b1 = _batch_size(schedule, X.shape[0], 1)
+            rec_step = (normalized_step(X) if curvature.direction_scale == "normalized" else
+                        gradient_step(X, grad_weight, objective, b1, fit_intercept))
+    return Recipe(objective=objective, curvature=curvature, schedule=sched,
+                  curvature_schedule=csched,
+                  step=rec_step if isinstance(step, str) else step,
+                  sampling=rec_sampling if sampling == "auto" else sampling,
+                  full_batch_phase=full_phase, report_every=report)
+
+
+def _batch_size(schedule: BatchSchedule, n_samples: int, k: int) -> int:
+    from sqnopt.interfaces import Problem
+
+    problem = Problem(n_samples=n_samples, n_features=1, dim=1, n_blocks=1, n_params=1, lam=0.0,
+                      fit_intercept=False, capabilities=frozenset())
+    return int(schedule.init(problem).batch_size(k))
+
+
+def _reaches_full(schedule: BatchSchedule, n_samples: int, within: int = 64) -> bool:
+    """Whether the schedule's batches are the whole data set by iteration ``within``."""
+    return _batch_size(schedule, n_samples, within) >= n_samples
