@@ -294,6 +294,10 @@ class StepRule(Component):
     #: The kernel searches along the direction on the iteration's batch: the driver calls its
     #: ``search`` (:class:`LineSearchKernelLike`) instead of ``step_size``.
     line_search: ClassVar[bool] = False
+    #: The direction scales (:attr:`CurvatureModel.direction_scale`) the rule's steps are made
+    #: for; the solver refuses a curvature model of another scale.
+    direction_scales: ClassVar[frozenset[DirectionScale]] = frozenset(
+        {"gradient", "newton", "normalized"})
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> StepKernelLike: ...

@@ -98,16 +98,19 @@ def _row_sq_norms(X: Any) -> FloatArray:
 
 def lipschitz_estimate(X: Any, grad_weight: FloatArray, objective: Objective,
                        fit_intercept: bool) -> float:
-    r"""``L = c * mean_i g_i (||x_i||^2 + [intercept]) + lam``.
+    r"""``L = c * mean_i g_i min(||x_i||^2 + [intercept], q) + lam``.
 
     With ``c`` the objective's :attr:`~sqnopt.interfaces.Objective.curvature_bound` (1 for a
-    non-smooth loss) and ``g_i`` the gradient weights (mean 1), this is the trace of the
-    full objective's Hessian bound ``c X' G X / N + lam I`` -- an upper bound of its largest
-    eigenvalue, so of the full gradient's Lipschitz constant. Unlike the largest row norm it
-    does not collapse on one outlier row (which contributes ``||x_i||^2 / N``): on news20 the
-    largest squared row norm is 800 times the mean.
+    non-smooth loss) and ``g_i`` the gradient weights (mean 1), and without the clip at ``q``,
+    this is the trace of the full objective's Hessian bound ``c X' G X / N + lam I`` -- an upper
+    bound of its largest eigenvalue, so of the full gradient's Lipschitz constant. The squared
+    row norms are clipped at their 99th percentile ``q`` so that a few outlier rows cannot
+    collapse the step (the largest-row bound did: on news20 the longest row is 800 times the
+    mean). Steps too large for those rows overshoot their margins (see :func:`gradient_step`).
     """
     sq = _row_sq_norms(X) + (1.0 if fit_intercept else 0.0)
+    if sq.size:
+        sq = np.minimum(sq, float(np.quantile(sq, 0.99)))
     w = np.asarray(grad_weight, dtype=np.float64)
     c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
     lip = c * float(np.sum(sq * w) / max(float(np.sum(w)), 1e-300)) + float(objective.lam)
@@ -137,33 +140,39 @@ def gradient_step(X: Any, grad_weight: FloatArray, objective: Objective, batch_s
     return Decaying(eps0=float(eps0), T0=float(min(max(1.0, T0), 1e300)))
 
 
-def normalized_step(X: Any) -> Constant:
+def normalized_step(X: Any, fit_intercept: bool = False) -> Constant:
     """The step of normalized directions (``|d_j| <= 1``, AdaGrad): ``1 / s``, with ``s`` the
-    root-mean-square of the nonzero feature values, so that a step of the weights changes a
-    margin by about the number of features a row uses, whatever the features' unit."""
+    root-mean-square of the nonzero feature values (the intercept's constant 1 counted as one
+    of them), so that a step of the weights changes a margin by about the number of features a
+    row uses, whatever the features' unit."""
     if sp.issparse(X):
         vals = np.asarray(sp.csr_matrix(X).data, dtype=np.float64)
     else:
         arr = np.asarray(X, dtype=np.float64)
         vals = arr[arr != 0]
     vals = vals[np.isfinite(vals)]
-    rms = float(np.sqrt(np.mean(vals * vals))) if vals.size else 1.0
+    total, count = float(np.sum(vals * vals)), int(vals.size)
+    if fit_intercept:
+        total, count = total + X.shape[0], count + X.shape[0]
+    rms = float(np.sqrt(total / count)) if count else 1.0
     eta = 1.0 / rms if np.isfinite(rms) and rms > 0 else 1.0
     return Constant(eps=float(min(max(eta, 1e-300), 1e300)))
 
 
-def feature_scale_spread(X: Any) -> float:
-    """``max_j s_j / min_j s_j`` over the columns with a nonzero value, ``s_j`` the largest
-    absolute value of column ``j`` (1 for fewer than two such columns)."""
+def feature_scale_spread(X: Any, fit_intercept: bool = False) -> float:
+    """``max_j s_j / min_j s_j`` over the columns with a nonzero value (and the intercept's
+    constant column, of scale 1, when fitted), ``s_j`` the largest absolute value of column
+    ``j`` (1 for fewer than two such columns)."""
     if sp.issparse(X):
         Xc = sp.csc_matrix(X)
         nz = np.diff(Xc.indptr) > 0
-        if nz.sum() < 2:
-            return 1.0
         scale = np.asarray(abs(Xc).max(axis=0).todense()).ravel()[nz]
     else:
-        scale = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=0)
+        scale = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=0) if X.shape[0] else \
+            np.zeros(0)
     scale = scale[scale > 0]
+    if fit_intercept:
+        scale = np.append(scale, 1.0)
     if scale.size < 2:
         return 1.0
     return float(scale.max() / scale.min())
@@ -247,7 +256,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     else:
         sched = Fixed(BATCH)
         if curvature.direction_scale == "normalized":
-            rec_step = normalized_step(X)
+            rec_step = normalized_step(X, fit_intercept)
         else:
             rec_step = gradient_step(X, grad_weight, objective, BATCH, fit_intercept)
         full_phase, report = False, 1000
@@ -258,7 +267,8 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         full_phase = _reaches_full(schedule, X.shape[0])
         if not secant_like and not curvature.needs_curvature_batch and isinstance(step, str):
             b1 = _batch_size(schedule, X.shape[0], 1)
-            rec_step = (normalized_step(X) if curvature.direction_scale == "normalized" else
+            rec_step = (normalized_step(X, fit_intercept)
+                        if curvature.direction_scale == "normalized" else
                         gradient_step(X, grad_weight, objective, b1, fit_intercept))
     return Recipe(objective=objective, curvature=curvature, schedule=sched,
                   curvature_schedule=csched,

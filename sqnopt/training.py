@@ -73,7 +73,7 @@ DEFAULT_CURVATURE = "auto"
 FTOL = 64 * float(np.finfo(np.float64).eps)
 #: Spread of the feature columns' scales (largest over smallest max-abs value) from which a
 #: first-order stochastic recipe warns that the features should be scaled.
-FEATURE_SPREAD_WARN = 1e3
+FEATURE_SPREAD_WARN = 1e2
 
 __all__ = [
     "DEFAULT_CURVATURE",
@@ -351,7 +351,7 @@ class Trainer:
             self._close_bar()
         self.n_iter_ = n_iter if self.tol is not None else epochs
         self._finish(results)
-        self.converged_ = not unconverged and not any(
+        self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
         if unconverged:
             warnings.warn(f"{setup.curvature.name or type(setup.curvature).__name__} did not "
@@ -549,7 +549,7 @@ class Trainer:
         recipe = recipes.choose(objective, curvature, X, gw, fit_intercept=self.fit_intercept is True,
                                 schedule=schedule, step=step, sampling=self.sampling,
                                 curvature_by_name=by_name)
-        self._warn_feature_scale(X, recipe)
+        self._warn_feature_scale(X, recipe, self.fit_intercept is True)
         return _Setup(objective=recipe.objective, curvature=recipe.curvature,
                       schedule=recipe.schedule, curvature_schedule=recipe.curvature_schedule,
                       step=recipe.step, sampling=recipe.sampling,
@@ -558,12 +558,14 @@ class Trainer:
                       n_features=int(X.shape[1]))
 
     @staticmethod
-    def _warn_feature_scale(X: Any, recipe: recipes.Recipe) -> None:
-        """Warn once when a first-order stochastic recipe meets columns whose scales differ by
-        orders of magnitude (conditioning such methods feel and curvature models undo)."""
-        if recipe.full_batch_phase or recipe.curvature.direction_scale != "gradient":
+    def _warn_feature_scale(X: Any, recipe: recipes.Recipe, intercept: bool) -> None:
+        """Warn once when a first-order stochastic recipe (SGD, AdaGrad: one step size for
+        every coordinate) meets columns -- the intercept's constant among them -- whose scales
+        differ by orders of magnitude: conditioning such methods feel and curvature models
+        undo."""
+        if recipe.full_batch_phase or recipe.curvature.direction_scale == "newton":
             return
-        spread = recipes.feature_scale_spread(X)
+        spread = recipes.feature_scale_spread(X, intercept)
         if spread >= FEATURE_SPREAD_WARN:
             warnings.warn(
                 f"the largest absolute values of the feature columns differ by a factor of "

@@ -913,6 +913,13 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
                 f"{comp.kind} {comp.describe()} requires an objective that is "
                 f"{' and '.join(sorted(missing))}, but objective {objective.describe()} provides "
                 f"only {sorted(caps)}. Choose a different {comp.kind} or objective.")
+    if curvature.direction_scale not in step.direction_scales:
+        raise IncompatibleComponentsError(
+            f"step {step.describe()} is made for {'/'.join(sorted(step.direction_scales))}-"
+            f"scaled directions, but curvature model {curvature.describe()} gives "
+            f"{curvature.direction_scale}-scaled ones (a unit step means something else "
+            "there). Use a step rule made for them (Armijo, Constant, Decaying) or another "
+            "curvature model.")
     if step.line_search and projection is not None:
         raise IncompatibleComponentsError(
             f"step {step.describe()} searches along the direction on each batch, which "

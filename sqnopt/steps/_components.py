@@ -75,6 +75,9 @@ class PegasosStep(StepRule):
 
     name = "pegasos"
     requires = frozenset({STRONGLY_CONVEX})
+    #: ``1/(lam t)`` is the step of strongly convex stochastic *gradient* descent: along a
+    #: Newton-scaled direction its first steps (``1/lam``) overshoot by that factor.
+    direction_scales = frozenset({"gradient"})
 
     def init(self, problem: Problem) -> PegasosStepKernel:
         return PegasosStepKernel(problem.lam)

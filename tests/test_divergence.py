@@ -1,0 +1,105 @@
+"""The divergence monitor: every registered curvature model, made to diverge on purpose, stops
+with ``Status.DIVERGED``, a warning naming cause and fix, and the best iterate seen before."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sqnopt import (
+    Constant,
+    DivergenceMonitor,
+    DivergenceWarning,
+    Fixed,
+    Full,
+    Solver,
+    Status,
+)
+from sqnopt.datasets import make_boxes
+from sqnopt.interfaces import CurvatureModel, Objective
+from sqnopt.recipes import adapt_objective
+from sqnopt.registry import get_registry
+from sqnopt.solver._solver import resolve_component
+
+
+def _diverging_solver(name: str) -> Solver:
+    """``name`` with a constant step of 1e4 on logistic regression: every model's first steps
+    already leave the data's scale (the identity's step is 1e4 times its stable size; secant and
+    bound models' unit steps are Newton steps, here multiplied by 1e4; AdaGrad moves each weight
+    by up to 1e4), so the objective rises by orders of magnitude within a few iterations."""
+    model = resolve_component("curvature", name, CurvatureModel)
+    objective = adapt_objective(resolve_component("objective", ("logloss", {"lam": 1e-3}),
+                                                  Objective), model.requires)
+    schedule = Full() if model.needs_curvature_batch else Fixed(20)
+    return Solver(objective, model, schedule, Constant(1e4), max_iter=300, random_state=0,
+                  report_every=1, history_every=1,
+                  monitor=DivergenceMonitor(warmup=0))
+
+
+@pytest.mark.parametrize("name", get_registry().names("curvature"))
+def test_every_curvature_model_diverging_on_purpose_is_stopped(name: str) -> None:
+    X, y = make_boxes(300, 6, random_state=1)
+    seen: dict[int, np.ndarray] = {}
+    solver = _diverging_solver(name)
+    solver.callbacks = (lambda info: seen.__setitem__(info.iteration, info.w.copy()),)
+    with np.errstate(all="ignore"), pytest.warns(DivergenceWarning) as record:
+        res = solver.fit(X, y)
+    assert res.status is Status.DIVERGED and not res.success
+    msg = str(record[0].message)
+    assert "diverged at iteration" in msg and "Returned the best iterate" in msg
+    assert "Fix:" in msg or "use a safeguarded" in msg
+    # the returned weights are the best iterate the monitor saw: with a check (and a history
+    # point) after every iteration, the recorded iterate of lowest objective before the stop
+    h = res.history
+    before = h.iteration[:-1]                 # the last row is the diverged run's final record
+    best_t = int(before[np.argmin(h.objective[:-1])])
+    expected = np.zeros_like(res.w) if best_t == 0 else seen[best_t]
+    np.testing.assert_array_equal(res.w, expected)
+    assert np.isfinite(res.fun) and res.fun == pytest.approx(np.min(h.objective[:-1]))
+    assert res.fun <= h.objective[0] + 1e-12          # never worse than where it started
+
+
+def test_a_diverged_state_cannot_be_continued() -> None:
+    X, y = make_boxes(200, 4, random_state=0)
+    solver = Solver("logloss", "identity", Fixed(5), Constant(1e6), max_iter=200,
+                    random_state=0)
+    state = solver.init_state(1e3 * X, y)
+    with np.errstate(all="ignore"), pytest.warns(DivergenceWarning):
+        res = solver.run(state)
+    assert res.status is Status.DIVERGED and state.diverged
+    with pytest.raises(ValueError, match="cannot be continued"):
+        solver.run(state)
+
+
+def test_monitor_catches_a_finite_blow_up_and_leaves_healthy_runs_alone() -> None:
+    X, y = make_boxes(500, 5, random_state=2)
+    # eps * lam = 3: w <- (1 - 3) w + ... doubles every step, a finite blow-up caught at the
+    # ceiling long before it overflows
+    with pytest.warns(DivergenceWarning, match="rose to"):
+        res = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(5), Constant(3.0),
+                     max_epochs=5, report_every=50, random_state=0).fit(X, y)
+    assert res.status is Status.DIVERGED
+    # Pegasos' wild first steps (1/lam) are not divergence, nor SGD's noise on small data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DivergenceWarning)
+        ok = Solver.pegasos(1e-3, max_epochs=5, report_every=10, random_state=0).fit(X, y)
+        assert ok.status is Status.MAX_SAMPLES
+        ok = Solver("logloss", "identity", Fixed(1), Constant(0.5), max_epochs=20,
+                    report_every=5, random_state=0).fit(X[:60], y[:60])
+        assert ok.status is Status.MAX_SAMPLES
+
+
+def test_monitor_settings_are_validated_and_it_can_be_disabled() -> None:
+    for bad in (dict(ceiling=0.0), dict(patience=0), dict(rise=-1.0), dict(warmup=-1),
+                dict(rise=20.0)):
+        with pytest.raises(ValueError, match="DivergenceMonitor"):
+            DivergenceMonitor(**bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="monitor"):
+        Solver(monitor="on")  # type: ignore[arg-type]
+    X, y = make_boxes(300, 4, random_state=0)
+    # without the monitor a finite blow-up runs to its budget (non-finite values still stop it)
+    res = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(5), Constant(3.0), max_iter=30,
+                 monitor=None, random_state=0).fit(X, y)
+    assert res.status is Status.MAX_ITER and res.fun > 1e6

@@ -1,0 +1,235 @@
+"""Recipes (sqnopt.recipes), statuses and the checks that make the defaults honest."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sqnopt import (
+    Armijo,
+    Constant,
+    Decaying,
+    Fixed,
+    Full,
+    Geometric,
+    IncompatibleComponentsError,
+    LogLoss,
+    Solver,
+    Status,
+)
+from sqnopt import recipes
+from sqnopt.curvature import LBFGS, AdaGrad, Identity, QuadraticBound, RegularizedBFGS
+from sqnopt.datasets import make_boxes
+from sqnopt.interfaces import CurvatureModel, Problem
+from sqnopt.objectives import BinaryLogistic, Hinge, Softmax
+from sqnopt.training import ConvergenceWarning, Trainer
+
+
+# ---------------------------------------------------------------- the automatic step
+def test_gradient_step_does_not_collapse_on_one_huge_row() -> None:
+    """One row 1e4 times longer than the others: the largest-row bound would shrink the step
+    by 1e8 (the news20 failure: its longest row is 800 times the mean) and so would the plain
+    trace bound, by the row's share 1e8 / N; the clipped trace bound does not move, and
+    training reaches the clean data's accuracy."""
+    X, y = make_boxes(2000, 5, random_state=3)
+    Xo = X.copy()
+    Xo[7] *= 1e4
+    w = np.ones(len(y))
+    clean = recipes.gradient_step(X, w, LogLoss(lam=1e-4), 5, fit_intercept=True)
+    outlier = recipes.gradient_step(Xo, w, LogLoss(lam=1e-4), 5, fit_intercept=True)
+    row = float(Xo[7] @ Xo[7])
+    max_based = 1.0 / (0.25 * (row + 1.0))
+    assert outlier.eps0 > 1e7 * max_based
+    sq = np.sum(Xo * Xo, axis=1) + 1.0
+    clipped = np.mean(np.minimum(sq, np.quantile(sq, 0.99)))
+    assert outlier.eps0 == pytest.approx(1.0 / (0.25 * clipped + 1e-4))
+    assert clean.eps0 / outlier.eps0 == pytest.approx(1.0, rel=0.02)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # SGD's noise floor
+        a = Trainer(curvature="identity", random_state=0, max_epochs=10).fit(X, y)
+        b = Trainer(curvature="identity", random_state=0, max_epochs=10).fit(Xo, y)
+    assert a.accuracy(X, y) > 0.85
+    assert b.accuracy(Xo, y) > a.accuracy(X, y) - 0.02
+
+
+def test_automatic_steps_are_robust_to_the_features_scale() -> None:
+    """Features scaled by 1e-3 .. 1e3: the curvature models adapt; the first-order methods, one
+    step size for every coordinate, whose intercept (a constant feature of scale 1) is then 1e3
+    times off the features' scale, say so."""
+    X, y = make_boxes(1000, 4, random_state=2)
+    for scale in (1e-3, 1.0, 1e3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for curvature in ("auto", "regularized_bfgs", "quadratic_bound"):
+                model = Trainer(curvature=curvature, random_state=0).fit(scale * X, y)
+                assert model.accuracy(scale * X, y) > 0.85, (scale, curvature)
+        for curvature in ("identity", "adagrad"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = Trainer(curvature=curvature, random_state=0).fit(scale * X, y)
+            scale_warned = any("differ by a factor" in str(w.message) for w in caught)
+            assert scale_warned == (scale != 1.0), (scale, curvature)
+            if scale == 1.0:
+                assert model.accuracy(X, y) > 0.85
+    assert recipes.normalized_step(1e3 * X).eps == pytest.approx(
+        recipes.normalized_step(X).eps / 1e3)
+
+
+# ---------------------------------------------------------------- recipes from capabilities
+@dataclasses.dataclass(frozen=True)
+class _PluginSecant(CurvatureModel):
+    """A third-party model that learns from secant pairs (delegates to the L-BFGS kernel)."""
+
+    name: ClassVar[str] = "plugin_secant"
+    needs_secant_pair: ClassVar[bool] = True
+
+    def init(self, problem: Problem) -> object:  # type: ignore[override]
+        return LBFGS().init(problem)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PluginNormalized(CurvatureModel):
+    name: ClassVar[str] = "plugin_normalized"
+    direction_scale = "normalized"
+
+    def init(self, problem: Problem) -> object:  # type: ignore[override]
+        return AdaGrad().init(problem)
+
+
+def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
+    X, y = make_boxes(3000, 4, random_state=0)
+    w = np.ones(len(y))
+    for model in (LBFGS(), _PluginSecant()):
+        r = recipes.choose(LogLoss(lam=1e-4), model, X, w, fit_intercept=False)
+        assert r.schedule == Geometric(b1=1000.0, rate=2.0) and isinstance(r.step, Armijo)
+        assert r.sampling == "subset" and r.full_batch_phase
+    for model in (AdaGrad(), _PluginNormalized()):
+        r = recipes.choose(LogLoss(lam=1e-4), model, X, w, fit_intercept=False)
+        assert r.schedule == Fixed(5) and isinstance(r.step, Constant) and not r.full_batch_phase
+    r = recipes.choose(LogLoss(lam=1e-4), Identity(), X, w, fit_intercept=False)
+    assert isinstance(r.step, Decaying) and r.sampling == "uniform"
+    r = recipes.choose(LogLoss(lam=1e-4), QuadraticBound(), X, w, fit_intercept=False,
+                       curvature_by_name=True)
+    assert r.objective == BinaryLogistic(lam=1e-4)      # the form with the bound
+    assert r.curvature == QuadraticBound(solver="cg") and r.curvature_schedule == Fixed(1000)
+    # RES's regulariser below lam (its Assumption 1), when named without parameters
+    r = recipes.choose(LogLoss(lam=1e-4), RegularizedBFGS(), X, w, fit_intercept=False,
+                       curvature_by_name=True)
+    assert r.curvature.delta == pytest.approx(5e-5)  # type: ignore[attr-defined]
+    r = recipes.choose(LogLoss(lam=1e-4), RegularizedBFGS(), X, w, fit_intercept=False)
+    assert r.curvature == RegularizedBFGS()              # an instance is used as given
+    # a user's schedule and step are kept
+    r = recipes.choose(LogLoss(lam=1e-4), LBFGS(), X, w, fit_intercept=False,
+                       schedule=Full(), step=Constant(0.5))
+    assert r.schedule == Full() and r.step == Constant(0.5) and r.full_batch_phase
+    assert recipes.default_curvature(LogLoss(), X, 2) == LBFGS()
+    assert recipes.default_curvature(Hinge(), X, 2) == Identity()
+
+
+def test_objectives_declare_their_forms_and_the_estimator_uses_them() -> None:
+    from sqnopt.interfaces import MULTICLASS, PROBABILISTIC, QUADRATIC_BOUND
+
+    assert LogLoss(lam=0.1).with_capability(MULTICLASS) == Softmax(lam=0.1)
+    assert LogLoss(lam=0.1).with_capability(QUADRATIC_BOUND) == BinaryLogistic(lam=0.1)
+    assert Hinge().with_capability(MULTICLASS) is None
+    assert PROBABILISTIC in LogLoss().capabilities and PROBABILISTIC not in Hinge().capabilities
+    # SQB from the estimator with the default loss: solved in the log-linear form
+    from sqnopt import SQNClassifier
+
+    X, y = make_boxes(600, 4, random_state=1)
+    est = SQNClassifier(curvature="quadratic_bound", random_state=0).fit(X, y)
+    assert est._trainer._setup.objective == BinaryLogistic(lam=1e-4)
+    assert est.score(X, y) > 0.9 and hasattr(est, "predict_proba")
+
+
+# ---------------------------------------------------------------- refused combinations
+def test_combinations_that_cannot_work_fail_when_built() -> None:
+    with pytest.raises(IncompatibleComponentsError, match="fit_intercept='regularized'"):
+        Solver("hinge", "identity", step="pegasos", fit_intercept=True)
+    Solver("hinge", "identity", step="pegasos", fit_intercept="regularized")
+    for model in ("lbfgs", "adagrad", "full_bfgs"):
+        with pytest.raises(IncompatibleComponentsError, match="scaled directions"):
+            Solver("logloss", model, step="pegasos")
+    with pytest.raises(IncompatibleComponentsError, match="smooth"):
+        Solver("hinge", "lbfgs")
+
+
+def test_dense_curvature_that_cannot_fit_in_memory_is_refused_naming_lbfgs() -> None:
+    X = sp.random(20, 2_000_000, density=1e-5, random_state=0, format="csr")
+    y = np.arange(20) % 2
+    for model in ("full_bfgs", "regularized_bfgs"):
+        with pytest.raises(MemoryError, match="curvature='lbfgs'"):
+            Solver("logloss", model, max_iter=1).fit(X, y)
+
+
+# ---------------------------------------------------------------- statuses and success
+def test_success_means_a_tolerance_was_met() -> None:
+    X, y = make_boxes(500, 5, random_state=0)
+    budget = Solver("logloss", "lbfgs", Full(), Armijo(), max_iter=3).fit(X, y)
+    assert budget.status is Status.MAX_ITER and not budget.success
+    gtol = Solver("logloss", "lbfgs", Full(), Armijo(), max_iter=500, gtol=1e-6).fit(X, y)
+    assert gtol.status is Status.GTOL and gtol.success and gtol.grad_norm <= 1e-6
+    ftol = Solver("logloss", "lbfgs", Full(), Armijo(), max_iter=500, ftol=1e-8).fit(X, y)
+    assert ftol.status is Status.FTOL and ftol.success and ftol.n_iter < 500
+    # a stochastic run tests gtol at report points, with one full gradient each
+    sgd = Solver("logloss", "identity", Fixed(5), Decaying(0.5, 100), max_epochs=50,
+                 gtol=1.0, report_every=10, random_state=0).fit(X, y)
+    assert sgd.status is Status.GTOL and sgd.n_iter == 10
+
+
+def test_full_batch_gtol_is_tested_on_the_iterations_own_gradient() -> None:
+    """No extra pass: every gradient of a full-batch L-BFGS run is an iteration's (or the line
+    search's), checked with the loop's report_every=1000, and with report_every=1 too."""
+    X, y = make_boxes(800, 6, random_state=4)
+    for report in (1, 1000):
+        res = Solver("logloss", "lbfgs", Full(), Armijo(), max_iter=1000, gtol=1e-7,
+                     report_every=report, history_every=None).fit(X, y)
+        assert res.status is Status.GTOL
+        assert res.n_grad_evals == 1 + res.n_search_samples // X.shape[0]
+        assert res.eval_time < 0.5 * res.wall_time + 1e-3   # only the final objective
+
+
+def test_trainer_warns_with_what_it_reached_when_tol_is_not_met() -> None:
+    X, y = make_boxes(2000, 6, random_state=5)
+    with pytest.warns(ConvergenceWarning, match=r"largest gradient entry [0-9.e+-]+ > tol=1e-12"):
+        tr = Trainer(tol=1e-12, max_epochs=5).fit(X, y)
+    assert tr is not None
+    with pytest.warns(ConvergenceWarning, match="relative change in the last pass"):
+        Trainer(curvature="identity", tol=1e-12, max_epochs=3, random_state=0).fit(X, y)
+
+
+def test_feature_scale_spread_warns_for_first_order_recipes_only() -> None:
+    X, y = make_boxes(500, 4, random_state=6)
+    Xs = X * np.array([1.0, 1e2, 1e4, 1.0])
+    assert recipes.feature_scale_spread(Xs) == pytest.approx(
+        np.abs(Xs).max(0).max() / np.abs(Xs).max(0).min())
+    with pytest.warns(ConvergenceWarning, match="differ by a factor of") as rec:
+        Trainer(curvature="identity", tol=None, max_epochs=1, random_state=0).fit(Xs, y)
+    assert sum("differ by a factor" in str(w.message) for w in rec) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Trainer(random_state=0).fit(Xs, y)          # L-BFGS: no warning, and it converges
+    assert recipes.feature_scale_spread(sp.csr_matrix(Xs)) == pytest.approx(
+        recipes.feature_scale_spread(Xs))
+
+
+def test_a_model_below_the_majority_class_warns() -> None:
+    """scikit-learn's check_fit_check_is_fitted data: random labels, features centred at 100;
+    SGD's intercept cannot catch up with the features in 30 passes and ends below the majority
+    class -- which must not pass silently."""
+    rng = np.random.RandomState(42)
+    X = rng.normal(loc=100, size=(100, 2))
+    y = rng.randint(low=0, high=2, size=100)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        tr = Trainer(curvature="identity", tol=None, max_epochs=30, random_state=0)
+        model = tr.fit(X, y)
+    assert model.accuracy(X, y) < np.mean(y == np.bincount(y).argmax())
+    messages = [str(w.message) for w in rec if issubclass(w.category, ConvergenceWarning)]
+    assert any("below the majority class" in m and "the solve failed" in m for m in messages)
+    assert any("differ by a factor of 103" in m for m in messages)   # the intercept vs x ~ 100
