@@ -31,6 +31,7 @@ import math  # noqa: E402
 import multiprocessing as mp  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -42,13 +43,14 @@ if __import__("importlib.util").util.find_spec("sqnopt") is None:  # run from a 
 from sqnopt import (  # noqa: E402
     Constant,
     Decaying,
-    DivergenceError,
+    DivergenceWarning,
     Fixed,
     FullBFGS,
     Identity,
     RegularizedBFGS,
     Solver,
     SquaredHinge,
+    Status,
 )
 from sqnopt.datasets import make_boxes  # noqa: E402
 
@@ -96,13 +98,11 @@ def curve(n: int, kind: str, r: int, args: argparse.Namespace, max_samples: int,
     every = max(1, n_iter // 400)
     solver = Solver(objective, curvature, Fixed(batch), rule, max_samples=max_samples,
                     history_every=every, report_every=every, random_state=r)
-    status = "ok"
-    try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DivergenceWarning)   # recorded as the run's status
         res = solver.fit(X, y, w0=w0)
-        hist = res.history
-    except DivergenceError as exc:
-        status = "diverged"
-        hist = exc.result.history if exc.result is not None else None
+    status = "diverged" if res.status is Status.DIVERGED else "ok"
+    hist = res.history
     if hist is None or len(hist) == 0:
         return np.zeros(0), np.zeros(0), status
     return hist.samples.astype(float), c * hist.objective, status
