@@ -26,11 +26,13 @@ from sqnopt.curvature import (
 from sqnopt.interfaces import (
     BatchSchedule,
     CurvatureModel,
+    GradientEstimator,
     Objective,
     Problem,
     Projection,
     StepRule,
 )
+from sqnopt.gradients import SAGA, SVRG, Minibatch
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
@@ -79,6 +81,7 @@ __all__ = [
     "Full",
     "FullBFGS",
     "Geometric",
+    "GradientEstimator",
     "Hinge",
     "History",
     "Identity",
@@ -92,6 +95,7 @@ __all__ = [
     "Linear",
     "LogLinear",
     "LogLoss",
+    "Minibatch",
     "MirrorMap",
     "Objective",
     "PegasosStep",
@@ -99,7 +103,9 @@ __all__ = [
     "Projection",
     "QuadraticBound",
     "RegularizedBFGS",
+    "SAGA",
     "SQNClassifier",
+    "SVRG",
     "Softmax",
     "SolveResult",
     "Solver",

@@ -29,8 +29,9 @@ from sqnopt.data import Dataset, LabelKind
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
-Kind = Literal["objective", "curvature", "schedule", "step", "projection"]
-KINDS: tuple[Kind, ...] = ("objective", "curvature", "schedule", "step", "projection")
+Kind = Literal["objective", "curvature", "schedule", "step", "projection", "gradient"]
+KINDS: tuple[Kind, ...] = ("objective", "curvature", "schedule", "step", "projection",
+                          "gradient")
 
 # Capability vocabulary. Objectives *provide* capabilities; other components *require* them.
 SMOOTH = "smooth"                    # differentiable everywhere (secant pairs are meaningful)
@@ -40,6 +41,8 @@ QUADRATIC_BOUND = "quadratic_bound"  # partition-function bound (SQB, Aravkin et
 BINARY = "binary"
 MULTICLASS = "multiclass"
 PROBABILISTIC = "probabilistic"      # a negative log-likelihood: scores map to probabilities
+LINEAR_SCORES = "linear_scores"      # per-sample losses of linear scores; the kernel exposes the
+                                     # scores' derivatives (n_scores > 0), SAGA's table
 
 #: What a unit step along a curvature model's direction means (``CurvatureModel.direction_scale``).
 DirectionScale = Literal["gradient", "newton", "normalized"]
@@ -62,7 +65,10 @@ __all__ = [
     "CurvatureKernelLike",
     "CurvatureModel",
     "DirectionScale",
+    "GradientEstimator",
+    "GradientKernelLike",
     "KINDS",
+    "LINEAR_SCORES",
     "Kind",
     "MARGIN",
     "MULTICLASS",
@@ -144,6 +150,23 @@ class CurvatureKernelLike(Protocol):
         ...
 
     def error_message(self) -> str: ...
+
+
+@runtime_checkable
+class GradientKernelLike(Protocol):
+    """Estimates ``grad F(w)`` from a minibatch (the gradient the driver steps with)."""
+
+    @property
+    def plain(self) -> bool:
+        """True when the estimate is the plain minibatch gradient and the kernel keeps no
+        state."""
+        ...
+
+    def estimate(self, objective: Any, w: FloatArray, batch: IndexArray, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        """Write the estimate into ``out`` (and, if given, the plain minibatch gradient
+        ``s(w, B)`` into ``plain``); return ``(f_B(w), samples touched beyond the batch)``."""
+        ...
 
 
 @runtime_checkable
@@ -276,6 +299,20 @@ class CurvatureModel(Component):
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...
+
+
+class GradientEstimator(Component):
+    """How the driver estimates ``grad F(w)`` from a minibatch: the minibatch gradient itself,
+    or a variance-reduced estimate (SVRG, SAGA) whose error vanishes at the optimum."""
+
+    kind: ClassVar[Kind] = "gradient"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        """Bytes the kernel keeps (tables, snapshots), for the cost accounting."""
+        return 0
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> GradientKernelLike: ...
 
 
 class BatchSchedule(Component):

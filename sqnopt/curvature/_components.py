@@ -30,6 +30,9 @@ class Identity(CurvatureModel):
     name = "identity"
     is_identity = True
 
+    def memory_bytes(self, problem: Problem) -> int:
+        return 0
+
     def init(self, problem: Problem) -> IdentityKernel:
         return IdentityKernel(problem.n_params)
 

@@ -31,6 +31,21 @@ cdef class ObjectiveKernel:
     # Full gradient of F into ``grad``; returns F(w).
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil
 
+    # Linear-score objectives -- the loss of sample i depends on w only through ``n_scores``
+    # linear scores (margin losses: 1, x_i . w + b; softmax: K) -- expose per-sample score
+    # derivatives, which is all a table of past gradients needs (SAGA: O(N n_scores) memory).
+    # ``n_scores = 0``: not provided.
+    cdef readonly Py_ssize_t n_scores
+    # coef[t * n_scores + k] = g_i * d loss_i / d score_k at ``w`` for sample i = batch[t];
+    # returns sum_t g_i loss_i (the batch's weighted loss sum, no regulariser).
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil
+    # out += scale * sum_t sum_k coef[t * n_scores + k] * d score_k(x_i) / d w
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil
+    # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
+    cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
+
     # Helpers shared by subclasses (not virtual).
     cdef double _reg_value(self, const double* w) noexcept nogil
     cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil

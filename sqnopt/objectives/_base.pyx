@@ -32,6 +32,54 @@ cdef class ObjectiveKernel:
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
         return NAN
 
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil:
+        return NAN
+
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil:
+        pass
+
+    cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
+        return self._reg_gradient_value(w, grad)
+
+    def score_derivatives(self, const double[::1] w, batch):
+        """``(coef, weighted loss sum)``: the per-sample score derivatives of
+        ``cy_score_derivatives`` as an array of shape ``(len(batch), n_scores)``."""
+        if self.n_scores < 1:
+            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
+                            "derivatives (n_scores = 0)")
+        self._check_w(w)
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        out = np.zeros((bb.shape[0], self.n_scores))
+        cdef double[:, ::1] o = out
+        if bb.shape[0] == 0:
+            return out, 0.0
+        cdef double f = self.cy_score_derivatives(&w[0], &bb[0], bb.shape[0], &o[0, 0])
+        return out, f
+
+    def rows_axpy(self, batch, coef, double scale, double[::1] out):
+        """``out += scale * sum_t sum_k coef[t, k] d score_k(x_{batch[t]}) / d w``."""
+        if self.n_scores < 1:
+            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
+                            "derivatives (n_scores = 0)")
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        c = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1)
+        cdef const Py_ssize_t[::1] bb = b
+        cdef const double[::1] cc = c
+        if c.shape[0] != bb.shape[0] * self.n_scores or out.shape[0] != self.n_params:
+            raise ValueError("coef must hold n_scores numbers per batch index and out n_params")
+        if bb.shape[0]:
+            self.cy_rows_axpy(&bb[0], bb.shape[0], &cc[0], scale, &out[0])
+
+    def reg_gradient_value(self, const double[::1] w, double[::1] grad) -> float:
+        """``grad += lam w_reg``; returns ``lam/2 ||w_reg||^2``."""
+        self._check_w(w)
+        if grad.shape[0] != self.n_params:
+            raise ValueError("grad must have n_params entries")
+        return self.cy_reg_gradient_value(&w[0], &grad[0])
+
     cdef double _reg_value(self, const double* w) noexcept nogil:
         """(lam / 2) * ||w_reg||^2."""
         cdef Py_ssize_t k
@@ -101,6 +149,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
 
     def __init__(self, RowData data, double lam):
         self._bind(data, lam, 1)
+        self.n_scores = 1
 
     cdef double loss(self, double margin) noexcept nogil:
         return NAN
@@ -154,6 +203,26 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
             ind = next_ind
             nnz = nnz_next
         return total * inv + self._reg_gradient_value(w, grad)
+
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil:
+        # score x_i . w + b, margin y_i * score: d loss / d score = y_i * dloss_dmargin
+        cdef Py_ssize_t t, i
+        cdef double yi, gi, dl, total = 0.0
+        for t in range(size):
+            i = batch[t]
+            yi = self.data.y[i]
+            gi = self.data.grad_weight[i]
+            total += gi * self.loss_and_dloss_dmargin(yi * self.data.row_dot(i, w), &dl)
+            coef[t] = gi * yi * dl
+        return total
+
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size):
+            if coef[t] != 0.0:
+                self.data.row_axpy(batch[t], scale * coef[t], out)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i

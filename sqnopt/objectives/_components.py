@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    LINEAR_SCORES,
     MARGIN,
     MULTICLASS,
     PROBABILISTIC,
@@ -33,7 +34,7 @@ class _MarginObjective(Objective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        caps = {BINARY, MARGIN}
+        caps = {BINARY, MARGIN, LINEAR_SCORES}
         if self.lam > 0:
             caps.add(STRONGLY_CONVEX)
         return frozenset(caps)

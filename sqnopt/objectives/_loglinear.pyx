@@ -397,6 +397,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         self._s = np.zeros(n_outputs)
         self._u = np.zeros(n_outputs)
         self._beta = np.zeros(n_outputs)
+        self.n_scores = n_outputs
         free(self._vt)              # scratch is sized by n_params: none survives a re-bind
         free(self._ot)
         self._vt = NULL
@@ -440,6 +441,57 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
             return
         for k in range(self.n_blocks):
             sq_axpy(self.lam, w + k * self._block, grad + k * self._block, self._reg_len)
+
+    cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
+        self._lreg_gradient(w, grad)
+        return self._lreg_value(w)
+
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil:
+        # d (log Z_i - s_{y_i}) / d s_y = p_y - [y == y_i], by a max-shifted softmax (the
+        # parameter layout: no working layout is entered here)
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y, kmax
+        cdef double* s = &self._s[0]
+        cdef double* c
+        cdef double m, rest, denom, gi, total = 0.0
+        for t in range(size):
+            i = batch[t]
+            c = coef + t * K
+            gi = self.data.grad_weight[i]
+            self.scores(i, w, s)
+            m = s[0]
+            kmax = 0
+            for y in range(1, K):
+                if s[y] > m:
+                    m = s[y]
+                    kmax = y
+            if not isfinite(m):
+                for y in range(K):
+                    c[y] = NAN
+                total += NAN
+                continue
+            rest = 0.0
+            for y in range(K):
+                c[y] = exp(s[y] - m)
+                if y != kmax:
+                    rest += c[y]
+            denom = 1.0 + rest
+            for y in range(K):
+                c[y] = gi * c[y] / denom
+            c[self.label(i)] -= gi
+            total += gi * ((m - s[self.label(i)]) + log1p(rest))
+        return total
+
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil:
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, y
+        cdef double* beta = &self._beta[0]
+        for t in range(size):
+            for y in range(K):
+                beta[y] = scale * coef[t * K + y]
+            self.features_axpy(batch[t], beta, out)
 
     cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
                             double* grad) noexcept nogil:
@@ -1022,6 +1074,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         if np.any((y != 1.0) & (y != -1.0)):
             raise ValueError("binary logistic labels must be encoded as -1/+1")
         self.margin = LogisticKernel(data, lam)
+        self.n_scores = 1
 
     # The loss is the logistic margin loss: values and gradients come from that kernel, bound
     # to the same data and lam (one implementation of the margin loops).
@@ -1034,6 +1087,14 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
 
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
         return self.margin.cy_full_gradient(w, grad)
+
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil:
+        return self.margin.cy_score_derivatives(w, batch, size, coef)
+
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil:
+        self.margin.cy_rows_axpy(batch, size, coef, scale, out)
 
     cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                       double* factor, double* mu) noexcept nogil:

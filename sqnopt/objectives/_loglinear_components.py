@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    LINEAR_SCORES,
     MULTICLASS,
     PROBABILISTIC,
     QUADRATIC_BOUND,
@@ -35,7 +36,7 @@ def _check_lam(owner: str, lam: float) -> None:
 
 
 def _caps(kind: str, lam: float) -> frozenset[str]:
-    caps = {kind, SMOOTH, QUADRATIC_BOUND, PROBABILISTIC}
+    caps = {kind, SMOOTH, QUADRATIC_BOUND, PROBABILISTIC, LINEAR_SCORES}
     if lam > 0:
         caps.add(STRONGLY_CONVEX)
     return frozenset(caps)

@@ -23,6 +23,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "sqnopt.schedules._plugin",
     "sqnopt.steps._plugin",
     "sqnopt.projections._plugin",
+    "sqnopt.gradients._plugin",
 )
 
 _HOOK_OF_KIND: dict[Kind, str] = {
@@ -31,6 +32,7 @@ _HOOK_OF_KIND: dict[Kind, str] = {
     "schedule": "sqnopt_register_schedules",
     "step": "sqnopt_register_step_rules",
     "projection": "sqnopt_register_projections",
+    "gradient": "sqnopt_register_gradient_estimators",
 }
 
 __all__ = [

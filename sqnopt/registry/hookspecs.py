@@ -29,6 +29,7 @@ __all__ = [
     "RegisterFn",
     "hookspec",
     "sqnopt_register_curvature_models",
+    "sqnopt_register_gradient_estimators",
     "sqnopt_register_objectives",
     "sqnopt_register_projections",
     "sqnopt_register_schedules",
@@ -66,3 +67,9 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
 @hookspec
 def sqnopt_register_projections(register: RegisterFn) -> None:
     """Register projections (factories returning :class:`~sqnopt.interfaces.Projection`)."""
+
+
+@hookspec
+def sqnopt_register_gradient_estimators(register: RegisterFn) -> None:
+    """Register gradient estimators (factories returning
+    :class:`~sqnopt.interfaces.GradientEstimator`)."""

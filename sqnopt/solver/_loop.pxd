@@ -29,6 +29,9 @@ cdef class Counters:
     cdef public Py_ssize_t n_reused_samples     # part of n_samples whose gradient was the previous
                                                 # secant gradient, reused (same batch, same w)
     cdef public Py_ssize_t n_search_samples     # sum of batch sizes of line-search evaluations
+    cdef public Py_ssize_t n_estimator_samples  # samples a gradient estimator touched beyond the
+                                                # batch (SVRG's snapshots and second gradients,
+                                                # SAGA's table fill)
     cdef public Py_ssize_t n_grad_evals         # minibatch gradient evaluations
     cdef public Py_ssize_t n_pairs_accepted
     cdef public Py_ssize_t n_pairs_skipped
@@ -48,6 +51,7 @@ cdef struct LoopCounts:
     Py_ssize_t n_secant_samples
     Py_ssize_t n_reused_samples
     Py_ssize_t n_search_samples
+    Py_ssize_t n_estimator_samples
     Py_ssize_t n_grad_evals
     Py_ssize_t n_pairs_accepted
     Py_ssize_t n_pairs_skipped
@@ -67,6 +71,7 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.n_secant_samples = pc.n_secant_samples
     c.n_reused_samples = pc.n_reused_samples
     c.n_search_samples = pc.n_search_samples
+    c.n_estimator_samples = pc.n_estimator_samples
     c.n_grad_evals = pc.n_grad_evals
     c.n_pairs_accepted = pc.n_pairs_accepted
     c.n_pairs_skipped = pc.n_pairs_skipped
@@ -86,6 +91,7 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.n_secant_samples = c.n_secant_samples
     pc.n_reused_samples = c.n_reused_samples
     pc.n_search_samples = c.n_search_samples
+    pc.n_estimator_samples = c.n_estimator_samples
     pc.n_grad_evals = c.n_grad_evals
     pc.n_pairs_accepted = c.n_pairs_accepted
     pc.n_pairs_skipped = c.n_pairs_skipped

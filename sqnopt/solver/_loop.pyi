@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.gradients._base import GradientKernel
 from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.projections._base import ProjectionKernel
 from sqnopt.schedules._base import ScheduleKernel
@@ -23,6 +24,7 @@ class Counters:
     n_secant_samples: int
     n_reused_samples: int
     n_search_samples: int
+    n_estimator_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int
@@ -59,6 +61,7 @@ class CompiledLoop:
         counters: Counters,
         average: bool,
         avg_start: int,
+        gradient: GradientKernel | None = None,
     ) -> None: ...
     gtol: float
     ftol: float

@@ -40,6 +40,7 @@ from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
 from sqnopt.curvature._identity cimport IdentityKernel
+from sqnopt.gradients._base cimport GradientKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
@@ -73,6 +74,7 @@ cdef class Counters:
         self.n_secant_samples = 0
         self.n_reused_samples = 0
         self.n_search_samples = 0
+        self.n_estimator_samples = 0
         self.n_grad_evals = 0
         self.n_pairs_accepted = 0
         self.n_pairs_skipped = 0
@@ -87,7 +89,7 @@ cdef class Counters:
     def as_dict(self):
         return {name: getattr(self, name) for name in (
             "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reused_samples",
-            "n_search_samples", "n_grad_evals",
+            "n_search_samples", "n_estimator_samples", "n_grad_evals",
             "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss",
             "loss_sum", "n_loss", "last_gnorm")}
 
@@ -106,6 +108,10 @@ cdef class CompiledLoop:
     """Runs iterations with compiled kernels only (see the module docstring)."""
 
     cdef ObjectiveKernel obj
+    cdef GradientKernel est
+    cdef bint plain_est
+    cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
+                                    # is not it (secant pairs and the line search read it)
     cdef CurvatureKernel curv
     cdef ScheduleKernel sched
     cdef ScheduleKernel csched
@@ -137,7 +143,7 @@ cdef class CompiledLoop:
                  double[::1] w, double[::1] w_next, double[::1] grad, double[::1] grad_next,
                  double[::1] direction, double[::1] v, double[::1] r, double[::1] w_avg,
                  Py_ssize_t[::1] batch, Py_ssize_t[::1] curvature_batch, Counters counters,
-                 bint average, Py_ssize_t avg_start):
+                 bint average, Py_ssize_t avg_start, GradientKernel gradient=None):
         self.n = objective.n_params
         for name, buf in (("w", w), ("w_next", w_next), ("grad", grad), ("grad_next", grad_next),
                           ("direction", direction), ("v", v), ("r", r)):
@@ -153,6 +159,11 @@ cdef class CompiledLoop:
                 curvature_schedule is not None and curvature_batch.shape[0] < sampler.n_samples):
             raise ValueError("batch buffers must hold n_samples indices")
         self.obj = objective
+        if gradient is not None and gradient.dim != self.n:
+            raise ValueError(f"gradient estimator has dim {gradient.dim}, expected {self.n}")
+        self.est = gradient
+        self.plain_est = gradient is None or gradient.plain
+        self.gp = np.zeros(self.n if not self.plain_est else 1)
         self.curv = curvature
         self.sched = schedule
         self.csched = curvature_schedule
@@ -228,15 +239,20 @@ cdef class CompiledLoop:
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
         # pair's second gradient, and the next iteration's gradient if the batch repeats.
         cdef bint search = self.step.line_search
-        cdef bint keep_next = secant or search
+        cdef bint keep_next = (secant or search) and self.plain_est
         # With the identity the direction is the gradient buffer itself, and the gradient
         # alternates between the grad and grad_next buffers (grad_next is free without a
         # secant pair or a line search), so the direction of the last step survives a stop on a
         # non-finite minibatch objective; on return it is copied to the direction buffer, which
         # the divergence diagnostic reads. Saves a copy of g per iteration (2-7 % in the minima of
         # an A/B at n = 100, near the noise: docs/benchmarks.md).
-        cdef bint alias = self.direction_is_gradient and not keep_next
+        cdef bint alias = self.direction_is_gradient and not (secant or search)
         cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
+        # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills
+        cdef bint want_plain = secant or search or test_full
+        cdef double* gp_buf = &self.gp[0]
+        cdef double* gp
+        cdef Py_ssize_t extra = 0
         if self.average:
             w_avg = &self.w_avg[0]
         if curvature_batch:
@@ -255,10 +271,17 @@ cdef class CompiledLoop:
                 memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
                 loss = self.loss_next
                 c.n_reused_samples += size
-            else:
+            elif self.plain_est:
                 loss = self.obj.cy_gradient(w, batch, size, g)
                 c.n_grad_evals += 1
+            else:
+                extra = 0
+                loss = self.est.cy_estimate(self.obj, w, batch, size, g,
+                                            gp_buf if want_plain else NULL, &extra)
+                c.n_estimator_samples += extra
+                c.n_grad_evals += 1
             self.have_next = False
+            gp = g if self.plain_est else gp_buf
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break
@@ -267,7 +290,7 @@ cdef class CompiledLoop:
             if test_full and size >= self.sampler.n_samples:
                 gnorm = 0.0
                 for j in range(n):
-                    gnorm = fmax(gnorm, fabs(g[j]))
+                    gnorm = fmax(gnorm, fabs(gp[j]))
                 c.last_gnorm = gnorm
                 if gnorm <= self.gtol or (
                         self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss <= self.ftol * fmax(
@@ -291,7 +314,7 @@ cdef class CompiledLoop:
             else:
                 self.curv.cy_direction(g, d)
             if search:             # the Solver rules out a projection with a line search
-                eps = self.step.cy_search(self.obj, w, batch, size, loss, g, d, w_next, g_next,
+                eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next, g_next,
                                           &f_next, n, &evals)
                 c.n_grad_evals += evals
                 c.n_search_samples += evals * size
@@ -319,7 +342,7 @@ cdef class CompiledLoop:
                     c.n_secant_samples += size
                 for j in range(n):
                     v[j] = w_next[j] - w[j]
-                    r[j] = g_next[j] - g[j]
+                    r[j] = g_next[j] - gp[j]
                 code = self.curv.cy_update_pair(v, r)
                 if code == PAIR_ACCEPTED:
                     c.n_pairs_accepted += 1

@@ -17,6 +17,7 @@ from sqnopt.interfaces import (
     PAIR_RESET,
     PAIR_SKIPPED,
     CurvatureKernelLike,
+    GradientKernelLike,
     LineSearchKernelLike,
     ObjectiveKernelLike,
     ProjectionKernelLike,
@@ -50,10 +51,14 @@ class PythonLoop:
                  w: FloatArray, w_next: FloatArray, grad: FloatArray, grad_next: FloatArray,
                  direction: FloatArray, v: FloatArray, r: FloatArray, w_avg: FloatArray | None,
                  batch: IndexArray, curvature_batch: IndexArray, counters: Counters,
-                 average: bool, avg_start: int) -> None:
+                 average: bool, avg_start: int,
+                 gradient: GradientKernelLike | None = None) -> None:
         if curvature.needs_curvature_batch and curvature_schedule is None:
             raise ValueError("the curvature model needs a curvature batch schedule")
         self.obj = objective
+        self.est = gradient
+        self.plain_est = gradient is None or bool(gradient.plain)
+        self.gp = np.zeros_like(w)
         self.curv = curvature
         self.sched = schedule
         self.csched = curvature_schedule
@@ -92,9 +97,10 @@ class PythonLoop:
         w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
         secant = bool(self.curv.needs_secant_pair)
         search = self.search
-        keep_next = secant or search
+        keep_next = (secant or search) and self.plain_est
         curvature_batch = bool(self.curv.needs_curvature_batch)
         test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
+        want_plain = secant or search or test_full
         for _ in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
                 return LOOP_MAX_SAMPLES
@@ -109,16 +115,24 @@ class PythonLoop:
                 g[:] = g_next           # s(w_t, B_t), evaluated last iteration
                 loss = self.loss_next
                 c.n_reused_samples += size
-            else:
+            elif self.plain_est:
                 loss = float(self.obj.gradient(w, batch, g))
                 c.n_grad_evals += 1
+            else:
+                assert self.est is not None
+                loss, extra = self.est.estimate(self.obj, w, batch, g,
+                                                self.gp if want_plain else None)
+                loss = float(loss)
+                c.n_estimator_samples += int(extra)
+                c.n_grad_evals += 1
             self.have_next = False
+            gp = g if self.plain_est else self.gp
             if not np.isfinite(loss):
                 return LOOP_NONFINITE_LOSS
             c.loss_sum += loss
             c.n_loss += 1
             if test_full and size >= self.sampler.n_samples:
-                gnorm = float(np.max(np.abs(g)))
+                gnorm = float(np.max(np.abs(gp)))
                 c.last_gnorm = gnorm
                 prev = self.prev_full_loss
                 if gnorm <= self.gtol or (self.ftol > 0.0 and 0.0 <= prev - loss <= self.ftol * max(
@@ -140,7 +154,7 @@ class PythonLoop:
             self.curv.direction(g, d)
             if search:               # the Solver rules out a projection with a line search
                 eps, f_next, evals = cast(LineSearchKernelLike, self.step).search(
-                    self.obj, w, batch, loss, g, d, w_next, g_next)
+                    self.obj, w, batch, loss, gp, d, w_next, g_next)
                 c.n_grad_evals += evals
                 c.n_search_samples += evals * size
                 if not np.isfinite(eps):
@@ -160,7 +174,7 @@ class PythonLoop:
                 c.n_secant_samples += size
             if secant:
                 np.subtract(w_next, w, out=self.v)
-                np.subtract(g_next, g, out=self.r)
+                np.subtract(g_next, gp, out=self.r)
                 code = int(self.curv.update_pair(self.v, self.r))
                 if code == PAIR_ACCEPTED:
                     c.n_pairs_accepted += 1

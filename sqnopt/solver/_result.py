@@ -17,12 +17,15 @@ __all__ = ["CurvatureError", "DivergenceWarning", "History", "IterationInfo", "S
 
 
 def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
-                   n_reused_samples: int, n_search_samples: int, n_train: int) -> float:
+                   n_reused_samples: int, n_search_samples: int, n_train: int,
+                   n_estimator_samples: int = 0) -> float:
     """Effective passes: samples touched for gradients (the gradient batches, less those whose
-    gradient was the previous secant gradient reused, the secant pairs' second gradients and
-    the line search's trials) and curvature (SQB's batches), divided by the training-set size."""
+    gradient was the previous secant gradient reused, the secant pairs' second gradients, the
+    line search's trials and what a gradient estimator touched beyond the batch: SVRG's
+    snapshots and second gradients, SAGA's table fill) and curvature (SQB's batches), divided
+    by the training-set size."""
     return (n_samples - n_reused_samples + n_curvature_samples + n_secant_samples
-            + n_search_samples) / n_train
+            + n_search_samples + n_estimator_samples) / n_train
 
 
 class Status(str, enum.Enum):
@@ -105,6 +108,7 @@ class SolveResult:
     n_secant_samples: int
     n_reused_samples: int
     n_search_samples: int
+    n_estimator_samples: int
     n_grad_evals: int
     n_pairs_accepted: int
     n_pairs_skipped: int
@@ -115,6 +119,9 @@ class SolveResult:
     compiled: bool
     history: History = field(repr=False)
     components: dict[str, str] = field(default_factory=dict)
+    #: Bytes the curvature model and the gradient estimator keep (L-BFGS pairs, BFGS matrices,
+    #: SAGA's table, SVRG's snapshot).
+    memory_bytes: int = 0
     #: ``||grad F(w)||_inf`` at the returned iterate when the run computed it (a full-batch
     #: iteration's own gradient, or a stopping test), else NaN.
     grad_norm: float = math.nan
@@ -133,7 +140,8 @@ class SolveResult:
         previous secant gradient, reused (full-batch secant runs touch the data once per
         iteration)."""
         return passes_touched(self.n_samples, self.n_curvature_samples, self.n_secant_samples,
-                              self.n_reused_samples, self.n_search_samples, self.n_train)
+                              self.n_reused_samples, self.n_search_samples, self.n_train,
+                              self.n_estimator_samples)
 
     @property
     def coef(self) -> FloatArray:

@@ -16,12 +16,16 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.gradients._base import GradientKernel
 from sqnopt.data import Dataset, prepare
 from sqnopt.interfaces import (
+    LINEAR_SCORES,
     BatchSchedule,
     Component,
     CurvatureKernelLike,
     CurvatureModel,
+    GradientEstimator,
+    GradientKernelLike,
     Kind,
     Objective,
     ObjectiveKernelLike,
@@ -152,6 +156,10 @@ class Solver:
     ----------
     objective, curvature, schedule, step, projection
         The components.
+    gradient
+        The gradient estimator the steps use (:mod:`sqnopt.gradients`): ``"minibatch"`` (the
+        minibatch gradient), ``"svrg"`` or ``"saga"`` (variance-reduced: constant steps converge
+        linearly). Secant pairs and line searches use the plain minibatch gradient.
     curvature_schedule
         Batch schedule of the independent curvature batches of models that build curvature from
         their own samples (SQB); defaults to ``schedule``.
@@ -227,6 +235,7 @@ class Solver:
         step: ComponentSpec = "decaying",
         *,
         projection: ComponentSpec | None = None,
+        gradient: ComponentSpec = "minibatch",
         curvature_schedule: ComponentSpec | None = None,
         fit_intercept: bool | Literal["regularized"] = False,
         average: bool | int = False,
@@ -256,8 +265,15 @@ class Solver:
                            else resolve_component("projection", projection, Projection))
         self.curvature_schedule: BatchSchedule | None = (None if curvature_schedule is None else
                                    resolve_component("schedule", curvature_schedule, BatchSchedule))
+        self.gradient: GradientEstimator = resolve_component("gradient", gradient,
+                                                              GradientEstimator)
         _check_compatible(self.objective, self.curvature, self.step, self.projection,
-                          self.curvature_schedule, fit_intercept)
+                          self.curvature_schedule, fit_intercept, self.gradient)
+        if sampling == "weighted" and self.gradient.requires & {LINEAR_SCORES}:
+            raise IncompatibleComponentsError(
+                f"gradient {self.gradient.describe()} keeps a table averaged over the samples, "
+                "which importance sampling (sampling='weighted') would bias. Use weighted losses "
+                "(the default sampling) or the SVRG estimator.")
         if sampling not in ("uniform", "shuffle", "subset", "weighted"):
             raise ValueError(f"sampling must be 'uniform', 'shuffle', 'subset' or 'weighted', "
                              f"got {sampling!r}")
@@ -385,6 +401,9 @@ class Solver:
             raise ValueError(f"{self.objective.describe()} built a kernel with "
                              f"{obj_k.n_params} parameters, expected {problem.n_params}")
         _check_memory(self.curvature, problem)
+        grad_k: GradientKernelLike = _kernel(self.gradient, self.gradient.init(problem),
+                                             GradientKernelLike)
+        _bind_gradient(self.gradient, grad_k, obj_k)
         curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem), CurvatureKernelLike)
         sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem), ScheduleKernelLike)
         csched_k: ScheduleKernelLike | None = None
@@ -421,10 +440,11 @@ class Solver:
             "curvature_batch": np.zeros(n if csched_k is not None else 1, dtype=np.intp),
         }
         counters = Counters()
-        use_compiled, loop = self._make_loop(obj_k, curv_k, sched_k, csched_k, step_k, proj_k,
-                                             sampler, w, w_avg, buffers, counters, average,
-                                             avg_start)
-        return SolverState(data=data, problem=problem, objective=obj_k, curvature=curv_k,
+        use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
+                                             proj_k, sampler, w, w_avg, buffers, counters,
+                                             average, avg_start)
+        return SolverState(data=data, problem=problem, objective=obj_k, gradient=grad_k,
+                           curvature=curv_k,
                            schedule=sched_k, curvature_schedule=csched_k, step=step_k,
                            projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
                            counters=counters, avg_start=avg_start, compiled=use_compiled,
@@ -476,10 +496,11 @@ class Solver:
         buffers = dict(state.buffers)
         buffers["batch"] = np.zeros(n, dtype=np.intp)
         buffers["curvature_batch"] = np.zeros(n if csched_k is not None else 1, dtype=np.intp)
+        _bind_gradient(self.gradient, state.gradient, obj_k)    # per-sample state: new data
         use_compiled, loop = self._make_loop(
-            obj_k, state.curvature, sched_k, csched_k, state.step, state.projection, sampler,
-            state.w, state.w_avg, buffers, state.counters, state.w_avg is not None,
-            state.avg_start, previous=state.loop)
+            obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
+            state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
+            state.w_avg is not None, state.avg_start, previous=state.loop)
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
         state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
@@ -497,12 +518,12 @@ class Solver:
             return WeightedSampler(n, bitgen, data.sample_weight)
         return UniformSampler(n, bitgen)
 
-    def _make_loop(self, obj_k: Any, curv_k: Any, sched_k: Any, csched_k: Any, step_k: Any,
-                   proj_k: Any, sampler: Sampler, w: FloatArray, w_avg: FloatArray | None,
-                   buffers: dict[str, Any], counters: Counters, average: bool,
-                   avg_start: int, previous: Any = None
+    def _make_loop(self, obj_k: Any, grad_k: Any, curv_k: Any, sched_k: Any, csched_k: Any,
+                   step_k: Any, proj_k: Any, sampler: Sampler, w: FloatArray,
+                   w_avg: FloatArray | None, buffers: dict[str, Any], counters: Counters,
+                   average: bool, avg_start: int, previous: Any = None
                    ) -> tuple[bool, CompiledLoop | ScaledLoop | PythonLoop]:
-        kernels = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k)
+        kernels = (obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
         if self.path in ("compiled", "generic", "scaled") and not compiled:
             python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
@@ -511,6 +532,8 @@ class Solver:
         use_scaled = False
         if use_compiled and self.path != "generic":
             why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+            if not why_not and not grad_k.plain:
+                why_not = f"gradient {self.gradient.describe()} is not the minibatch gradient"
             if not why_not and self.step.line_search:
                 why_not = f"step {self.step.describe()} is a line search"
             if self.path == "scaled" and why_not:
@@ -529,7 +552,7 @@ class Solver:
                             buffers["w_next"], buffers["grad"], buffers["grad_next"],
                             buffers["direction"], buffers["v"], buffers["r"], w_avg,
                             buffers["batch"], buffers["curvature_batch"], counters, average,
-                            avg_start)
+                            avg_start, grad_k)
         return use_compiled, loop
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
@@ -869,6 +892,7 @@ class Solver:
             grad_norm=np.asarray(h.grad_norm, dtype=np.float64),
         ) if h.iteration else History.empty()
         components = {"objective": self.objective.describe(),
+                      "gradient": self.gradient.describe(),
                       "curvature": self.curvature.describe(),
                       "schedule": self.schedule.describe(), "step": self.step.describe()}
         if self.projection is not None:
@@ -882,21 +906,25 @@ class Solver:
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
             n_curvature_samples=c.n_curvature_samples, n_secant_samples=c.n_secant_samples,
             n_reused_samples=c.n_reused_samples, n_search_samples=c.n_search_samples,
+            n_estimator_samples=c.n_estimator_samples,
             n_grad_evals=c.n_grad_evals,
             n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
             n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
             eval_time=state.eval_time, compiled=state.compiled, history=history,
-            components=components, grad_norm=grad_norm)
+            components=components, grad_norm=grad_norm,
+            memory_bytes=int(self.curvature.memory_bytes(state.problem)
+                             + self.gradient.memory_bytes(state.problem)))
 
 
 def _check_compatible(objective: Objective, curvature: CurvatureModel, step: StepRule,
                       projection: Projection | None, curvature_schedule: BatchSchedule | None,
-                      fit_intercept: object = False) -> None:
+                      fit_intercept: object = False,
+                      gradient: GradientEstimator | None = None) -> None:
     caps = objective.capabilities
     if fit_intercept is True:
         # an unregularised intercept is a coordinate the objective does not curve
         caps = caps - {STRONGLY_CONVEX}
-    for comp in (curvature, step, projection):
+    for comp in (curvature, step, projection, gradient):
         if comp is None:
             continue
         missing = comp.requires - caps
@@ -932,6 +960,18 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
             "Drop curvature_schedule.")
 
 
+def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) -> None:
+    """Attach a gradient-estimator kernel to the objective kernel of the solve (a kernel without
+    ``bind`` keeps no data-dependent state)."""
+    bind = getattr(kernel, "bind", None)
+    if callable(bind):
+        try:
+            bind(objective)
+        except TypeError as exc:
+            raise IncompatibleComponentsError(
+                f"gradient {component.describe()} cannot work with this objective: {exc}") from exc
+
+
 def _physical_memory() -> int | None:
     try:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
@@ -951,7 +991,8 @@ def _check_memory(curvature: CurvatureModel, problem: Problem) -> None:
             "O(memory x n)).")
 
 
-_COMPILED_BASES = (ObjectiveKernel, CurvatureKernel, ScheduleKernel, StepKernel, ProjectionKernel)
+_COMPILED_BASES = (ObjectiveKernel, GradientKernel, CurvatureKernel, ScheduleKernel, StepKernel,
+                   ProjectionKernel)
 
 
 def _is_compiled(kernel: object) -> bool:

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     CurvatureKernelLike,
+    GradientKernelLike,
     ObjectiveKernelLike,
     Problem,
     ProjectionKernelLike,
@@ -64,6 +65,7 @@ class SolverState:
     data: Dataset
     problem: Problem
     objective: ObjectiveKernelLike
+    gradient: GradientKernelLike
     curvature: CurvatureKernelLike
     schedule: ScheduleKernelLike
     curvature_schedule: ScheduleKernelLike | None
@@ -106,4 +108,5 @@ class SolverState:
         """Samples touched (gradient batches, curvature batches, secant gradients) / N."""
         c = self.counters
         return passes_touched(c.n_samples, c.n_curvature_samples, c.n_secant_samples,
-                              c.n_reused_samples, c.n_search_samples, self.data.n_samples)
+                              c.n_reused_samples, c.n_search_samples, self.data.n_samples,
+                              c.n_estimator_samples)

@@ -1,0 +1,14 @@
+"""Gradient estimators: what the driver steps with (:class:`~sqnopt.interfaces.GradientEstimator`).
+
+* :class:`Minibatch` -- the minibatch gradient ``s(w, B)``;
+* :class:`SVRG` -- ``s(w, B) - s(w~, B) + grad F(w~)`` with periodic snapshots (Johnson & Zhang
+  2013);
+* :class:`SAGA` -- a table of per-sample score derivatives (Defazio, Bach & Lacoste-Julien 2014).
+
+Compiled kernels subclass ``sqnopt.gradients._base.GradientKernel`` (declared in
+``_base.pxd``); NumPy reference twins live in :mod:`sqnopt.gradients.reference`.
+"""
+
+from sqnopt.gradients._components import SAGA, SVRG, Minibatch
+
+__all__ = ["SAGA", "SVRG", "Minibatch"]

@@ -1,0 +1,64 @@
+# cython: language_level=3
+"""Compiled gradient estimators' base class and the plain minibatch gradient."""
+
+from libc.math cimport NAN
+from libc.string cimport memcpy
+
+import numpy as np
+
+from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+cdef class GradientKernel:
+    """Base of compiled gradient-estimator kernels (see ``_base.pxd``)."""
+
+    def __init__(self, Py_ssize_t dim):
+        if dim < 1:
+            raise ValueError("dim must be >= 1")
+        self.dim = dim
+        self.plain = False
+
+    cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
+                            Py_ssize_t size, double* out, double* plain,
+                            Py_ssize_t* extra) noexcept nogil:
+        return NAN
+
+    def bind(self, objective):
+        """Attach to the objective kernel of a solve (its data): called when a solve starts and
+        when it moves to new data (``Solver.rebind``); estimators that keep per-sample state
+        (SAGA's table) or data-dependent state (SVRG's snapshot) start afresh."""
+        if objective.n_params != self.dim:
+            raise ValueError(f"the objective has {objective.n_params} parameters, the gradient "
+                             f"estimator {self.dim}")
+
+    def estimate(self, ObjectiveKernel objective, const double[::1] w, batch,
+                 double[::1] out, double[::1] plain=None):
+        """The Python path's entry: ``(f_B(w), extra samples)``; ``out`` receives the estimate
+        and ``plain`` (if given) the plain minibatch gradient."""
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        if w.shape[0] != self.dim or out.shape[0] != self.dim or (
+                plain is not None and plain.shape[0] != self.dim):
+            raise ValueError(f"vectors must have length {self.dim}")
+        if bb.shape[0] < 1:
+            raise ValueError("the batch must hold at least one index")
+        cdef Py_ssize_t extra = 0
+        cdef double f = self.cy_estimate(objective, &w[0], &bb[0], bb.shape[0], &out[0],
+                                         NULL if plain is None else &plain[0], &extra)
+        return f, int(extra)
+
+
+cdef class MinibatchKernel(GradientKernel):
+    """``g = s(w, B)``: the minibatch gradient itself (SGD's, the papers')."""
+
+    def __init__(self, Py_ssize_t dim):
+        GradientKernel.__init__(self, dim)
+        self.plain = True
+
+    cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
+                            Py_ssize_t size, double* out, double* plain,
+                            Py_ssize_t* extra) noexcept nogil:
+        cdef double f = obj.cy_gradient(w, batch, size, out)
+        if plain != NULL and plain != out:
+            memcpy(plain, out, self.dim * sizeof(double))
+        return f

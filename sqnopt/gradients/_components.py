@@ -1,0 +1,81 @@
+"""Gradient-estimator components: the minibatch gradient and the variance-reduced SVRG and
+SAGA estimates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqnopt.gradients._base import MinibatchKernel
+from sqnopt.gradients._saga import SAGAKernel
+from sqnopt.gradients._svrg import SVRGKernel
+from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
+
+__all__ = ["SAGA", "SVRG", "Minibatch"]
+
+
+@dataclass(frozen=True)
+class Minibatch(GradientEstimator):
+    """``g = s(w, B)``: the minibatch gradient (the papers' stochastic gradient; exact on full
+    batches)."""
+
+    name = "minibatch"
+
+    def init(self, problem: Problem) -> MinibatchKernel:
+        return MinibatchKernel(problem.n_params)
+
+
+@dataclass(frozen=True)
+class SVRG(GradientEstimator):
+    r"""Stochastic variance-reduced gradient (Johnson & Zhang, NIPS 2013):
+
+    .. math:: g = s(w, B) - s(\tilde w, B) + \nabla F(\tilde w)
+
+    with the snapshot :math:`\tilde w` retaken every ``period`` batch samples (``None``: one
+    pass over the data), each snapshot costing one full gradient. Unbiased; its variance
+    vanishes as :math:`w` and :math:`\tilde w` approach the optimum, so a constant step converges
+    linearly on strongly convex objectives, and secant pairs taken next to it are those of the
+    minibatch gradient (the snapshot terms cancel) -- the SVRG + L-BFGS composition of Moritz,
+    Nishihara & Jordan (AISTATS 2016). Works with every objective.
+    """
+
+    period: int | None = None
+    name = "svrg"
+
+    def __post_init__(self) -> None:
+        if self.period is not None and not (isinstance(self.period, int)
+                                            and not isinstance(self.period, bool)
+                                            and self.period >= 1):
+            raise ValueError(f"SVRG: period must be None or an integer >= 1, got "
+                             f"{self.period!r}")
+
+    def memory_bytes(self, problem: Problem) -> int:
+        return 8 * 3 * problem.n_params
+
+    def init(self, problem: Problem) -> SVRGKernel:
+        return SVRGKernel(problem.n_params, 0 if self.period is None else int(self.period))
+
+
+@dataclass(frozen=True)
+class SAGA(GradientEstimator):
+    r"""SAGA (Defazio, Bach & Lacoste-Julien, NIPS 2014) for objectives of linear scores:
+
+    .. math:: g = \frac{1}{|B|}\sum_{i \in B} \nabla\ell_i(c_i(w) - t_i) + \frac{1}{N}\sum_j
+              \nabla\ell_j(t_j) + \lambda w
+
+    where :math:`t_i` are the score derivatives of sample :math:`i` at its last visit (one number
+    per sample for margin losses, one per class for softmax: :math:`O(N)` memory, not
+    :math:`O(N n)`) and each visit updates them. The table is filled by one pass at the start.
+    Unbiased with vanishing variance: constant steps converge linearly. Requires the
+    ``linear_scores`` capability; not with ``sampling="weighted"`` (the table would average the
+    drawn samples, not the weighted ones).
+    """
+
+    name = "saga"
+    requires = frozenset({LINEAR_SCORES})
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)        # scores per sample (one per class for softmax)
+        return 8 * (2 * problem.n_samples * K + problem.n_params)
+
+    def init(self, problem: Problem) -> SAGAKernel:
+        return SAGAKernel(problem.n_params)

@@ -1,0 +1,19 @@
+"""Type stub for the compiled module ``sqnopt.gradients._saga``."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.gradients._base import GradientKernel
+
+class SAGAKernel(GradientKernel):
+    def __init__(self, dim: int) -> None: ...
+    @property
+    def n_scores(self) -> int: ...
+    @property
+    def n_samples(self) -> int: ...
+    @property
+    def initialised(self) -> bool: ...
+    @property
+    def table_values(self) -> NDArray[np.float64]: ...
+    @property
+    def average(self) -> NDArray[np.float64]: ...

@@ -1,0 +1,149 @@
+"""NumPy reference twins of the gradient estimators (clear, slow; the tests' oracles).
+
+Each is a component whose kernel implements :class:`~sqnopt.interfaces.GradientKernelLike` in
+plain NumPy on top of the objective kernel's Python methods (``gradient``, ``full_gradient``,
+``score_derivatives``, ``rows_axpy``, ``reg_gradient_value``). Under the same injected batch
+order a solve with a twin matches the compiled estimator iterate by iterate; the twins double as
+examples of a pure-Python gradient-estimator plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["MinibatchNumPy", "SAGANumPy", "SVRGNumPy"]
+
+
+class _MinibatchKernelNumPy:
+    plain = True
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+
+    def bind(self, objective: Any) -> None:
+        pass
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        f = float(objective.gradient(w, np.asarray(batch, dtype=np.intp), out))
+        if plain is not None:
+            plain[:] = out
+        return f, 0
+
+
+class _SVRGKernelNumPy:
+    plain = False
+
+    def __init__(self, dim: int, period: int) -> None:
+        self.dim, self.period = dim, period
+        self.snapshot = np.zeros(dim)
+        self.mu = np.zeros(dim)
+        self.since = 0
+        self.have = False
+
+    def bind(self, objective: Any) -> None:
+        self.have, self.since = False, 0
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        b = np.asarray(batch, dtype=np.intp)
+        n_samples = int(objective.data.n_samples)
+        period = self.period or n_samples
+        extra = 0
+        if not self.have or self.since >= period:
+            self.snapshot[:] = w
+            objective.full_gradient(self.snapshot, self.mu)
+            extra += n_samples
+            self.since, self.have = 0, True
+        f = float(objective.gradient(w, b, out))
+        if plain is not None:
+            plain[:] = out
+        tmp = np.zeros(self.dim)
+        objective.gradient(self.snapshot, b, tmp)
+        extra += len(b)
+        out += self.mu - tmp
+        self.since += len(b)
+        return f, extra
+
+
+class _SAGAKernelNumPy:
+    plain = False
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.table: FloatArray = np.zeros((0, 0))
+        self.avg = np.zeros(dim)
+        self.filled = False
+
+    def bind(self, objective: Any) -> None:
+        self.table = np.zeros((int(objective.data.n_samples), int(objective.n_scores)))
+        self.avg = np.zeros(self.dim)
+        self.filled = False
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        b = np.asarray(batch, dtype=np.intp)
+        N = self.table.shape[0]
+        extra = 0
+        if not self.filled:
+            everyone = np.arange(N, dtype=np.intp)
+            self.table, _ = objective.score_derivatives(w, everyone)
+            self.avg[:] = 0.0
+            objective.rows_axpy(everyone, self.table, 1.0 / N, self.avg)
+            self.filled = True
+            extra += N
+        coef, total = objective.score_derivatives(w, b)
+        out[:] = self.avg
+        if plain is not None:
+            plain[:] = 0.0
+            objective.rows_axpy(b, coef, 1.0 / len(b), plain)
+        for t, i in enumerate(b):              # in batch order: a repeat sees the update
+            diff = coef[t] - self.table[i]
+            self.table[i] = coef[t]
+            if np.any(diff != 0.0):
+                objective.rows_axpy(b[t:t + 1], diff, 1.0 / len(b), out)
+                objective.rows_axpy(b[t:t + 1], diff, 1.0 / N, self.avg)
+        reg = float(objective.reg_gradient_value(w, out))
+        if plain is not None:
+            objective.reg_gradient_value(w, plain)
+        return float(total) / len(b) + reg, extra
+
+
+@dataclass(frozen=True)
+class MinibatchNumPy(GradientEstimator):
+    """Twin of :class:`~sqnopt.gradients.Minibatch`."""
+
+    name = "minibatch_numpy"
+
+    def init(self, problem: Problem) -> _MinibatchKernelNumPy:
+        return _MinibatchKernelNumPy(problem.n_params)
+
+
+@dataclass(frozen=True)
+class SVRGNumPy(GradientEstimator):
+    """Twin of :class:`~sqnopt.gradients.SVRG`."""
+
+    period: int | None = None
+    name = "svrg_numpy"
+
+    def init(self, problem: Problem) -> _SVRGKernelNumPy:
+        return _SVRGKernelNumPy(problem.n_params, self.period or 0)
+
+
+@dataclass(frozen=True)
+class SAGANumPy(GradientEstimator):
+    """Twin of :class:`~sqnopt.gradients.SAGA`."""
+
+    name = "saga_numpy"
+    requires = frozenset({LINEAR_SCORES})
+
+    def init(self, problem: Problem) -> _SAGAKernelNumPy:
+        return _SAGAKernelNumPy(problem.n_params)
