@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from sqnopt.interfaces import SMOOTH, BatchSchedule, CurvatureModel, Objective, StepRule
+from sqnopt.interfaces import MARGIN, SMOOTH, BatchSchedule, CurvatureModel, Objective, StepRule
 from sqnopt.schedules import Fixed, Geometric
 from sqnopt.steps import Armijo, Constant, Decaying
 
@@ -53,6 +53,7 @@ __all__ = [
     "gradient_step",
     "lipschitz_estimate",
     "normalized_step",
+    "stochastic_batch",
 ]
 
 #: Minibatch size of the stochastic recipes.
@@ -254,7 +255,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         rec_sampling = "subset"
         full_phase, report = True, 10
     else:
-        sched = Fixed(BATCH)
+        sched = Fixed(stochastic_batch(objective, curvature, X))
         if curvature.direction_scale == "normalized":
             rec_step = normalized_step(X, fit_intercept)
         else:
@@ -275,6 +276,22 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
                   step=rec_step if isinstance(step, str) else step,
                   sampling=rec_sampling if sampling == "auto" else sampling,
                   full_batch_phase=full_phase, report_every=report)
+
+
+def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any) -> int:
+    """Minibatch size of the stochastic recipes: 5, or more when an iteration's vector work
+    (a few passes over the weights: the direction, the step, the regulariser) would dwarf its
+    gradient work (``b`` rows of ``nnz`` entries; both scale with the number of classes):
+    ``b = n_features / (mean nnz per row)``, capped at a tenth of the data. On news20 (62,061
+    features, 80 entries per row) that is 778 instead of 5, which cuts an epoch from 3,200
+    iterations over 1.2 million softmax weights to 21. The sparse margin path with the identity
+    keeps its weights in scaled form, O(nnz) per step, so it keeps 5."""
+    n, p = X.shape
+    if sp.issparse(X) and curvature.is_identity and MARGIN in objective.capabilities:
+        return BATCH
+    nnz = float(X.nnz) / max(n, 1) if sp.issparse(X) else float(p)
+    b = int(np.ceil((p + 1) / max(nnz, 1.0)))
+    return int(min(max(BATCH, b), max(BATCH, n // 10)))
 
 
 def _batch_size(schedule: BatchSchedule, n_samples: int, k: int) -> int:

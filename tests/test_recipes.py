@@ -127,6 +127,10 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     r = recipes.choose(LogLoss(lam=1e-4), LBFGS(), X, w, fit_intercept=False,
                        schedule=Full(), step=Constant(0.5))
     assert r.schedule == Full() and r.step == Constant(0.5) and r.full_batch_phase
+    wide = sp.random(400, 5000, density=0.002, random_state=0, format="csr")
+    assert recipes.stochastic_batch(LogLoss(), AdaGrad(), wide) == 40      # n_features / nnz
+    assert recipes.stochastic_batch(LogLoss(), Identity(), wide) == 5        # the scaled path
+    assert recipes.stochastic_batch(Softmax(), Identity(), wide) == 40
     assert recipes.default_curvature(LogLoss(), X, 2) == LBFGS()
     assert recipes.default_curvature(Hinge(), X, 2) == Identity()
 
