@@ -20,6 +20,7 @@ from sqnopt.curvature import (
     AdaGrad,
     FullBFGS,
     Identity,
+    NewtonCG,
     QuadraticBound,
     RegularizedBFGS,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "LogLoss",
     "Minibatch",
     "MirrorMap",
+    "NewtonCG",
     "Objective",
     "PegasosStep",
     "Problem",

@@ -43,6 +43,7 @@ MULTICLASS = "multiclass"
 PROBABILISTIC = "probabilistic"      # a negative log-likelihood: scores map to probabilities
 LINEAR_SCORES = "linear_scores"      # per-sample losses of linear scores; the kernel exposes the
                                      # scores' derivatives (n_scores > 0), SAGA's table
+HESSIAN_VECTOR = "hessian_vector"    # Hessian-vector products on a batch (hess_size > 0)
 
 #: What a unit step along a curvature model's direction means (``CurvatureModel.direction_scale``).
 DirectionScale = Literal["gradient", "newton", "normalized"]
@@ -67,6 +68,7 @@ __all__ = [
     "DirectionScale",
     "GradientEstimator",
     "GradientKernelLike",
+    "HESSIAN_VECTOR",
     "KINDS",
     "LINEAR_SCORES",
     "Kind",
@@ -291,6 +293,10 @@ class CurvatureModel(Component):
     #: is natural, as for secant and bound models) or ``"normalized"`` (``|d_j| <= 1`` whatever
     #: the data's scale, as AdaGrad's: the step is a distance in parameter space).
     direction_scale: ClassVar[DirectionScale] = "gradient"
+    #: The model's quadratic majorises the objective on its curvature batch, so the unit step
+    #: along its direction decreases that majoriser (SQB's partition-function bound): a constant
+    #: step 1 is safe without a line search.
+    majorizes: ClassVar[bool] = False
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps for ``problem`` (the solver refuses a model that cannot fit

@@ -11,9 +11,12 @@ declares the same properties gets the same recipe.
 ==========================  =========================================================================
 the curvature model         recipe
 ==========================  =========================================================================
-builds curvature from its   semistochastic batches (Aravkin et al. 2014): gradient batches growing
-own batches (SQB)           ``Geometric(100, 1.5)`` to the whole data set, bound batches
+builds a majoriser from    semistochastic batches (Aravkin et al. 2014): gradient batches growing
+its own batches (SQB)       ``Geometric(100, 1.5)`` to the whole data set, bound batches
                             ``Fixed(1000)``, the constant step 1 of a majoriser, subset sampling
+samples the Hessian on its  the progressive batching below for the gradient, and a curvature batch
+own batches (Newton-CG)     of a tenth of the data (at least 1000) drawn afresh each iteration
+                            (Byrd, Chin, Neveitt & Nocedal 2011)
 learns from secant pairs,   progressive batching with a line search (Friedlander & Schmidt 2012;
 or Newton-scaled            Byrd, Chin, Nocedal & Wu 2012): batches ``Geometric(1000, 2)`` of distinct
 directions (BFGS family)    samples growing to the whole data set, each step found by
@@ -37,7 +40,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from sqnopt.interfaces import MARGIN, SMOOTH, BatchSchedule, CurvatureModel, Objective, StepRule
+from sqnopt.interfaces import (
+    HESSIAN_VECTOR,
+    MARGIN,
+    SMOOTH,
+    BatchSchedule,
+    CurvatureModel,
+    Objective,
+    StepRule,
+)
 from sqnopt.schedules import Fixed, Geometric
 from sqnopt.steps import Armijo, Constant, Decaying
 
@@ -51,6 +62,7 @@ __all__ = [
     "default_curvature",
     "feature_scale_spread",
     "gradient_step",
+    "hessian_batch",
     "lipschitz_estimate",
     "normalized_step",
     "stochastic_batch",
@@ -61,6 +73,8 @@ BATCH = 5
 #: Progressive batching: first batch and growth factor per iteration.
 PROGRESSIVE_B1 = 1000
 PROGRESSIVE_RATE = 2.0
+#: Subsampled Hessians: one sample in this many (at least PROGRESSIVE_B1 samples).
+HESSIAN_FRACTION = 10
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
 BOUND_RATE = 1.5
@@ -192,12 +206,16 @@ def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objec
 
 
 def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
-    """The curvature model of ``curvature="auto"``: for a smooth objective, limited-memory BFGS
-    (memory 10), whose recipe grows its batches to the whole data set and ends as deterministic
-    L-BFGS with a line search -- O(10 n) memory and one pass per iteration, whatever the data's
-    shape; for a non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD)."""
-    from sqnopt.curvature import LBFGS, Identity
+    """The curvature model of ``curvature="auto"``: for an objective with Hessian-vector products
+    (logistic, softmax, squared hinge), subsampled Newton-CG, whose recipe grows the gradient
+    batches to the whole data set and samples the Hessian on a tenth of it -- it reached 1e-6
+    relative excess in fewer passes and less time than L-BFGS on the benchmark sets
+    (``bench/race``); for another smooth objective, limited-memory BFGS (memory 10); for a
+    non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD)."""
+    from sqnopt.curvature import LBFGS, Identity, NewtonCG
 
+    if HESSIAN_VECTOR in objective.capabilities:
+        return NewtonCG()
     if SMOOTH in objective.capabilities:
         return LBFGS()
     return Identity()
@@ -243,10 +261,16 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     auto_schedule = isinstance(schedule, str)
     csched: BatchSchedule | None = None
     rec_sampling: Sampling = "uniform"
-    if curvature.needs_curvature_batch:
+    if curvature.needs_curvature_batch and curvature.majorizes:
         sched: BatchSchedule = Geometric(b1=float(BOUND_B1), rate=BOUND_RATE)
         csched = Fixed(BOUND_BATCH)
         rec_step: StepRule = Constant(eps=1.0)
+        rec_sampling = "subset"
+        full_phase, report = True, 10
+    elif curvature.needs_curvature_batch:
+        sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
+        csched = Fixed(hessian_batch(X.shape[0]))
+        rec_step = Armijo()
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif secant_like:
@@ -264,7 +288,9 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     if not auto_schedule:
         assert isinstance(schedule, BatchSchedule)
         sched = schedule
-        csched = Fixed(BOUND_BATCH) if curvature.needs_curvature_batch else None
+        csched = None
+        if curvature.needs_curvature_batch:
+            csched = Fixed(BOUND_BATCH if curvature.majorizes else hessian_batch(X.shape[0]))
         full_phase = _reaches_full(schedule, X.shape[0])
         if not secant_like and not curvature.needs_curvature_batch and isinstance(step, str):
             b1 = _batch_size(schedule, X.shape[0], 1)
@@ -276,6 +302,12 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
                   step=rec_step if isinstance(step, str) else step,
                   sampling=rec_sampling if sampling == "auto" else sampling,
                   full_batch_phase=full_phase, report_every=report)
+
+
+def hessian_batch(n_samples: int) -> int:
+    """Curvature batch of models that sample the Hessian (subsampled Newton-CG): a tenth of the
+    data, at least ``PROGRESSIVE_B1`` samples (Byrd, Chin, Neveitt & Nocedal 2011 take 5-10 %)."""
+    return int(min(n_samples, max(PROGRESSIVE_B1, n_samples // HESSIAN_FRACTION)))
 
 
 def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any) -> int:

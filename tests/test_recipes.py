@@ -23,7 +23,7 @@ from sqnopt import (
     Status,
 )
 from sqnopt import recipes
-from sqnopt.curvature import LBFGS, AdaGrad, Identity, QuadraticBound, RegularizedBFGS
+from sqnopt.curvature import LBFGS, AdaGrad, Identity, NewtonCG, QuadraticBound, RegularizedBFGS
 from sqnopt.datasets import make_boxes
 from sqnopt.interfaces import CurvatureModel, Problem
 from sqnopt.objectives import BinaryLogistic, Hinge, Softmax
@@ -131,8 +131,15 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     assert recipes.stochastic_batch(LogLoss(), AdaGrad(), wide) == 40      # n_features / nnz
     assert recipes.stochastic_batch(LogLoss(), Identity(), wide) == 5        # the scaled path
     assert recipes.stochastic_batch(Softmax(), Identity(), wide) == 40
-    assert recipes.default_curvature(LogLoss(), X, 2) == LBFGS()
+    assert recipes.default_curvature(LogLoss(), X, 2) == NewtonCG()
+    assert recipes.default_curvature(Softmax(), X, 3) == NewtonCG()
     assert recipes.default_curvature(Hinge(), X, 2) == Identity()
+    # a Hessian-sampling model: progressive gradient batches, a tenth of the data for the
+    # Hessian, a line search (it does not majorise); SQB's bound does
+    r = recipes.choose(LogLoss(lam=1e-4), NewtonCG(), X, w, fit_intercept=False)
+    assert r.curvature_schedule == Fixed(1000) and isinstance(r.step, Armijo)
+    assert r.schedule == Geometric(b1=1000.0, rate=2.0) and r.full_batch_phase
+    assert recipes.hessian_batch(50_000) == 5000 and recipes.hessian_batch(300) == 300
 
 
 def test_objectives_declare_their_forms_and_the_estimator_uses_them() -> None:

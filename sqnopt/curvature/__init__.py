@@ -5,10 +5,11 @@ from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._bound import QuadraticBoundKernel
 from sqnopt.curvature._bound_components import QuadraticBound
-from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, NewtonCG, RegularizedBFGS
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._newton_cg import NewtonCGKernel
 from sqnopt.curvature._res_eig import RESEigKernel
 from sqnopt.curvature._secant import SecantKernel
 from sqnopt.interfaces import CurvatureModel
@@ -24,6 +25,8 @@ __all__ = [
     "IdentityKernel",
     "LBFGS",
     "LBFGSKernel",
+    "NewtonCG",
+    "NewtonCGKernel",
     "QuadraticBound",
     "QuadraticBoundKernel",
     "RESEigKernel",

@@ -23,6 +23,10 @@ cdef class CurvatureKernel:
     cdef readonly Py_ssize_t dim
     cdef readonly bint needs_secant_pair
     cdef readonly bint needs_curvature_batch
+    # Samples the model touched computing directions since the driver last collected them
+    # (e.g. Hessian-vector products over its curvature batch); the driver adds them to the
+    # curvature samples of the cost accounting and resets the count.
+    cdef public Py_ssize_t extra_samples
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil

@@ -78,6 +78,7 @@ class QuadraticBound(CurvatureModel):
     name = "quadratic_bound"
     #: The bound majorises the objective: ``(Sigma + eta I)^{-1} g`` is a Newton-like step.
     direction_scale = "newton"
+    majorizes = True
     needs_curvature_batch = True
     requires = frozenset({QUADRATIC_BOUND})
 

@@ -9,9 +9,10 @@ from typing import Literal
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._newton_cg import NewtonCGKernel
 from sqnopt.curvature._res_eig import MAX_DIM as EIG_MAX_DIM
 from sqnopt.curvature._res_eig import RESEigKernel
-from sqnopt.interfaces import SMOOTH, CurvatureModel, Problem
+from sqnopt.interfaces import HESSIAN_VECTOR, SMOOTH, CurvatureModel, Problem
 
 _SAFEGUARDS = ("min_curvature", "on_bad_pair", "damping", "on_nonfinite")
 # From this many parameters on, RegularizedBFGS(method="auto") with delta > 0 uses the
@@ -282,3 +283,48 @@ class RegularizedBFGS(_SecantModel):
         return BFGSKernel(problem.n_params, float(self.delta), float(self.Gamma), b0,
                           method == "cholesky", auto_scale=auto,
                           **self._safeguards())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class NewtonCG(CurvatureModel):
+    r"""Subsampled Newton-CG: ``d`` solves :math:`\nabla^2 F_S(w)\, d = g` inexactly by conjugate
+    gradients, with :math:`S` the curvature batch the driver draws each iteration (Byrd, Chin,
+    Neveitt & Nocedal, SIAM J. Optim. 2011).
+
+    Each CG iteration is one Hessian-vector product on :math:`S` (two passes over its rows,
+    counted in ``n_curvature_samples``); CG stops at the relative residual ``forcing``
+    (``None``: :math:`\min(0.5, \sqrt{\|g\|})`, the forcing sequence of truncated Newton
+    methods, Nocedal & Wright 2006, Alg. 7.1) or after ``max_iter`` products. A Newton-scaled
+    direction: the step 1 is natural, and the recipe searches along it on growing gradient
+    batches. Requires the ``hessian_vector`` capability (logistic, squared hinge, softmax).
+
+    Parameters
+    ----------
+    max_iter
+        CG iterations (Hessian-vector products) per direction.
+    forcing
+        Relative residual at which CG stops; ``None`` for the forcing sequence above.
+    """
+
+    max_iter: int = 20
+    forcing: float | None = None
+    name = "newton_cg"
+    needs_curvature_batch = True
+    requires = frozenset({HESSIAN_VECTOR})
+    direction_scale = "newton"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.max_iter, int) and not isinstance(self.max_iter, bool)
+                and self.max_iter >= 1):
+            raise ValueError(f"NewtonCG: max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if self.forcing is not None:
+            _check_number("NewtonCG", "forcing", self.forcing, low=0.0, strict=True, high=1.0)
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)
+        return 8 * (3 * problem.n_params + problem.n_samples * (K + 1))
+
+    def init(self, problem: Problem) -> NewtonCGKernel:
+        return NewtonCGKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
+                              int(self.max_iter),
+                              0.0 if self.forcing is None else float(self.forcing))

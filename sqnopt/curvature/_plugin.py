@@ -1,7 +1,7 @@
 """Built-in curvature models, registered through the same hook as third-party plugins."""
 
 from sqnopt.curvature._bound_components import QuadraticBound
-from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, RegularizedBFGS
+from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, NewtonCG, RegularizedBFGS
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
@@ -15,3 +15,4 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("regularized_bfgs", RegularizedBFGS, aliases=("res",))
     register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))
     register("quadratic_bound", QuadraticBound, aliases=("sqb",))
+    register("newton_cg", NewtonCG, aliases=("subsampled_newton", "hessian_free"))

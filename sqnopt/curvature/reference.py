@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
     CURVATURE_ERROR,
+    HESSIAN_VECTOR,
     PAIR_ACCEPTED,
     PAIR_RESET,
     PAIR_SKIPPED,
@@ -415,3 +416,78 @@ class QuadraticBoundNumPy(CurvatureModel):
 
         return QuadraticBoundKernelNumPy(problem.n_params, resolve_eta(self.eta, problem),
                                          self.inner_iter, self.tol, self.solver)
+
+
+class NewtonCGKernelNumPy:
+    """Twin of :class:`~sqnopt.curvature.NewtonCG`'s kernel: textbook CG (Nocedal & Wright 2006,
+    Alg. 5.2) on the objective's Python ``hessian_product`` over the last curvature batch."""
+
+    needs_secant_pair = False
+    needs_curvature_batch = True
+
+    def __init__(self, dim: int, max_iter: int, forcing: float) -> None:
+        self.dim, self.max_iter, self.forcing = dim, max_iter, forcing
+        self.objective: Any = None
+        self.w = np.zeros(dim)
+        self.batch = np.zeros(0, dtype=np.intp)
+        self.extra_samples = 0
+        self.last_iterations = 0
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: Any) -> int:
+        self.objective = objective
+        self.w = np.array(w, dtype=np.float64)
+        self.batch = np.array(batch, dtype=np.intp)
+        return PAIR_ACCEPTED
+
+    def _hv(self, v: FloatArray) -> FloatArray:
+        out = np.zeros(self.dim)
+        self.objective.hessian_product(self.w, self.batch, np.ascontiguousarray(v), out)
+        self.extra_samples += len(self.batch)
+        return out
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        g = np.asarray(grad, dtype=np.float64)
+        if self.objective is None:
+            out[:] = g
+            return
+        gnorm = float(np.sqrt(g @ g))
+        eta = self.forcing if self.forcing > 0 else min(0.5, np.sqrt(gnorm))
+        d, r, p = np.zeros(self.dim), g.copy(), g.copy()
+        rr, k = float(r @ r), 0
+        while k < self.max_iter and np.sqrt(rr) > eta * gnorm:
+            q = self._hv(p)
+            k += 1
+            pq = float(p @ q)
+            if not pq > 0:
+                if k == 1:
+                    d = g.copy()
+                break
+            alpha = rr / pq
+            d += alpha * p
+            r -= alpha * q
+            rr_new = float(r @ r)
+            p = r + (rr_new / rr) * p
+            rr = rr_new
+        self.last_iterations = k
+        out[:] = d
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        return PAIR_SKIPPED
+
+    def error_message(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class NewtonCGNumPy(CurvatureModel):
+    """Reference twin of :class:`sqnopt.curvature.NewtonCG`."""
+
+    max_iter: int = 20
+    forcing: float | None = None
+    name = "newton_cg_numpy"
+    needs_curvature_batch = True
+    requires = frozenset({HESSIAN_VECTOR})
+    direction_scale = "newton"
+
+    def init(self, problem: Problem) -> NewtonCGKernelNumPy:
+        return NewtonCGKernelNumPy(problem.n_params, self.max_iter, self.forcing or 0.0)

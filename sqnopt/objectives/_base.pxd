@@ -46,6 +46,18 @@ cdef class ObjectiveKernel:
     # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
 
+    # Hessian-vector products of twice-differentiable linear-score objectives (capability
+    # ``hessian_vector``): ``hess_size`` doubles per sample describe its score Hessian at ``w``
+    # (margin losses: g_i l''; softmax: g_i p); 0 when not provided.
+    cdef readonly Py_ssize_t hess_size
+    # D[t * hess_size ...] = the score Hessian factors of sample batch[t] at w; returns 0, or
+    # -1 if a score is not finite.
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil
+    # out = (1/size) sum_t (Hessian of sample batch[t], from D) v + lam v_reg (overwritten)
+    cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 const double* v, double* out) noexcept nogil
+
     # Helpers shared by subclasses (not virtual).
     cdef double _reg_value(self, const double* w) noexcept nogil
     cdef void _reg_gradient(self, const double* w, double* grad) noexcept nogil
@@ -64,3 +76,5 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     # for bit, in one call (the gradients call this once per row). The default calls the two
     # methods; a loss that shares work between them (the logistic's exp) overrides it.
     cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil
+    # d^2 loss / d margin^2 (a generalised one where the loss is only once differentiable)
+    cdef double d2loss_dmargin2(self, double margin) noexcept nogil

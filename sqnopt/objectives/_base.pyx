@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from libc.math cimport NAN
+from libc.math cimport NAN, isfinite
 from libc.string cimport memset
 
 from sqnopt._simd cimport sq_axpy, sq_axpy_sqnorm, sq_dot
@@ -42,6 +42,31 @@ cdef class ObjectiveKernel:
 
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
         return self._reg_gradient_value(w, grad)
+
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil:
+        return -1
+
+    cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 const double* v, double* out) noexcept nogil:
+        pass
+
+    def hessian_product(self, const double[::1] w, batch, const double[::1] v,
+                        double[::1] out):
+        """``out = (1/|B|) sum_{i in B} g_i Hess l_i(w) v + lam v_reg`` (Python entry; the
+        compiled callers compute the factors once and reuse them for many vectors)."""
+        if self.hess_size < 1:
+            raise TypeError(f"{type(self).__name__} does not provide Hessian-vector products")
+        self._check_w(w)
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        if v.shape[0] != self.n_params or out.shape[0] != self.n_params or bb.shape[0] < 1:
+            raise ValueError("v and out must have n_params entries and the batch one index")
+        D = np.zeros(bb.shape[0] * self.hess_size)
+        cdef double[::1] dv = D
+        if self.cy_hessian_factors(&w[0], &bb[0], bb.shape[0], &dv[0]) != 0:
+            raise FloatingPointError("a score is not finite at w")
+        self.cy_hessian_product(&bb[0], bb.shape[0], &dv[0], &v[0], &out[0])
 
     def score_derivatives(self, const double[::1] w, batch):
         """``(coef, weighted loss sum)``: the per-sample score derivatives of
@@ -150,6 +175,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     def __init__(self, RowData data, double lam):
         self._bind(data, lam, 1)
         self.n_scores = 1
+        # Hessian-vector products for the losses that define a second derivative (not hinge)
+        self.hess_size = 1 if isfinite(self.d2loss_dmargin2(0.5)) else 0
 
     cdef double loss(self, double margin) noexcept nogil:
         return NAN
@@ -160,6 +187,34 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil:
         dloss_dmargin[0] = self.dloss_dmargin(margin)
         return self.loss(margin)
+
+    cdef double d2loss_dmargin2(self, double margin) noexcept nogil:
+        return NAN
+
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil:
+        cdef Py_ssize_t t, i
+        cdef double m
+        for t in range(size):
+            i = batch[t]
+            m = self.data.y[i] * self.data.row_dot(i, w)
+            if not isfinite(m):
+                return -1
+            D[t] = self.data.grad_weight[i] * self.d2loss_dmargin2(m)
+        return 0
+
+    cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 const double* v, double* out) noexcept nogil:
+        # out = (1/size) sum_t D_t (x_t . v) x_t + lam v_reg   (y_t^2 = 1)
+        cdef Py_ssize_t t
+        cdef double c, inv = 1.0 / size
+        memset(out, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            if D[t] != 0.0:
+                c = inv * D[t] * self.data.row_dot(batch[t], v)
+                if c != 0.0:
+                    self.data.row_axpy(batch[t], c, out)
+        self._reg_gradient(v, out)
 
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    HESSIAN_VECTOR,
     LINEAR_SCORES,
     MARGIN,
     MULTICLASS,
@@ -54,7 +55,8 @@ class SquaredHinge(_MarginObjective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return super().capabilities | {SMOOTH}
+        # the generalised Hessian (2 below the margin) of Mangasarian (2002)
+        return super().capabilities | {SMOOTH, HESSIAN_VECTOR}
 
     def init(self, data: Dataset) -> SquaredHingeKernel:
         return SquaredHingeKernel(data.rows, float(self.lam))
@@ -74,7 +76,7 @@ class LogLoss(_MarginObjective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return super().capabilities | {SMOOTH, PROBABILISTIC}
+        return super().capabilities | {SMOOTH, PROBABILISTIC, HESSIAN_VECTOR}
 
     def with_capability(self, capability: str) -> Objective | None:
         """The log-linear form :class:`BinaryLogistic` (same function) for the

@@ -398,6 +398,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         self._u = np.zeros(n_outputs)
         self._beta = np.zeros(n_outputs)
         self.n_scores = n_outputs
+        self.hess_size = n_outputs
         free(self._vt)              # scratch is sized by n_params: none survives a re-bind
         free(self._ot)
         self._vt = NULL
@@ -492,6 +493,60 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
             for y in range(K):
                 beta[y] = scale * coef[t * K + y]
             self.features_axpy(batch[t], beta, out)
+
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil:
+        # D_t = g_i p (softmax of the scores): the score Hessian is g_i (diag(p) - p p')
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y
+        cdef double* s = &self._s[0]
+        cdef double* p
+        cdef double m, total, gi
+        for t in range(size):
+            i = batch[t]
+            p = D + t * K
+            gi = self.data.grad_weight[i]
+            self.scores(i, w, s)
+            m = s[0]
+            for y in range(1, K):
+                if s[y] > m:
+                    m = s[y]
+            if not isfinite(m):
+                return -1
+            total = 0.0
+            for y in range(K):
+                p[y] = exp(s[y] - m)
+                total += p[y]
+            for y in range(K):
+                p[y] = gi * p[y] / total
+        return 0
+
+    cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 const double* v, double* out) noexcept nogil:
+        # out = (1/size) sum_t F_i' g_i (diag(p) - p p') F_i v + lam v_reg, with g_i p in D
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y
+        cdef double* u = &self._u[0]
+        cdef double* beta = &self._beta[0]
+        cdef const double* gp
+        cdef double gi, pu, inv = 1.0 / size
+        memset(out, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            i = batch[t]
+            gp = D + t * K
+            gi = 0.0
+            for y in range(K):
+                gi += gp[y]                 # sum_y g_i p_y = g_i
+            if gi == 0.0:
+                continue
+            self.features_dot(i, v, u)
+            pu = 0.0
+            for y in range(K):
+                pu += gp[y] * u[y]          # g_i p'u
+            for y in range(K):
+                beta[y] = inv * (gp[y] * u[y] - gp[y] * pu / gi)
+            self.features_axpy(i, beta, out)
+        self._lreg_gradient(v, out)
 
     cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
                             double* grad) noexcept nogil:
@@ -1075,6 +1130,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
             raise ValueError("binary logistic labels must be encoded as -1/+1")
         self.margin = LogisticKernel(data, lam)
         self.n_scores = 1
+        self.hess_size = 1
 
     # The loss is the logistic margin loss: values and gradients come from that kernel, bound
     # to the same data and lam (one implementation of the margin loops).
@@ -1095,6 +1151,14 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:
         self.margin.cy_rows_axpy(batch, size, coef, scale, out)
+
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil:
+        return self.margin.cy_hessian_factors(w, batch, size, D)
+
+    cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 const double* v, double* out) noexcept nogil:
+        self.margin.cy_hessian_product(batch, size, D, v, out)
 
     cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                       double* factor, double* mu) noexcept nogil:

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    HESSIAN_VECTOR,
     LINEAR_SCORES,
     MULTICLASS,
     PROBABILISTIC,
@@ -36,7 +37,7 @@ def _check_lam(owner: str, lam: float) -> None:
 
 
 def _caps(kind: str, lam: float) -> frozenset[str]:
-    caps = {kind, SMOOTH, QUADRATIC_BOUND, PROBABILISTIC, LINEAR_SCORES}
+    caps = {kind, SMOOTH, QUADRATIC_BOUND, PROBABILISTIC, LINEAR_SCORES, HESSIAN_VECTOR}
     if lam > 0:
         caps.add(STRONGLY_CONVEX)
     return frozenset(caps)

@@ -313,6 +313,9 @@ cdef class CompiledLoop:
                 d = g
             else:
                 self.curv.cy_direction(g, d)
+                if self.curv.extra_samples:
+                    c.n_curvature_samples += self.curv.extra_samples
+                    self.curv.extra_samples = 0
             if search:             # the Solver rules out a projection with a line search
                 eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next, g_next,
                                           &f_next, n, &evals)

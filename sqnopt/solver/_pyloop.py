@@ -152,6 +152,10 @@ class PythonLoop:
                 if self.curv.observe_batch(self.obj, w, self.cbatch[:csize]) == CURVATURE_ERROR:
                     return LOOP_CURVATURE_ERROR
             self.curv.direction(g, d)
+            extra = int(getattr(self.curv, "extra_samples", 0) or 0)
+            if extra:
+                c.n_curvature_samples += extra
+                setattr(self.curv, "extra_samples", 0)
             if search:               # the Solver rules out a projection with a line search
                 eps, f_next, evals = cast(LineSearchKernelLike, self.step).search(
                     self.obj, w, batch, loss, gp, d, w_next, g_next)

@@ -1,0 +1,107 @@
+# cython: language_level=3
+"""Subsampled Newton-CG: the direction solves ``H_S d = g`` by conjugate gradients.
+
+``H_S`` is the Hessian of the objective on the curvature batch ``S`` the driver draws each
+iteration (Byrd, Chin, Neveitt & Nocedal, *On the use of stochastic Hessian information in
+optimization methods for machine learning*, SIAM J. Optim. 2011): its products cost two passes
+over ``S`` (the objective's ``cy_hessian_product`` from factors computed once per batch), so a
+sample of a tenth of the data makes an inexact Newton step cost a few passes. CG stops at the
+relative residual ``eta = min(0.5, sqrt(||g||))`` -- the forcing sequence of truncated Newton
+methods (Nocedal & Wright 2006, Alg. 7.1), superlinear near the optimum -- or after
+``max_iter`` products; on a direction of non-positive curvature it returns the iterate so far
+(the gradient at the first iteration). Requires the ``hessian_vector`` capability.
+"""
+
+from libc.math cimport fmin, sqrt
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from sqnopt._simd cimport sq_dot
+from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_ACCEPTED, CurvatureKernel
+from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+cdef class NewtonCGKernel(CurvatureKernel):
+    def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size,
+                 Py_ssize_t max_iter, double forcing):
+        CurvatureKernel.__init__(self, dim)
+        if max_iter < 1:
+            raise ValueError("max_iter must be >= 1")
+        self.needs_curvature_batch = True
+        self.batch = np.zeros(max(n_samples, 1), dtype=np.intp)
+        self.D = np.zeros(max(n_samples * max(hess_size, 1), 1))
+        self.r = np.zeros(dim)
+        self.p = np.zeros(dim)
+        self.q = np.zeros(dim)
+        self.max_iter = max_iter
+        self.forcing = forcing
+        self.size = 0
+        self.last_iterations = 0
+        self.total_iterations = 0
+        self.have_batch = False
+        self._failed = 0
+
+    cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
+                              const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        if objective.hess_size < 1:
+            self._failed = 1
+            return CURVATURE_ERROR
+        if size > self.batch.shape[0] or size * objective.hess_size > self.D.shape[0]:
+            with gil:                   # rare: a larger batch than the data seen at init
+                self.batch = np.zeros(size, dtype=np.intp)
+                self.D = np.zeros(size * objective.hess_size)
+        if self.obj is not objective:
+            with gil:
+                self.obj = objective
+        memcpy(&self.batch[0], batch, size * sizeof(Py_ssize_t))
+        self.size = size
+        if objective.cy_hessian_factors(w, batch, size, &self.D[0]) != 0:
+            self._failed = 2
+            return CURVATURE_ERROR
+        self.have_batch = True
+        return PAIR_ACCEPTED
+
+    cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
+        cdef Py_ssize_t n = self.dim, j, k
+        cdef double* r = &self.r[0]
+        cdef double* p = &self.p[0]
+        cdef double* q = &self.q[0]
+        cdef double rr, rr_new, pq, alpha, beta, gnorm, target
+        if not self.have_batch:
+            memcpy(out, grad, n * sizeof(double))
+            self.last_iterations = 0
+            return
+        memset(out, 0, n * sizeof(double))
+        memcpy(r, grad, n * sizeof(double))
+        memcpy(p, grad, n * sizeof(double))
+        rr = sq_dot(r, r, n)
+        gnorm = sqrt(rr)
+        target = self.forcing if self.forcing > 0.0 else fmin(0.5, sqrt(gnorm))
+        target = target * gnorm
+        k = 0
+        while k < self.max_iter and sqrt(rr) > target:
+            self.obj.cy_hessian_product(&self.batch[0], self.size, &self.D[0], p, q)
+            self.extra_samples += self.size
+            k += 1
+            pq = sq_dot(p, q, n)
+            if not (pq > 0.0):          # no positive curvature along p: stop here
+                if k == 1:
+                    memcpy(out, grad, n * sizeof(double))
+                break
+            alpha = rr / pq
+            for j in range(n):
+                out[j] += alpha * p[j]
+                r[j] -= alpha * q[j]
+            rr_new = sq_dot(r, r, n)
+            beta = rr_new / rr
+            rr = rr_new
+            for j in range(n):
+                p[j] = r[j] + beta * p[j]
+        self.last_iterations = k
+        self.total_iterations += k
+
+    def error_message(self) -> str:
+        if self._failed == 1:
+            return "the objective provides no Hessian-vector products (capability 'hessian_vector')"
+        return "a score is not finite at the iterate (the Hessian factors cannot be formed)"
