@@ -53,6 +53,7 @@ from sqnopt.interfaces import (
     SMOOTH,
     BatchSchedule,
     CurvatureModel,
+    GradientEstimator,
     Objective,
     StepRule,
 )
@@ -163,6 +164,7 @@ class _Setup:
 
     objective: Objective
     curvature: CurvatureModel
+    gradient: GradientEstimator
     schedule: BatchSchedule
     curvature_schedule: BatchSchedule | None
     step: StepRule
@@ -187,6 +189,10 @@ class Trainer:
     curvature, projection
         Components as for :class:`~sqnopt.Solver` (instance, name or ``(name, params)``);
         ``curvature="auto"`` is :func:`sqnopt.recipes.default_curvature`.
+    gradient
+        The gradient estimator (``"minibatch"``, ``"svrg"``, ``"saga"``, ...), or ``"auto"``: the
+        recipe's (SAGA for the identity on smooth objectives of linear scores, else the minibatch
+        gradient).
     schedule, step, sampling
         A batch schedule, step rule and sampling, or ``"auto"``: the recipe of
         :mod:`sqnopt.recipes` for the curvature model (secant models: batches growing to the
@@ -247,6 +253,7 @@ class Trainer:
         *,
         alpha: float = 1e-4,
         curvature: ComponentSpec = DEFAULT_CURVATURE,
+        gradient: ComponentSpec = "auto",
         schedule: ComponentSpec = "auto",
         step: ComponentSpec = "auto",
         projection: ComponentSpec | None = None,
@@ -269,6 +276,7 @@ class Trainer:
         self.loss = loss
         self.alpha = alpha
         self.curvature = curvature
+        self.gradient = gradient
         self.schedule = schedule
         self.step = step
         self.projection = projection
@@ -546,11 +554,15 @@ class Trainer:
             self.step if isinstance(self.step, str) and self.step == "auto"
             else resolve_component("step", self.step, StepRule))
         gw = weights / np.mean(weights) if self.sampling != "weighted" else np.ones_like(weights)
+        gradient: GradientEstimator | str = (
+            self.gradient if isinstance(self.gradient, str) and self.gradient == "auto"
+            else resolve_component("gradient", self.gradient, GradientEstimator))
         recipe = recipes.choose(objective, curvature, X, gw, fit_intercept=self.fit_intercept is True,
                                 schedule=schedule, step=step, sampling=self.sampling,
-                                curvature_by_name=by_name)
+                                gradient=gradient, curvature_by_name=by_name)
         self._warn_feature_scale(X, recipe, self.fit_intercept is True)
         return _Setup(objective=recipe.objective, curvature=recipe.curvature,
+                      gradient=recipe.gradient,
                       schedule=recipe.schedule, curvature_schedule=recipe.curvature_schedule,
                       step=recipe.step, sampling=recipe.sampling,
                       full_batch_phase=recipe.full_batch_phase,
@@ -578,6 +590,7 @@ class Trainer:
         history = self.history_every if self.history_every is not None else (0,)
         report = setup.report_every if self.report_every is None else int(self.report_every)
         return Solver(objective=setup.objective, curvature=setup.curvature,
+                      gradient=setup.gradient,
                       schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
                       step=setup.step, projection=self.projection,
                       fit_intercept=self.fit_intercept, average=self.average,
@@ -688,6 +701,7 @@ class Trainer:
             coef = np.atleast_2d(results[0].coef)
             icpt = np.atleast_1d(np.asarray(results[0].intercept, dtype=np.float64))
         info = {"objective": setup.objective.describe(),
+                "gradient": setup.gradient.describe(),
                 "curvature": setup.curvature.describe(),
                 "schedule": setup.schedule.describe(), "step": setup.step.describe(),
                 "fit_intercept": bool(self.fit_intercept), "strategy": setup.strategy}

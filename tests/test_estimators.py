@@ -31,7 +31,7 @@ def _blobs(n: int = 300, k: int = 3, d: int = 5, seed: int = 0) -> tuple[np.ndar
 # ---------------------------------------------------------------- equivalence with the Solver
 def test_binary_fit_is_exactly_the_solver_run() -> None:
     X, y = make_boxes(400, 6, random_state=0)
-    est = SQNClassifier(loss="squared_hinge", curvature="identity",
+    est = SQNClassifier(loss="squared_hinge", curvature="identity", gradient="minibatch",
                         step=("decaying", {"eps0": 0.05, "T0": 50.0}),
                         schedule=("fixed", {"size": 7}), max_iter=3, tol=None,
                         random_state=5).fit(X, y)
@@ -150,7 +150,7 @@ def test_sample_weight_is_not_modified() -> None:
 def test_partial_fit_continues_the_solver_state_exactly() -> None:
     X, y = make_boxes(600, 5, random_state=6)
     chunks = [(X[i:i + 200], y[i:i + 200]) for i in range(0, 600, 200)]
-    est = SQNClassifier(random_state=3, curvature="identity",
+    est = SQNClassifier(random_state=3, curvature="identity", gradient="minibatch",
                         step=("decaying", {"eps0": 0.1, "T0": 30.0}))
     for Xc, yc in chunks:
         est.partial_fit(Xc, yc, classes=[-1.0, 1.0])

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from sqnopt import (
+    SAGA,
     Armijo,
     Constant,
     Decaying,
@@ -19,6 +20,7 @@ from sqnopt import (
     Geometric,
     IncompatibleComponentsError,
     LogLoss,
+    Minibatch,
     Solver,
     Status,
 )
@@ -111,8 +113,17 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     for model in (AdaGrad(), _PluginNormalized()):
         r = recipes.choose(LogLoss(lam=1e-4), model, X, w, fit_intercept=False)
         assert r.schedule == Fixed(5) and isinstance(r.step, Constant) and not r.full_batch_phase
+    # the identity: SAGA with the constant step 1/L_max on rows of similar length ...
     r = recipes.choose(LogLoss(lam=1e-4), Identity(), X, w, fit_intercept=False)
-    assert isinstance(r.step, Decaying) and r.sampling == "uniform"
+    lmax = 0.25 * np.max(np.sum(X * X, axis=1)) + 1e-4
+    assert r.gradient == SAGA() and r.step == Constant(1.0 / lmax) and r.sampling == "shuffle"
+    # ... SGD's robust decaying step when a few rows are much longer, or for the hinge
+    Xo = X.copy()
+    Xo[0] *= 100.0
+    r = recipes.choose(LogLoss(lam=1e-4), Identity(), Xo, w, fit_intercept=False)
+    assert r.gradient == Minibatch() and isinstance(r.step, Decaying) and r.sampling == "uniform"
+    r = recipes.choose(Hinge(lam=1e-4), Identity(), X, w, fit_intercept=False)
+    assert r.gradient == Minibatch() and isinstance(r.step, Decaying)
     r = recipes.choose(LogLoss(lam=1e-4), QuadraticBound(), X, w, fit_intercept=False,
                        curvature_by_name=True)
     assert r.objective == BinaryLogistic(lam=1e-4)      # the form with the bound
@@ -238,7 +249,8 @@ def test_a_model_below_the_majority_class_warns() -> None:
     y = rng.randint(low=0, high=2, size=100)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        tr = Trainer(curvature="identity", tol=None, max_epochs=30, random_state=0)
+        tr = Trainer(curvature="identity", gradient="minibatch", tol=None, max_epochs=30,
+                     random_state=0)
         model = tr.fit(X, y)
     assert model.accuracy(X, y) < np.mean(y == np.bincount(y).argmax())
     messages = [str(w.message) for w in rec if issubclass(w.category, ConvergenceWarning)]

@@ -61,10 +61,15 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     alpha : float, default=1e-4
         L2 regularisation ``lambda`` (the objective's ``lam``).
     curvature : "auto", str, (name, params) or CurvatureModel, default="auto"
-        Search-direction model: ``"lbfgs"`` (limited-memory BFGS; what ``"auto"`` picks),
+        Search-direction model: ``"newton_cg"`` (subsampled Newton-CG; what ``"auto"`` picks
+        for losses with Hessian-vector products), ``"lbfgs"`` (limited-memory BFGS),
         ``"full_bfgs"`` (BFGS), ``"regularized_bfgs"`` (RES), ``"quadratic_bound"`` (SQB; a
         ``"logloss"`` is then solved in its log-linear form), ``"adagrad"``, ``"identity"``
         (SGD), and whatever plugins register. ``sqnopt list`` shows them.
+    gradient : "auto", str, (name, params) or GradientEstimator, default="auto"
+        The gradient the steps use: ``"minibatch"``, ``"svrg"``, ``"saga"`` (variance-reduced:
+        linear convergence with constant steps), or ``"auto"``, the recipe's (SAGA for
+        ``curvature="identity"`` on smooth losses, else the minibatch gradient).
     schedule, step : "auto", str, (name, params), BatchSchedule / StepRule, default="auto"
         Minibatch sizes and step sizes. ``"auto"`` is the recipe of :mod:`sqnopt.recipes` for
         the curvature model: secant models (BFGS family) take batches of distinct samples
@@ -147,6 +152,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         *,
         alpha: float = 1e-4,
         curvature: Any = DEFAULT_CURVATURE,
+        gradient: Any = "auto",
         schedule: Any = "auto",
         step: Any = "auto",
         projection: Any = None,
@@ -167,6 +173,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.loss = loss
         self.alpha = alpha
         self.curvature = curvature
+        self.gradient = gradient
         self.schedule = schedule
         self.step = step
         self.projection = projection
@@ -187,6 +194,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     # ------------------------------------------------------------------ training
     def _trainer_params(self) -> dict[str, Any]:
         return dict(loss=self.loss, alpha=self.alpha, curvature=self.curvature,
+                    gradient=self.gradient,
                     schedule=self.schedule, step=self.step, projection=self.projection,
                     fit_intercept=self.fit_intercept, average=self.average,
                     sampling=self.sampling, multiclass=self.multiclass,
