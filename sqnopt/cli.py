@@ -168,7 +168,13 @@ def _progress(mode: str, total: int | None = None) -> Any:
 
 # ---------------------------------------------------------------------------- train
 def _cmd_train(args: argparse.Namespace) -> int:
-    from sqnopt.interfaces import BatchSchedule, CurvatureModel, Projection, StepRule
+    from sqnopt.interfaces import (
+        BatchSchedule,
+        CurvatureModel,
+        GradientEstimator,
+        Projection,
+        StepRule,
+    )
     from sqnopt.recipes import adapt_objective
     from sqnopt.solver import Solver
     from sqnopt.solver._solver import resolve_component
@@ -185,6 +191,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     step_c = None if args.step == "auto" else resolve_component(
         "step", parse_component(args.step), StepRule)
     step = "auto" if step_c is None else step_c
+    grad_c: Any = "auto" if args.gradient == "auto" else resolve_component(
+        "gradient", parse_component(args.gradient), GradientEstimator)
     proj_c = None if projection is None else resolve_component("projection", projection, Projection)
     if curv_c != "auto":      # the combination fails here, before any work, if it cannot work
         Solver(adapt_objective(objective, curv_c.requires), curv_c,
@@ -196,7 +204,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.chunk_size:
         if args.max_epochs is None:
             args.max_epochs = 1.0
-        return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight)
+        return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight,
+                                grad_c)
     if args.max_epochs is None:
         args.max_epochs = 1000.0
 
@@ -215,7 +224,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
-    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, schedule=sched_c,
+    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, gradient=grad_c,
+                      schedule=sched_c,
                       step=step, projection=proj_c,
                       fit_intercept=not args.no_intercept, average=args.average,
                       sampling=args.sampling, multiclass=args.multiclass,
@@ -234,7 +244,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - tic
     setup = trainer._setup
     assert setup is not None
-    print(f"model: {setup.objective.describe()} | {setup.curvature.describe()} | "
+    print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
+          f"{setup.curvature.describe()} | "
           f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
     res = trainer.results_
     n_samples = sum(r.n_samples for r in res)
@@ -286,7 +297,7 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
 
 
 def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sched_c: Any,
-                     step: Any, proj_c: Any, class_weight: Any) -> int:
+                     step: Any, proj_c: Any, class_weight: Any, grad_c: Any = "auto") -> int:
     """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes."""
     from sqnopt.datasets import (
         BUILTIN_DATASETS,
@@ -319,7 +330,8 @@ def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sche
     print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
           f"{n_features} features, {len(classes)} classes")
     tol = None
-    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, schedule=sched_c,
+    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, gradient=grad_c,
+                      schedule=sched_c,
                       step=step, projection=proj_c,
                       fit_intercept=not args.no_intercept, average=args.average,
                       sampling=args.sampling, multiclass=args.multiclass,
@@ -352,7 +364,8 @@ def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sche
     model = trainer.model_
     setup = trainer._setup
     assert setup is not None
-    print(f"model: {setup.objective.describe()} | {setup.curvature.describe()} | "
+    print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
+          f"{setup.curvature.describe()} | "
           f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
     fun = float(np.mean([r.fun for r in trainer.results_]))
     print(f"done:  {epochs} passes, {trainer.t_} iterations in {wall:.2f} s; objective on the "
@@ -382,8 +395,8 @@ def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: 
         name = "" if len(trainer.histories_) == 1 else f"class {_label(trainer.classes_[j])}"
         runs.append({"name": name, "history": h.as_dict()})
     doc = {"format": HISTORY_FORMAT, "version": 1, "label": label, "data": source,
-           "components": {k: model.info.get(k) for k in ("objective", "curvature", "schedule",
-                                                         "step", "strategy")},
+           "components": {k: model.info.get(k) for k in ("objective", "gradient", "curvature",
+                                                         "schedule", "step", "strategy")},
            "summary": summary, "runs": runs}
     hist_path = Path(args.history)
     hist_path.write_text(json.dumps(doc, indent=1, default=float))
@@ -596,7 +609,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-features", type=int, help="number of features of svmlight data")
     p.add_argument("--loss", default="logloss", help="objective: NAME[:k=v,...]")
     p.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation lambda")
-    p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: NAME[:k=v,...]")
+    p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: auto (the "
+                   "recipe's default, see sqnopt.recipes) or NAME[:k=v,...]")
+    p.add_argument("--gradient", default="auto", help="gradient estimator: auto (the recipe's) "
+                   "or NAME[:k=v,...] (minibatch, svrg, saga)")
     p.add_argument("--schedule", default="auto", help="batch schedule: auto (the curvature "
                    "model's recipe, see sqnopt.recipes) or NAME[:k=v,...]")
     p.add_argument("--step", default="auto", help="step rule: auto (the recipe's) or "
