@@ -122,6 +122,18 @@ def _row_sq_norms(X: Any) -> FloatArray:
     return dense
 
 
+def _q99(values: FloatArray) -> float:
+    """The 99th percentile (NumPy's linear interpolation) by two partial sorts instead of
+    ``np.quantile``'s machinery (a tenth of the time on small arrays; the estimators' fixed
+    cost)."""
+    n = values.shape[0]
+    pos = 0.99 * (n - 1)
+    lo = int(pos)
+    hi = min(lo + 1, n - 1)
+    part = np.partition(values, (lo, hi))
+    return float(part[lo] + (pos - lo) * (part[hi] - part[lo]))
+
+
 def lipschitz_estimate(X: Any, grad_weight: FloatArray, objective: Objective,
                        fit_intercept: bool) -> float:
     r"""``L = c * mean_i g_i min(||x_i||^2 + [intercept], q) + lam``.
@@ -136,7 +148,7 @@ def lipschitz_estimate(X: Any, grad_weight: FloatArray, objective: Objective,
     """
     sq = _row_sq_norms(X) + (1.0 if fit_intercept else 0.0)
     if sq.size:
-        sq = np.minimum(sq, float(np.quantile(sq, 0.99)))
+        sq = np.minimum(sq, _q99(sq))
     w = np.asarray(grad_weight, dtype=np.float64)
     c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
     lip = c * float(np.sum(sq * w) / max(float(np.sum(w)), 1e-300)) + float(objective.lam)
@@ -333,7 +345,7 @@ def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> flo
     sq = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(grad_weight)
     if sq.size == 0:
         return 1.0
-    clipped = float(np.mean(np.minimum(sq, np.quantile(sq, 0.99))))
+    clipped = float(np.mean(np.minimum(sq, _q99(sq))))
     return float(np.max(sq)) / clipped if clipped > 0 else 1.0
 
 

@@ -1004,7 +1004,9 @@ def _all_compiled(*kernels: object) -> bool:
 
 
 def _kernel(component: Component, kernel: Any, protocol: type) -> Any:
-    if not isinstance(kernel, protocol):
+    # compiled kernels implement their protocol by construction (a cheap isinstance); the
+    # structural check of a runtime protocol is for pure-Python kernels
+    if not _is_compiled(kernel) and not isinstance(kernel, protocol):
         raise TypeError(f"{component.kind} {component.describe()}.init() returned "
                         f"{type(kernel).__name__}, which does not implement "
                         f"{protocol.__name__} (see sqnopt.interfaces)")
