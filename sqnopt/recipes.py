@@ -44,7 +44,6 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
-    HESSIAN_VECTOR,
     LINEAR_SCORES,
     MARGIN,
     SMOOTH,
@@ -229,16 +228,16 @@ def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objec
 
 
 def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
-    """The curvature model of ``curvature="auto"``: for an objective with Hessian-vector products
-    (logistic, softmax, squared hinge), subsampled Newton-CG, whose recipe grows the gradient
-    batches to the whole data set and samples the Hessian on a tenth of it -- it reached 1e-6
-    relative excess in fewer passes and less time than L-BFGS on the benchmark sets
-    (``bench/race``); for another smooth objective, limited-memory BFGS (memory 10); for a
-    non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD)."""
-    from sqnopt.curvature import LBFGS, Identity, NewtonCG
+    """The curvature model of ``curvature="auto"``: for a smooth objective, limited-memory BFGS
+    (memory 10), whose recipe grows its batches to the whole data set and ends as deterministic
+    L-BFGS with a line search -- O(10 n) memory and one pass per iteration, whatever the data's
+    shape; for a non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD).
 
-    if HESSIAN_VECTOR in objective.capabilities:
-        return NewtonCG()
+    Subsampled Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on
+    badly conditioned high-dimensional ones (``bench/newton_cg_vs_lbfgs.py``,
+    ``docs/gradients.md``), so it is not the default."""
+    from sqnopt.curvature import LBFGS, Identity
+
     if SMOOTH in objective.capabilities:
         return LBFGS()
     return Identity()

@@ -142,8 +142,8 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     assert recipes.stochastic_batch(LogLoss(), AdaGrad(), wide) == 40      # n_features / nnz
     assert recipes.stochastic_batch(LogLoss(), Identity(), wide) == 5        # the scaled path
     assert recipes.stochastic_batch(Softmax(), Identity(), wide) == 40
-    assert recipes.default_curvature(LogLoss(), X, 2) == NewtonCG()
-    assert recipes.default_curvature(Softmax(), X, 3) == NewtonCG()
+    assert recipes.default_curvature(LogLoss(), X, 2) == LBFGS()
+    assert recipes.default_curvature(Softmax(), X, 3) == LBFGS()
     assert recipes.default_curvature(Hinge(), X, 2) == Identity()
     # a Hessian-sampling model: progressive gradient batches, a tenth of the data for the
     # Hessian, a line search (it does not majorise); SQB's bound does
