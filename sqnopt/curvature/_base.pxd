@@ -23,6 +23,10 @@ cdef class CurvatureKernel:
     cdef readonly Py_ssize_t dim
     cdef readonly bint needs_secant_pair
     cdef readonly bint needs_curvature_batch
+    # The direction is the gradient itself (d = g, nothing learnt): loops may step along the
+    # gradient buffer without a copy, and the sparse scaled loop applies (a capability of the
+    # kernel, whatever its class)
+    cdef readonly bint direction_is_gradient
     # Samples the model touched computing directions since the driver last collected them
     # (e.g. Hessian-vector products over its curvature batch); the driver adds them to the
     # curvature samples of the cost accounting and resets the count.

@@ -17,6 +17,7 @@ cdef class CurvatureKernel:
         self.dim = dim
         self.needs_secant_pair = False
         self.needs_curvature_batch = False
+        self.direction_is_gradient = False
         self.extra_samples = 0
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:

@@ -6,4 +6,7 @@ from sqnopt.curvature._base cimport CurvatureKernel
 
 cdef class IdentityKernel(CurvatureKernel):
     """``H = I``; the base-class behaviour, named for the registry."""
-    pass
+
+    def __init__(self, Py_ssize_t dim):
+        CurvatureKernel.__init__(self, dim)
+        self.direction_is_gradient = True

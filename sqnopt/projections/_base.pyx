@@ -34,6 +34,7 @@ cdef class L2BallKernel(ProjectionKernel):
         if not radius > 0:
             raise ValueError("radius must be > 0")
         self.radius = radius
+        self.ball_radius = radius
 
     cdef void cy_project(self, double* w) noexcept nogil:
         cdef Py_ssize_t k, j, off

@@ -39,7 +39,6 @@ from sqnopt._vec cimport vallfinite
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
-from sqnopt.curvature._identity cimport IdentityKernel
 from sqnopt.gradients._base cimport GradientKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
@@ -183,9 +182,9 @@ cdef class CompiledLoop:
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
-        # Identity (exactly, not a subclass): d = g, so the step reads the gradient itself
+        # A kernel that declares d = g (the identity): the step reads the gradient itself
         # instead of a copy (see _run).
-        self.direction_is_gradient = type(curvature) is IdentityKernel
+        self.direction_is_gradient = curvature.direction_is_gradient
         self.prev_batch = np.zeros(
             batch.shape[0] if curvature.needs_secant_pair or step.line_search else 1,
             dtype=np.intp)

@@ -66,7 +66,7 @@ from libc.math cimport fabs, isfinite, sqrt
 from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
-from sqnopt.projections._base cimport L2BallKernel, ProjectionKernel
+from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
     LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE, LOOP_NONFINITE_LOSS,
@@ -223,7 +223,7 @@ cdef class ScaledLoop:
                  counters, bint average, Py_ssize_t avg_start, ScaledLoop previous=None):
         if objective.n_blocks != 1:
             raise ValueError("the scaled loop needs a single-block (binary margin) objective")
-        if projection is not None and type(projection) is not L2BallKernel:
+        if projection is not None and not projection.ball_radius > 0:
             raise TypeError("the scaled loop supports no projection or an L2 ball only, got "
                             f"{type(projection).__name__}")
         self.n = objective.n_params
@@ -239,8 +239,8 @@ cdef class ScaledLoop:
         self.step = step
         self.sampler = sampler
         self.has_proj = projection is not None
-        self.radius = (<L2BallKernel> projection).radius if self.has_proj else 0.0
-        if self.has_proj and (<L2BallKernel> projection).n_reg != self.nf:
+        self.radius = projection.ball_radius if self.has_proj else 0.0
+        if self.has_proj and projection.n_reg != self.nf:
             raise ValueError("the L2 ball must constrain exactly the feature weights")
         self.lam = objective.lam
         self.w = w
@@ -594,8 +594,8 @@ def scaled_loop_supported(objective, objective_kernel, curvature, curvature_kern
 
     ``objective`` and ``curvature`` are the components, the other arguments their kernels. The
     scaled loop needs a compiled margin objective of one block (capability ``"margin"``), a
-    curvature model that declares ``is_identity`` (``d = g``, nothing learnt) and no projection
-    or exactly the compiled L2 ball.
+    curvature kernel that declares ``direction_is_gradient`` (``d = g``, nothing learnt) and no
+    projection or one that declares ``ball_radius`` (a Euclidean ball).
     """
     if "margin" not in objective.capabilities:
         return f"objective {objective.describe()} is not a margin loss"
@@ -603,10 +603,12 @@ def scaled_loop_supported(objective, objective_kernel, curvature, curvature_kern
         return f"objective kernel {type(objective_kernel).__name__} is not a MarginObjectiveKernel"
     if objective_kernel.n_blocks != 1:
         return "the objective has more than one parameter block"
-    if not getattr(curvature, "is_identity", False):
-        return f"curvature {curvature.describe()} is not the identity"
+    if not getattr(curvature_kernel, "direction_is_gradient", False):
+        return f"curvature {curvature.describe()} is not the identity (its kernel does not " \
+               "declare direction_is_gradient)"
     if (curvature_kernel.needs_secant_pair or curvature_kernel.needs_curvature_batch):
         return "the curvature kernel needs secant pairs or curvature batches"
-    if projection_kernel is not None and type(projection_kernel) is not L2BallKernel:
-        return f"projection kernel {type(projection_kernel).__name__} is not the L2 ball"
+    if projection_kernel is not None and not getattr(projection_kernel, "ball_radius", 0.0) > 0:
+        return (f"projection kernel {type(projection_kernel).__name__} is not a Euclidean ball "
+                "(it does not declare ball_radius)")
     return ""
