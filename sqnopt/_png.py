@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt._files import write_bytes_atomic
+
 Color = tuple[int, int, int]
 Image = NDArray[np.uint8]
 
@@ -112,7 +114,7 @@ def write_png(path: str | os.PathLike[str], image: Image) -> Path:
            + chunk(b"IEND", b""))
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(png)
+    write_bytes_atomic(p, png)
     return p
 
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from sqnopt._files import write_text_atomic
+
 DEFAULT_MODEL = "sqnopt_model.npz"
 DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
@@ -349,7 +351,7 @@ def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: 
                                                          "step", "strategy")},
            "summary": summary, "runs": runs}
     hist_path = Path(args.history)
-    hist_path.write_text(json.dumps(doc, indent=1, default=float))
+    write_text_atomic(hist_path, json.dumps(doc, indent=1, default=float))
     print(f"wrote model {model_path} and history {hist_path} (plot: sqnopt plot {hist_path})")
 
 
@@ -418,7 +420,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         lines = [_label(v) for v in model.predict(X)]
     text = "\n".join(lines) + "\n"
     if args.output and args.output != "-":
-        Path(args.output).write_text(text)
+        write_text_atomic(args.output, text)
         print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt._files import atomic_write
 from sqnopt.data import check_matrix
 
 FloatArray = NDArray[np.float64]
@@ -157,7 +158,10 @@ class LinearModel:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write a ``.npz`` model file (no pickle); returns the path written."""
+        """Write a ``.npz`` model file (no pickle); returns the path written.
+
+        The file is replaced atomically (:func:`sqnopt._files.atomic_write`): a crash or kill
+        during the save leaves the previous model file intact."""
         p = Path(path)
         classes = self.classes
         if classes.dtype == object:
@@ -165,7 +169,7 @@ class LinearModel:
         meta = {"format": "sqnopt.LinearModel", "version": FORMAT_VERSION,
                 "strategy": self.strategy, "loss": self.loss,
                 "probabilistic": self.probabilistic, "info": self.info}
-        with open(p, "wb") as fh:
+        with atomic_write(p) as fh:
             np.savez(fh, coef=self.coef, intercept=self.intercept, classes=classes,
                      meta=np.array(json.dumps(meta, default=str)))
         return p

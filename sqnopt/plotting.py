@@ -21,6 +21,7 @@ from typing import Any, Literal, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sqnopt._files import atomic_write
 from sqnopt.solver import History
 
 HistoryLike = Union[History, Mapping[str, Sequence[float]]]
@@ -163,8 +164,13 @@ def plot_binned_fractions(values: Mapping[str, ArrayLike], *,
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 130) -> Path:
-    """Write ``fig`` (PNG, PDF or SVG by extension); returns the path."""
+    """Write ``fig`` (PNG, PDF or SVG by extension; PNG without one); returns the path.
+
+    Missing directories are created; the file is replaced atomically
+    (:func:`sqnopt._files.atomic_write`)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=dpi)
+    fmt = p.suffix[1:].lower() or "png"
+    with atomic_write(p) as fh:
+        fig.savefig(fh, dpi=dpi, format=fmt)
     return p
