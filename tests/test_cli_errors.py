@@ -4,7 +4,8 @@ line on stderr, never a traceback; output paths are checked before any data is r
 Before: an svmlight index of 2,000,000,000 made ``sqnopt train`` take 14.6 GB and run on;
 ``99999999999999999999`` gave an ``OverflowError`` traceback, a corrupt ``.xz`` an ``LZMAError``
 one, ``--model /dev/null`` a ``struct.error`` one (after training); ``--chunk-size 0`` was
-silently ignored; ``sqnopt plot ... -o /nonexistent_dir/p.png`` exited 0; an empty data file's
+silently ignored; ``sqnopt plot ... -o /nonexistent_dir/p.png`` exited 0 (it created the
+directory); an empty data file's
 error did not name the file.
 """
 
@@ -34,7 +35,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "corrupt.xz").write_bytes(good[:len(good) // 2] + bytes(64))
     (tmp_path / "bad_label.svm").write_text("1 1:1\nspam 2:1\n")
     (tmp_path / "adir").mkdir()
-    return tmp_path
+    return tmp_path  # missing directories are named relative to it, never at the root
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -65,8 +66,8 @@ CASES = {
     "model_in_missing_dir": (["train", "ok.svm", "--model", "nope/m.npz", *TRAIN], 1,
                              "the directory 'nope' does not exist"),
     "model_is_dir": (["train", "ok.svm", "--model", "adir", *TRAIN], 1, "is a directory"),
-    "history_in_missing_dir": (["train", "ok.svm", "--history", "/nonexistent_dir/h.json",
-                                *TRAIN], 1, "--history '/nonexistent_dir/h.json'"),
+    "history_in_missing_dir": (["train", "ok.svm", "--history", "nonexistent_dir/h.json",
+                                *TRAIN], 1, "--history 'nonexistent_dir/h.json'"),
     "model_equals_history": (["train", "ok.svm", "--model", "x", "--history", "x", *TRAIN], 1,
                              "--model and --history name the same file"),
     "chunk_size_0": (["train", "ok.svm", "--chunk-size", "0", *TRAIN], 2,
@@ -79,11 +80,11 @@ CASES = {
                           "--class-weight: the weight 'heavy' of label '1' is not a number"),
     "missing_data": (["train", "missing.svm", *TRAIN], 1, "data 'missing.svm': no such file"),
     "data_is_dir": (["train", "adir", *TRAIN], 1, "'adir' is a directory"),
-    "plot_missing_dir": (["plot", "h.json", "-o", "/nonexistent_dir/p.png"], 1,
-                         "-o/--output '/nonexistent_dir/p.png': the directory "
-                         "'/nonexistent_dir' does not exist"),
-    "predict_missing_dir": (["predict", "m.npz", "ok.svm", "-o", "/nonexistent_dir/p.txt"], 1,
-                            "the directory '/nonexistent_dir' does not exist"),
+    "plot_missing_dir": (["plot", "h.json", "-o", "nonexistent_dir/p.png"], 1,
+                         "-o/--output 'nonexistent_dir/p.png': the directory "
+                         "'nonexistent_dir' does not exist"),
+    "predict_missing_dir": (["predict", "m.npz", "ok.svm", "-o", "nonexistent_dir/p.txt"], 1,
+                            "the directory 'nonexistent_dir' does not exist"),
     "predict_dev_full": (["predict", "m.npz", "ok.svm", "-o", "/dev/full"], 1,
                          "not a regular file"),
     "demo_too_big": (["demo", "--n-samples", "100000", "--n-features", "100000"], 1,
