@@ -5,8 +5,7 @@ Before: an svmlight index of 2,000,000,000 made ``sqnopt train`` take 14.6 GB an
 ``99999999999999999999`` gave an ``OverflowError`` traceback, a corrupt ``.xz`` an ``LZMAError``
 one, ``--model /dev/null`` a ``struct.error`` one (after training); ``--chunk-size 0`` was
 silently ignored; ``sqnopt plot ... -o /nonexistent_dir/p.png`` exited 0 (it created the
-directory); an empty data file's
-error did not name the file.
+directory); an empty data file's error did not name the file.
 """
 
 from __future__ import annotations
