@@ -27,7 +27,8 @@ from sqnopt._files import atomic_write, check_output_path, write_bytes_atomic, w
 from sqnopt.cli import main
 from sqnopt.model import LinearModel
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import sqnopt_env
+
 SVM = b"".join(f"{1 if i % 3 else -1} 1:{i % 5} 2:{(i * 7) % 3} 4:1\n".encode()
                for i in range(40))
 
@@ -35,8 +36,7 @@ SVM = b"".join(f"{1 if i % 3 else -1} 1:{i % 5} 2:{(i * 7) % 3} 4:1\n".encode()
 def _child(code: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", textwrap.dedent(code)],
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1",
-                                 "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+                            env=sqnopt_env())
 
 
 def _kill_when_ready(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
@@ -141,8 +141,7 @@ def test_kill9_during_each_cli_write_keeps_the_old_file(cli_outputs: Path, targe
     code = _HOOK + f"\nsys.exit(main({argv!r}))\n"
     proc = subprocess.Popen([sys.executable, "-c", code, target], cwd=cli_outputs,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1",
-                                 "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+                            env=sqnopt_env())
     _kill_when_ready(proc)
     assert (cli_outputs / target).read_bytes() == snapshot[target]
     leftovers = [p for p in cli_outputs.iterdir() if p.name.startswith(f".{target}.")]
@@ -163,8 +162,7 @@ save_figure(fig, {str(path)!r})
 """
     proc = subprocess.Popen([sys.executable, "-c", code, "fig.png"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                                 "MPLBACKEND": "Agg"})
+                            env=sqnopt_env())
     _kill_when_ready(proc)
     assert path.read_bytes() == b"old figure"
 

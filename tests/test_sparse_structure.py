@@ -17,7 +17,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +24,7 @@ import scipy.sparse as sp
 
 from sqnopt.data import check_matrix, check_sparse_structure
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import sqnopt_env
 
 # name -> (builder source, expected message fragment); builders make a (2 x 5) matrix
 CORRUPTIONS = {
@@ -92,7 +91,7 @@ for case, (build, fixup, entry) in json.loads(sys.argv[1]).items():
 
 
 @pytest.fixture(scope="module")
-def outcomes() -> dict[str, str]:
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Run every (corruption, entry point) case; a case that kills the child is recorded as
     ``crashed`` with the child's stderr, and the child restarts with the cases after it."""
     todo = {f"{c}|{e}": (CORRUPTIONS[c][0], _FIXUPS.get(c, ""), ENTRY_POINTS[e])
@@ -101,9 +100,8 @@ def outcomes() -> dict[str, str]:
     while todo:
         proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
                                textwrap.dedent(_CHILD), json.dumps(todo)],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT,
-                              env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1",
-                                   "PATH": "/usr/bin:/bin"})
+                              capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path_factory.getbasetemp(), env=sqnopt_env())
         for line in proc.stdout.splitlines():
             if line.startswith("["):
                 case, outcome = json.loads(line)
