@@ -33,11 +33,16 @@ def _register_fuzz_profiles() -> None:
     reproducible) and ``long`` (>= 10,000 cases in total, random seeds). Choose with
     ``SQNOPT_FUZZ_PROFILE=long`` or pytest's ``--hypothesis-profile long``. Registered here, in
     the initial conftest, so that ``--hypothesis-profile`` finds them. No example database is
-    written into the checkout."""
+    written, and hypothesis' caches go to a temporary directory, not into the checkout."""
     try:
         from hypothesis import HealthCheck, settings
+        from hypothesis.configuration import set_hypothesis_home_dir
     except ImportError:  # hypothesis is in the [test] extra; tests/fuzz skips without it
         return
+    # hypothesis keeps caches in ./.hypothesis by default: keep them out of the checkout
+    import tempfile
+
+    set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "sqnopt-hypothesis"))
     common = dict(deadline=None, database=None, print_blob=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                          HealthCheck.filter_too_much])
