@@ -46,7 +46,7 @@ def _register_fuzz_profiles() -> None:
     common = dict(deadline=None, database=None, print_blob=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                          HealthCheck.filter_too_much])
-    settings.register_profile("short", max_examples=40, derandomize=True, **common)
+    settings.register_profile("short", max_examples=120, derandomize=True, **common)
     settings.register_profile("long", max_examples=1500, derandomize=False, **common)
     settings.load_profile(os.environ.get("SQNOPT_FUZZ_PROFILE", "short"))
 

@@ -44,9 +44,10 @@ def _recompute_objective(solver: Any, X: Any, y: Any, sample_weight: Any, res: A
     reg = 0.5 * lam * float(w @ w)
     if solver.fit_intercept == "regularized":
         reg += 0.5 * lam * b * b
-    margins = yy * (Xd @ w + b)
-    with np.errstate(over="ignore"):
-        return reg + float(np.sum(c * losses[name](margins)) / np.sum(c))
+    keep = c > 0  # a sample of weight 0 is not part of the objective (even if its row is huge)
+    with np.errstate(all="ignore"):
+        margins = yy[keep] * (Xd[keep] @ w + b)
+        return reg + float(np.sum(c[keep] * losses[name](margins)) / np.sum(c))
 
 
 def solver_fit(X: Any, y: Any, sample_weight: Any, solver_kw: dict[str, Any]) -> dict[str, Any]:
