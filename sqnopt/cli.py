@@ -20,6 +20,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -531,16 +532,27 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             lines.append((name, run["history"]))
     title = args.title
     if title is None and len(files) == 1:
-        title = _read_history(files[0]).get("data")
+        data = _read_history(files[0]).get("data")
+        title = None if data is None else str(data)
     renderer = args.renderer
     if renderer == "auto":
         renderer = "matplotlib" if importlib.util.find_spec("matplotlib") else "basic"
     if renderer == "matplotlib":
         from sqnopt.plotting import plot_histories, save_figure
 
-        fig = plot_histories(lines, x=args.x, logx=not args.linear_x, logy=not args.linear_y,
-                             title=title)
-        save_figure(fig, out)
+        with warnings.catch_warnings():
+            # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on
+            # extreme ranges (a diverged run's 1e300 next to 1e-300) are about the drawing, which
+            # is made all the same: the command line's output stays one line
+            warnings.simplefilter("ignore")
+            try:
+                fig = plot_histories(lines, x=args.x, logx=not args.linear_x,
+                                     logy=not args.linear_y, title=title)
+                save_figure(fig, out)
+            except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
+                raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
+                               f"{exc}); the basic renderer (--renderer basic) draws any "
+                               "finite values") from None
         print(f"wrote {out}")
         return 0
     from sqnopt._png import line_chart, write_png

@@ -34,6 +34,8 @@ _XLABEL = {
     "iteration": "iteration $t$",
 }
 
+_TINY = float(np.finfo(np.float64).tiny)
+
 __all__ = ["plot_binned_fractions", "plot_histograms", "plot_histories", "save_figure"]
 
 
@@ -82,10 +84,12 @@ def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, Hi
         if subtract is not None:
             ys = ys - subtract
         keep = np.isfinite(xs) & np.isfinite(ys)
+        # log axes: positive normal floats only (matplotlib's log ticker overflows on
+        # subnormal values such as 5e-324)
         if logx:
-            keep &= xs > 0
+            keep &= xs >= _TINY
         if logy:
-            keep &= ys > 0
+            keep &= ys >= _TINY
         ax.plot(xs[keep], ys[keep], marker="o", markersize=2.5, linewidth=1.4, label=label)
     if logx:
         ax.set_xscale("log")

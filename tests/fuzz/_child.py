@@ -269,12 +269,14 @@ def _template() -> Path:
     return d
 
 
-def cli(argv: list[str]) -> dict[str, Any]:
+def cli(argv: list[str], files: dict[str, bytes] | None = None) -> dict[str, Any]:
     from sqnopt.cli import main
 
     work = Path(tempfile.mkdtemp(prefix="fuzz-cli-"))
     shutil.rmtree(work)
     shutil.copytree(_template(), work)
+    for name, content in (files or {}).items():
+        (work / name).write_bytes(content)
     old = os.getcwd()
     out, err = io.StringIO(), io.StringIO()
     os.chdir(work)
@@ -286,8 +288,9 @@ def cli(argv: list[str]) -> dict[str, Any]:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         written = {}
         for p in work.iterdir():
-            if p.is_file() and (not (_template() / p.name).exists()
-                                or p.read_bytes() != (_template() / p.name).read_bytes()):
+            if p.is_file() and p.name not in (files or {}) and (
+                    not (_template() / p.name).exists()
+                    or p.read_bytes() != (_template() / p.name).read_bytes()):
                 written[p.name] = p.read_bytes()[:200_000]
         return {"code": code, "out": out.getvalue()[-5000:], "err": err.getvalue()[-5000:],
                 "written": written}

@@ -439,7 +439,8 @@ def argv(draw: st.DrawFn) -> list[str]:
             args += ["--format", draw(st.sampled_from(["auto", "svmlight", "criteo"]))]
     elif cmd == "plot":
         args += draw(st.lists(st.sampled_from(["h.json", "bad.json", "missing.json", "adir",
-                                               "m.npz", "/dev/null"]), max_size=2))
+                                               "m.npz", "/dev/null", "fz.json", "fz.json"]),
+                              max_size=2))
         args += ["--renderer", draw(st.sampled_from(["basic", "matplotlib", "auto", "x"]))]
         if draw(st.booleans()):
             args += ["-o", draw(st.sampled_from(_OUT + ["p.png", "p.svg", "p.pdf"]))]
@@ -461,3 +462,20 @@ def argv(draw: st.DrawFn) -> list[str]:
         args.insert(draw(st.integers(1, len(args))), draw(st.sampled_from(
             ["--bogus", "-h", "--", "-o"])))
     return args
+
+
+@st.composite
+def history_json(draw: st.DrawFn) -> bytes:
+    """A history file whose columns hold any numbers (NaN, inf, 0, negative, extreme, ragged)."""
+    n = draw(st.integers(0, 5))
+    value = st.one_of(floats_any(), st.integers(-3, 10**6), st.sampled_from([0, -1, 1e-320]))
+    cols = ("iteration", "samples", "effective_passes", "time", "objective")
+    runs = []
+    for _ in range(draw(st.integers(1, 2))):
+        hist = {c: draw(st.lists(value, min_size=n, max_size=n)) for c in cols}
+        if draw(st.integers(0, 9)) == 0:
+            hist[draw(st.sampled_from(cols))] = draw(st.sampled_from([[], "x", [None], [True]]))
+        runs.append({"name": draw(st.sampled_from(["", "class 1", "x" * 80])), "history": hist})
+    doc = {"format": "sqnopt.history", "label": draw(st.sampled_from(["a", "", "é\u2603"])),
+           "data": draw(st.sampled_from(["d", None, 3])), "runs": runs}
+    return json.dumps(doc, allow_nan=True).encode()

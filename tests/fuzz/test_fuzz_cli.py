@@ -20,9 +20,9 @@ pytestmark = pytest.mark.fuzz
 
 
 @settings(max_examples=max(5, int(settings.default.max_examples * 3)))
-@given(argv=S.argv())
-def test_command_line(worker: Worker, argv: list[str]) -> None:
-    r = worker.call("cli", argv=argv)
+@given(argv=S.argv(), history=S.history_json())
+def test_command_line(worker: Worker, argv: list[str], history: bytes) -> None:
+    r = worker.call("cli", argv=argv, files={"fz.json": history})
     assert not isinstance(r, Raised), \
         f"an exception escaped main(): {r.kind}: {r.message}\n{r.trace}"
     code, out, err = r["code"], r["out"], r["err"]
