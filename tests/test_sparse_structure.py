@@ -183,7 +183,7 @@ def test_valid_structures_pass_unchanged_and_are_checked_once(monkeypatch: pytes
     monkeypatch.setattr(_dataset, "_check_compressed", lambda X, n: (calls.append(1), real(X, n)))
     Xc = check_matrix(A)
     assert len(calls) == 1 and not Xc.indices.flags.writeable
-    check_matrix(Xc)
+    assert check_matrix(Xc) is Xc  # neither checked nor copied again
     assert len(calls) == 1
     Xc2 = Xc.copy()  # a new object (writeable arrays): checked again
     check_matrix(Xc2)
@@ -216,3 +216,19 @@ def test_compiled_row_view_guards_its_bounds() -> None:
             CSRRows64(kw["data"], kw["indices"], kw["indptr"], 5, y, w, w, False)
     with pytest.raises(ValueError, match="one per row"):
         CSRRows64(ok["data"], ok["indices"], ok["indptr"], 5, np.ones(1), w, w, False)
+
+
+def test_one_vs_rest_problems_share_one_copy_of_sparse_data() -> None:
+    """The Trainer's checked copy is passed to every one-vs-rest solver without another copy
+    (before: one copy per class, 192 MiB traced peak for an 11.5 MiB matrix and 10 classes)."""
+    from sqnopt.training import Trainer
+
+    rng = np.random.default_rng(0)
+    X = sp.random(60, 8, density=0.4, random_state=1, format="csr")
+    y = rng.integers(0, 4, 60)
+    trainer = Trainer(loss="hinge", max_epochs=1, tol=None, random_state=0)
+    trainer.fit(X, y)
+    states = trainer._states
+    assert states is not None and len(states) == 4
+    assert all(s.data.X is states[0].data.X for s in states)
+    assert states[0].data.X is not X and X.indices.flags.writeable  # the user's is untouched

@@ -239,8 +239,11 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
     Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
     dtypes, NaN/inf entries, non-2-D input, empty input and a corrupt sparse index structure
     (:func:`check_sparse_structure`, run before any conversion) raise ``ValueError``
-    (``TypeError`` for an unsupported type) naming the problem and the fix. A returned CSR has
-    read-only ``indices`` and ``indptr``, so passing it back in skips the structure check.
+    (``TypeError`` for an unsupported type) naming the problem and the fix.
+
+    A sparse input is copied into a new canonical CSR whose ``indices`` and ``indptr`` are
+    read-only; such a matrix passed back in is returned as it is (its structure not checked
+    again, not copied again), as a C-contiguous float array is.
     """
     if sp.issparse(X):
         if X.ndim != 2:
@@ -249,7 +252,8 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise _fail(name, f"is empty (shape {X.shape})",
                         "Pass at least one sample and one feature")
-        if not _is_checked(X):
+        checked = _is_checked(X)
+        if not checked:
             check_sparse_structure(X, name=name)
             csr = X.tocsr()  # returns X itself when already CSR; never modified below
             if csr is not X:  # a converted LIL/DOK/DIA: its ranges are checked here
@@ -264,6 +268,8 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
             raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
                         f"{int(csr.indices[bad])})",
                         "Impute or drop the non-finite entries before fitting")
+        if checked:  # our own canonical copy, passed on (Trainer -> Solver, one-vs-rest
+            return X  # problems): shared read-only, as a dense array is, not copied again
         out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices[:nnz], copy=True),
                              np.array(csr.indptr, copy=True)), shape=csr.shape)
         if not out.has_canonical_format:
