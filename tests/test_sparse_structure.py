@@ -220,7 +220,7 @@ def test_compiled_row_view_guards_its_bounds() -> None:
 
 def test_one_vs_rest_problems_share_one_copy_of_sparse_data() -> None:
     """The Trainer's checked copy is passed to every one-vs-rest solver without another copy
-    (before: one copy per class, 192 MiB traced peak for an 11.5 MiB matrix and 10 classes)."""
+    (before: one more copy of X per class)."""
     from sqnopt.training import Trainer
 
     rng = np.random.default_rng(0)
