@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sqnopt import SQNClassifier
 from sqnopt.datasets import load_a9a
+from sqnopt._files import write_text_atomic
 
 LAM = 1e-4
 
@@ -66,7 +67,7 @@ def main() -> int:
               f"{sec:.2f} s")
     out = Path(__file__).resolve().parent / "results" / "estimators_a9a.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
+    write_text_atomic(out, json.dumps(rows, indent=1))
     print(f"wrote {out}")
     return 0
 

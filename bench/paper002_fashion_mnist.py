@@ -58,6 +58,8 @@ from sqnopt import (  # noqa: E402
 )
 from sqnopt.curvature import AdaGrad  # noqa: E402
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection  # noqa: E402
+from sqnopt._files import write_text_atomic  # noqa: E402
+from sqnopt.plotting import save_figure  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER_TIMES = {"GD": 38.519044, "PGD": 36.277634, "SGD": 53.345734, "SMD": 56.557502,
@@ -224,7 +226,7 @@ def main() -> None:
           f"records; at T = 10 000: Pegasos {at('Pegasos', 10_000):.4f}, SGD {at('SGD', 10_000):.4f}")
 
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "paper002_fashion_mnist.json").write_text(json.dumps(out, indent=1))
+    write_text_atomic(RESULTS / "paper002_fashion_mnist.json", json.dumps(out, indent=1))
     plot(out, RESULTS / "paper002_fashion_mnist.png")
     print(f"\nwrote {RESULTS / 'paper002_fashion_mnist.json'} and .png")
 
@@ -257,7 +259,7 @@ def plot(out: dict[str, Any], path: Path) -> None:
         ax.legend(fontsize=8)
     fig.suptitle("Paper 002 on Fashion-MNIST (class 0 vs rest, 10k train / 3k test)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ except ImportError:  # python bench/paper003_ctr.py from a built checkout
 from sqnopt import Decaying, Fixed, LogLoss, Solver
 from sqnopt.datasets import balancing_gamma, click_weights, criteo_featurizer, read_criteo
 from sqnopt.registry import get_registry
+from sqnopt._files import write_text_atomic
 
 HERE = Path(__file__).resolve().parent
 DATA_NAME = "criteo_dac_train_head10k.tsv.xz"
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         v.pop("p_click")
         v.pop("p_noclick")
     slim["args"] = vars(args)
-    out.with_suffix(".json").write_text(json.dumps(slim, indent=1))
+    write_text_atomic(out.with_suffix(".json"), json.dumps(slim, indent=1))
     print(f"wrote {out.with_suffix('.json')}")
     figure(results, out.with_suffix(".png"))
     return 0

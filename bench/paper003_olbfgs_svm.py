@@ -50,6 +50,8 @@ if __import__("importlib.util").util.find_spec("sqnopt") is None:  # run from a 
 from _paper_runs import Method, fmt, summarize, time_to, trace_run  # noqa: E402
 
 from sqnopt.datasets import make_boxes  # noqa: E402
+from sqnopt._files import write_text_atomic  # noqa: E402
+from sqnopt.plotting import save_figure  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LAM = 1e-4
@@ -219,10 +221,10 @@ def run_tuning(args: argparse.Namespace) -> None:
                     f"T0={T:g}:{row[f'{e:g},{T:g}']:.2e}" for T in TUNE_T0
                     if f"{e:g},{T:g}" in row))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"init": args.init, "realizations": args.realizations, "Lt": LT,
-                               "eps0_grid": TUNE_EPS0, "T0_grid": TUNE_T0, "b0_grid": TUNE_B0,
-                               "table": table, "cells": cells, "cell_realizations": counts},
-                              indent=1))
+    record = {"init": args.init, "realizations": args.realizations, "Lt": LT,
+              "eps0_grid": TUNE_EPS0, "T0_grid": TUNE_T0, "b0_grid": TUNE_B0,
+              "table": table, "cells": cells, "cell_realizations": counts}
+    write_text_atomic(out, json.dumps(record, indent=1))
     print(f"wrote {out.relative_to(HERE.parent)}")
 
 
@@ -362,7 +364,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, elapsed: float,
                           "machine": platform.processor() or platform.machine(),
                           "python": platform.python_version()},
                "summary": summary, "runs": rows}
-    out.write_text(json.dumps(payload, indent=1, default=float))
+    write_text_atomic(out, json.dumps(payload, indent=1, default=float))
     print(f"wrote {out.relative_to(HERE.parent)}")
     plot(rows, args, out.with_suffix(".png"))
 
@@ -405,7 +407,7 @@ def plot(rows: list[dict[str, Any]], args: argparse.Namespace, path: Path) -> No
     fig.suptitle(f"Paper 003 Figs. 1-4 reproduction (init={args.init}); orange: paper's "
                  "min-max and mean", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     print(f"wrote {path.relative_to(HERE.parent)}")
 
 

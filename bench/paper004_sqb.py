@@ -62,7 +62,9 @@ from sqnopt import (  # noqa: E402
     Softmax,
     Solver,
 )
+from sqnopt._files import write_text_atomic  # noqa: E402
 from sqnopt.data import prepare  # noqa: E402
+from sqnopt.plotting import save_figure  # noqa: E402
 
 RESULTS = HERE / "results"
 TOLS = (1e-2, 1e-3)
@@ -505,7 +507,7 @@ def plot(results: list[dict[str, Any]], path: Path, budget: float) -> None:
     axes[0, 0].legend(fontsize=8)
     fig.suptitle("Paper 004 (SQB): L2-regularised logistic / softmax regression, lam = 1/N")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -545,7 +547,7 @@ def main(argv: list[str] | None = None) -> None:
                             "quadratic bound methods (2014)",
                    "budget_passes": budget, "seed": args.seed, "not_obtainable": NOT_OBTAINABLE,
                    "results": results}
-        out.with_suffix(".json").write_text(json.dumps(payload, indent=1))
+        write_text_atomic(out.with_suffix(".json"), json.dumps(payload, indent=1))
         plot(results, out.with_suffix(".png"), budget)
     print(f"\nNot obtainable here (paper 004's other sets): {', '.join(NOT_OBTAINABLE)}")
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt._files import write_bytes_atomic
+
 Color = tuple[int, int, int]
 Image = NDArray[np.uint8]
 
@@ -112,7 +114,7 @@ def write_png(path: str | os.PathLike[str], image: Image) -> Path:
            + chunk(b"IEND", b""))
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(png)
+    write_bytes_atomic(p, png)
     return p
 
 
@@ -168,9 +170,15 @@ def _text_width(s: str, scale: int) -> int:
     return len(s) * 6 * scale
 
 
+#: Log axes stay within what a float can hold (10**308 < max float, 10**-323 > 0).
+_LOG_MIN, _LOG_MAX = -323.0, 308.0
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
 def _ticks(lo: float, hi: float, log: bool) -> list[tuple[float, str]]:
     if log:
-        a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        a = max(math.floor(math.log10(lo)), int(_LOG_MIN))
+        b = min(math.ceil(math.log10(hi)), int(_LOG_MAX))
         step = max(1, (b - a) // 8)
         vals = [10.0**k for k in range(a, b + 1, step)]
         for mantissas in ((1, 2, 5), tuple(range(1, 10))):
@@ -178,15 +186,17 @@ def _ticks(lo: float, hi: float, log: bool) -> list[tuple[float, str]]:
                 break
             vals = [m * 10.0**k for k in range(a, b + 1) for m in mantissas]
         return [(v, _fmt(v, log=True)) for v in vals if lo <= v <= hi]
-    span = hi - lo
-    raw = span / 5
+    half = hi / 2 - lo / 2  # half the span: finite even when hi - lo is not
+    raw = half / 2.5
     mag = 10 ** math.floor(math.log10(raw))
     step = min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=mag)
     start = math.ceil(lo / step) * step
-    out = []
+    out: list[tuple[float, str]] = []
     v = start
-    while v <= hi + 1e-12 * span:
+    while v <= hi + 2e-12 * half and len(out) < 50:
         out.append((v, _fmt(v, log=False)))
+        if v + step == v:  # the step is below the spacing of floats here
+            break
         v += step
     return out
 
@@ -195,8 +205,8 @@ def _fmt(v: float, *, log: bool) -> str:
     if v == 0:
         return "0"
     if log:
-        k = math.floor(math.log10(abs(v)) + 1e-9)
-        m = v / 10.0**k
+        mantissa, exponent = f"{v:.6e}".split("e")  # exact for subnormal and huge values
+        m, k = float(mantissa), int(exponent)
         return f"1E{k}" if abs(m - 1) < 1e-9 else f"{m:.0f}E{k}"
     return f"{v:.4g}"
 
@@ -223,32 +233,42 @@ def line_chart(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *
         raise ValueError("nothing to plot: no finite (positive, on log axes) points")
 
     def limits(v: NDArray[np.float64], log: bool) -> tuple[float, float]:
+        """Axis limits in axis coordinates (log10 of the values on a log axis), padded and
+        clamped so that every value and tick stays a finite float."""
         lo, hi = float(v.min()), float(v.max())
         if log:
             lo, hi = math.log10(lo), math.log10(hi)
-        pad = 0.04 * (hi - lo) if hi > lo else 0.5
+        half = hi / 2 - lo / 2
+        pad = 0.08 * half if half > 0 else (0.5 if log or lo == 0 else 0.04 * abs(lo))
         lo, hi = lo - pad, hi + pad
-        return (10**lo, 10**hi) if log else (lo, hi)
+        if log:
+            return max(lo, _LOG_MIN), min(hi, _LOG_MAX)
+        return max(lo, -_FLOAT_MAX), min(hi, _FLOAT_MAX)
 
     (x0, x1), (y0, y1) = limits(allx, logx), limits(ally, logy)
     pw, ph = width - left - right, height - top - bottom
 
+    def frac(v: NDArray[np.float64] | float, log: bool, lo: float, hi: float
+             ) -> NDArray[np.float64]:
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = np.log10(v) if log else np.asarray(v, dtype=np.float64)
+            return np.asarray((a / 2 - lo / 2) / (hi / 2 - lo / 2))  # halves: no overflow
+
     def px(v: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        a = np.log10(v) if logx else np.asarray(v, dtype=np.float64)
-        lo, hi = (math.log10(x0), math.log10(x1)) if logx else (x0, x1)
-        return np.asarray(left + (a - lo) / (hi - lo) * pw)
+        return np.asarray(left + frac(v, logx, x0, x1) * pw)
 
     def py(v: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        a = np.log10(v) if logy else np.asarray(v, dtype=np.float64)
-        lo, hi = (math.log10(y0), math.log10(y1)) if logy else (y0, y1)
-        return np.asarray(top + ph - (a - lo) / (hi - lo) * ph)
+        return np.asarray(top + ph - frac(v, logy, y0, y1) * ph)
 
-    for v, lab in _ticks(x0, x1, logx):
+    def tick_range(lo: float, hi: float, log: bool) -> tuple[float, float]:
+        return (10**lo, 10**hi) if log else (lo, hi)
+
+    for v, lab in _ticks(*tick_range(x0, x1, logx), logx):
         xp = float(px(v))
         cv.line(xp, top, xp, top + ph, _GRID)
         cv.line(xp, top + ph, xp, top + ph + 6, _BLACK)
         cv.text(int(xp), top + ph + 12, lab, anchor="center")
-    for v, lab in _ticks(y0, y1, logy):
+    for v, lab in _ticks(*tick_range(y0, y1, logy), logy):
         yp = float(py(v))
         cv.line(left, yp, left + pw, yp, _GRID)
         cv.line(left - 6, yp, left, yp, _BLACK)

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from sqnopt._files import check_output_path, write_text_atomic
+
 DEFAULT_MODEL = "sqnopt_model.npz"
 DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
@@ -85,7 +87,12 @@ def _parse_class_weight(text: str | None) -> Any:
         label, eq, w = item.partition("=")
         if not eq:
             raise CLIError(f"--class-weight: write 'balanced' or LABEL=WEIGHT,...; got {text!r}")
-        out[_literal(label.strip())] = float(w)
+        try:
+            weight = float(w)
+        except ValueError:
+            raise CLIError(f"--class-weight: the weight {w.strip()!r} of label {label.strip()!r} "
+                           "is not a number") from None
+        out[_literal(label.strip())] = weight
     return out
 
 
@@ -145,9 +152,16 @@ def _load_for_model(spec: str, fmt: str, model: Any) -> tuple[Any, Any, dict[str
 
 def _detect_format(path: Path) -> str:
     from sqnopt.datasets import open_binary
+    from sqnopt.datasets._io import READ_ERRORS
 
-    with open_binary(path) as fh:
-        first = fh.readline()
+    try:
+        with open_binary(path) as fh:
+            first = fh.readline()
+    except READ_ERRORS as exc:
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError)):
+            raise
+        raise CLIError(f"{path}: line 1: cannot read the file: corrupt or truncated data "
+                       f"({type(exc).__name__}: {exc})") from None
     if first.count(b"\t") >= 13:
         return "criteo"
     return "svmlight"
@@ -155,8 +169,40 @@ def _detect_format(path: Path) -> str:
 
 def _fail(exc: BaseException) -> int:
     msg = str(exc) if str(exc) else type(exc).__name__
-    print(f"sqnopt: error: {msg}", file=sys.stderr)
+    print(f"sqnopt: error: {' '.join(msg.split())}", file=sys.stderr)  # one line
     return 1
+
+
+def _number(kind: type, low: float, strict: bool, what: str, high: float | None = None) -> Any:
+    """An argparse ``type``: a finite ``kind`` number ``> low`` (``>= low`` if not strict) and
+    at most ``high``."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if (not math.isfinite(value) or (value <= low if strict else value < low)
+                or (high is not None and value > high)):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+_positive_int = _number(int, 0, True, "a positive integer")
+_feature_count = _number(int, 0, True, "an integer in [1, 2**31 - 1]", 2**31 - 1)
+_nonnegative_int = _number(int, 0, False, "an integer >= 0")
+_positive_float = _number(float, 0.0, True, "a positive number")
+_nonnegative_float = _number(float, 0.0, False, "a number >= 0")
+
+
+def _tol(text: str) -> float | None:
+    """``--tol``: a number >= 0, or ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    value: float = _nonnegative_float(text)
+    return value
 
 
 def _progress(mode: str, total: int | None = None) -> Any:
@@ -199,9 +245,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
                sched_c if sched_c != "auto" else "fixed", step_c or "constant",
                projection=proj_c)
     class_weight = _parse_class_weight(args.class_weight)
-    tol = None if args.tol is None or str(args.tol).lower() == "none" else float(args.tol)
+    tol = args.tol
+    # outputs are checked before any data is read or any work is done
+    model_out = check_output_path(args.model, "--model")
+    hist_out = check_output_path(args.history, "--history")
+    if model_out.resolve() == hist_out.resolve():
+        raise CLIError(f"--model and --history name the same file {args.model!r}; give two files")
 
-    if args.chunk_size:
+    if args.chunk_size is not None:
         if args.max_epochs is None:
             args.max_epochs = 1.0
         return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight,
@@ -399,7 +450,7 @@ def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: 
                                                          "schedule", "step", "strategy")},
            "summary": summary, "runs": runs}
     hist_path = Path(args.history)
-    hist_path.write_text(json.dumps(doc, indent=1, default=float))
+    write_text_atomic(hist_path, json.dumps(doc, indent=1, default=float))
     print(f"wrote model {model_path} and history {hist_path} (plot: sqnopt plot {hist_path})")
 
 
@@ -454,6 +505,8 @@ def _label(c: Any) -> str:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
+    if args.output and args.output != "-":
+        check_output_path(args.output, "-o/--output")
     model = _load_model(args.model)
     X, _, _ = _load_for_model(args.data, args.format, model)
     if args.proba:
@@ -468,7 +521,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         lines = [_label(v) for v in model.predict(X)]
     text = "\n".join(lines) + "\n"
     if args.output and args.output != "-":
-        Path(args.output).write_text(text)
+        write_text_atomic(args.output, text)
         print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -477,20 +530,45 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- plot
 def _read_history(path: Path) -> dict[str, Any]:
+    """A history file written by ``sqnopt train``, checked field by field (one clear error)."""
     if not path.exists():
         raise CLIError(f"history file {str(path)!r} does not exist (write one with sqnopt train "
                        f"--history FILE)")
+    if not path.is_file():
+        raise CLIError(f"history file {str(path)!r} is not a regular file")
     try:
-        doc = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CLIError(f"{str(path)!r} is not a JSON history file ({exc})") from exc
+        doc = json.loads(path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise CLIError(f"{str(path)!r} is not a JSON history file ({exc})") from None
+    except OSError as exc:
+        raise CLIError(f"history file {str(path)!r}: cannot be read ({exc.strerror})") from None
     if not isinstance(doc, dict) or doc.get("format") != HISTORY_FORMAT or "runs" not in doc:
         raise CLIError(f"{str(path)!r} is not an sqnopt history file (written by sqnopt train)")
+    runs = doc["runs"]
+    if not isinstance(runs, list) or not runs:
+        raise CLIError(f"history file {str(path)!r}: 'runs' must be a non-empty list")
+    for k, run in enumerate(runs):
+        hist = run.get("history") if isinstance(run, dict) else None
+        if not isinstance(hist, dict):
+            raise CLIError(f"history file {str(path)!r}: run {k} has no 'history' object")
+        lengths = set()
+        for key in ("objective", *_X_TITLES):
+            col = hist.get(key)
+            if not isinstance(col, list) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in col):
+                raise CLIError(f"history file {str(path)!r}: run {k}: '{key}' must be a list of "
+                               "numbers")
+            lengths.add(len(col))
+        if len(lengths) != 1 or 0 in lengths:
+            raise CLIError(f"history file {str(path)!r}: run {k}: the columns are empty or "
+                           "differ in length")
     return doc
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     files = [Path(p) for p in (args.histories or [DEFAULT_HISTORY])]
+    out = Path(args.output or files[0].with_suffix(".png").name)
+    check_output_path(out, "-o/--output")
     lines: list[tuple[str, dict[str, Any]]] = []
     for p in files:
         doc = _read_history(p)
@@ -501,19 +579,29 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         for run in doc["runs"]:
             name = f"{label} [{run['name']}]" if run.get("name") else label
             lines.append((name, run["history"]))
-    out = Path(args.output or files[0].with_suffix(".png").name)
     title = args.title
     if title is None and len(files) == 1:
-        title = _read_history(files[0]).get("data")
+        data = _read_history(files[0]).get("data")
+        title = None if data is None else str(data)
     renderer = args.renderer
     if renderer == "auto":
         renderer = "matplotlib" if importlib.util.find_spec("matplotlib") else "basic"
     if renderer == "matplotlib":
         from sqnopt.plotting import plot_histories, save_figure
 
-        fig = plot_histories(lines, x=args.x, logx=not args.linear_x, logy=not args.linear_y,
-                             title=title)
-        save_figure(fig, out)
+        with warnings.catch_warnings():
+            # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on
+            # extreme ranges (a diverged run's 1e300 next to 1e-300) are about the drawing, which
+            # is made all the same: the command line's output stays one line
+            warnings.simplefilter("ignore")
+            try:
+                fig = plot_histories(lines, x=args.x, logx=not args.linear_x,
+                                     logy=not args.linear_y, title=title)
+                save_figure(fig, out)
+            except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
+                raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
+                               f"{exc}); the basic renderer (--renderer basic) draws any "
+                               "finite values") from None
         print(f"wrote {out}")
         return 0
     from sqnopt._png import line_chart, write_png
@@ -565,10 +653,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- demo
+_DEMO_MAX_ENTRIES = 50_000_000  # 400 MB of float64
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sqnopt import Decaying, Fixed, Solver, SquaredHinge
     from sqnopt.datasets import make_boxes
 
+    if args.n_samples * args.n_features > _DEMO_MAX_ENTRIES:
+        raise CLIError(f"--n-samples x --n-features = {args.n_samples * args.n_features} "
+                       f"entries; the demo's dense data is limited to {_DEMO_MAX_ENTRIES:.0e}")
     X, y = make_boxes(args.n_samples, args.n_features, random_state=args.seed)
     solver = Solver(SquaredHinge(lam=1e-4), args.curvature, Fixed(5),
                     Decaying(eps0=2e-2, T0=100), max_samples=args.samples,
@@ -606,9 +700,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "set its test split is used automatically")
     p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto",
                    help="input format (auto: Criteo TSV if the first line has >= 13 tabs)")
-    p.add_argument("--n-features", type=int, help="number of features of svmlight data")
+    p.add_argument("--n-features", type=_feature_count,
+                   help="number of features of svmlight data")
     p.add_argument("--loss", default="logloss", help="objective: NAME[:k=v,...]")
-    p.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation lambda")
+    p.add_argument("--alpha", type=_nonnegative_float, default=1e-4,
+                   help="L2 regularisation lambda")
     p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: auto (the "
                    "recipe's default, see sqnopt.recipes) or NAME[:k=v,...]")
     p.add_argument("--gradient", default="auto", help="gradient estimator: auto (the recipe's) "
@@ -624,18 +720,18 @@ def build_parser() -> argparse.ArgumentParser:
                    default="auto", help="minibatch sampling (auto: the recipe's)")
     p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto")
     p.add_argument("--class-weight", help="'balanced' or LABEL=WEIGHT,...")
-    p.add_argument("--max-epochs", type=float,
+    p.add_argument("--max-epochs", type=_positive_float,
                    help="budget in passes over the data (default: 1000 -- a cap, the tolerance "
                    "ends the run -- or, with --chunk-size, one pass over the file)")
-    p.add_argument("--tol", default="1e-5", help="converged once the largest entry of the "
-                   "training objective's gradient is at most this ('none': run --max-epochs)")
-    p.add_argument("--n-iter-no-change", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--chunk-size", type=int, help="stream the file in chunks of this many rows "
-                   "(partial_fit; for files larger than memory)")
-    p.add_argument("--report-every", type=int,
+    p.add_argument("--tol", type=_tol, default=1e-5, help="converged once the largest entry of "
+                   "the training objective's gradient is at most this ('none': run --max-epochs)")
+    p.add_argument("--n-iter-no-change", type=_positive_int, default=5)
+    p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
+                   "many rows (partial_fit; for files larger than memory)")
+    p.add_argument("--report-every", type=_positive_int,
                    help="solver iterations between progress updates (default: the recipe's)")
-    p.add_argument("--history-points", type=int, default=60,
+    p.add_argument("--history-points", type=_positive_int, default=60,
                    help="log-spaced objective evaluations recorded in the history")
     p.add_argument("--model", default=DEFAULT_MODEL, help="model file to write (.npz)")
     p.add_argument("--history", default=DEFAULT_HISTORY, help="history file to write (.json)")
@@ -685,16 +781,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--n-samples", type=int, default=10_000)
-    p.add_argument("--n-features", type=int, default=100)
-    p.add_argument("--samples", type=int, default=40_000, help="samples to process (Lt)")
+    p.add_argument("--n-samples", type=_positive_int, default=10_000)
+    p.add_argument("--n-features", type=_positive_int, default=100)
+    p.add_argument("--samples", type=_positive_int, default=40_000, help="samples to process (Lt)")
     p.add_argument("--curvature", default="identity", help="registered curvature model name")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_nonnegative_int, default=0)
     p.set_defaults(func=_cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 success, 1 error, 2 usage error, 130
+    interrupted). Errors are one line on stderr, never a traceback: anticipated ones name the
+    problem; anything else is reported as an internal error (``SQNOPT_DEBUG=1`` re-raises it)."""
     args = build_parser().parse_args(argv)
     from sqnopt.registry import UnknownComponentError
     from sqnopt.solver import CurvatureError
@@ -713,6 +812,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except OSError as exc:  # permissions, a full disk, ...
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        return _fail(CLIError(f"{exc.strerror or exc}{where}"))
+    except MemoryError:
+        return _fail(CLIError("out of memory (the data or the model is too large for this "
+                              "machine; try --chunk-size to stream the data)"))
+    except Exception as exc:
+        import os
+
+        if os.environ.get("SQNOPT_DEBUG"):
+            raise
+        return _fail(CLIError(f"internal error: {type(exc).__name__}: {exc} (please report it; "
+                              "SQNOPT_DEBUG=1 shows the traceback)"))
 
 
 if __name__ == "__main__":

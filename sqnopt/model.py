@@ -5,22 +5,30 @@ portable model file.
 command line saves and loads; the scikit-learn estimators store the same numbers as ``coef_`` and
 ``intercept_``.
 
-Model files are NumPy ``.npz`` archives read with ``allow_pickle=False``: loading one never runs
-code, unlike a pickle.
+Model files are NumPy ``.npz`` archives, written atomically and read by one checking reader
+(:func:`read_model_file`) that never loads a pickle: loading one never runs code, and a damaged
+file gives one :class:`ModelFileError` naming the file and the problem.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
+import struct
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import numpy.lib.format as npformat
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt._files import atomic_write
 from sqnopt.data import check_matrix
 
 FloatArray = NDArray[np.float64]
@@ -30,7 +38,8 @@ Strategy = Literal["binary", "ovr", "multinomial"]
 
 FORMAT_VERSION = 1
 
-__all__ = ["FORMAT_VERSION", "LinearModel", "Strategy", "log_softmax", "log_sigmoid"]
+__all__ = ["FORMAT_VERSION", "LinearModel", "ModelFileError", "Strategy", "log_softmax",
+           "log_sigmoid", "read_model_file"]
 
 
 def log_sigmoid(z: FloatArray) -> FloatArray:
@@ -157,37 +166,196 @@ class LinearModel:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write a ``.npz`` model file (no pickle); returns the path written."""
+        """Write a ``.npz`` model file (no pickle); returns the path written.
+
+        The file is replaced atomically (:func:`sqnopt._files.atomic_write`): a crash or kill
+        during the save leaves the previous model file intact."""
         p = Path(path)
+        if not (np.all(np.isfinite(self.coef)) and np.all(np.isfinite(self.intercept))):
+            raise ValueError(f"cannot save the model to {str(p)!r}: its coefficients contain NaN "
+                             "or infinity (the training diverged); the file would not load")
         classes = self.classes
         if classes.dtype == object:
             classes = classes.astype(str)
         meta = {"format": "sqnopt.LinearModel", "version": FORMAT_VERSION,
-                "strategy": self.strategy, "loss": self.loss,
-                "probabilistic": self.probabilistic, "info": self.info}
-        with open(p, "wb") as fh:
+                "strategy": str(self.strategy), "loss": str(self.loss),
+                "probabilistic": bool(self.probabilistic), "info": self.info}
+        with atomic_write(p) as fh:
             np.savez(fh, coef=self.coef, intercept=self.intercept, classes=classes,
                      meta=np.array(json.dumps(meta, default=str)))
         return p
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LinearModel:
-        """Read a model file written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"model file {str(p)!r} does not exist")
+        """Read a model file written by :meth:`save` (see :func:`read_model_file`)."""
+        return read_model_file(path)
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read; the message names the file and what is wrong."""
+
+
+#: Arrays of a model file, as written by :meth:`LinearModel.save`.
+_MEMBERS = ("coef", "intercept", "classes", "meta")
+#: deflate never expands data more than ~1032:1; a member claiming more is corrupt.
+_DEFLATE_MAX_RATIO = 1033
+_STRATEGIES = ("binary", "ovr", "multinomial")
+
+
+def _read_member(zf: zipfile.ZipFile, key: str, problem: Any) -> NDArray[Any]:
+    """One ``.npy`` member, with its header checked against the bytes the archive holds before
+    anything is allocated; object dtypes (pickles) are refused."""
+    member = f"{key}.npy"
+    try:
+        info = zf.getinfo(member)
+    except KeyError:
+        raise problem(f"the {key!r} array is missing") from None
+    if info.compress_type == zipfile.ZIP_STORED:
+        if info.file_size != info.compress_size:
+            raise problem(f"the {key!r} array's sizes disagree (corrupt archive)")
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        if info.file_size > _DEFLATE_MAX_RATIO * info.compress_size + 1024:
+            raise problem(f"the {key!r} array claims {info.file_size} bytes from "
+                          f"{info.compress_size} compressed ones (corrupt archive)")
+    else:
+        raise problem(f"the {key!r} array uses an unsupported compression method "
+                      f"({info.compress_type}); model files are plain or deflated .npz archives")
+    with zf.open(info) as fh:
         try:
-            with np.load(p, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                coef, intercept, classes = z["coef"], z["intercept"], z["classes"]
-        except (ValueError, KeyError, OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{str(p)!r} is not an sqnopt model file ({exc}). Model files are "
-                             "written by `sqnopt train --model FILE` or LinearModel.save") from exc
-        if meta.get("format") != "sqnopt.LinearModel":
-            raise ValueError(f"{str(p)!r} is not an sqnopt model file")
-        if int(meta.get("version", 0)) > FORMAT_VERSION:
-            raise ValueError(f"{str(p)!r} was written by a newer sqnopt (format "
-                             f"{meta['version']}); upgrade sqnopt to read it")
-        return cls(coef=coef, intercept=intercept, classes=classes, strategy=meta["strategy"],
-                   loss=meta["loss"], probabilistic=bool(meta["probabilistic"]),
-                   info=dict(meta.get("info", {})))
+            version = npformat.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = npformat.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = npformat.read_array_header_2_0(fh)
+            else:
+                raise problem(f"the {key!r} array has an unsupported .npy version {version}")
+        except ValueError as exc:
+            if isinstance(exc, ModelFileError):
+                raise
+            raise problem(f"the {key!r} array has a corrupt header ({exc})") from None
+        if dtype.hasobject:
+            raise problem(f"the {key!r} array holds Python objects (a pickle), which sqnopt "
+                          "never loads")
+        count = math.prod(shape)
+        remaining = info.file_size - fh.tell()
+        if count * dtype.itemsize != remaining:
+            raise problem(f"the {key!r} array is truncated or corrupt (its header says "
+                          f"{count * dtype.itemsize} bytes of data, the archive holds "
+                          f"{remaining})")
+        data = fh.read(remaining)
+        if len(data) != remaining or fh.read(1):  # reading to the end checks the CRC
+            raise problem(f"the {key!r} array is truncated")
+    flat = np.frombuffer(data, dtype=dtype, count=count)
+    return flat.reshape(shape, order="F" if fortran else "C").copy()
+
+
+def _check_numeric(arr: NDArray[Any], key: str, ndim: int, problem: Any) -> FloatArray:
+    if arr.dtype.kind not in "fiu" or arr.ndim != ndim:
+        raise problem(f"{key!r} must be a {ndim}-D array of numbers, got a {arr.ndim}-D array "
+                      f"of dtype {arr.dtype}")
+    out = np.asarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        raise problem(f"{key!r} contains NaN or infinity (a diverged or damaged model)")
+    return out
+
+
+def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
+    """Read and check a model file; every problem is one :class:`ModelFileError` (a
+    ``ValueError``) naming the file and what is wrong.
+
+    The file is a ZIP archive of ``.npy`` arrays (``np.savez``). It is read member by member
+    with :mod:`zipfile` (CRC checked), each array's header checked against the bytes the
+    archive holds before anything is allocated, and no pickle is ever loaded. Checked: the
+    archive (empty, truncated, bad CRC, not a ZIP), the four arrays (present, numeric, shapes
+    consistent, finite coefficients), the metadata (a JSON object with ``format``, an integer
+    ``version`` no newer than :data:`FORMAT_VERSION`, ``strategy``, ``loss``, ``probabilistic``
+    and an optional ``info`` object, each of the right type). A missing file raises
+    ``FileNotFoundError``.
+    """
+    p = Path(path)
+    name = str(p)
+
+    def problem(what: str) -> ModelFileError:
+        return ModelFileError(f"model file {name!r}: {what}. Model files are written by "
+                              "`sqnopt train --model FILE` or LinearModel.save")
+
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"model file {name!r} does not exist") from None
+    except OSError as exc:
+        raise problem(f"cannot be accessed ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise problem("is a directory" if stat.S_ISDIR(st.st_mode) else "is not a regular file")
+    if st.st_size == 0:
+        raise problem("is empty (0 bytes; an interrupted write?)")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+        if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+            raise problem("is not an sqnopt model file (not a ZIP/.npz archive)")
+        with zipfile.ZipFile(p) as zf:
+            arrays = {key: _read_member(zf, key, problem) for key in _MEMBERS}
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError,
+            struct.error, NotImplementedError, RuntimeError, OverflowError,
+            UnicodeDecodeError) as exc:
+        raise problem(f"is corrupt or truncated ({type(exc).__name__}: {exc})") from None
+    except MemoryError:
+        raise problem("is corrupt (an array claims more memory than is available)") from None
+    except OSError as exc:
+        raise problem(f"cannot be read ({exc.strerror or exc})") from None
+
+    meta_arr = arrays["meta"]
+    if meta_arr.dtype.kind != "U" or meta_arr.shape != ():
+        raise problem("the metadata is not a JSON string")
+    try:
+        meta = json.loads(str(meta_arr[()]))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise problem(f"the metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise problem(f"the metadata is a JSON {type(meta).__name__}, not an object")
+    if meta.get("format") != "sqnopt.LinearModel":
+        raise problem("is not an sqnopt model file (metadata 'format' is "
+                      f"{meta.get('format')!r}, expected 'sqnopt.LinearModel')")
+    version = meta.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise problem(f"metadata 'version' must be a positive integer, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise problem(f"was written by a newer sqnopt (format version {version}; this one reads "
+                      f"up to {FORMAT_VERSION}); upgrade sqnopt to read it")
+    for key, kind in (("strategy", str), ("loss", str), ("probabilistic", bool)):
+        if key not in meta:
+            raise problem(f"metadata field {key!r} is missing")
+        if not isinstance(meta[key], kind):
+            raise problem(f"metadata field {key!r} must be a {kind.__name__}, got "
+                          f"{type(meta[key]).__name__} {meta[key]!r:.40}")
+    if meta["strategy"] not in _STRATEGIES:
+        raise problem(f"metadata 'strategy' must be one of {_STRATEGIES}, got "
+                      f"{meta['strategy']!r:.40}")
+    info = meta.get("info", {})
+    if not isinstance(info, dict):
+        raise problem(f"metadata field 'info' must be an object, got {type(info).__name__}")
+
+    coef = _check_numeric(arrays["coef"], "coef", 2, problem)
+    intercept = _check_numeric(arrays["intercept"], "intercept", 1, problem)
+    classes = arrays["classes"]
+    if classes.ndim != 1 or classes.dtype.kind not in "biufU":
+        raise problem(f"'classes' must be a 1-D array of labels, got a {classes.ndim}-D array "
+                      f"of dtype {classes.dtype}")
+    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+        raise problem("'classes' contains NaN or infinity")
+    if classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
+        raise problem(f"'classes' must hold at least two distinct labels, got "
+                      f"{classes.tolist()[:10]}")
+    if coef.shape[1] < 1:
+        raise problem(f"'coef' has no features (shape {coef.shape})")
+    if meta["strategy"] == "binary" and classes.shape[0] != 2:
+        raise problem(f"a binary model has {classes.shape[0]} classes")
+    try:
+        return LinearModel(coef=coef, intercept=intercept, classes=classes,
+                           strategy=meta["strategy"], loss=meta["loss"],
+                           probabilistic=meta["probabilistic"], info=dict(info))
+    except ValueError as exc:  # shapes that do not fit together
+        raise problem(str(exc).removeprefix("LinearModel: ")) from None

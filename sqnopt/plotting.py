@@ -21,6 +21,7 @@ from typing import Any, Literal, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sqnopt._files import atomic_write
 from sqnopt.solver import History
 
 HistoryLike = Union[History, Mapping[str, Sequence[float]]]
@@ -32,6 +33,8 @@ _XLABEL = {
     "time": "time (s)",
     "iteration": "iteration $t$",
 }
+
+_TINY = float(np.finfo(np.float64).tiny)
 
 __all__ = ["plot_binned_fractions", "plot_histograms", "plot_histories", "save_figure"]
 
@@ -81,10 +84,12 @@ def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, Hi
         if subtract is not None:
             ys = ys - subtract
         keep = np.isfinite(xs) & np.isfinite(ys)
+        # log axes: positive normal floats only (matplotlib's log ticker overflows on
+        # subnormal values such as 5e-324)
         if logx:
-            keep &= xs > 0
+            keep &= xs >= _TINY
         if logy:
-            keep &= ys > 0
+            keep &= ys >= _TINY
         ax.plot(xs[keep], ys[keep], marker="o", markersize=2.5, linewidth=1.4, label=label)
     if logx:
         ax.set_xscale("log")
@@ -163,8 +168,13 @@ def plot_binned_fractions(values: Mapping[str, ArrayLike], *,
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 130) -> Path:
-    """Write ``fig`` (PNG, PDF or SVG by extension); returns the path."""
+    """Write ``fig`` (PNG, PDF or SVG by extension; PNG without one); returns the path.
+
+    Missing directories are created; the file is replaced atomically
+    (:func:`sqnopt._files.atomic_write`)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=dpi)
+    fmt = p.suffix[1:].lower() or "png"
+    with atomic_write(p) as fh:
+        fig.savefig(fh, dpi=dpi, format=fmt)
     return p

@@ -27,6 +27,46 @@ def _find_datasets() -> Path:
 DATASETS = _find_datasets()
 
 
+def _register_fuzz_profiles() -> None:
+    """Hypothesis profiles of the fuzz suite (tests/fuzz, docs/usage.md "Reliability"):
+    ``short`` (the default: every run of the test suite, about a minute, derandomized so CI is
+    reproducible) and ``long`` (>= 10,000 cases in total, random seeds). Choose with
+    ``SQNOPT_FUZZ_PROFILE=long`` or pytest's ``--hypothesis-profile long``. Registered here, in
+    the initial conftest, so that ``--hypothesis-profile`` finds them. No example database is
+    written, and hypothesis' caches go to a temporary directory, not into the checkout."""
+    try:
+        from hypothesis import HealthCheck, settings
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:  # hypothesis is in the [test] extra; tests/fuzz skips without it
+        return
+    # hypothesis keeps caches in ./.hypothesis by default: keep them out of the checkout
+    import tempfile
+
+    set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "sqnopt-hypothesis"))
+    common = dict(deadline=None, database=None, print_blob=True,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.filter_too_much])
+    settings.register_profile("short", max_examples=120, derandomize=True, **common)
+    settings.register_profile("long", max_examples=1500, derandomize=False, **common)
+    settings.load_profile(os.environ.get("SQNOPT_FUZZ_PROFILE", "short"))
+
+
+_register_fuzz_profiles()
+
+
+def sqnopt_env(**extra: str) -> dict[str, str]:
+    """A small environment for a child process that imports the same sqnopt as this process
+    (the checkout built in place, or the installed package). Run such a child outside the
+    checkout (``cwd``), whose uncompiled ``sqnopt/`` would otherwise shadow an installed one."""
+    import sqnopt
+
+    env = {"PYTHONPATH": str(Path(sqnopt.__file__).resolve().parents[1]),
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OPENBLAS_NUM_THREADS": "1",
+           "MPLBACKEND": "Agg", "HOME": os.environ.get("HOME", "/tmp")}
+    env.update(extra)
+    return env
+
+
 def dataset_path(name: str) -> Path:
     """Path of a file in ../shared/datasets; skips the test when it is absent."""
     p = DATASETS / name

@@ -157,3 +157,14 @@ def test_entry_point_discovery(tmp_path, monkeypatch, boxes):
         assert get_registry().get("curvature", "fake_identity").source == "fake"
     finally:
         sys.modules.pop("fake_sqnopt_plugin", None)
+
+
+def test_unknown_component_name_is_a_value_error_too() -> None:
+    """A bad name is a bad parameter value: ``except ValueError`` catches it (and KeyError, as
+    before). Found by the fuzz suite (tests/fuzz)."""
+    from sqnopt import Solver
+
+    with pytest.raises(ValueError, match="unknown curvature 'nope'"):
+        Solver(curvature="nope")
+    with pytest.raises(KeyError):
+        Solver(objective="nope")

@@ -24,6 +24,7 @@ __all__ = [
     "Dataset",
     "LabelKind",
     "check_matrix",
+    "check_sparse_structure",
     "encode_labels",
     "check_sample_weight",
     "make_rows",
@@ -107,32 +108,175 @@ def _fail(what: str, problem: str, fix: str) -> ValueError:
     return ValueError(f"{what}: {problem}. {fix}")
 
 
+_SPARSE_FIX = ("Build the matrix with scipy's constructors from valid indices, or check one "
+               "with X.check_format(full_check=True)")
+
+
+def _index_array(arr: Any, what: str, name: str) -> NDArray[Any]:
+    a = np.asarray(arr)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise _fail(name, f"the sparse {what} array is {a.ndim}-D of dtype {a.dtype}, not a 1-D "
+                    "integer array", _SPARSE_FIX)
+    return a
+
+
+def _check_range(idx: NDArray[Any], bound: int, axis: str, name: str, shape: Any,
+                 where: Any) -> None:
+    """Every entry of ``idx`` in ``[0, bound)``; ``where(p)`` names the stored entry ``p``."""
+    if idx.size == 0 or (int(idx.min()) >= 0 and int(idx.max()) < bound):
+        return
+    bad = int(np.flatnonzero((idx < 0) | (idx >= bound))[0])
+    value = int(idx[bad])
+    if value < 0:
+        problem = f"has a negative {axis} index {value} ({where(bad)})"
+    else:
+        problem = (f"has {axis} index {value} ({where(bad)}), out of range for {bound} "
+                   f"{axis}s (shape {tuple(int(s) for s in shape)})")
+    raise _fail(name, problem, _SPARSE_FIX)
+
+
+def _check_compressed(X: Any, name: str) -> None:
+    """CSR/CSC/BSR: ``indptr`` starts at 0, never decreases, ends within ``indices``/``data``,
+    and every stored index is in range."""
+    fmt = X.format
+    n_rows, n_cols = (int(s) for s in X.shape)
+    indptr = _index_array(X.indptr, "indptr", name)
+    indices = _index_array(X.indices, "indices", name)
+    data = np.asarray(X.data)
+    block = (1, 1)
+    if fmt == "bsr":
+        block = tuple(int(b) for b in X.blocksize)  # type: ignore[assignment]
+        if (block[0] < 1 or block[1] < 1 or n_rows % block[0] or n_cols % block[1]
+                or data.ndim != 3 or tuple(data.shape[1:]) != block):
+            raise _fail(name, f"the BSR blocks {tuple(data.shape[1:])} do not tile the shape "
+                        f"{X.shape}", _SPARSE_FIX)
+    major, minor = (n_rows // block[0], n_cols // block[1]) if fmt != "csc" else (n_cols, n_rows)
+    what = {"csr": ("row", "column"), "csc": ("column", "row"), "bsr": ("block row",
+                                                                        "block column")}[fmt]
+    if indptr.shape[0] != major + 1:
+        raise _fail(name, f"indptr has {indptr.shape[0]} entries but a {fmt.upper()} matrix of "
+                    f"shape {X.shape} needs {major + 1} (one per {what[0]}, plus one)", _SPARSE_FIX)
+    if data.shape[0] != indices.shape[0]:
+        raise _fail(name, f"has {data.shape[0]} stored values but {indices.shape[0]} indices",
+                    _SPARSE_FIX)
+    if int(indptr[0]) != 0:
+        raise _fail(name, f"indptr starts at {int(indptr[0])}, not 0", _SPARSE_FIX)
+    if major and np.any(indptr[1:] < indptr[:-1]):
+        k = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise _fail(name, f"indptr decreases at {what[0]} {k} (indptr[{k}] = {int(indptr[k])} > "
+                    f"indptr[{k + 1}] = {int(indptr[k + 1])})", _SPARSE_FIX)
+    nnz = int(indptr[-1])
+    if nnz > indices.shape[0]:
+        raise _fail(name, f"indptr ends at {nnz} but only {indices.shape[0]} indices are stored",
+                    _SPARSE_FIX)
+
+    def where(p: int) -> str:
+        return f"{what[0]} {int(np.searchsorted(indptr, p, side='right') - 1)}"
+
+    _check_range(indices[:nnz], minor, what[1], name, X.shape, where)
+
+
+def check_sparse_structure(X: Any, *, name: str = "X") -> None:
+    """Check the index structure of a SciPy sparse matrix or array before compiled code reads it.
+
+    SciPy's constructors trust ``(data, indices, indptr)`` as given (the full check is opt-in),
+    and its conversions, products and sqnopt's kernels index memory with those numbers: an
+    out-of-range or negative index, or an ``indptr`` that decreases or runs past the stored
+    entries, reads (or writes) outside the arrays -- a crash or a silently wrong result. This
+    check costs a few vectorised passes over the index arrays (``O(nnz + n_rows)``, no copy) and
+    raises ``ValueError`` naming the first bad entry; dense input and formats whose conversion
+    is pure Python (DOK, which SciPy's COO constructor checks) pass through.
+
+    Checked: CSR/CSC/BSR (``indptr`` length ``n_major + 1``, starts at 0, non-decreasing, ends
+    within ``indices``; ``data`` and ``indices`` of equal length; every index in range), COO
+    (coordinates in range, lengths equal), DIA (one offset per stored diagonal), LIL (each row's
+    index and value lists of equal length; ranges are checked after conversion).
+    """
+    if not sp.issparse(X):
+        return
+    if X.ndim != 2:
+        raise _fail(name, f"sparse input has {X.ndim} dimensions", "Pass a 2-D matrix")
+    fmt = X.format
+    if fmt in ("csr", "csc", "bsr"):
+        _check_compressed(X, name)
+    elif fmt == "coo":
+        row = _index_array(X.row, "row", name)
+        col = _index_array(X.col, "col", name)
+        if not (row.shape[0] == col.shape[0] == np.asarray(X.data).shape[0]):
+            raise _fail(name, f"COO arrays differ in length (row {row.shape[0]}, col "
+                        f"{col.shape[0]}, data {np.asarray(X.data).shape[0]})", _SPARSE_FIX)
+        _check_range(row, int(X.shape[0]), "row", name, X.shape, lambda p: f"entry {p}")
+        _check_range(col, int(X.shape[1]), "column", name, X.shape, lambda p: f"entry {p}")
+    elif fmt == "dia":
+        data = np.asarray(X.data)
+        offsets = _index_array(X.offsets, "offsets", name)
+        if data.ndim != 2 or data.shape[0] != offsets.shape[0]:
+            raise _fail(name, f"DIA data of shape {data.shape} does not hold one diagonal "
+                        f"per offset ({offsets.shape[0]})", _SPARSE_FIX)
+    elif fmt == "lil":
+        rows, vals = np.asarray(X.rows, dtype=object), np.asarray(X.data, dtype=object)
+        if rows.shape != (X.shape[0],) or vals.shape != rows.shape or any(
+                not isinstance(r, list) or not isinstance(v, list) or len(r) != len(v)
+                for r, v in zip(rows, vals)):
+            raise _fail(name, "LIL rows and data lists do not match", _SPARSE_FIX)
+
+
+#: Canonical CSR copies made by :func:`check_matrix`, with their (read-only) index arrays: such a
+#: matrix passed back in (estimator -> Trainer -> Solver) is not checked a second time.
+_CHECKED = "_sqnopt_checked_structure"
+
+
+def _is_checked(X: Any) -> bool:
+    mark = getattr(X, _CHECKED, None)
+    return (mark is not None and X.format == "csr" and mark[0] is X.indices
+            and mark[1] is X.indptr and mark[2] == X.shape and mark[3] is X.data
+            and not X.indices.flags.writeable and not X.indptr.flags.writeable)
+
+
 def check_matrix(X: Any, *, name: str = "X") -> Matrix:
     """Validate a design matrix; returns a C-contiguous float32/float64 array or a canonical CSR.
 
     Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
-    dtypes, NaN/inf entries, non-2-D input and empty input raise ``ValueError`` (``TypeError``
-    for an unsupported type) naming the problem and the fix.
+    dtypes, NaN/inf entries, non-2-D input, empty input and a corrupt sparse index structure
+    (:func:`check_sparse_structure`, run before any conversion) raise ``ValueError``
+    (``TypeError`` for an unsupported type) naming the problem and the fix.
+
+    A sparse input is copied into a new canonical CSR whose ``indices`` and ``indptr`` are
+    read-only; such a matrix passed back in is returned as it is (its structure not checked
+    again, not copied again), as a C-contiguous float array is.
     """
     if sp.issparse(X):
         if X.ndim != 2:
             raise _fail(name, f"sparse input has {X.ndim} dimensions", "Pass a 2-D matrix")
-        csr = X.tocsr()  # returns X itself when already CSR; never modified below
-        dtype = _float_dtype(csr.dtype, name)
+        dtype = _float_dtype(X.dtype, name)
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise _fail(name, f"is empty (shape {X.shape})",
                         "Pass at least one sample and one feature")
-        data = np.asarray(csr.data)
+        checked = _is_checked(X)
+        if not checked:
+            check_sparse_structure(X, name=name)
+            csr = X.tocsr()  # returns X itself when already CSR; never modified below
+            if csr is not X:  # a converted LIL/DOK/DIA: its ranges are checked here
+                check_sparse_structure(csr, name=name)
+        else:
+            csr = X
+        nnz = int(csr.indptr[-1])
+        data = np.asarray(csr.data)[:nnz]
         if not np.all(np.isfinite(data)):
             bad = int(np.flatnonzero(~np.isfinite(data))[0])
             row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
             raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
                         f"{int(csr.indices[bad])})",
                         "Impute or drop the non-finite entries before fitting")
-        out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices, copy=True),
+        if checked:  # our own canonical copy, passed on (Trainer -> Solver, one-vs-rest
+            return X  # problems): shared read-only, as a dense array is, not copied again
+        out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices[:nnz], copy=True),
                              np.array(csr.indptr, copy=True)), shape=csr.shape)
         if not out.has_canonical_format:
             out.sum_duplicates()  # operates on our copy
+        out.indices.setflags(write=False)
+        out.indptr.setflags(write=False)
+        setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
         return out
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"{name}: expected an array-like or a scipy.sparse matrix, got "

@@ -32,6 +32,40 @@ cdef inline double _sparse_sqnorm(const real_t* data, Py_ssize_t nnz) noexcept n
     return acc
 
 
+cdef int _check_csr(const int[::1] indices, const Py_ssize_t[::1] indptr, Py_ssize_t n_data,
+                    Py_ssize_t n_features) except -1:
+    """The bounds every CSR kernel relies on, checked once when the row view is built (one pass
+    over ``indptr`` and ``indices``; vectorised, no branch per entry): ``indptr`` starts at 0,
+    never decreases and ends within ``indices`` and ``data``; every index is in
+    ``[0, n_features)``. :func:`sqnopt.data.check_matrix` reports the same problems with the
+    offending row first; this guard keeps direct constructions of the compiled classes safe."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t i, p, nnz
+    cdef bint bad = False
+    cdef unsigned int bound = <unsigned int> n_features
+    if n_rows < 0:
+        raise ValueError("CSR rows: indptr is empty (it needs n_samples + 1 entries)")
+    if n_features < 1 or n_features > 2147483647:
+        raise ValueError(f"CSR rows: n_features must be in [1, 2**31 - 1], got {n_features}")
+    if indptr[0] != 0:
+        raise ValueError(f"CSR rows: indptr starts at {indptr[0]}, not 0")
+    with nogil:
+        for i in range(n_rows):
+            bad |= indptr[i + 1] < indptr[i]
+    if bad:
+        raise ValueError("CSR rows: indptr decreases")
+    nnz = indptr[n_rows]
+    if nnz > indices.shape[0] or nnz > n_data:
+        raise ValueError(f"CSR rows: indptr ends at {nnz}, past the {indices.shape[0]} indices "
+                         f"/ {n_data} values stored")
+    with nogil:
+        for p in range(nnz):
+            bad |= <unsigned int> indices[p] >= bound  # negative indices wrap to >= 2**31
+    if bad:
+        raise ValueError(f"CSR rows: a column index is negative or >= n_features={n_features}")
+    return 0
+
+
 cdef class RowData:
     """Base class: rows of a design matrix plus labels and weights.
 
@@ -44,6 +78,14 @@ cdef class RowData:
     cdef void _bind_common(self, Py_ssize_t n_samples, Py_ssize_t n_features, bint has_intercept,
                            const double[::1] y, const double[::1] sample_weight,
                            const double[::1] grad_weight):
+        if n_samples < 1 or n_features < 1:
+            raise ValueError(f"RowData: need at least one sample and one feature, got "
+                             f"{n_samples} x {n_features}")
+        if (y.shape[0] != n_samples or sample_weight.shape[0] != n_samples
+                or grad_weight.shape[0] != n_samples):
+            raise ValueError(f"RowData: y, sample_weight and grad_weight need {n_samples} "
+                             f"entries (one per row), got {y.shape[0]}, "
+                             f"{sample_weight.shape[0]} and {grad_weight.shape[0]}")
         self.n_samples = n_samples
         self.n_features = n_features
         self.has_intercept = has_intercept
@@ -207,6 +249,7 @@ cdef class CSRRows64(RowData):
     def __init__(self, const double[::1] data, const int[::1] indices, const Py_ssize_t[::1] indptr,
                  Py_ssize_t n_features, const double[::1] y, const double[::1] sample_weight,
                  const double[::1] grad_weight, bint has_intercept):
+        _check_csr(indices, indptr, data.shape[0], n_features)
         self.data = data
         self.indices = indices
         self.indptr = indptr
@@ -270,6 +313,7 @@ cdef class CSRRows32(RowData):
     def __init__(self, const float[::1] data, const int[::1] indices, const Py_ssize_t[::1] indptr,
                  Py_ssize_t n_features, const double[::1] y, const double[::1] sample_weight,
                  const double[::1] grad_weight, bint has_intercept):
+        _check_csr(indices, indptr, data.shape[0], n_features)
         self.data = data
         self.indices = indices
         self.indptr = indptr

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from sqnopt.datasets._io import PathLike, open_binary
+from sqnopt.datasets._io import READ_ERRORS, PathLike, open_binary
 
 Table = Union[Mapping[str, Sequence[Any]], Any]  # a mapping of columns or a pandas DataFrame
 
@@ -223,9 +223,12 @@ class CTRFeaturizer:
 
 def _to_float(v: Any, col: str) -> float:
     try:
-        return float(v)
+        value = float(v)
     except (TypeError, ValueError):
         raise ValueError(f"numeric column {col!r} holds a non-number {v!r}") from None
+    if math.isinf(value):
+        raise ValueError(f"numeric column {col!r} holds an infinite value {v!r}")
+    return value
 
 
 def balancing_gamma(y: ArrayLike, positive: Any = 1) -> float:
@@ -267,11 +270,15 @@ def iter_criteo(path: PathLike, chunk_size: int = 100_000, *, n_rows: int | None
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     source = str(path)
     names = CRITEO_COLUMNS[1:]
-    with open_binary(path) as fh:
+    numeric = set(CRITEO_NUMERIC)
+    lineno = 0
+    fh = open_binary(path)
+    try:
         table: dict[str, list[str]] = {c: [] for c in names}
         labels: list[float] = []
         seen = 0
-        for lineno, raw in enumerate(fh, start=1):
+        for raw in fh:
+            lineno += 1
             if n_rows is not None and seen >= n_rows:
                 break
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -281,12 +288,19 @@ def iter_criteo(path: PathLike, chunk_size: int = 100_000, *, n_rows: int | None
             if len(parts) != len(CRITEO_COLUMNS):
                 raise ValueError(f"{source}: line {lineno} has {len(parts)} tab-separated fields, "
                                  f"expected {len(CRITEO_COLUMNS)} (label, I1..I13, C1..C26)")
-            try:
-                labels.append(float(parts[0]))
-            except ValueError:
+            if parts[0].strip() not in ("0", "1"):
                 raise ValueError(f"{source}: line {lineno}: label {parts[0][:20]!r} is not "
-                                 "0 or 1") from None
+                                 "0 or 1")
+            labels.append(float(parts[0]))
             for name, value in zip(names, parts[1:]):
+                if name in numeric and value.strip():
+                    try:
+                        ok = math.isfinite(float(value))
+                    except ValueError:
+                        ok = False
+                    if not ok:
+                        raise ValueError(f"{source}: line {lineno}: the count {name} = "
+                                         f"{value[:20]!r} is not a finite number")
                 table[name].append(value)
             seen += 1
             if len(labels) >= chunk_size:
@@ -295,7 +309,12 @@ def iter_criteo(path: PathLike, chunk_size: int = 100_000, *, n_rows: int | None
         if labels:
             yield table, np.asarray(labels)
         elif seen == 0:
-            raise ValueError(f"{source}: no rows found")
+            raise ValueError(f"{source}: no rows found (an empty file?)")
+    except READ_ERRORS as exc:
+        raise ValueError(f"{source}: line {lineno + 1}: cannot read the file: corrupt or "
+                         f"truncated data ({type(exc).__name__}: {exc})") from None
+    finally:
+        fh.close()
 
 
 def read_criteo(path: PathLike, *, n_rows: int | None = None

@@ -15,6 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sqnopt.data import check_sparse_structure
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -42,6 +43,13 @@ def _probabilistic(est: SQNClassifier) -> bool:
     except (KeyError, TypeError, ValueError):
         return False
     return PROBABILISTIC in objective.capabilities
+
+
+def _check_structure(X: Any) -> None:
+    """A sparse matrix's index structure, checked before scikit-learn converts it, casts it
+    (SciPy's ``astype`` sums duplicates in compiled code) or multiplies with it: compiled SciPy
+    code trusts the indices (see :func:`sqnopt.data.check_sparse_structure`)."""
+    check_sparse_structure(X)
 
 
 class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -215,6 +223,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNClassifier:
         """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
+        _check_structure(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -234,6 +243,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Batches whose sample weights (times class weights) are all zero are ignored.
         """
         first = getattr(self, "_trainer", None) is None
+        _check_structure(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", reset=first)
         check_classification_targets(y)
@@ -273,6 +283,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return LinearModel(coef=self.coef_, intercept=self.intercept_, classes=self.classes_,
                            strategy=base.strategy, loss=base.loss,
                            probabilistic=base.probabilistic, info=dict(base.info))
+
+    def decision_function(self, X: Any) -> FloatArray:
+        """Scores ``X @ coef_.T + intercept_``: shape ``(n,)`` for two classes, else
+        ``(n, n_classes)``. (``predict``, ``predict_proba`` and ``score`` go through here.)"""
+        _check_structure(X)
+        scores: FloatArray = super().decision_function(X)
+        return scores
 
     @available_if(_probabilistic)  # type: ignore[untyped-decorator]
     def predict_log_proba(self, X: Any) -> FloatArray:

@@ -55,8 +55,11 @@ class RegistryError(ValueError):
     """A plugin registered something inconsistent (name clash, wrong kind)."""
 
 
-class UnknownComponentError(KeyError):
-    """No component of that kind is registered under that name."""
+class UnknownComponentError(KeyError, ValueError):
+    """No component of that kind is registered under that name.
+
+    A ``KeyError`` (a lookup that failed) and a ``ValueError`` (the name is a bad value for a
+    parameter), so ``except ValueError`` around a ``Solver(...)`` or ``fit`` catches it too."""
 
     def __str__(self) -> str:  # KeyError quotes its argument; show the message as written
         return str(self.args[0])

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.data import Dataset, check_sparse_structure, prepare
 from sqnopt.gradients._base import GradientKernel
-from sqnopt.data import Dataset, prepare
 from sqnopt.interfaces import (
     LINEAR_SCORES,
     BatchSchedule,
@@ -372,6 +372,7 @@ class Solver:
         if not self._constant_column:
             return X, bool(self.fit_intercept)
         if sp.issparse(X):
+            check_sparse_structure(X)  # before sp.hstack reads the indices
             if X.shape[0] == 0 or X.dtype.kind not in "iuf":
                 return X, False         # the data layer reports the shape error
             dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
