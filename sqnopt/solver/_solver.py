@@ -41,7 +41,7 @@ from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.projections._base import ProjectionKernel
 from sqnopt.registry import get_registry
 from sqnopt.schedules._base import ScheduleKernel
-from sqnopt.solver import _pyloop as codes
+import sqnopt.solver._pyloop as codes
 from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._pyloop import PythonLoop
@@ -347,18 +347,19 @@ class Solver:
     def pegasos(cls, lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = False,
                 **kwargs: Any) -> Solver:
         """Pegasos as a composition of registered components (hinge, ``PegasosStep``, L2 ball,
-        minibatch ``batch_size``); see :func:`sqnopt.presets.pegasos` for the options."""
-        from sqnopt.presets import pegasos
-
-        return pegasos(lam, batch_size=batch_size, average=average, **kwargs)
+        minibatch ``batch_size``); the ``"pegasos"`` preset (:func:`sqnopt.presets.pegasos`)."""
+        return cls.preset("pegasos", lam=lam, batch_size=batch_size, average=average, **kwargs)
 
     @classmethod
     def preset(cls, name: str, **kwargs: Any) -> Solver:
-        """A named composition (``"pegasos"``, ``"sgd"``, ``"asgd"``, ``"adagrad"``, ``"smd"``,
-        ``"seg_pm"``, ``"gd"``, ``"pgd"``, ``"lbfgs"``, ``"sqb"``); see :mod:`sqnopt.presets`."""
-        from sqnopt.presets import make
-
-        return make(name, **kwargs)
+        """A named composition registered through the ``sqnopt_register_presets`` hook: the
+        built-ins ``"pegasos"``, ``"sgd"``, ``"asgd"``, ``"adagrad"``, ``"smd"``, ``"seg_pm"``,
+        ``"gd"``, ``"pgd"``, ``"lbfgs"``, ``"sqb"`` (:mod:`sqnopt.presets`) and any a plugin
+        adds."""
+        solver = get_registry().preset(name).factory(**kwargs)
+        if not isinstance(solver, Solver):
+            raise TypeError(f"preset {name!r} built a {type(solver).__name__}, not a Solver")
+        return solver
 
     # ------------------------------------------------------------------ building a solve
     @property
