@@ -176,35 +176,23 @@ class _Builder(_SolverConfig):
     def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                    classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
         """Validate the data and build a fresh :class:`SolverState` (kernels, buffers, sampler)."""
-        Xd, data_intercept = self._design(X)
-        data = prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
-                       label_kind=self.objective.label_kind, classes=classes,
-                       importance_sampling=self.sampling == "weighted")
+        data = self._prepare(X, y, sample_weight, classes)
         n_blocks, dim = self.objective.param_layout(data)
         problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
                           n_blocks=n_blocks, n_params=n_blocks * dim,
-                          lam=float(self.objective.lam), fit_intercept=data_intercept,
+                          lam=float(self.objective.lam), fit_intercept=data.fit_intercept,
                           capabilities=self.objective.capabilities)
-        obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data), ObjectiveKernelLike)
-        if obj_k.n_params != problem.n_params:
-            raise ValueError(f"{self.objective.describe()} built a kernel with "
-                             f"{obj_k.n_params} parameters, expected {problem.n_params}")
+        obj_k, sched_k, csched_k = self._data_kernels(data, problem)
         _check_memory(self.curvature, problem)
         grad_k: GradientKernelLike = _kernel(self.gradient, self.gradient.init(problem),
                                              GradientKernelLike)
         _bind_gradient(self.gradient, grad_k, obj_k)
-        curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem), CurvatureKernelLike)
-        sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem), ScheduleKernelLike)
-        csched_k: ScheduleKernelLike | None = None
-        if self.curvature.needs_curvature_batch:
-            cs = self.curvature_schedule or self.schedule
-            csched_k = _kernel(cs, cs.init(problem), ScheduleKernelLike)
+        curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem),
+                                              CurvatureKernelLike)
         step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
             self.projection, self.projection.init(problem), ProjectionKernelLike)
-
         sampler = self._make_sampler(data, make_bit_generator(self.random_state))
-        n = data.n_samples
 
         p = problem.n_params
         w = np.zeros(p)
@@ -225,17 +213,15 @@ class _Builder(_SolverConfig):
         buffers: dict[str, Any] = {
             "w_next": np.zeros(p), "grad": np.zeros(p), "grad_next": np.zeros(p),
             "direction": np.zeros(p), "v": np.zeros(p), "r": np.zeros(p),
-            "batch": np.zeros(n, dtype=np.intp),
-            "curvature_batch": np.zeros(n if csched_k is not None else 1, dtype=np.intp),
+            **_batch_buffers(data.n_samples, csched_k is not None),
         }
         counters = Counters()
         use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
                                              proj_k, sampler, w, w_avg, buffers, counters,
                                              average, avg_start)
         return SolverState(data=data, problem=problem, objective=obj_k, gradient=grad_k,
-                           curvature=curv_k,
-                           schedule=sched_k, curvature_schedule=csched_k, step=step_k,
-                           projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
+                           curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
+                           step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
                            counters=counters, avg_start=avg_start, compiled=use_compiled,
                            loop=loop, buffers=buffers)
 
@@ -248,8 +234,9 @@ class _Builder(_SolverConfig):
         step sizes and batch sizes continue from the current iteration), the history and the
         random stream. What depends on the data is rebuilt: the objective kernel, the batch
         schedule kernels (functions of the iteration number, clipped to the new sample count),
-        the sampler (same bit generator) and the loop. The label set stays the one of the first
-        data (``state.data.classes``), and the number of features must not change.
+        the sampler (same bit generator), the gradient estimator's per-sample state (SAGA's
+        table, SVRG's snapshot) and the loop. The label set stays the one of the first data
+        (``state.data.classes``), and the number of features must not change.
 
         The state is updated in place and returned; ``run`` it to take steps on the new data.
         Objective values recorded from then on (history, ``fun``) are on the new data.
@@ -259,16 +246,39 @@ class _Builder(_SolverConfig):
                              "drop batch_sequence to stream new data")
         state.sync()
         old = state.data
-        Xd, data_intercept = self._design(X)
-        data = prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
-                       label_kind=self.objective.label_kind, classes=old.classes,
-                       importance_sampling=self.sampling == "weighted")
+        data = self._prepare(X, y, sample_weight, old.classes)
         if data.n_features != old.n_features:
             extra = self._constant_column
             raise ValueError(f"rebind: X has {data.n_features - extra} features, but the solve "
                              f"was started with {old.n_features - extra}. Pass data with the "
                              "same columns")
         problem = dataclasses.replace(state.problem, n_samples=data.n_samples)
+        obj_k, sched_k, csched_k = self._data_kernels(data, problem)
+        sampler = self._make_sampler(data, state.sampler.bit_generator)
+        buffers = dict(state.buffers) | _batch_buffers(data.n_samples, csched_k is not None)
+        _bind_gradient(self.gradient, state.gradient, obj_k)    # per-sample state: new data
+        use_compiled, loop = self._make_loop(
+            obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
+            state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
+            state.w_avg is not None, state.avg_start, previous=state.loop)
+        state.data, state.problem, state.objective = data, problem, obj_k
+        state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
+        state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        return state
+
+    def _prepare(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None,
+                 classes: ArrayLike | None) -> Dataset:
+        """The validated data of a solve (the design matrix of :meth:`_design`)."""
+        Xd, data_intercept = self._design(X)
+        return prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
+                       label_kind=self.objective.label_kind, classes=classes,
+                       importance_sampling=self.sampling == "weighted")
+
+    def _data_kernels(self, data: Dataset, problem: Problem
+                      ) -> tuple[ObjectiveKernelLike, ScheduleKernelLike,
+                                 ScheduleKernelLike | None]:
+        """The kernels that depend on the data: the objective bound to it, and the batch
+        schedules (clipped to its size)."""
         obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data),
                                              ObjectiveKernelLike)
         if obj_k.n_params != problem.n_params:
@@ -280,20 +290,7 @@ class _Builder(_SolverConfig):
         if self.curvature.needs_curvature_batch:
             cs = self.curvature_schedule or self.schedule
             csched_k = _kernel(cs, cs.init(problem), ScheduleKernelLike)
-        sampler = self._make_sampler(data, state.sampler.bit_generator)
-        n = data.n_samples
-        buffers = dict(state.buffers)
-        buffers["batch"] = np.zeros(n, dtype=np.intp)
-        buffers["curvature_batch"] = np.zeros(n if csched_k is not None else 1, dtype=np.intp)
-        _bind_gradient(self.gradient, state.gradient, obj_k)    # per-sample state: new data
-        use_compiled, loop = self._make_loop(
-            obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
-            state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
-            state.w_avg is not None, state.avg_start, previous=state.loop)
-        state.data, state.problem, state.objective = data, problem, obj_k
-        state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
-        state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
-        return state
+        return obj_k, sched_k, csched_k
 
     def _make_sampler(self, data: Dataset, bitgen: np.random.BitGenerator) -> Sampler:
         n = data.n_samples
@@ -387,6 +384,13 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
             f"curvature_schedule={curvature_schedule.describe()} is only used by curvature models "
             f"that build curvature from their own batches; {curvature.describe()} does not. "
             "Drop curvature_schedule.")
+
+
+def _batch_buffers(n_samples: int, curvature_batch: bool) -> dict[str, Any]:
+    """The index buffers of the gradient batch and (for models that draw one) the curvature
+    batch: a batch holds at most ``n_samples`` indices."""
+    return {"batch": np.zeros(n_samples, dtype=np.intp),
+            "curvature_batch": np.zeros(n_samples if curvature_batch else 1, dtype=np.intp)}
 
 
 def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) -> None:
