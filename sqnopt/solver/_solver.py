@@ -119,8 +119,8 @@ class Solver(_Builder, _Runner):
         ``StopIteration``) stops the run.
     blas_threads
         BLAS threads while ``run`` executes (via threadpoolctl); ``None`` leaves the library's
-        setting. The loop's BLAS calls are small, so threading them costs more than it gains:
-        RES on a9a (n = 124) ran 20x slower with OpenBLAS's default 2 threads on 2 cores.
+        setting. The loop's BLAS calls are small, so threading them costs more than it gains
+        (see :mod:`sqnopt.solver._blas`).
     path
         Which iteration loop runs. ``"auto"``: on sparse (CSR) data, the scaled loop when the
         combination allows it (margin objective, identity curvature, no projection or the L2
