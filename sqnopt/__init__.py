@@ -50,7 +50,7 @@ from sqnopt.solver import (
     SolverState,
     Status,
 )
-from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, Wolfe
 
 __version__ = "0.1.0"
 
@@ -115,6 +115,7 @@ __all__ = [
     "SquaredHinge",
     "Status",
     "StepRule",
+    "Wolfe",
     "get_registry",
     "hookimpl",
     "simd_variant",

@@ -18,7 +18,7 @@ preset        composition
 ``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
 ``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
 ``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
-``lbfgs``     ``LBFGS(memory)`` + ``Full`` batches + ``Armijo()`` line search (full-batch L-BFGS, no
+``lbfgs``     ``LBFGS(memory)`` + ``Full`` batches + ``Wolfe()`` line search (full-batch L-BFGS, no
               step to tune; the secant gradient is reused, one pass per line-search trial)
 ``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
               bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
@@ -39,7 +39,7 @@ from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.solver import Solver
-from sqnopt.steps import Armijo, Constant, InverseSqrt, PegasosStep
+from sqnopt.steps import Constant, InverseSqrt, PegasosStep, Wolfe
 
 __all__ = [
     "PRESETS",
@@ -173,10 +173,11 @@ def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projectio
 
 def lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss", memory: int = 10,
           step: StepRule | None = None, **solver_kwargs: Any) -> Solver:
-    """Full-batch L-BFGS: ``LBFGS(memory)`` directions on ``Full`` batches with the ``Armijo()``
-    backtracking line search unless ``step`` is given (Nocedal & Wright 2006, Alg. 7.5 with
-    Alg. 3.1). Each iteration costs one pass per line-search trial (the accepted trial's
-    gradient is the secant pair's and the next iteration's). Unless given: ``gtol=1e-8``
+    """Full-batch L-BFGS: ``LBFGS(memory)`` directions on ``Full`` batches with the strong-Wolfe
+    line search ``Wolfe()`` unless ``step`` is given (Nocedal & Wright 2006, Alg. 7.5 with
+    Algs. 3.5-3.6): its curvature condition keeps every secant pair (``v'r > 0``) and lets a
+    step longer than 1 be taken. Each iteration costs one pass per line-search trial (the
+    accepted trial's gradient is the secant pair's and the next iteration's). Unless given: ``gtol=1e-8``
     checked every iteration (``report_every=1``: a full pass dwarfs the return to Python) and,
     with no other budget, ``max_iter=1000``. See ``docs/curvature.md``, "Full batch"."""
     solver_kwargs.setdefault("gtol", 1e-8)
@@ -184,7 +185,7 @@ def lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss", mem
     if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
         solver_kwargs["max_iter"] = 1000
     return Solver(objective=_objective(objective, lam), curvature=LBFGS(memory=memory),
-                  schedule=Full(), step=step if step is not None else Armijo(), **solver_kwargs)
+                  schedule=Full(), step=step if step is not None else Wolfe(), **solver_kwargs)
 
 
 def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner_iter: int = 5,

@@ -9,7 +9,15 @@ from sqnopt.steps._base import (
     PegasosStepKernel,
     StepKernel,
 )
-from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps._components import (
+    Armijo,
+    Constant,
+    Decaying,
+    InverseSqrt,
+    PegasosStep,
+    Wolfe,
+)
+from sqnopt.steps._wolfe import WolfeKernel
 
 __all__ = [
     "Armijo",
@@ -24,4 +32,6 @@ __all__ = [
     "PegasosStepKernel",
     "StepKernel",
     "StepRule",
+    "Wolfe",
+    "WolfeKernel",
 ]

@@ -13,6 +13,7 @@ from sqnopt.steps._base import (
     InverseSqrtKernel,
     PegasosStepKernel,
 )
+from sqnopt.steps._wolfe import WolfeKernel
 
 
 def _positive(owner: str, name: str, value: float) -> None:
@@ -120,3 +121,48 @@ class Armijo(StepRule):
     def init(self, problem: Problem) -> ArmijoKernel:
         return ArmijoKernel(float(self.eps0), float(self.c1), float(self.shrink),
                             int(self.max_backtracks))
+
+
+@dataclass(frozen=True)
+class Wolfe(StepRule):
+    r"""Strong-Wolfe line search on each iteration's batch ``B``: with
+    ``phi(eps) = f_B(w - eps d)``, the accepted step satisfies
+
+        phi(eps) <= phi(0) + c1 eps phi'(0)      and      |phi'(eps)| <= c2 |phi'(0)|
+
+    (Wolfe 1969; the bracketing and zoom phases of Nocedal & Wright 2006, Algorithms 3.5-3.6,
+    with safeguarded cubic interpolation). The first trial is ``eps0`` (1 for quasi-Newton
+    directions); trials grow by ``expand`` while the slope is still steeply negative, so a badly
+    scaled direction gets a longer step instead of many short ones. The curvature condition makes
+    each accepted step's secant pair on its batch satisfy ``v'r > 0``: a full-batch BFGS-type
+    model never skips a pair. Every trial costs one batch gradient (``n_grad_evals``); the
+    accepted trial's gradient is the next iteration's and the secant pair's. After ``max_evals``
+    trials without both conditions, the best trial with sufficient decrease is evaluated once more
+    and taken; with none the run stops with status ``line_search_failed``, as with
+    :class:`Armijo`. Not combinable with a projection.
+    """
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    c2: float = 0.9
+    expand: float = 2.0
+    max_evals: int = 20
+    name = "wolfe"
+    line_search = True
+
+    def __post_init__(self) -> None:
+        _positive("Wolfe", "eps0", self.eps0)
+        if not (isinstance(self.c1, (int, float)) and isinstance(self.c2, (int, float))
+                and 0 < self.c1 < self.c2 < 1):
+            raise ValueError(f"Wolfe: need 0 < c1 < c2 < 1, got c1={self.c1!r}, "
+                             f"c2={self.c2!r}")
+        if not (isinstance(self.expand, (int, float)) and math.isfinite(self.expand)
+                and self.expand > 1):
+            raise ValueError(f"Wolfe: expand must be a finite number > 1, got {self.expand!r}")
+        if not (isinstance(self.max_evals, int) and self.max_evals >= 1):
+            raise ValueError(f"Wolfe: max_evals must be an integer >= 1, got "
+                             f"{self.max_evals!r}")
+
+    def init(self, problem: Problem) -> WolfeKernel:
+        return WolfeKernel(float(self.eps0), float(self.c1), float(self.c2), float(self.expand),
+                           int(self.max_evals))

@@ -2,7 +2,7 @@
 
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
-from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep
+from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, Wolfe
 
 
 @hookimpl
@@ -12,3 +12,4 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
     register("inverse_sqrt", InverseSqrt, aliases=("invsqrt",))
     register("pegasos", PegasosStep, aliases=("pegasos_step",))
     register("armijo", Armijo, aliases=("line_search",))
+    register("wolfe", Wolfe, aliases=("strong_wolfe",))

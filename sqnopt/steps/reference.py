@@ -10,7 +10,8 @@ import numpy as np
 
 from sqnopt.interfaces import FloatArray, IndexArray, Problem, StepRule
 
-__all__ = ["ArmijoNumPy", "ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy"]
+__all__ = ["ArmijoNumPy", "ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy",
+           "WolfeNumPy"]
 
 
 @dataclass
@@ -131,3 +132,121 @@ class ArmijoNumPy(StepRule):
 
     def init(self, problem: Problem) -> _Armijo:
         return _Armijo(self.eps0, self.c1, self.shrink, self.max_backtracks)
+
+
+def _cubic_min(a: float, fa: float, da: float, b: float, fb: float, db: float) -> float:
+    d1 = da + db - 3.0 * (fa - fb) / (a - b)
+    d2sq = d1 * d1 - da * db
+    if not (d2sq >= 0.0 and math.isfinite(d2sq)):
+        return math.nan
+    d2 = math.copysign(math.sqrt(d2sq), b - a)
+    return b - (b - a) * (db + d2 - d1) / (db - da + 2.0 * d2)
+
+
+@dataclass
+class _Wolfe:
+    """Strong Wolfe by bracketing and zoom (Nocedal & Wright 2006, Algorithms 3.5-3.6), written
+    as a plain loop over trials; the compiled kernel is a state machine of the same rules."""
+
+    eps0: float
+    c1: float
+    c2: float
+    expand: float
+    max_evals: int
+    line_search: bool = True
+
+    def step_size(self, t: int) -> float:
+        return self.eps0
+
+    def search(self, objective: Any, w: FloatArray, batch: IndexArray, f0: float, g: FloatArray,
+               d: FloatArray, w_next: FloatArray, g_next: FloatArray) -> tuple[float, float, int]:
+        gd = float(np.dot(g, d))
+        evals = 0
+
+        def phi(a: float) -> tuple[float, float]:
+            nonlocal evals
+            np.subtract(w, a * d, out=w_next)
+            if not np.all(np.isfinite(w_next)):
+                return math.inf, math.nan
+            f = float(objective.gradient(w_next, batch, g_next))
+            evals += 1
+            if not math.isfinite(f):
+                return math.inf, math.nan
+            return f, -float(np.dot(g_next, d))
+
+        if not gd > 0.0:
+            if gd == 0.0:
+                f, _ = phi(self.eps0)
+                if f <= f0:
+                    return self.eps0, f, evals
+                return math.nan, math.nan, evals
+            return math.nan, math.nan, 0
+        d0 = -gd
+
+        def sufficient(a: float, f: float) -> bool:
+            return f <= f0 + self.c1 * a * d0 and f < f0
+
+        best_a, best_f = 0.0, f0
+        prev = (0.0, f0, d0)
+        lo = hi = prev
+        zoom = False
+        a, n = self.eps0, 0
+        while True:
+            f, da = phi(a)
+            n += 1
+            ok = sufficient(a, f)
+            if ok and f < best_f:
+                best_a, best_f = a, f
+            if ok and abs(da) <= -self.c2 * d0:
+                return a, f, evals
+            if not zoom:
+                if not ok or (n > 1 and f >= prev[1]):
+                    zoom, lo, hi = True, prev, (a, f, da)
+                elif da >= 0.0:
+                    zoom, lo, hi = True, (a, f, da), prev
+                else:
+                    prev = (a, f, da)
+                    if n >= self.max_evals:
+                        break
+                    a *= self.expand
+                    continue
+            else:
+                if not ok or f >= lo[1]:
+                    hi = (a, f, da)
+                else:
+                    if da * (hi[0] - lo[0]) >= 0.0:
+                        hi = lo
+                    lo = (a, f, da)
+            if n >= self.max_evals:
+                break
+            left, right = min(lo[0], hi[0]), max(lo[0], hi[0])
+            width = right - left
+            if not width > 1e-12 * right:
+                break
+            nxt = math.nan
+            if math.isfinite(hi[1]) and math.isfinite(hi[2]) and math.isfinite(lo[2]):
+                nxt = _cubic_min(*lo, *hi)
+            if not (left + 0.1 * width <= nxt <= right - 0.1 * width):
+                nxt = left + 0.5 * width
+            a = nxt
+        if best_a > 0.0:                       # the best sufficient-decrease trial, once more
+            f, _ = phi(best_a)
+            if sufficient(best_a, f):
+                return best_a, f, evals
+        return math.nan, math.nan, evals
+
+
+@dataclass(frozen=True)
+class WolfeNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.Wolfe`."""
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    c2: float = 0.9
+    expand: float = 2.0
+    max_evals: int = 20
+    name = "wolfe_numpy"
+    line_search = True
+
+    def init(self, problem: Problem) -> _Wolfe:
+        return _Wolfe(self.eps0, self.c1, self.c2, self.expand, self.max_evals)
