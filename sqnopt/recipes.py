@@ -234,7 +234,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     shape; for a non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD).
 
     Subsampled Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on
-    badly conditioned high-dimensional ones (``bench/newton_cg_vs_lbfgs.py``,
+    badly conditioned high-dimensional ones (``bench/full_batch_solvers.py``,
     ``docs/gradients.md``), so it is not the default."""
     from sqnopt.curvature import LBFGS, Identity
 
