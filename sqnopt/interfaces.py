@@ -53,8 +53,10 @@ PAIR_SKIPPED = 0
 PAIR_ACCEPTED = 1
 PAIR_RESET = 2
 CURVATURE_ERROR = -1
+BATCH_OBSERVED = 3     # observe_batch: the batch was taken in, no pair offered
 
 __all__ = [
+    "BATCH_OBSERVED",
     "BINARY",
     "CURVATURE_ERROR",
     "PAIR_ACCEPTED",
@@ -148,7 +150,9 @@ class CurvatureKernelLike(Protocol):
         ...
 
     def observe_batch(self, objective: Any, w: FloatArray, batch: IndexArray) -> int:
-        """Build curvature from an independent batch (only if ``needs_curvature_batch``)."""
+        """Build curvature from an independent batch (only if ``needs_curvature_batch``).
+        Return 3 (observed, no pair offered), or, for a model that forms a curvature pair from
+        its batches, the pair's code as for ``update_pair`` (counted alike)."""
         ...
 
     def error_message(self) -> str: ...
@@ -297,6 +301,13 @@ class CurvatureModel(Component):
     #: along its direction decreases that majoriser (SQB's partition-function bound): a constant
     #: step 1 is safe without a line search.
     majorizes: ClassVar[bool] = False
+
+    @property
+    def batches_per_update(self) -> int:
+        """Curvature batches (one per iteration) the model joins into one update of its
+        curvature: the recipe draws ``1 / batches_per_update`` of its Hessian sample size per
+        iteration, so each update sees a sample of that size."""
+        return 1
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps for ``problem`` (the solver refuses a model that cannot fit

@@ -305,7 +305,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         full_phase, report = True, 10
     elif curvature.needs_curvature_batch:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
-        csched = Fixed(hessian_batch(X.shape[0]))
+        csched = Fixed(_curvature_batch(curvature, X.shape[0]))
         rec_step = Armijo()
         rec_sampling = "subset"
         full_phase, report = True, 10
@@ -325,7 +325,8 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         sched = schedule
         csched = None
         if curvature.needs_curvature_batch:
-            csched = Fixed(BOUND_BATCH if curvature.majorizes else hessian_batch(X.shape[0]))
+            csched = Fixed(BOUND_BATCH if curvature.majorizes
+                           else _curvature_batch(curvature, X.shape[0]))
         full_phase = _reaches_full(schedule, X.shape[0])
         if stochastic and isinstance(step, str):
             rec_step = _first_order_step(X, grad_weight, objective, curvature,
@@ -371,6 +372,12 @@ def hessian_batch(n_samples: int) -> int:
     """Curvature batch of models that sample the Hessian (subsampled Newton-CG): a tenth of the
     data, at least ``PROGRESSIVE_B1`` samples (Byrd, Chin, Neveitt & Nocedal 2011 take 5-10 %)."""
     return int(min(n_samples, max(PROGRESSIVE_B1, n_samples // HESSIAN_FRACTION)))
+
+
+def _curvature_batch(curvature: CurvatureModel, n_samples: int) -> int:
+    """Samples drawn per iteration for a Hessian-sampling model: its Hessian sample
+    (:func:`hessian_batch`) spread over the batches it joins into one update."""
+    return max(1, -(-hessian_batch(n_samples) // curvature.batches_per_update))
 
 
 def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any,

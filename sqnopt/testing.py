@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from sqnopt.interfaces import (
+    BATCH_OBSERVED,
     CURVATURE_ERROR,
     PAIR_ACCEPTED,
     PAIR_RESET,
@@ -160,7 +161,7 @@ class _Context:
             okernel = obj.init(data)
             code = kernel.observe_batch(okernel, np.zeros(problem.n_params),
                                         np.arange(min(20, problem.n_samples), dtype=np.intp))
-            if code not in (PAIR_ACCEPTED, PAIR_SKIPPED):
+            if code not in (PAIR_ACCEPTED, PAIR_SKIPPED, BATCH_OBSERVED):
                 _fail(f"observe_batch on a fresh kernel returned {code}")
         return kernel, problem
 
@@ -340,8 +341,13 @@ class _Context:
         n_pairs = res_py.n_pairs_accepted + res_py.n_pairs_skipped + res_py.n_resets
         if self.model.needs_secant_pair and n_pairs != res_py.n_iter:
             _fail(f"pair counts ({n_pairs}) do not add up to the iterations ({res_py.n_iter})")
-        if not self.model.needs_secant_pair and n_pairs != 0:
-            _fail("a model without secant pairs reported pair counts")
+        if self.model.needs_curvature_batch and n_pairs > res_py.n_iter:
+            _fail(f"pair counts ({n_pairs}) exceed the curvature batches observed "
+                  f"({res_py.n_iter})")
+        if not (self.model.needs_secant_pair or self.model.needs_curvature_batch) \
+                and n_pairs != 0:
+            _fail("a model that observes neither secant pairs nor curvature batches reported "
+                  "pair counts")
         kernel, _ = self.kernel()
         auto = Solver(objective=obj, curvature=self.model, schedule=Full(), step=Constant(0.05))
         if isinstance(kernel, CurvatureKernel) and auto.init_state(X, y).compiled:

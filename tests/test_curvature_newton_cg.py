@@ -10,6 +10,7 @@ from sqnopt import Armijo, Fixed, Full, Geometric, NewtonCG, Solver, Status
 from sqnopt.curvature.reference import NewtonCGNumPy
 from sqnopt.datasets import make_boxes
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLoss, Softmax, SquaredHinge
+from sqnopt.interfaces import BATCH_OBSERVED
 
 
 def _multiclass(n: int = 150, p: int = 6, k: int = 3, seed: int = 0):
@@ -64,7 +65,7 @@ def test_exact_cg_on_the_whole_data_is_the_newton_step():
     rng = np.random.default_rng(4)
     w = 0.5 * rng.normal(size=k.n_params)
     allb = np.arange(200, dtype=np.intp)
-    assert state.curvature.observe_batch(k, w, allb) == 1
+    assert state.curvature.observe_batch(k, w, allb) == BATCH_OBSERVED
     H = np.column_stack([_hv(k, w, allb, e) for e in np.eye(k.n_params)])
     g = rng.normal(size=k.n_params)
     d = np.zeros_like(g)

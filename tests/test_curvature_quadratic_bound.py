@@ -24,6 +24,7 @@ from sqnopt.curvature.reference import QuadraticBoundNumPy, cg_numpy, lsqr_numpy
 from sqnopt.data import prepare
 from sqnopt.interfaces import Problem
 from sqnopt.objectives.reference import BinaryLogisticNumPy, SoftmaxNumPy
+from sqnopt.interfaces import BATCH_OBSERVED
 from tests.conftest import as_format
 
 
@@ -47,7 +48,7 @@ def _observed(method: str, iters: int, eta: float = 0.05, seed: int = 0):
     w = rng.normal(size=k.n_params)
     batch = rng.integers(0, X.shape[0], size=7).astype(np.intp)
     c = QuadraticBoundKernel(k.n_params, eta, iters, 0.0, method)
-    assert c.observe_batch(k, w, batch) == 1
+    assert c.observe_batch(k, w, batch) == BATCH_OBSERVED
     A = k.bound_matrix(w, batch) + eta * np.eye(k.n_params)
     return c, A, rng.normal(size=k.n_params)
 

@@ -21,7 +21,7 @@ from sqnopt.curvature import LBFGS, AdaGrad, QuadraticBound
 from sqnopt.presets import PRESETS, make
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection
 from sqnopt.solver._scaled_loop import ScaledLoop
-from sqnopt.steps import Armijo, Constant, InverseSqrt
+from sqnopt.steps import Constant, InverseSqrt, Wolfe
 
 
 def _data(n: int = 300, d: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +152,7 @@ def test_presets_compose_the_named_components() -> None:
         "pgd": (Identity, Full, Constant, L1Ball),
         "pegasos": (Identity, Fixed, PegasosStep, L2Ball),
         "sqb": (QuadraticBound, Geometric, Constant, type(None)),
-        "lbfgs": (LBFGS, Full, Armijo, type(None)),
+        "lbfgs": (LBFGS, Full, Wolfe, type(None)),
     }
     assert set(expect) == set(PRESETS)
     for name, (curv, sched, step, proj) in expect.items():

@@ -5,8 +5,16 @@ from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._bound import QuadraticBoundKernel
 from sqnopt.curvature._bound_components import QuadraticBound
-from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, NewtonCG, RegularizedBFGS
+from sqnopt.curvature._components import (
+    LBFGS,
+    FullBFGS,
+    HessianLBFGS,
+    Identity,
+    NewtonCG,
+    RegularizedBFGS,
+)
 from sqnopt.curvature._first_order import AdaGrad
+from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
 from sqnopt.curvature._newton_cg import NewtonCGKernel
@@ -21,6 +29,8 @@ __all__ = [
     "CurvatureKernel",
     "CurvatureModel",
     "FullBFGS",
+    "HessianLBFGS",
+    "HessianLBFGSKernel",
     "Identity",
     "IdentityKernel",
     "LBFGS",

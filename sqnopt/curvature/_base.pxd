@@ -17,6 +17,7 @@ cdef enum:
     PAIR_ACCEPTED = 1      # pair stored / used
     PAIR_RESET = 2         # memory reset (e.g. non-finite values); the pair was not stored
     CURVATURE_ERROR = -1   # unrecoverable; the driver stops and reports error_message()
+    BATCH_OBSERVED = 3     # cy_observe_batch: the batch was taken in, no pair offered
 
 
 cdef class CurvatureKernel:

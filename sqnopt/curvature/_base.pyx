@@ -28,7 +28,7 @@ cdef class CurvatureKernel:
 
     cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
                               const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
-        return PAIR_ACCEPTED
+        return BATCH_OBSERVED
 
     def error_message(self) -> str:
         """Explanation of the last CURVATURE_ERROR (subclasses override)."""

@@ -31,7 +31,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt._vec cimport vaxpy, vdot
-from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_ACCEPTED, CurvatureKernel
+from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
 
@@ -160,7 +160,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             with gil:
                 self._error = "Cholesky factorisation of Sigma_S + eta I failed"
             return CURVATURE_ERROR
-        return PAIR_ACCEPTED
+        return BATCH_OBSERVED
 
     cdef int _reserve_map(self, Py_ssize_t size) noexcept nogil:
         cdef Py_ssize_t* m

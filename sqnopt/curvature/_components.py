@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sqnopt.curvature._bfgs import BFGSKernel
+from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
 from sqnopt.curvature._newton_cg import NewtonCGKernel
@@ -154,6 +155,61 @@ class LBFGS(_SecantModel):
     def init(self, problem: Problem) -> LBFGSKernel:
         return LBFGSKernel(problem.n_params, self.memory, float(self.gamma0),
                            **self._safeguards())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class HessianLBFGS(LBFGS):
+    r"""L-BFGS whose curvature pairs are Hessian-vector products at averaged iterates, not
+    gradient differences: the stochastic quasi-Newton method SQN (Byrd, Hansen, Nocedal &
+    Singer, SIAM J. Optim. 2016); with ``gradient=SVRG()`` the linearly convergent stochastic
+    L-BFGS of Moritz, Nishihara & Jordan (AISTATS 2016).
+
+    Every ``update_every`` iterations the model forms ``v = wbar_j - wbar_{j-1}`` from the
+    averages of consecutive windows of iterates and ``r = Hess F_S(wbar_j) v`` on the Hessian
+    sample ``S`` (the union of the window's curvature batches: ``curvature_schedule`` gives the
+    samples drawn per iteration), and stores the pair in an L-BFGS memory of ``memory`` pairs.
+    The pairs are free of the minibatch gradient's noise, so small gradient batches can use
+    them; their cost is two passes over ``S`` per window (counted in ``n_curvature_samples``).
+    Requires the ``hessian_vector`` capability (logistic, squared hinge, softmax).
+
+    Parameters
+    ----------
+    memory, gamma0
+        As for :class:`LBFGS`.
+    update_every
+        ``L``, iterations per curvature pair (the papers: 10-20).
+    """
+
+    update_every: int = 10
+    name = "hessian_lbfgs"
+    needs_secant_pair = False
+    needs_curvature_batch = True
+    requires = frozenset({SMOOTH, HESSIAN_VECTOR})
+
+    @property
+    def batches_per_update(self) -> int:
+        return self.update_every
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (isinstance(self.update_every, int) and not isinstance(self.update_every, bool)
+                and self.update_every >= 1):
+            raise ValueError(f"HessianLBFGS: update_every must be an integer >= 1, got "
+                             f"{self.update_every!r}")
+        if self.on_bad_pair != "skip":
+            raise ValueError("HessianLBFGS: on_bad_pair must be 'skip' (a Hessian-vector pair "
+                             "of a convex objective has v'r >= 0; damping is for secant pairs)")
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)
+        return 8 * (problem.n_params * (2 * self.memory + 6) + problem.n_samples * (K + 1))
+
+    def init(self, problem: Problem) -> HessianLBFGSKernel:
+        sg = self._safeguards()
+        return HessianLBFGSKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
+                                  self.memory, self.update_every, float(self.gamma0),
+                                  float(sg["min_curvature"]),  # type: ignore[arg-type]
+                                  bool(sg["reset_on_nonfinite"]))
 
 
 @dataclass(frozen=True)

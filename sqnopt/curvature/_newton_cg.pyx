@@ -18,7 +18,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from sqnopt._simd cimport sq_dot
-from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_ACCEPTED, CurvatureKernel
+from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 
 
@@ -60,7 +60,7 @@ cdef class NewtonCGKernel(CurvatureKernel):
             self._failed = 2
             return CURVATURE_ERROR
         self.have_batch = True
-        return PAIR_ACCEPTED
+        return BATCH_OBSERVED
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
         cdef Py_ssize_t n = self.dim, j, k

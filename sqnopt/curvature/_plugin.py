@@ -1,7 +1,14 @@
 """Built-in curvature models, registered through the same hook as third-party plugins."""
 
 from sqnopt.curvature._bound_components import QuadraticBound
-from sqnopt.curvature._components import LBFGS, FullBFGS, Identity, NewtonCG, RegularizedBFGS
+from sqnopt.curvature._components import (
+    LBFGS,
+    FullBFGS,
+    HessianLBFGS,
+    Identity,
+    NewtonCG,
+    RegularizedBFGS,
+)
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
@@ -15,4 +22,5 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("regularized_bfgs", RegularizedBFGS, aliases=("res",))
     register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))
     register("quadratic_bound", QuadraticBound, aliases=("sqb",))
+    register("hessian_lbfgs", HessianLBFGS, aliases=("sqn", "slbfgs"))
     register("newton_cg", NewtonCG, aliases=("subsampled_newton", "hessian_free"))

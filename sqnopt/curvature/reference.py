@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
+    BATCH_OBSERVED,
     CURVATURE_ERROR,
     HESSIAN_VECTOR,
     PAIR_ACCEPTED,
@@ -40,6 +41,8 @@ __all__ = [
     "AdaGradNumPy",
     "DenseBFGSKernelNumPy",
     "FullBFGSNumPy",
+    "HessianLBFGSKernelNumPy",
+    "HessianLBFGSNumPy",
     "IdentityKernelNumPy",
     "IdentityNumPy",
     "LBFGSKernelNumPy",
@@ -65,7 +68,7 @@ class IdentityKernelNumPy:
         return 0
 
     def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
-        return 1
+        return BATCH_OBSERVED
 
     def error_message(self) -> str:
         return ""
@@ -128,7 +131,7 @@ class _SecantNumPy:
         return rt
 
     def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
-        return PAIR_ACCEPTED
+        return BATCH_OBSERVED
 
     def error_message(self) -> str:
         return self.message
@@ -234,6 +237,61 @@ class LBFGSNumPy(_SecantNumPyModel):
 
     def init(self, problem: Problem) -> LBFGSKernelNumPy:
         return LBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0, **_safeguards(self))
+
+
+class HessianLBFGSKernelNumPy(LBFGSKernelNumPy):
+    """Twin of :class:`~sqnopt.curvature.HessianLBFGS`'s kernel: pairs
+    ``v = wbar_j - wbar_{j-1}``, ``r = Hess F_S(wbar_j) v`` from the objective's Python
+    ``hessian_product`` over the window's joined curvature batches."""
+
+    needs_secant_pair = False
+    needs_curvature_batch = True
+
+    def __init__(self, dim: int, memory: int, gamma0: float, update_every: int,
+                 **safeguards: Any) -> None:
+        super().__init__(dim, memory, gamma0, **safeguards)
+        self.update_every = update_every
+        self.wsum = np.zeros(dim)
+        self.wprev: FloatArray | None = None
+        self.batches: list[NDArray[np.intp]] = []
+        self.extra_samples = 0
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: NDArray[np.intp]) -> int:
+        if self.wprev is None:
+            self.wprev = np.array(w, dtype=np.float64)
+        self.wsum += w
+        self.batches.append(np.array(batch, dtype=np.intp))
+        if len(self.batches) < self.update_every:
+            return BATCH_OBSERVED
+        wbar = self.wsum * (1.0 / len(self.batches))
+        sample = np.concatenate(self.batches)
+        v = wbar - self.wprev
+        self.wprev, self.wsum, self.batches = wbar, np.zeros(self.dim), []
+        r = np.zeros(self.dim)
+        objective.hessian_product(wbar, sample, np.ascontiguousarray(v), r)
+        self.extra_samples += len(sample)
+        return self.update_pair(v, r)
+
+
+@dataclass(frozen=True)
+class HessianLBFGSNumPy(_SecantNumPyModel):
+    """Reference twin of :class:`sqnopt.curvature.HessianLBFGS`."""
+
+    memory: int = 10
+    gamma0: float = 1.0
+    update_every: int = 10
+    name = "hessian_lbfgs_numpy"
+    needs_secant_pair = False
+    needs_curvature_batch = True
+    requires = frozenset({SMOOTH, HESSIAN_VECTOR})
+
+    @property
+    def batches_per_update(self) -> int:
+        return self.update_every
+
+    def init(self, problem: Problem) -> HessianLBFGSKernelNumPy:
+        return HessianLBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0,
+                                       self.update_every, **_safeguards(self))
 
 
 @dataclass(frozen=True)
@@ -377,7 +435,7 @@ class QuadraticBoundKernelNumPy:
         if bound is None:
             raise TypeError(f"{type(objective).__name__} does not provide the quadratic bound")
         _, self.S = bound(w, batch)
-        return 1
+        return BATCH_OBSERVED
 
     def direction(self, grad: FloatArray, out: FloatArray) -> None:
         if self.method == "exact":
@@ -437,7 +495,7 @@ class NewtonCGKernelNumPy:
         self.objective = objective
         self.w = np.array(w, dtype=np.float64)
         self.batch = np.array(batch, dtype=np.intp)
-        return PAIR_ACCEPTED
+        return BATCH_OBSERVED
 
     def _hv(self, v: FloatArray) -> FloatArray:
         out = np.zeros(self.dim)

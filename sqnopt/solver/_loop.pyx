@@ -6,7 +6,8 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 1. ``L = schedule(k)``; draw the minibatch ``B_t``.
 2. ``g = s(w_t, B_t)`` (objective kernel).
 3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
-   the model observe it at ``w_t``.
+   the model observe it at ``w_t`` (a model that forms a curvature pair from its batches
+   returns the pair's code, counted like step 6's).
 4. ``d = H g`` (curvature kernel); ``eps = step(t)``, or, for a line-search rule, the step its
    search accepts on ``B_t`` (which leaves ``s(w_{t+1}, B_t)``, so step 6 evaluates nothing).
 5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection; none with a line search).
@@ -305,7 +306,14 @@ cdef class CompiledLoop:
                     status = LOOP_EXHAUSTED
                     break
                 c.n_curvature_samples += csize
-                if self.curv.cy_observe_batch(self.obj, w, cbatch, csize) == CURVATURE_ERROR:
+                code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
+                if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                elif code == CURVATURE_ERROR:
                     status = LOOP_CURVATURE_ERROR
                     break
             if alias:

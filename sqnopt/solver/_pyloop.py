@@ -149,7 +149,14 @@ class PythonLoop:
                 except StopIteration:
                     return LOOP_EXHAUSTED
                 c.n_curvature_samples += csize
-                if self.curv.observe_batch(self.obj, w, self.cbatch[:csize]) == CURVATURE_ERROR:
+                code = self.curv.observe_batch(self.obj, w, self.cbatch[:csize])
+                if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                elif code == CURVATURE_ERROR:
                     return LOOP_CURVATURE_ERROR
             self.curv.direction(g, d)
             extra = int(getattr(self.curv, "extra_samples", 0) or 0)

@@ -1,0 +1,99 @@
+"""HessianLBFGS (SQN): L-BFGS pairs from Hessian-vector products at averaged iterates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sqnopt import (
+    SVRG,
+    Armijo,
+    Constant,
+    Fixed,
+    Full,
+    HessianLBFGS,
+    IncompatibleComponentsError,
+    Solver,
+    Status,
+)
+from sqnopt.curvature.reference import HessianLBFGSNumPy
+from sqnopt.datasets import make_boxes
+from sqnopt.objectives import Hinge, LogLoss, Softmax
+
+
+def _multiclass(n: int = 300, p: int = 6, k: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(k, p)) * 2
+    y = np.arange(n) % k
+    return centers[y] + rng.normal(size=(n, p)), y
+
+
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compiled_model_matches_its_numpy_twin_iterate_by_iterate(multi, sparse):
+    X, y = _multiclass() if multi else make_boxes(300, 6, random_state=5)
+    Xf = sp.csr_matrix(X) if sparse else X
+    objective = Softmax(lam=0.01) if multi else LogLoss(lam=0.01)
+    seq = np.random.default_rng(0).integers(0, 300, size=50_000).astype(np.intp)
+    runs = []
+    for model in (HessianLBFGS(memory=4, update_every=3),
+                  HessianLBFGSNumPy(memory=4, update_every=3)):
+        its: list[np.ndarray] = []
+        res = Solver(objective, model, Fixed(10), Constant(0.2), curvature_schedule=Fixed(15),
+                     batch_sequence=seq, max_iter=40, report_every=1, fit_intercept=True,
+                     callback=lambda info: its.append(info.w.copy())).fit(Xf, y)
+        runs.append((np.array(its), res))
+    (a, ra), (b, rb) = runs
+    assert ra.compiled and not rb.compiled
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    # one pair per window of 3 iterations, every pair of a convex objective accepted
+    assert ra.n_pairs_accepted == rb.n_pairs_accepted == 40 // 3
+    assert ra.n_pairs_skipped == 0
+    # the window's 3 x 15 drawn curvature samples, then one pass for the product
+    assert ra.n_curvature_samples == 40 * 15 + (40 // 3) * 45
+
+
+def test_pairs_are_hessian_products_of_the_window_averages():
+    X, y = make_boxes(200, 5, random_state=1)
+    solver = Solver(LogLoss(lam=0.05), HessianLBFGS(update_every=2), Fixed(5),
+                    curvature_schedule=Fixed(7), max_iter=1)
+    state = solver.init_state(X, y)
+    k, model = state.objective, state.curvature
+    rng = np.random.default_rng(3)
+    ws = [rng.normal(size=k.n_params) for _ in range(4)]
+    bs = [rng.integers(0, 200, size=7).astype(np.intp) for _ in range(4)]
+    codes = [model.observe_batch(k, w, b) for w, b in zip(ws, bs)]
+    from sqnopt.interfaces import BATCH_OBSERVED, PAIR_ACCEPTED
+
+    assert codes == [BATCH_OBSERVED, PAIR_ACCEPTED, BATCH_OBSERVED, PAIR_ACCEPTED]
+    # the last pair: v = mean(w2, w3) - mean(w0, w1), r = Hess_S(mean(w2, w3)) v
+    wbar0, wbar1 = (ws[0] + ws[1]) / 2, (ws[2] + ws[3]) / 2
+    v = wbar1 - wbar0
+    r = np.zeros(k.n_params)
+    k.hessian_product(wbar1, np.concatenate(bs[2:]), v, r)
+    # L-BFGS scales its initial matrix by the newest pair: gamma = v'r / r'r
+    d = np.zeros(k.n_params)
+    model.direction(r, d)
+    np.testing.assert_allclose(d, v, rtol=1e-9, atol=1e-12)   # the secant equation H r = v
+
+
+def test_with_svrg_it_solves_to_tolerance():
+    X, y = make_boxes(2000, 10, random_state=6)
+    lam = 1.0 / 2000
+    ref = Solver(LogLoss(lam=lam), "lbfgs", Full(), Armijo(), gtol=1e-11, max_iter=3000).fit(X, y)
+    res = Solver(LogLoss(lam=lam), HessianLBFGS(), Fixed(20), Constant(0.05), gradient=SVRG(),
+                 curvature_schedule=Fixed(40), sampling="shuffle", gtol=1e-8, max_epochs=300,
+                 random_state=0).fit(X, y)
+    assert res.status is Status.GTOL
+    assert res.fun == pytest.approx(ref.fun, rel=1e-9)
+    assert res.n_pairs_accepted == res.n_iter // 10
+
+
+def test_it_refuses_what_it_cannot_do():
+    with pytest.raises(IncompatibleComponentsError, match="hessian_vector"):
+        Solver(Hinge(lam=0.1), HessianLBFGS())
+    with pytest.raises(ValueError, match="update_every"):
+        HessianLBFGS(update_every=0)
+    with pytest.raises(ValueError, match="on_bad_pair"):
+        HessianLBFGS(on_bad_pair="damp")
