@@ -26,7 +26,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import multiprocessing as mp  # noqa: E402
 import sys  # noqa: E402
@@ -51,6 +50,9 @@ from sqnopt import (  # noqa: E402
     SquaredHinge,
 )
 from sqnopt.datasets import make_boxes  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import save_png, write_json  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LAM, DELTA, GAMMA, EPS0, T0 = 1e-3, 1e-3, 1e-4, 3e-2, 100.0
@@ -246,10 +248,9 @@ def main() -> None:
     results["wall_seconds"] = time.perf_counter() - tic
     out = HERE / "results" / f"paper000_res_svm{('_' + args.tag) if args.tag else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results | {"curves": curves,
-                                         "fig3_accuracies": {"res": res_acc.tolist(),
-                                                             "sgd": sgd_acc.tolist()}},
-                              default=float))
+    write_json(out, results | {"curves": curves,
+                               "fig3_accuracies": {"res": res_acc.tolist(),
+                                                   "sgd": sgd_acc.tolist()}})
     print(f"\nwrote {out.relative_to(HERE.parent)} ({results['wall_seconds']:.0f} s)")
     plot(curves, res_acc, sgd_acc, rows4, out.with_suffix(".png"), args)
 
@@ -297,7 +298,7 @@ def plot(curves: dict[str, Any], res_acc: np.ndarray, sgd_acc: np.ndarray,
     ax[3].legend(fontsize=8)
     fig.suptitle(f"Paper 000 reproduction (variant={args.variant}, init={args.init})")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_png(fig, path, dpi=90)
     print(f"wrote {path.relative_to(HERE.parent)}")
 
 
