@@ -110,7 +110,9 @@ def _fail(what: str, problem: str, fix: str) -> ValueError:
 def check_matrix(X: Any, *, name: str = "X") -> Matrix:
     """Validate a design matrix; returns a C-contiguous float32/float64 array or a canonical CSR.
 
-    Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
+    Integer and boolean matrices are converted to float64 (a copy); a float CSR matrix in
+    canonical form (sorted indices, no duplicates) is returned as a new matrix over read-only
+    views of the same arrays (no copy), any other sparse input as a canonical copy. Complex, object and string
     dtypes, NaN/inf entries, non-2-D input and empty input raise ``ValueError`` (``TypeError``
     for an unsupported type) naming the problem and the fix.
     """
@@ -123,12 +125,20 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
             raise _fail(name, f"is empty (shape {X.shape})",
                         "Pass at least one sample and one feature")
         data = np.asarray(csr.data)
-        if not np.all(np.isfinite(data)):
+        if not _all_finite(data):
             bad = int(np.flatnonzero(~np.isfinite(data))[0])
             row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
             raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
                         f"{int(csr.indices[bad])})",
                         "Impute or drop the non-finite entries before fitting")
+        if data.dtype == dtype and csr.has_canonical_format:
+            # Nothing to convert: share the arrays through read-only views (never written; the
+            # caller's arrays keep their own flags). Copying them cost about as much as a pass
+            # of Pegasos over news20 (8 MB of values, 4 MB of indices) on every fit.
+            out = sp.csr_matrix((_read_only(data), _read_only(csr.indices),
+                                 _read_only(csr.indptr)), shape=csr.shape, copy=False)
+            out.has_canonical_format = True
+            return out
         out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices, copy=True),
                              np.array(csr.indptr, copy=True)), shape=csr.shape)
         if not out.has_canonical_format:
@@ -149,16 +159,26 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
         raise _fail(name, f"is empty (shape {arr.shape})", "Pass at least one sample and one feature")
     dtype = _float_dtype(arr.dtype, name)
     out_arr = np.ascontiguousarray(arr, dtype=dtype)
-    # A finite sum proves every entry finite (NaN and +-inf propagate through addition); only
-    # if it is not (a non-finite entry, or an overflow) are the entries checked one by one.
-    # One reduction pass instead of a boolean temporary the size of X.
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(out_arr, axis=None)
-    if not np.isfinite(total) and not np.all(np.isfinite(out_arr)):
+    if not _all_finite(out_arr):
         r, c = np.argwhere(~np.isfinite(out_arr))[0]
         raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column {int(c)})",
                     "Impute or drop the non-finite entries before fitting")
     return out_arr
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+def _all_finite(a: NDArray[Any]) -> bool:
+    """Every entry finite: a finite sum proves it (NaN and +-inf propagate through addition),
+    in one reduction pass without a boolean temporary; only an infinite sum (a non-finite
+    entry, or an overflow) is checked entry by entry."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(a, axis=None)
+    return bool(np.isfinite(total)) or bool(np.all(np.isfinite(a)))
 
 
 def _float_dtype(dtype: np.dtype[Any], name: str) -> np.dtype[Any]:
@@ -192,7 +212,9 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     if arr.dtype.kind == "c" or arr.dtype.kind in "mM":
         raise TypeError(f"y: unsupported label dtype {arr.dtype}")
     if classes is None:
-        cls = np.unique(arr)
+        cls = _two_values(arr) if label_kind == "binary" else None
+        if cls is None:
+            cls = np.unique(arr)
     else:
         cls = np.unique(np.asarray(classes))
         unknown = np.setdiff1d(np.unique(arr), cls)
@@ -212,6 +234,18 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
                         "A classifier needs at least two classes")
         enc = np.searchsorted(cls, arr).astype(np.float64)
     return np.ascontiguousarray(enc, dtype=np.float64), cls
+
+
+def _two_values(arr: NDArray[Any]) -> NDArray[Any] | None:
+    """The sorted two distinct values of a numeric label array that has exactly two, found by
+    a min, a max and one comparison pass instead of the sort of ``np.unique`` (a fifth of the
+    fixed cost of a Pegasos fit on news20); None otherwise (the caller falls back)."""
+    if arr.dtype.kind not in "biuf":
+        return None
+    lo, hi = arr.min(), arr.max()
+    if lo == hi or not np.all((arr == lo) | (arr == hi)):
+        return None
+    return np.array([lo, hi], dtype=arr.dtype)
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> tuple[FloatArray, float]:
