@@ -115,6 +115,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--fstar-cache", default=None,
                     help=f"F* cache (default {cache_path()}); 'none' disables")
     ap.add_argument("--no-duel", action="store_true", help="skip the Pegasos duel")
+    ap.add_argument("--duel-only", action="store_true",
+                    help="only the Pegasos duel on news20 (printed, nothing written)")
     ap.add_argument("--no-floors", action="store_true", help="skip the per-iteration floors")
     ap.add_argument("--list", action="store_true", help="list data sets and contenders")
     ap.add_argument("--render", type=Path, default=None, metavar="RECORD",
@@ -131,6 +133,22 @@ def write_outputs(record: dict[str, Any], out: Path, docs: Path | None) -> None:
     if docs is not None:
         rel = os.path.relpath(plot_dir, docs.parent)
         docs.write_text(report.render(record, rel))
+
+
+def duel_only(args: argparse.Namespace) -> int:
+    from .duel import pegasos_duel
+
+    cache = None if (args.fstar_cache or "").lower() == "none" else Path(
+        args.fstar_cache or cache_path())
+    skipped: list[str] = []
+    for p in load_problems(["news20"], ["hinge"], datasets_dir(args.datasets_dir), quick=False,
+                           skipped=skipped):
+        reference(p, cache)
+        print(f"== Pegasos vs SGDClassifier, 10 epochs on {p.key} (F* = {p.f_star:.8g})")
+        pegasos_duel(p, repeats=args.repeats or 7)
+    for line in skipped:
+        print(line)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rendered {out / 'race.md'}" + (f" and {docs}" if docs else ""))
         return 0
 
+    if args.duel_only:
+        return duel_only(args)
     t_start = time.perf_counter()
     settings = Settings(repeats=args.repeats or (1 if args.quick else 3), seed=args.seed,
                         cap_scale=args.cap_scale or (0.15 if args.quick else 1.0))

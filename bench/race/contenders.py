@@ -462,7 +462,7 @@ CONTENDERS: list[Contender] = [
               sk_logistic("newton-cg"), module="sklearn", passes_kind="iterations"),
     Contender("sklearn newton-cholesky", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("newton-cholesky"), module="sklearn", passes_kind="iterations",
-              max_params=20_000),
+              max_params=5000),
     Contender("sklearn sag", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("sag"), module="sklearn", max_budget=5000),
     Contender("sklearn saga", "scikit-learn", ("logistic", "softmax"), "sweep",
