@@ -47,17 +47,33 @@ class Outcome:
 
 
 # ---------------------------------------------------------------------------- one run
+def history_points(report: int, limit: int, per_decade: int = 16) -> list[int]:
+    """Iterations at which a traced run evaluates ``F``: multiples of ``report`` (where the
+    callback reads the clock), spaced evenly in log scale (``per_decade`` per factor 10), from
+    ``report`` up to ``limit``. Evaluating at every report point would cost more than the run
+    itself for the fast first-order methods."""
+    k_max = max(1, -(-limit // report))
+    ks = sorted({int(round(10 ** (j / per_decade)))
+                 for j in range(int(math.log10(k_max) * per_decade) + 2)})
+    return [k * report for k in ks if k <= k_max] + [0]
+
+
 def _trace(c: Contender, p: Problem, params: dict[str, Any], s: Settings, *,
            cap: float | None, max_passes: float | None, n_iter: int | None, stop: bool
            ) -> tuple[dict[str, list[float]], Any, dict[str, Any]]:
     """One traced sqnopt run. The objective and effective passes of each point come from
-    ``result.history`` (recorded at every report point); its time is the wall clock of the run
-    measured in the callback at that point, less the solver's evaluation time so far
+    ``result.history`` (recorded at :func:`history_points`); its time is the wall clock of the
+    run read in the callback at that point, less the solver's evaluation time so far
     (``state.eval_time``) and the callback's own time -- so the Python work between compiled
     chunks counts, evaluation does not -- plus the time of ``init_state``."""
     from sqnopt import DivergenceError
 
     report = 1 if c.batch is None else max(1, p.n // (c.batch * p.points_per_pass))
+    passes = max_passes if max_passes is not None else s.max_passes
+    # full-batch and growing-batch runs (batch None) make at most one iteration per pass
+    limit = n_iter if n_iter is not None else (
+        int(passes) + 1 if c.batch is None else int(passes * p.n / c.batch) + report)
+    history = history_points(report, limit)
     stop_value = p.f_star * (1.0 + s.stop_excess)
     marks: dict[int, float] = {}
     clock = {"start": 0.0, "callbacks": 0.0}
@@ -71,12 +87,12 @@ def _trace(c: Contender, p: Problem, params: dict[str, Any], s: Settings, *,
         clock["callbacks"] += time.perf_counter() - tic
         return halt
 
-    kw: dict[str, Any] = dict(history_every=report, report_every=report, random_state=s.seed,
+    kw: dict[str, Any] = dict(history_every=history, report_every=report, random_state=s.seed,
                               callback=callback)
     if n_iter is not None:
         kw["max_iter"] = int(n_iter)
     else:
-        kw["max_epochs"] = float(max_passes if max_passes is not None else s.max_passes)
+        kw["max_epochs"] = float(passes)
         if cap is not None:
             kw["max_time"] = float(cap)
     solver = c.build(p, params, **kw)
