@@ -190,6 +190,7 @@ def test_table_rendering() -> None:
 def test_formatting() -> None:
     assert core.fmt_time(None) == "-" and core.fmt_time(math.nan) == "-"
     assert core.fmt_time(2.5e-5) == "25 µs"
+    assert core.fmt_time(2.9e-7) == "0.29 µs"
     assert core.fmt_time(0.0123) == "12.3 ms"
     assert core.fmt_time(3.21) == "3.21 s"
     assert core.fmt_ratio(0.456) == "0.46×" and core.fmt_ratio(None) == "-"

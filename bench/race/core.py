@@ -270,7 +270,7 @@ def fmt_time(t: float | None) -> str:
     if t is None or not _finite(t):
         return "-"
     if t < 1e-3:
-        return f"{t * 1e6:.0f} µs"
+        return f"{t * 1e6:.3g} µs"
     if t < 1.0:
         return f"{t * 1e3:.3g} ms"
     return f"{t:.3g} s"
