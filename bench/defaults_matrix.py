@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import logsumexp
 
 HERE = Path(__file__).resolve().parent

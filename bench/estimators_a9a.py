@@ -10,7 +10,6 @@ accuracy, training objective and wall time per estimator; writes
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,9 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sqnopt import SQNClassifier
 from sqnopt.datasets import load_a9a
-from sqnopt._files import write_text_atomic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import write_json  # noqa: E402
 
 LAM = 1e-4
 
@@ -67,7 +68,7 @@ def main() -> int:
               f"{sec:.2f} s")
     out = Path(__file__).resolve().parent / "results" / "estimators_a9a.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(rows, indent=1))
+    write_json(out, rows)
     print(f"wrote {out}")
     return 0
 

@@ -26,7 +26,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import multiprocessing as mp  # noqa: E402
 import sys  # noqa: E402
@@ -53,8 +52,9 @@ from sqnopt import (  # noqa: E402
     Status,
 )
 from sqnopt.datasets import make_boxes  # noqa: E402
-from sqnopt._files import write_text_atomic  # noqa: E402
-from sqnopt.plotting import save_figure  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import save_png, write_json  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LAM, DELTA, GAMMA, EPS0, T0 = 1e-3, 1e-3, 1e-4, 3e-2, 100.0
@@ -248,10 +248,9 @@ def main() -> None:
     results["wall_seconds"] = time.perf_counter() - tic
     out = HERE / "results" / f"paper000_res_svm{('_' + args.tag) if args.tag else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(results | {"curves": curves,
-                                                 "fig3_accuracies": {"res": res_acc.tolist(),
-                                                                     "sgd": sgd_acc.tolist()}},
-                                      default=float))
+    write_json(out, results | {"curves": curves,
+                               "fig3_accuracies": {"res": res_acc.tolist(),
+                                                   "sgd": sgd_acc.tolist()}})
     print(f"\nwrote {out.relative_to(HERE.parent)} ({results['wall_seconds']:.0f} s)")
     plot(curves, res_acc, sgd_acc, rows4, out.with_suffix(".png"), args)
 
@@ -299,7 +298,7 @@ def plot(curves: dict[str, Any], res_acc: np.ndarray, sgd_acc: np.ndarray,
     ax[3].legend(fontsize=8)
     fig.suptitle(f"Paper 000 reproduction (variant={args.variant}, init={args.init})")
     fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    save_png(fig, path, dpi=90)
     print(f"wrote {path.relative_to(HERE.parent)}")
 
 

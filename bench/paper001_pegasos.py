@@ -48,11 +48,10 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import load_svmlight_xz  # noqa: E402
+from _results import save_png, write_json  # noqa: E402
 
 from sqnopt import Hinge, Solver  # noqa: E402
 from sqnopt.datasets import make_rcv1_like  # noqa: E402
-from sqnopt._files import write_text_atomic  # noqa: E402
-from sqnopt.plotting import save_figure  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LAM = 1e-4
@@ -394,7 +393,7 @@ def plot(out: dict[str, Any], path: Path) -> None:
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_png(fig, path, dpi=90)
 
 
 def main() -> None:
@@ -439,7 +438,7 @@ def main() -> None:
               f"{ep['wall_float32']:.3f} / {ep['cpu_float32']:.3f} s; goal: well under 0.5 s), "
               f"reaching F within {(ep['objective'] / b['f_star'] - 1) * 100:.1f}% of F*.")
     RESULTS.mkdir(exist_ok=True)
-    write_text_atomic(RESULTS / "paper001_pegasos.json", json.dumps(out, indent=1))
+    write_json(RESULTS / "paper001_pegasos.json", out)
     plot(out, RESULTS / "paper001_pegasos.png")
     print(f"\nwrote {RESULTS / 'paper001_pegasos.json'} and .png")
 

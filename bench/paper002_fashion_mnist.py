@@ -33,7 +33,6 @@ the paper's (paper times: Python, 2020 laptop, including its evaluations every 1
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -45,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import datasets_dir, read_idx  # noqa: E402
+from _results import save_png, write_json  # noqa: E402
 
 from sqnopt import (  # noqa: E402
     Constant,
@@ -58,8 +58,6 @@ from sqnopt import (  # noqa: E402
 )
 from sqnopt.curvature import AdaGrad  # noqa: E402
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection  # noqa: E402
-from sqnopt._files import write_text_atomic  # noqa: E402
-from sqnopt.plotting import save_figure  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER_TIMES = {"GD": 38.519044, "PGD": 36.277634, "SGD": 53.345734, "SMD": 56.557502,
@@ -226,7 +224,7 @@ def main() -> None:
           f"records; at T = 10 000: Pegasos {at('Pegasos', 10_000):.4f}, SGD {at('SGD', 10_000):.4f}")
 
     RESULTS.mkdir(exist_ok=True)
-    write_text_atomic(RESULTS / "paper002_fashion_mnist.json", json.dumps(out, indent=1))
+    write_json(RESULTS / "paper002_fashion_mnist.json", out)
     plot(out, RESULTS / "paper002_fashion_mnist.png")
     print(f"\nwrote {RESULTS / 'paper002_fashion_mnist.json'} and .png")
 
@@ -259,7 +257,7 @@ def plot(out: dict[str, Any], path: Path) -> None:
         ax.legend(fontsize=8)
     fig.suptitle("Paper 002 on Fashion-MNIST (class 0 vs rest, 10k train / 3k test)")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_png(fig, path, dpi=90)
 
 
 if __name__ == "__main__":

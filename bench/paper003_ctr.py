@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -41,7 +40,9 @@ except ImportError:  # python bench/paper003_ctr.py from a built checkout
 from sqnopt import Decaying, Fixed, LogLoss, Solver
 from sqnopt.datasets import balancing_gamma, click_weights, criteo_featurizer, read_criteo
 from sqnopt.registry import get_registry
-from sqnopt._files import write_text_atomic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import quantize_png, write_json  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DATA_NAME = "criteo_dac_train_head10k.tsv.xz"
@@ -200,6 +201,7 @@ def figure(results: dict[str, Any], out: Path) -> None:
                               xlabel="1 - predicted CTR, unclicked test ads",
                               title=f"Fig. {6 if tag == 'plain' else 7}(b): H-1 (eq. 42)")
     save_figure(fig, out)
+    out.write_bytes(quantize_png(out.read_bytes()))
     print(f"wrote {out}")
 
 
@@ -227,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         v.pop("p_click")
         v.pop("p_noclick")
     slim["args"] = vars(args)
-    write_text_atomic(out.with_suffix(".json"), json.dumps(slim, indent=1))
+    write_json(out.with_suffix(".json"), slim)
     print(f"wrote {out.with_suffix('.json')}")
     figure(results, out.with_suffix(".png"))
     return 0

@@ -48,10 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 if __import__("importlib.util").util.find_spec("sqnopt") is None:  # run from a source checkout
     sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from _paper_runs import Method, fmt, summarize, time_to, trace_run  # noqa: E402
+from _results import from_columns, save_png, to_columns, write_json  # noqa: E402
 
 from sqnopt.datasets import make_boxes  # noqa: E402
-from sqnopt._files import write_text_atomic  # noqa: E402
-from sqnopt.plotting import save_figure  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LAM = 1e-4
@@ -221,10 +220,9 @@ def run_tuning(args: argparse.Namespace) -> None:
                     f"T0={T:g}:{row[f'{e:g},{T:g}']:.2e}" for T in TUNE_T0
                     if f"{e:g},{T:g}" in row))
     out.parent.mkdir(parents=True, exist_ok=True)
-    record = {"init": args.init, "realizations": args.realizations, "Lt": LT,
-              "eps0_grid": TUNE_EPS0, "T0_grid": TUNE_T0, "b0_grid": TUNE_B0,
-              "table": table, "cells": cells, "cell_realizations": counts}
-    write_text_atomic(out, json.dumps(record, indent=1))
+    write_json(out, {"init": args.init, "realizations": args.realizations, "Lt": LT,
+                     "eps0_grid": TUNE_EPS0, "T0_grid": TUNE_T0, "b0_grid": TUNE_B0,
+                     "table": table, "cells": cells, "cell_realizations": counts})
     print(f"wrote {out.relative_to(HERE.parent)}")
 
 
@@ -268,10 +266,11 @@ def main() -> None:
         cfg = old["config"]
         args.realizations, args.init = cfg["realizations"], cfg["init"]
         args.workers, args.cap = cfg["workers"], cfg.get("caps", args.cap)
-        args.n = sorted({row["n"] for row in old["runs"]})
+        runs = old["runs"] if "runs" in old else from_columns(old["runs_columns"])
+        args.n = sorted({row["n"] for row in runs})
         args.cpu_seconds = cfg.get("cpu_seconds")
         args.load_before, args.load_after = cfg.get("loadavg_before"), cfg.get("loadavg_after")
-        report(old["runs"], args, cfg["wall_seconds"], Path(args.from_json).resolve())
+        report(runs, args, cfg["wall_seconds"], Path(args.from_json).resolve())
         return
 
     caps = {(c.split(":")[0], int(c.split(":")[1])): int(c.split(":")[2]) for c in args.cap}
@@ -363,8 +362,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, elapsed: float,
                           "loadavg_before": lb, "loadavg_after": la,
                           "machine": platform.processor() or platform.machine(),
                           "python": platform.python_version()},
-               "summary": summary, "runs": rows}
-    write_text_atomic(out, json.dumps(payload, indent=1, default=float))
+               "summary": summary, "runs_columns": to_columns(rows)}
+    write_json(out, payload)
     print(f"wrote {out.relative_to(HERE.parent)}")
     plot(rows, args, out.with_suffix(".png"))
 
@@ -407,7 +406,7 @@ def plot(rows: list[dict[str, Any]], args: argparse.Namespace, path: Path) -> No
     fig.suptitle(f"Paper 003 Figs. 1-4 reproduction (init={args.init}); orange: paper's "
                  "min-max and mean", fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_png(fig, path, dpi=90)
     print(f"wrote {path.relative_to(HERE.parent)}")
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import paper004_sqb as P  # noqa: E402
+from _results import write_json  # noqa: E402
 
-from sqnopt._files import write_text_atomic  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -72,8 +72,8 @@ def main() -> None:
           f"({time.perf_counter() - tic:.0f} s)", flush=True)
     tag = "" if args.alphas is None else "_alpha" + "_".join(f"{a:g}" for a in args.alphas)
     path = RESULTS / f"paper004_long_{args.dataset}_{int(args.passes)}{tag}.json"
-    write_text_atomic(path, json.dumps({"dataset": args.dataset, "budget_passes": args.passes,
-                                        "fstar": fstar, "curves": out}, indent=1))
+    write_json(path, {"dataset": args.dataset, "budget_passes": args.passes,
+                      "fstar": fstar, "curves": out})
     print(f"wrote {path}")
 
 

@@ -47,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from _results import save_png, write_json  # noqa: E402
 from _sqb_data import SETS, available, load  # noqa: E402
 
 from sqnopt import (  # noqa: E402
@@ -62,9 +63,7 @@ from sqnopt import (  # noqa: E402
     Softmax,
     Solver,
 )
-from sqnopt._files import write_text_atomic  # noqa: E402
 from sqnopt.data import prepare  # noqa: E402
-from sqnopt.plotting import save_figure  # noqa: E402
 
 RESULTS = HERE / "results"
 TOLS = (1e-2, 1e-3)
@@ -507,7 +506,7 @@ def plot(results: list[dict[str, Any]], path: Path, budget: float) -> None:
     axes[0, 0].legend(fontsize=8)
     fig.suptitle("Paper 004 (SQB): L2-regularised logistic / softmax regression, lam = 1/N")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_png(fig, path, dpi=90)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -547,7 +546,7 @@ def main(argv: list[str] | None = None) -> None:
                             "quadratic bound methods (2014)",
                    "budget_passes": budget, "seed": args.seed, "not_obtainable": NOT_OBTAINABLE,
                    "results": results}
-        write_text_atomic(out.with_suffix(".json"), json.dumps(payload, indent=1))
+        write_json(out.with_suffix(".json"), payload)
         plot(results, out.with_suffix(".png"), budget)
     print(f"\nNot obtainable here (paper 004's other sets): {', '.join(NOT_OBTAINABLE)}")
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")

@@ -53,6 +53,23 @@ def _runner(n: int, kind: str, n_samples: int = 10_000) -> Callable[[], None]:
     return lambda: state.loop.run(ITERS[kind], 0)
 
 
+def _floor(n: int, batch: int = 5, n_samples: int = 10_000) -> tuple[float, str]:
+    """Seconds per iteration no implementation can beat here, and which floor it is: the
+    larger of the arithmetic ((2L+3)n multiply-adds as BLAS ddot/daxpy on vectors in cache,
+    ``sqnopt._floor``) and the memory traffic (L rows at the read bandwidth of an array the size
+    of the data, ``bench/race/floors.py``)."""
+    from race.floors import read_seconds_per_byte
+
+    from sqnopt._floor import axpy_dot_floor
+
+    k = ITERS["compiled"]
+    arith = _per_iter(lambda: axpy_dot_floor(n, batch + 1, batch + 2, k), k, repeats=5)
+    memory = batch * 8 * n * read_seconds_per_byte(8 * n_samples * n)
+    if arith >= memory:
+        return arith, f"arithmetic: (2L+3)n multiply-adds as BLAS-1 in cache; rows {memory * 1e6:.3f} us"
+    return memory, f"memory: L rows at the read bandwidth; arithmetic {arith * 1e6:.3f} us"
+
+
 def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 7) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -89,18 +106,23 @@ def test_compiled_vs_python_vs_bare_ratios(benchmark: Any, n: int) -> None:
     speedup = per["python"] / per["compiled"]
     speedup_np = per["numpy"] / per["compiled"]
     overhead = per["compiled"] / per["bare"]
+    floor, floor_kind = _floor(n)
     benchmark.extra_info.update({
         "us_per_iter_compiled": per["compiled"] * 1e6, "us_per_iter_python": per["python"] * 1e6,
         "us_per_iter_numpy": per["numpy"] * 1e6, "us_per_iter_bare": per["bare"] * 1e6,
         "python_over_compiled": speedup, "numpy_over_compiled": speedup_np,
-        "compiled_over_bare": overhead, "python_over_bare": per["python"] / per["bare"]})
+        "compiled_over_bare": overhead, "python_over_bare": per["python"] / per["bare"],
+        "us_per_iter_floor": floor * 1e6, "floor": floor_kind,
+        "compiled_over_floor": per["compiled"] / floor})
     print(f"\n[n={n}] per iteration: compiled {per['compiled'] * 1e6:.3f} us, python loop with "
           f"the compiled kernels {per['python'] * 1e6:.2f} us, python loop with pure-Python "
           f"(NumPy) components {per['numpy'] * 1e6:.2f} us, bare Cython {per['bare'] * 1e6:.3f} us"
           f"\n  python-loop/compiled = {speedup:.1f}x and pure-Python/compiled = {speedup_np:.1f}x "
           f"(goal >= 30x at n=100), compiled/bare = {overhead:.2f}x (goal <= 3x)"
           f"\n  python-loop/bare = {per['python'] / per['bare']:.1f}x: the ceiling of "
-          "python-loop/compiled on this machine (a driver with no overhead at all)")
+          "python-loop/compiled on this machine (a driver with no overhead at all)"
+          f"\n  floor {floor * 1e6:.3f} us ({floor_kind}) -> compiled/floor = "
+          f"{per['compiled'] / floor:.2f}x")
     if n == 100:
         # Where the compiled time goes: the 10 000 x 100 float64 rows (8 MB) exceed the per-core
         # L2, so each iteration fetches 5 random rows (4 KB) from L3. The same solve on 1 000

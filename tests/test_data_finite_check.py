@@ -28,3 +28,15 @@ def test_overflowing_sum_of_finite_values_is_accepted(dtype: type, big: float) -
     X = np.full((4, 3), big, dtype=dtype)       # the sum overflows; every entry is finite
     out = check_matrix(X)                       # filterwarnings=error: no overflow warning
     assert out.dtype == dtype and np.array_equal(out, X)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_input_gets_the_same_checks(dtype: type) -> None:
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix(np.eye(4, dtype=dtype))
+    X.data[2] = np.nan
+    with pytest.raises(ValueError, match=r"row 2, column 2"):
+        check_matrix(X)
+    big = sp.csr_matrix(np.full((3, 2), 1e308 if dtype == np.float64 else 3e38, dtype=dtype))
+    assert np.array_equal(check_matrix(big).toarray(), big.toarray())

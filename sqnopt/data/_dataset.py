@@ -241,9 +241,12 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
     (:func:`check_sparse_structure`, run before any conversion) raise ``ValueError``
     (``TypeError`` for an unsupported type) naming the problem and the fix.
 
-    A sparse input is copied into a new canonical CSR whose ``indices`` and ``indptr`` are
-    read-only; such a matrix passed back in is returned as it is (its structure not checked
-    again, not copied again), as a C-contiguous float array is.
+    A float CSR input in canonical form (sorted indices, no duplicates) of a supported dtype is
+    returned as a new matrix over read-only views of the same arrays (no copy: copying a large
+    sparse matrix costs about a pass of a first-order solver); any other sparse input is copied
+    into a new canonical CSR whose ``indices`` and ``indptr`` are read-only. Either result passed
+    back in is returned as it is (its structure not checked again, not copied again), as a
+    C-contiguous float array is.
     """
     if sp.issparse(X):
         if X.ndim != 2:
@@ -262,7 +265,7 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
             csr = X
         nnz = int(csr.indptr[-1])
         data = np.asarray(csr.data)[:nnz]
-        if not np.all(np.isfinite(data)):
+        if not _all_finite(data):
             bad = int(np.flatnonzero(~np.isfinite(data))[0])
             row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
             raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
@@ -270,6 +273,15 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
                         "Impute or drop the non-finite entries before fitting")
         if checked:  # our own canonical copy, passed on (Trainer -> Solver, one-vs-rest
             return X  # problems): shared read-only, as a dense array is, not copied again
+        if (csr.format == "csr" and data.dtype == dtype and nnz == np.asarray(csr.data).shape[0]
+                and csr.has_canonical_format):
+            # Nothing to convert: read-only views of the caller's arrays (never written here;
+            # the caller's arrays keep their own flags).
+            out = sp.csr_matrix((_read_only(data), _read_only(np.asarray(csr.indices)),
+                                 _read_only(np.asarray(csr.indptr))), shape=csr.shape, copy=False)
+            out.has_canonical_format = True
+            setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
+            return out
         out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices[:nnz], copy=True),
                              np.array(csr.indptr, copy=True)), shape=csr.shape)
         if not out.has_canonical_format:
@@ -293,16 +305,26 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
         raise _fail(name, f"is empty (shape {arr.shape})", "Pass at least one sample and one feature")
     dtype = _float_dtype(arr.dtype, name)
     out_arr = np.ascontiguousarray(arr, dtype=dtype)
-    # A finite sum proves every entry finite (NaN and +-inf propagate through addition); only
-    # if it is not (a non-finite entry, or an overflow) are the entries checked one by one.
-    # One reduction pass instead of a boolean temporary the size of X.
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(out_arr, axis=None)
-    if not np.isfinite(total) and not np.all(np.isfinite(out_arr)):
+    if not _all_finite(out_arr):
         r, c = np.argwhere(~np.isfinite(out_arr))[0]
         raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column {int(c)})",
                     "Impute or drop the non-finite entries before fitting")
     return out_arr
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+def _all_finite(a: NDArray[Any]) -> bool:
+    """Every entry finite: a finite sum proves it (NaN and +-inf propagate through addition),
+    in one reduction pass without a boolean temporary; only an infinite sum (a non-finite
+    entry, or an overflow) is checked entry by entry."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(a, axis=None)
+    return bool(np.isfinite(total)) or bool(np.all(np.isfinite(a)))
 
 
 def _float_dtype(dtype: np.dtype[Any], name: str) -> np.dtype[Any]:
@@ -312,6 +334,18 @@ def _float_dtype(dtype: np.dtype[Any], name: str) -> np.dtype[Any]:
         return np.dtype(np.float64)
     raise TypeError(f"{name}: unsupported dtype {dtype}. sqnopt computes in float32 or float64; "
                     "convert with X.astype(np.float64)")
+
+
+def _two_values(arr: NDArray[Any]) -> NDArray[Any] | None:
+    """The sorted two distinct values of a numeric label array that has exactly two, found by
+    a min, a max and one comparison pass instead of the sort of ``np.unique``; None otherwise
+    (the caller falls back)."""
+    if arr.dtype.kind not in "biuf":
+        return None
+    lo, hi = arr.min(), arr.max()
+    if lo == hi or not np.all((arr == lo) | (arr == hi)):
+        return None
+    return np.array([lo, hi], dtype=arr.dtype)
 
 
 def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None = None,
@@ -336,7 +370,9 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     if arr.dtype.kind == "c" or arr.dtype.kind in "mM":
         raise TypeError(f"y: unsupported label dtype {arr.dtype}")
     if classes is None:
-        cls = np.unique(arr)
+        cls = _two_values(arr) if label_kind == "binary" else None
+        if cls is None:
+            cls = np.unique(arr)
     else:
         cls = np.unique(np.asarray(classes))
         unknown = np.setdiff1d(np.unique(arr), cls)

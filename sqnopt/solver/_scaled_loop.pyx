@@ -566,25 +566,40 @@ cdef class ScaledLoop:
 
 
 def _row_sqnorms(RowData data):
-    """``||x_i||^2`` of every row, without the intercept entry."""
+    """``||x_i||^2`` of every row, without the intercept entry. float64 rows through the
+    dispatched SIMD dot (``vdot``, independent partial sums); float32 rows with four
+    accumulators: a single dependent chain of adds ran at the adds' latency (0.70 ms for
+    news20's 1e6 stored values, about as long as the rest of the loop's set-up)."""
     cdef Py_ssize_t i, nnz, p
     cdef const double* d64
     cdef const float* d32
     cdef const int* ind
-    cdef double acc
+    cdef double a0, a1, a2, a3, x0, x1, x2, x3
     out = np.zeros(data.n_samples)
     cdef double[::1] o = out
     with nogil:
         for i in range(data.n_samples):
             nnz = data.row_view(i, &d64, &d32, &ind)
-            acc = 0.0
             if d64 != NULL:
-                for p in range(nnz):
-                    acc += d64[p] * d64[p]
-            else:
-                for p in range(nnz):
-                    acc += <double> d32[p] * <double> d32[p]
-            o[i] = acc
+                o[i] = vdot(d64, d64, nnz)
+                continue
+            a0 = a1 = a2 = a3 = 0.0
+            p = 0
+            while p + 4 <= nnz:
+                x0 = <double> d32[p]
+                x1 = <double> d32[p + 1]
+                x2 = <double> d32[p + 2]
+                x3 = <double> d32[p + 3]
+                a0 += x0 * x0
+                a1 += x1 * x1
+                a2 += x2 * x2
+                a3 += x3 * x3
+                p += 4
+            while p < nnz:
+                x0 = <double> d32[p]
+                a0 += x0 * x0
+                p += 1
+            o[i] = (a0 + a1) + (a2 + a3)
     return out
 
 
