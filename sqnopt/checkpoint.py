@@ -57,7 +57,9 @@ __all__ = [
     "CHECKPOINT_FORMAT_VERSION",
     "Checkpoint",
     "CheckpointError",
+    "array_digest",
     "data_fingerprint",
+    "differences",
     "read_checkpoint_file",
     "restore_array",
     "state_array",
@@ -198,19 +200,12 @@ def state_value(state: Mapping[str, Any], name: str, kind: type, owner: object) 
 
 
 # ---------------------------------------------------------------------------- identity
-def data_fingerprint(data: Any) -> dict[str, Any]:
-    """Identity of a validated data set (:class:`sqnopt.data.Dataset`), cheap to compute.
-
-    Shape, dtype, storage, number of stored entries, labels, weights' layout, and a BLAKE2 hash
-    of a strided sample of at most 65,536 values of each array (``X``'s values -- for CSR also
-    its indices and row pointers --, the encoded labels and the normalised weights) and of the
-    class labels. Two data sets with the same fingerprint are the same data for every practical
-    purpose; a change in a value that falls between the samples is not detected."""
-    X = data.X
-    sparse = bool(data.is_sparse)
+def array_digest(*arrays: Any) -> str:
+    """A BLAKE2 hash of the dtypes, shapes and a strided sample of at most 65,536 values (and
+    the last value) of each array: cheap on data of any size, and different for two arrays
+    that differ in shape, dtype or any sampled value."""
     h = hashlib.blake2b(digest_size=16)
-
-    def feed(arr: Any) -> None:
+    for arr in arrays:
         a = np.asarray(arr)
         flat = a.reshape(-1)
         step = max(1, flat.shape[0] // _FINGERPRINT_SAMPLE)
@@ -218,23 +213,29 @@ def data_fingerprint(data: Any) -> dict[str, Any]:
         h.update(np.ascontiguousarray(flat[::step]).tobytes())
         if flat.shape[0]:
             h.update(flat[-1:].tobytes())
+    return h.hexdigest()
 
-    if sparse:
-        feed(X.data)
-        feed(X.indices)
-        feed(X.indptr)
-    else:
-        feed(X)
-    feed(data.y)
-    feed(data.sample_weight)
-    h.update(repr(np.asarray(data.classes).tolist()).encode())
+
+def data_fingerprint(data: Any) -> dict[str, Any]:
+    """Identity of a validated data set (:class:`sqnopt.data.Dataset`), cheap to compute.
+
+    Shape, dtype, storage, number of stored entries, labels, weights' layout, and
+    :func:`array_digest` of ``X`` (its values; for CSR also its indices and row pointers), the
+    encoded labels and the normalised weights, plus the class labels. Two data sets with the
+    same fingerprint are the same data for every practical purpose; a change in a value that
+    falls between the samples is not detected."""
+    X = data.X
+    sparse = bool(data.is_sparse)
+    parts = [X.data, X.indices, X.indptr] if sparse else [X]
     return {"n_samples": int(data.n_samples), "n_features": int(data.n_features),
             "dtype": str(X.dtype), "sparse": sparse,
             "nnz": int(X.nnz) if sparse else int(X.shape[0]) * int(X.shape[1]),
             "n_classes": int(data.n_classes), "fit_intercept": bool(data.fit_intercept),
             "label_kind": str(data.label_kind),
             "importance_sampling": bool(data.importance_sampling),
-            "weight_sum": float(data.weight_sum), "digest": h.hexdigest()}
+            "weight_sum": float(data.weight_sum),
+            "classes": repr(np.asarray(data.classes).tolist()),
+            "digest": array_digest(*parts, data.y, data.sample_weight)}
 
 
 def differences(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:

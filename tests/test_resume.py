@@ -13,9 +13,12 @@ differ.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pickle
+import warnings
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -611,3 +614,152 @@ def test_kernel_pegasos_loop_resumes_exactly(kernel: str) -> None:
     same(ref.get_state(), b.get_state())
     same(ref.coefficients, b.coefficients)
     assert ref.n_sv > 0 and ref.t == 45
+
+
+# ---------------------------------------------------------------------------- Trainer, estimator
+def same_trainers(a: Any, b: Any) -> None:
+    same(a.model_.coef, b.model_.coef, "coef")
+    same(a.model_.intercept, b.model_.intercept, "intercept")
+    assert (a.t_, a.n_iter_) == (b.t_, b.n_iter_)
+    assert len(a.results_) == len(b.results_)
+    for ra, rb in zip(a.results_, b.results_):
+        same_result(ra, rb)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """The fits below end unconverged or below the majority on purpose (small budgets)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+TRAINER_CASES = [("logloss", "auto", False), ("logloss", "lbfgs", True),
+                 ("logloss", "identity", True), ("logloss", "adagrad", False),
+                 ("logloss", "regularized_bfgs", False), ("logloss", "quadratic_bound", True),
+                 ("logloss", "newton_cg", False), ("squared_hinge", "full_bfgs", False),
+                 ("hinge", "identity", True)]
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "3 classes"])
+@pytest.mark.parametrize("loss, curvature, sparse", TRAINER_CASES)
+def test_trainer_partial_fit_pickled_between_batches_continues_exactly(
+        loss: str, curvature: str, sparse: bool, multiclass: bool) -> None:
+    from sqnopt.training import Trainer
+
+    X, y = multiclass_data(sparse, n=240) if multiclass else binary_data(sparse, n=240)
+    classes = np.unique(y)
+    batches = [slice(0, 90), slice(90, 170), slice(170, 240)]
+    with quiet():
+        a = Trainer(loss, curvature=curvature, random_state=7, average=curvature == "identity")
+        b = Trainer(loss, curvature=curvature, random_state=7, average=curvature == "identity")
+        for t in (a, b):
+            t.partial_fit(X[batches[0]], y[batches[0]], classes=classes)
+        for sl in batches[1:]:
+            b = pickle.loads(pickle.dumps(b))
+            for t in (a, b):
+                t.partial_fit(X[sl], y[sl])
+    same_trainers(a, b)
+    assert a.t_ > 0
+
+
+def test_trainer_pickled_after_fit_continues_with_partial_fit_and_warm_start() -> None:
+    from sqnopt.training import Trainer
+
+    X, y = binary_data(n=240)
+    with quiet():
+        for curvature in ("lbfgs", "identity"):
+            a = Trainer(curvature=curvature, random_state=1, max_epochs=3, warm_start=True)
+            a.fit(X[:160], y[:160])
+            b = pickle.loads(pickle.dumps(a))
+            a2 = pickle.loads(pickle.dumps(a))
+            a.partial_fit(X[160:], y[160:])
+            b.partial_fit(X[160:], y[160:])
+            same_trainers(a, b)
+            a2.fit(X, y)                       # warm start from the pickled coefficients
+            c = Trainer(curvature=curvature, random_state=1, max_epochs=3, warm_start=True)
+            c.fit(X[:160], y[:160])
+            c.fit(X, y)
+            same_trainers(a2, c)
+
+
+def test_estimator_partial_fit_pickled_between_batches_continues_exactly() -> None:
+    from sqnopt import SQNClassifier
+
+    X, y = multiclass_data(True, n=240)
+    a = SQNClassifier(curvature="lbfgs", random_state=3)
+    b = SQNClassifier(curvature="lbfgs", random_state=3)
+    for est in (a, b):
+        est.partial_fit(X[:120], y[:120], classes=[0.0, 1.0, 2.0])
+    b = pickle.loads(pickle.dumps(b))
+    for est in (a, b):
+        est.partial_fit(X[120:], y[120:])
+    same(a.coef_, b.coef_)
+    same(a.intercept_, b.intercept_)
+    assert a.t_ == b.t_
+
+
+@pytest.mark.parametrize("loss, curvature, multiclass",
+                         [("logloss", "lbfgs", False), ("logloss", "identity", False),
+                          ("hinge", "identity", True), ("squared_hinge", "lbfgs", True),
+                          ("logloss", "quadratic_bound", False)])
+def test_trainer_fit_resumed_from_a_checkpoint_ends_with_the_uninterrupted_model(
+        loss: str, curvature: str, multiclass: bool, tmp_path: Any) -> None:
+    """A fit checkpointed every pass, stopped early by a smaller budget and resumed (through a
+    checkpoint file) with the full one ends exactly where the uninterrupted fit ends; the same
+    for a resume from each intermediate checkpoint."""
+    from sqnopt.training import Trainer
+
+    X, y = multiclass_data(n=150) if multiclass else binary_data(n=150)
+    kw = dict(curvature=curvature, random_state=2, tol=1e-9, n_iter_no_change=50)
+    with quiet():
+        plain = Trainer(loss, max_epochs=6, **kw)
+        plain.fit(X, y)
+        full_cks: list[Checkpoint] = []
+        full = Trainer(loss, max_epochs=6, **kw)
+        full.fit(X, y, checkpoint=full_cks.append, checkpoint_every=1.5)
+        same(plain.model_.coef, full.model_.coef)   # checkpointing changes no iterate
+        first_cks: list[Checkpoint] = []
+        Trainer(loss, max_epochs=2, **kw).fit(X, y, checkpoint=first_cks.append)
+        path = tmp_path / "fit.ckpt.npz"
+        first_cks[-1].save(path)
+        resumed = Trainer(loss, max_epochs=6, **kw)
+        resumed.fit(X, y, resume=Checkpoint.load(path))
+        same(plain.model_.coef, resumed.model_.coef)
+        same(plain.model_.intercept, resumed.model_.intercept)
+        assert (plain.t_, plain.n_iter_) == (resumed.t_, resumed.n_iter_)
+        for ra, rb in zip(plain.results_, resumed.results_):
+            assert (ra.n_iter, ra.n_samples, ra.status, ra.fun) == \
+                (rb.n_iter, rb.n_samples, rb.status, rb.fun)
+        for ck in full_cks[:-1]:                    # resume from every intermediate point
+            again = Trainer(loss, max_epochs=6, **kw)
+            again.fit(X, y, resume=pickle.loads(pickle.dumps(ck)), checkpoint=lambda c: None,
+                      checkpoint_every=1.5)
+            same_trainers(full, again)
+        done = Trainer(loss, max_epochs=6, **kw)    # the final checkpoint: nothing left to run
+        done.fit(X, y, resume=full_cks[-1])
+        same_trainers(full, done)
+    assert len(full_cks) >= 3
+
+
+def test_trainer_resume_refuses_other_data_or_settings() -> None:
+    from sqnopt.training import Trainer
+
+    X, y = binary_data()
+    cks: list[Checkpoint] = []
+    with quiet():
+        Trainer(curvature="lbfgs", random_state=0, max_epochs=1).fit(X, y, checkpoint=cks.append)
+        with pytest.raises(CheckpointError, match="other data"):
+            Trainer(curvature="lbfgs", random_state=0).fit(X[:-1], y[:-1], resume=cks[-1])
+        with pytest.raises(CheckpointError, match="other settings.*alpha"):
+            Trainer(curvature="lbfgs", random_state=0, alpha=1e-3).fit(X, y, resume=cks[-1])
+        with pytest.raises(CheckpointError, match="other settings.*random_state"):
+            Trainer(curvature="lbfgs", random_state=1).fit(X, y, resume=cks[-1])
+        with pytest.raises(ValueError, match="checkpoint_every"):
+            Trainer().fit(X, y, checkpoint=cks.append, checkpoint_every=0)
+        s = Solver(random_state=0)
+        with pytest.raises(CheckpointError, match="not of a Trainer"):
+            Trainer().fit(X, y, resume=s.init_state(X, y).checkpoint())
+        with pytest.raises(CheckpointError, match="not of a solve"):
+            s.restore(cks[-1], X, y)
+
