@@ -19,6 +19,7 @@ import pickle
 import warnings
 from collections import deque
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -763,3 +764,113 @@ def test_trainer_resume_refuses_other_data_or_settings() -> None:
         with pytest.raises(CheckpointError, match="not of a solve"):
             s.restore(cks[-1], X, y)
 
+
+# ---------------------------------------------------------------------------- command line
+def _svmlight(tmp_path: Any, multiclass: bool, name: str = "data.svm", n: int = 200) -> str:
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = multiclass_data(n=n) if multiclass else binary_data(n=n)
+    path = tmp_path / name
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    return str(path)
+
+
+def _train(capsys: Any, tmp_path: Any, data: str, tag: str, *extra: str) -> tuple[int, str]:
+    from sqnopt.cli import main
+
+    code = main(["train", data, "--progress", "never", "--model", str(tmp_path / f"{tag}.npz"),
+                 "--history", str(tmp_path / f"{tag}.json"), *extra])
+    err = capsys.readouterr().err
+    return code, err
+
+
+@pytest.mark.parametrize("settings, multiclass",
+                         [(("--curvature", "lbfgs"), False),             # full-batch phase
+                          (("--loss", "hinge", "--n-iter-no-change", "50"), True)],  # SGD, ovr
+                         ids=["lbfgs", "hinge-ovr"])
+def test_cli_train_interrupted_then_resumed_writes_the_uninterrupted_model(
+        capsys: Any, tmp_path: Any, monkeypatch: Any, settings: tuple[str, ...],
+        multiclass: bool) -> None:
+    """``sqnopt train --checkpoint`` killed (Ctrl-C) after its second checkpoint, then run again
+    with ``--resume``, writes the model the uninterrupted run writes; so does a run stopped by a
+    smaller ``--max-epochs`` and extended by a resumed one."""
+    from sqnopt.model import LinearModel
+
+    data = _svmlight(tmp_path, multiclass)
+    common = ("--tol", "1e-9", "--max-epochs", "5", *settings)
+    code, err = _train(capsys, tmp_path, data, "full", *common)
+    assert code == 0, err
+    full = LinearModel.load(tmp_path / "full.npz")
+
+    ckpt = str(tmp_path / "run.ckpt.npz")
+    real_save = Checkpoint.save
+    saved: list[int] = []
+
+    def save_then_interrupt(self: Checkpoint, path: Any) -> Any:
+        out = real_save(self, path)
+        saved.append(1)
+        if len(saved) == 2:
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_interrupt)
+    code, err = _train(capsys, tmp_path, data, "killed", *common, "--checkpoint", ckpt)
+    monkeypatch.undo()
+    assert code == 130 and "interrupted" in err
+    assert not (tmp_path / "killed.npz").exists()
+    code, err = _train(capsys, tmp_path, data, "resumed", *common, "--resume", ckpt,
+                       "--checkpoint", ckpt)
+    assert code == 0, err
+    resumed = LinearModel.load(tmp_path / "resumed.npz")
+    assert np.array_equal(full.coef, resumed.coef)
+    assert np.array_equal(full.intercept, resumed.intercept)
+
+    short = (*common[:2], "--max-epochs", "2", *settings)      # a smaller budget, extended
+    code, err = _train(capsys, tmp_path, data, "short", *short, "--checkpoint", ckpt,
+                       "--checkpoint-every", "0.5")
+    assert code == 0, err
+    code, err = _train(capsys, tmp_path, data, "extended", *common, "--resume", ckpt)
+    assert code == 0, err
+    extended = LinearModel.load(tmp_path / "extended.npz")
+    assert np.array_equal(full.coef, extended.coef)
+    assert not np.array_equal(full.coef, LinearModel.load(tmp_path / "short.npz").coef)
+
+
+def test_cli_checkpoint_and_resume_errors_are_one_line_before_any_work(
+        capsys: Any, tmp_path: Any) -> None:
+    data = _svmlight(tmp_path, False)
+    other = _svmlight(tmp_path, False, "other.svm", n=150)
+    ckpt = str(tmp_path / "c.npz")
+    code, err = _train(capsys, tmp_path, data, "m", "--max-epochs", "1", "--checkpoint", ckpt)
+    assert code == 0, err
+
+    def fails(*extra: str, data: str = data) -> str:
+        code, err = _train(capsys, tmp_path, data, "m2", *extra)
+        assert code == 1, err
+        assert err.count("\n") == 1 and err.startswith("sqnopt: error:"), err
+        assert not (tmp_path / "m2.npz").exists()
+        return err
+
+    assert "other settings" in fails("--resume", ckpt, "--alpha", "0.01") and "alpha" in \
+        fails("--resume", ckpt, "--alpha", "0.01")
+    assert "other settings" in fails("--resume", ckpt, "--seed", "3")
+    assert "other data" in fails("--resume", ckpt, data=other)
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(Path(ckpt).read_bytes()[:200])
+    assert "damaged.npz" in fails("--resume", str(damaged))
+    assert "does not exist" in fails("--resume", str(tmp_path / "none.npz"))
+    assert "--chunk-size" in fails("--checkpoint", ckpt, "--chunk-size", "50")
+    assert "--chunk-size" in fails("--resume", ckpt, "--chunk-size", "50")
+    assert "needs --checkpoint" in fails("--checkpoint-every", "2")
+    assert "same file" in fails("--checkpoint", str(tmp_path / "m2.npz"))
+    assert "directory" in fails("--checkpoint", str(tmp_path))
+    assert "positive number" in _usage_error(capsys, data, "--checkpoint-every", "0")
+
+
+def _usage_error(capsys: Any, *argv: str) -> str:
+    from sqnopt.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["train", *argv])
+    assert exc.value.code == 2
+    return str(capsys.readouterr().err)
