@@ -874,3 +874,21 @@ def _usage_error(capsys: Any, *argv: str) -> str:
         main(["train", *argv])
     assert exc.value.code == 2
     return str(capsys.readouterr().err)
+
+
+def test_trainer_pickled_by_an_older_version_refuses_partial_fit_and_says_to_refit() -> None:
+    """Pickles of sqnopt before exact resume held ``_snapshots`` (iterate, counters, stream but
+    no curvature memory); continuing them would silently be inexact."""
+    from sqnopt.training import Trainer
+
+    X, y = binary_data()
+    t = Trainer(curvature="lbfgs", random_state=0)
+    t.partial_fit(X[:60], y[:60], classes=[-1.0, 1.0])
+    d = t.__getstate__()
+    d.pop("_checkpoints")
+    d["_snapshots"] = [{"w": np.zeros(7)}]
+    old = Trainer.__new__(Trainer)
+    old.__setstate__(d)
+    np.testing.assert_array_equal(old.model_.coef, t.model_.coef)   # the model still predicts
+    with pytest.raises(ValueError, match="older sqnopt.*fit it again"):
+        old.partial_fit(X[60:], y[60:])
