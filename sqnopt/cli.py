@@ -10,6 +10,12 @@
 Components are given by registered name, optionally with parameters:
 ``--curvature lbfgs:memory=5``, ``--step decaying:eps0=0.1,T0=1e4``.
 
+``sqnopt train --checkpoint FILE`` writes the whole state of the training run to ``FILE``
+every ``--checkpoint-every`` passes and at the end (atomically: an interrupted run leaves the
+last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
+data (a larger ``--max-epochs`` extends it) and ends with the model the uninterrupted run ends
+with.
+
 Exit status: 0 on success (a fit that did not meet its tolerance prints a warning), 1 on an
 error, 3 when the training run diverged (the model written is the best iterate before it),
 130 when interrupted.
@@ -251,6 +257,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     hist_out = check_output_path(args.history, "--history")
     if model_out.resolve() == hist_out.resolve():
         raise CLIError(f"--model and --history name the same file {args.model!r}; give two files")
+    ckpt_out, resume = _checkpoint_options(args, model_out, hist_out)
 
     if args.chunk_size is not None:
         if args.max_epochs is None:
@@ -288,7 +295,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = trainer.fit(X, y, progress=bar)
+            model = trainer.fit(
+                X, y, progress=bar, resume=resume,
+                checkpoint=None if ckpt_out is None else (lambda c: c.save(ckpt_out)),
+                checkpoint_every=args.checkpoint_every)
     finally:
         bar.close()
     diverged = _print_warnings(caught)
@@ -323,11 +333,35 @@ def _cmd_train(args: argparse.Namespace) -> int:
     model.info["features"] = features
     model.info["data"] = info["source"]
     _write_outputs(args, model, trainer, summary, info["name"])
+    if ckpt_out is not None:
+        print(f"wrote checkpoint {args.checkpoint} (continue with --resume {args.checkpoint})")
     if diverged:
         print("sqnopt: the run diverged (see the warning above); the model written is the best "
               "iterate before it", file=sys.stderr)
         return EXIT_DIVERGED
     return 0
+
+
+def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path | None, Any]:
+    """``--checkpoint`` (checked to be writable, and not another output) and ``--resume``
+    (read and checked as a checkpoint file), before any data is read."""
+    from sqnopt.checkpoint import Checkpoint
+
+    if args.chunk_size is not None and (args.checkpoint is not None or args.resume is not None):
+        raise CLIError("--checkpoint and --resume checkpoint a training run on data held in "
+                       "memory; they do not work with --chunk-size (streamed partial_fit). Drop "
+                       "one of them")
+    if hasattr(args, "checkpoint_every") and args.checkpoint is None:
+        raise CLIError("--checkpoint-every needs --checkpoint FILE (the file to write)")
+    args.checkpoint_every = getattr(args, "checkpoint_every", 1.0)
+    ckpt_out = None
+    if args.checkpoint is not None:
+        ckpt_out = check_output_path(args.checkpoint, "--checkpoint")
+        if any(ckpt_out.resolve() == out.resolve() for out in outputs):
+            raise CLIError(f"--checkpoint names the same file as --model or --history "
+                           f"({args.checkpoint!r}); give another file")
+    resume = None if args.resume is None else Checkpoint.load(args.resume)
+    return ckpt_out, resume
 
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
@@ -735,6 +769,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="log-spaced objective evaluations recorded in the history")
     p.add_argument("--model", default=DEFAULT_MODEL, help="model file to write (.npz)")
     p.add_argument("--history", default=DEFAULT_HISTORY, help="history file to write (.json)")
+    p.add_argument("--checkpoint", metavar="FILE", help="write the whole training state to FILE "
+                   "(.npz, replaced atomically) every --checkpoint-every passes and at the end")
+    p.add_argument("--checkpoint-every", type=_positive_float, metavar="N",
+                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1)")
+    p.add_argument("--resume", metavar="FILE", help="continue the run checkpointed in FILE "
+                   "(same data and settings; --max-epochs may be larger) and end with the model "
+                   "of the uninterrupted run")
     p.add_argument("--label", help="name of this run in plots (default: the curvature model)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress bar on stderr (auto: only on a terminal)")

@@ -13,7 +13,6 @@ file gives one :class:`ModelFileError` naming the file and the problem.
 from __future__ import annotations
 
 import json
-import math
 import os
 import stat
 import struct
@@ -24,11 +23,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import numpy.lib.format as npformat
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt._files import atomic_write
+from sqnopt._npz import read_member
 from sqnopt.data import check_matrix
 
 FloatArray = NDArray[np.float64]
@@ -197,56 +196,7 @@ class ModelFileError(ValueError):
 
 #: Arrays of a model file, as written by :meth:`LinearModel.save`.
 _MEMBERS = ("coef", "intercept", "classes", "meta")
-#: deflate never expands data more than ~1032:1; a member claiming more is corrupt.
-_DEFLATE_MAX_RATIO = 1033
 _STRATEGIES = ("binary", "ovr", "multinomial")
-
-
-def _read_member(zf: zipfile.ZipFile, key: str, problem: Any) -> NDArray[Any]:
-    """One ``.npy`` member, with its header checked against the bytes the archive holds before
-    anything is allocated; object dtypes (pickles) are refused."""
-    member = f"{key}.npy"
-    try:
-        info = zf.getinfo(member)
-    except KeyError:
-        raise problem(f"the {key!r} array is missing") from None
-    if info.compress_type == zipfile.ZIP_STORED:
-        if info.file_size != info.compress_size:
-            raise problem(f"the {key!r} array's sizes disagree (corrupt archive)")
-    elif info.compress_type == zipfile.ZIP_DEFLATED:
-        if info.file_size > _DEFLATE_MAX_RATIO * info.compress_size + 1024:
-            raise problem(f"the {key!r} array claims {info.file_size} bytes from "
-                          f"{info.compress_size} compressed ones (corrupt archive)")
-    else:
-        raise problem(f"the {key!r} array uses an unsupported compression method "
-                      f"({info.compress_type}); model files are plain or deflated .npz archives")
-    with zf.open(info) as fh:
-        try:
-            version = npformat.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = npformat.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, fortran, dtype = npformat.read_array_header_2_0(fh)
-            else:
-                raise problem(f"the {key!r} array has an unsupported .npy version {version}")
-        except ValueError as exc:
-            if isinstance(exc, ModelFileError):
-                raise
-            raise problem(f"the {key!r} array has a corrupt header ({exc})") from None
-        if dtype.hasobject:
-            raise problem(f"the {key!r} array holds Python objects (a pickle), which sqnopt "
-                          "never loads")
-        count = math.prod(shape)
-        remaining = info.file_size - fh.tell()
-        if count * dtype.itemsize != remaining:
-            raise problem(f"the {key!r} array is truncated or corrupt (its header says "
-                          f"{count * dtype.itemsize} bytes of data, the archive holds "
-                          f"{remaining})")
-        data = fh.read(remaining)
-        if len(data) != remaining or fh.read(1):  # reading to the end checks the CRC
-            raise problem(f"the {key!r} array is truncated")
-    flat = np.frombuffer(data, dtype=dtype, count=count)
-    return flat.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def _check_numeric(arr: NDArray[Any], key: str, ndim: int, problem: Any) -> FloatArray:
@@ -295,7 +245,7 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         if head not in (b"PK\x03\x04", b"PK\x05\x06"):
             raise problem("is not an sqnopt model file (not a ZIP/.npz archive)")
         with zipfile.ZipFile(p) as zf:
-            arrays = {key: _read_member(zf, key, problem) for key in _MEMBERS}
+            arrays = {key: read_member(zf, key, problem) for key in _MEMBERS}
     except ModelFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError,

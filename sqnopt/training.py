@@ -27,24 +27,31 @@ runs and a :class:`~sqnopt.model.LinearModel`:
 The scikit-learn estimators (:mod:`sqnopt.estimators`) and the ``sqnopt`` command line are thin
 layers over this class.
 
-Pickling a fitted Trainer keeps the coefficients, counters and random stream, but not the
-compiled kernels: after unpickling, ``partial_fit`` continues from the same iterate, iteration
-counter (step sizes, batch sizes, averaging) and random stream, with an *empty curvature memory*
-(e.g. L-BFGS pairs are relearned) and, for ``sampling="shuffle"``, a fresh permutation.
+Pickling a Trainer keeps the whole solver state of each sub-problem as a checkpoint without
+the data (:meth:`sqnopt.SolverState.checkpoint`): after unpickling, ``partial_fit`` continues
+exactly as it would have without the pickle -- same iterate and average, curvature memory,
+counters (step sizes, batch sizes), history and random stream. ``fit`` can hand checkpoints of
+the training run to a callback every few passes and resume from one on the same data
+(``fit(..., checkpoint=..., resume=...)``; the command line's ``--checkpoint`` and
+``--resume``): the resumed fit ends with the model of the uninterrupted one.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt import recipes
+from sqnopt.checkpoint import Checkpoint, CheckpointError, array_digest, differences
 from sqnopt.data import check_matrix, encode_labels
 from sqnopt.interfaces import (
     MULTICLASS,
@@ -59,7 +66,12 @@ from sqnopt.interfaces import (
 from sqnopt.model import LinearModel, Strategy
 from sqnopt.progress import ProgressBar
 from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState, Status
-from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
+from sqnopt.solver._solver import (
+    ComponentSpec,
+    RandomState,
+    make_bit_generator,
+    resolve_component,
+)
 
 FloatArray = NDArray[np.float64]
 ClassWeight = Union[None, str, Mapping[Any, float]]
@@ -298,7 +310,7 @@ class Trainer:
         self._setup: _Setup | None = None
         self._solvers: list[Solver] | None = None
         self._states: list[SolverState] | None = None
-        self._snapshots: list[dict[str, Any]] | None = None
+        self._checkpoints: list[Checkpoint] | None = None
         self._class_counts: FloatArray | None = None
         self._bar: ProgressBar | None = None
         self._own_bar = True
@@ -306,8 +318,32 @@ class Trainer:
 
     # ------------------------------------------------------------------ public API
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
-            progress: ProgressBar | None = None) -> LinearModel:
-        """Train from scratch (or from the previous solution with ``warm_start``)."""
+            progress: ProgressBar | None = None,
+            checkpoint: Callable[[Checkpoint], object] | None = None,
+            checkpoint_every: float = 1.0,
+            resume: Checkpoint | None = None) -> LinearModel:
+        """Train from scratch (or from the previous solution with ``warm_start``).
+
+        Parameters
+        ----------
+        checkpoint
+            Called with a :class:`~sqnopt.checkpoint.Checkpoint` of the training run (every
+            sub-problem's solver state and the fit's own progress: passes, best objective,
+            stall count) every ``checkpoint_every`` passes over the data and when the fit ends;
+            e.g. ``lambda c: c.save("run.ckpt.npz")``. Stochastic recipes, which run one pass
+            at a time, are checkpointed at pass ends; full-batch runs are split into runs of
+            ``checkpoint_every`` passes (each adds a point to the history), which changes no
+            iterate.
+        checkpoint_every
+            Passes between checkpoints (a number > 0).
+        resume
+            A checkpoint ``checkpoint`` received from a ``fit`` with the same settings on the
+            same data (both checked; ``max_epochs`` may differ: the budget counts from the start
+            of the first fit). The fit continues where the checkpoint was taken and ends with the
+            model, coefficients, counters and results the uninterrupted fit ends with; the
+            histories are the same too when both fits checkpoint with the same
+            ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
+        """
         Xc = check_matrix(X)
         _, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
         yarr = np.asarray(y).ravel()
@@ -321,34 +357,78 @@ class Trainer:
             only = positive[0].item() if hasattr(positive[0], "item") else positive[0]
             raise ValueError(f"only one class ({only!r}) has samples with positive "
                              "weight; a classifier needs at least two classes")
+        if checkpoint is not None and not callable(checkpoint):
+            raise TypeError(f"checkpoint must be a callable (it receives each Checkpoint), got "
+                            f"{type(checkpoint).__name__}")
+        if not (isinstance(checkpoint_every, (int, float, np.number))
+                and math.isfinite(checkpoint_every) and checkpoint_every > 0):
+            raise ValueError(f"checkpoint_every must be a number of passes > 0, got "
+                             f"{checkpoint_every!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         self._check_params()
+        identity = self._fit_identity()
+        fingerprint = _fit_fingerprint(Xc, yarr, classes, weights)
+        if resume is not None:
+            _check_resume(resume, identity, fingerprint)
         setup = self._make_setup(Xc, classes, weights)
-        self._setup, self._snapshots = setup, None
+        self._setup, self._checkpoints = setup, None
         self._class_counts = counts
         n_sub = 1 if setup.strategy != "ovr" else len(classes)
-        seeds = [self.random_state] if n_sub == 1 else _spawn(self.random_state, n_sub)
-        self._solvers = [self._make_solver(setup, seed) for seed in seeds]
+        records: list[dict[str, Any]]
+        if resume is None:
+            seeds = [self.random_state] if n_sub == 1 else _spawn(self.random_state, n_sub)
+            bitgens = [make_bit_generator(seed) for seed in seeds]
+            records = [{"w0": None if init is None else init[j]} for j in range(n_sub)]
+        else:
+            records = _resume_records(resume, n_sub)
+            bitgens = [_pending_bit_generator(r) for r in records]
+        self._solvers = [self._make_solver(setup, bg) for bg in bitgens]
         self._states = []
         epochs = math.ceil(float(self.max_epochs))
         bar = self._start_bar(progress, n_sub * int(math.ceil(float(self.max_epochs) * Xc.shape[0])))
         unconverged: list[str] = []
+        emit: Callable[[int, SolverState, dict[str, Any]], None] | None = None
+        if checkpoint is not None:
+            def emit(j: int, state: SolverState, loop: dict[str, Any]) -> None:
+                subs: list[dict[str, Any]] = []
+                for k, rec in enumerate(records):
+                    if k == j:
+                        rec = {"solver": _checkpoint_dict(state.checkpoint()),
+                               "loop": dict(loop)}
+                    elif "solver" not in rec:
+                        rec = {"w0": rec.get("w0"),
+                               "bit_generator": copy.deepcopy(bitgens[k].state)}
+                    subs.append(rec)
+                assert checkpoint is not None
+                checkpoint(Checkpoint(kind="trainer", identity=identity, data=fingerprint,
+                                      state={"subs": subs}))
         try:
             n_iter = 0
             results = []
             for j, solver in enumerate(self._solvers):
                 ysub, csub = self._sub_labels(setup, yarr, j)
-                state = solver.init_state(Xc, ysub, weights, classes=csub,
-                                          w0=None if init is None else init[j])
+                rec = records[j]
+                if "solver" in rec:
+                    state = solver.restore(_checkpoint_of(rec["solver"]), Xc, ysub, weights)
+                    loop: dict[str, Any] = dict(rec["loop"])
+                else:
+                    state = solver.init_state(Xc, ysub, weights, classes=csub, w0=rec.get("w0"))
+                    loop = _new_loop_record(state)
                 self._states.append(state)
                 if bar is not None:
                     bar.offset = j * int(math.ceil(float(self.max_epochs) * Xc.shape[0]))
-                done, res, why = self._run_epochs(solver, state, bar)
+                step_emit = None if emit is None else functools.partial(emit, j, state)
+                done, res, why = self._run_epochs(solver, state, bar, loop, step_emit,
+                                                  float(checkpoint_every))
+                if emit is not None:
+                    records[j] = {"solver": _checkpoint_dict(state.checkpoint()), "loop": loop}
                 n_iter = max(n_iter, done)
                 results.append(res)
                 if why is not None:
                     unconverged.append(why if n_sub == 1 else
                                        f"class {classes[j]!r} vs rest: {why}")
+            if emit is not None:
+                emit(-1, self._states[-1], {})
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
                 bar.total = max(processed, 1)
@@ -455,17 +535,20 @@ class Trainer:
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
-        """Drop the compiled kernels; keep a snapshot to resume ``partial_fit`` (see module
-        docstring for what is and is not kept)."""
+        """Replace the solver states (bound to the last data) by their checkpoints without the
+        data-bound part: ``partial_fit`` after unpickling continues exactly (module docstring)."""
         d = self.__dict__.copy()
         if self._states is not None:
-            d["_snapshots"] = [_snapshot(s) for s in self._states]
+            d["_checkpoints"] = [s.checkpoint(data_state=False) for s in self._states]
         d["_states"] = None
         d["_solvers"] = None
         d["_bar"] = None
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:
+        d.setdefault("_checkpoints", None)
+        if d.pop("_snapshots", None) is not None:
+            d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
 
     # ------------------------------------------------------------------ internals
@@ -607,36 +690,71 @@ class Trainer:
     def _begin_partial(self, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
         setup = self._setup
         assert setup is not None
-        snaps = self._snapshots
+        ckpts = self._checkpoints
+        if getattr(self, "_legacy_pickle", False):
+            raise ValueError("this Trainer was pickled by an older sqnopt, whose pickles do not "
+                             "hold the solver state that partial_fit continues; fit it again "
+                             "(warm_start=True starts from its coefficients)")
         n_sub = 1 if setup.strategy != "ovr" else len(setup.classes)
-        if snaps is not None:
-            seeds: list[Any] = [s["bit_generator"] for s in snaps]
+        if ckpts is not None:   # unpickled: the random streams come from the checkpoints
+            seeds: list[Any] = [None] * n_sub
         else:
             seeds = [self.random_state] if n_sub == 1 else _spawn(self.random_state, n_sub)
         self._solvers = [self._make_solver(setup, seed) for seed in seeds]
         self._states = []
         for j, solver in enumerate(self._solvers):
             ysub, csub = self._sub_labels(setup, y, j)
-            snap = None if snaps is None else snaps[j]
-            state = solver.init_state(X, ysub, weights, classes=csub,
-                                      w0=None if snap is None else snap["w"])
-            if snap is not None:
-                _restore(state, snap)
+            if ckpts is None:
+                state = solver.init_state(X, ysub, weights, classes=csub)
+            else:   # continue on this batch, as rebind continues the live state
+                state = solver.restore(ckpts[j], X, ysub, weights, new_data=True)
             self._states.append(state)
-        self._snapshots = None
+        self._checkpoints = None
 
-    def _run_epochs(self, solver: Solver, state: SolverState,
-                    bar: ProgressBar | None) -> tuple[int, SolveResult, str | None]:
+    def _run_epochs(self, solver: Solver, state: SolverState, bar: ProgressBar | None,
+                    loop: dict[str, Any],
+                    emit: Callable[[dict[str, Any]], None] | None = None,
+                    every: float = 1.0) -> tuple[int, SolveResult, str | None]:
         """Run ``fit``'s budget; returns the passes made, the last result and, when the run
-        did not meet ``tol``, why (for the warning)."""
+        did not meet ``tol``, why (for the warning).
+
+        ``loop`` is the fit's progress on this sub-problem (:func:`_new_loop_record`), updated
+        in place; a fit resumed from a checkpoint passes the checkpointed one and continues
+        from it. ``emit(loop)`` is called every ``every`` passes with the state between two
+        runs (the caller takes the checkpoint)."""
         total = float(self.max_epochs)
         setup = self._setup
         assert setup is not None
-        p0 = state.effective_passes()
+        p0 = float(loop["p0"])
         if setup.full_batch_phase or self.tol is None:
             tol = None if self.tol is None else float(self.tol)
-            res = solver.run(state, max_epochs=total, gtol=tol,
-                             ftol=FTOL if tol is not None else None)
+            kw: dict[str, Any] = {"gtol": tol, "ftol": FTOL if tol is not None else None}
+            res: SolveResult | None = None
+            if emit is None and loop["last"] is None:
+                res = solver.run(state, max_epochs=total, **kw)
+                loop["last"] = _summary(res)
+            else:
+                # runs of ``every`` passes, stopped at the sample count one run of the whole
+                # budget stops at: the same iterates (only the history gains a point per run)
+                s0 = int(loop["s0"])
+                target = s0 + int(math.ceil(total * state.data.n_samples))
+                chunk = max(1, int(math.ceil(every * state.data.n_samples)))
+                while not loop["ended"] and state.counters.n_samples < target:
+                    n = int(state.counters.n_samples)
+                    stop = target if emit is None else \
+                        min(target, s0 + chunk * ((n - s0) // chunk + 1))
+                    res = solver.run(state, max_samples=stop - n, **kw)
+                    if res.status is not Status.MAX_SAMPLES:
+                        loop["ended"] = True
+                    elif state.counters.n_samples >= target:
+                        res = dataclasses.replace(
+                            res, message=f"reached max_samples={target - s0} samples processed")
+                    loop["last"] = _summary(res)
+                    if emit is not None and not loop["ended"] and \
+                            state.counters.n_samples < target:
+                        emit(loop)
+                if res is None:     # resumed with nothing left to run
+                    res = _rebuild_result(solver, state, loop["last"])
             done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
             if tol is None or res.success or res.status is Status.DIVERGED:
                 return done, res, None
@@ -644,9 +762,23 @@ class Trainer:
                                f"({res.message}); largest gradient entry "
                                f"{res.grad_norm:.3g} > tol={tol:g}")
         tol = float(self.tol)
-        best, stall, done = math.inf, 0, 0
+        done = int(loop["done"])
+        if loop["total"] is not None and loop["budget"] == total:
+            total = float(loop["total"])    # the remaining budget, exactly as it was counted
+        else:
+            total -= done
+        best, stall = float(loop["best"]), int(loop["stall"])
+        previous, change = float(loop["previous"]), float(loop["change"])
+        if loop["ended"]:                   # resumed after the fit had stopped
+            return done, _rebuild_result(solver, state, loop["last"]), loop["why"]
+        budget = float(self.max_epochs)
         last: SolveResult | None = None
-        previous = math.nan
+
+        def keep(res: SolveResult, ended: bool, why: str | None) -> None:
+            loop.update(done=done, total=total, budget=budget, best=best, stall=stall,
+                        previous=previous, change=change, ended=ended, why=why,
+                        last=_summary(res))
+
         while total > 0:
             last = res = solver.run(state, max_epochs=min(1.0, total))
             total -= 1.0
@@ -654,9 +786,11 @@ class Trainer:
             if bar is not None:
                 bar.set_objective(res.fun)
             if res.status is Status.DIVERGED:
+                keep(res, True, None)
                 return done, res, None
             gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
             if gnorm <= tol and SMOOTH in setup.objective.capabilities:
+                keep(res, True, None)
                 return done, res, None
             change = (previous - res.fun) / max(abs(res.fun), 1e-300)
             previous = res.fun
@@ -664,19 +798,36 @@ class Trainer:
             best = min(best, res.fun)
             if stall >= self.n_iter_no_change:
                 if SMOOTH not in setup.objective.capabilities:
+                    keep(res, True, None)
                     return done, res, None     # a subgradient never vanishes: stagnation is
                                                # the convergence test (as SGDClassifier's)
-                return done, res, (
-                    f"the objective stopped improving for {self.n_iter_no_change} passes "
-                    f"(F = {res.fun:.6g}, relative change in the last pass {change:.2g}) with "
-                    f"the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the stochastic "
-                    "steps reached their noise floor")
-        assert last is not None
-        res = last
+                why = (f"the objective stopped improving for {self.n_iter_no_change} passes "
+                       f"(F = {res.fun:.6g}, relative change in the last pass {change:.2g}) with "
+                       f"the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the stochastic "
+                       "steps reached their noise floor")
+                keep(res, True, why)
+                return done, res, why
+            keep(res, False, None)
+            if emit is not None and total > 0 and \
+                    math.floor(done / every) > math.floor((done - 1) / every):
+                emit(loop)
+        res = last if last is not None else _rebuild_result(solver, state, loop["last"])
         gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
         return done, res, (f"stopped at max_iter={self.max_epochs:g} passes with the largest "
                            f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {res.fun:.6g}, "
                            f"relative change in the last pass {change:.2g})")
+
+    def _fit_identity(self) -> dict[str, Any]:
+        """The settings a training checkpoint belongs to (the budget, reporting, progress and
+        callbacks may change between a fit and its resumption)."""
+        rs = self.random_state
+        ident = {name: _setting_identity(getattr(self, name)) for name in (
+            "loss", "alpha", "curvature", "gradient", "schedule", "step", "projection",
+            "fit_intercept", "average", "sampling", "multiclass", "class_weight", "tol",
+            "n_iter_no_change", "path")}
+        ident["random_state"] = repr(rs) if rs is None or isinstance(rs, (int, np.integer)) \
+            else type(rs).__name__
+        return ident
 
     def _finish(self, results: list[SolveResult]) -> None:
         setup = self._setup
@@ -741,25 +892,107 @@ class Trainer:
         return stop
 
 
-def _snapshot(state: SolverState) -> dict[str, Any]:
-    state.sync()
-    return {
-        "w": state.w.copy(),
-        "w_avg": None if state.w_avg is None else state.w_avg.copy(),
-        "counters": state.counters.as_dict(),
-        "bit_generator": state.sampler.bit_generator,
-        "elapsed": state.elapsed,
-        "eval_time": state.eval_time,
-        "history": dataclasses.replace(state.history),
-    }
+# ---------------------------------------------------------------------------- fit checkpoints
+def _new_loop_record(state: SolverState) -> dict[str, Any]:
+    """The progress of ``fit`` on one sub-problem, before its first run (JSON-able)."""
+    return {"s0": int(state.counters.n_samples), "p0": float(state.effective_passes()),
+            "done": 0, "total": None, "budget": None, "best": math.inf, "stall": 0,
+            "previous": math.nan, "change": math.nan, "ended": False, "why": None,
+            "last": None}
 
 
-def _restore(state: SolverState, snap: dict[str, Any]) -> None:
-    if snap["w_avg"] is not None and state.w_avg is not None:
-        state.w_avg[:] = snap["w_avg"]
-    for key, value in snap["counters"].items():
-        setattr(state.counters, key, value)
-    state.elapsed = float(snap["elapsed"])
-    state.eval_time = float(snap["eval_time"])
-    state.history = snap["history"]
+def _setting_identity(value: Any) -> str:
+    """A setting as text that is the same in every process: plain values (and specs made of
+    them) by ``repr``, component objects by class and ``describe()`` (a class without its own
+    ``__repr__`` would show its memory address)."""
+    if value is None or isinstance(value, (str, bool, int, float, np.number)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_setting_identity(v) for v in value) + ")"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_setting_identity(k)}: {_setting_identity(v)}"
+                               for k, v in value.items()) + "}"
+    describe = getattr(value, "describe", None)
+    text = describe() if callable(describe) else repr(value)
+    return f"{type(value).__module__}.{type(value).__qualname__}: {text}"
 
+
+def _summary(res: SolveResult) -> dict[str, Any]:
+    """What a result adds to its state (the rest is rebuilt from a restored state)."""
+    return {"status": res.status.value, "message": res.message, "fun": float(res.fun),
+            "grad_norm": float(res.grad_norm)}
+
+
+def _rebuild_result(solver: Solver, state: SolverState, last: Any) -> SolveResult:
+    """The result the run that left ``state`` returned (a fit resumed with no run left)."""
+    if not isinstance(last, dict):
+        raise CheckpointError("the training checkpoint has no result of its last run")
+    return solver._result(state, Status(last["status"]), str(last["message"]),
+                          float(last["fun"]), float(last["grad_norm"]))
+
+
+def _checkpoint_dict(ck: Checkpoint) -> dict[str, Any]:
+    return {"identity": ck.identity, "data": ck.data, "state": ck.state, "version": ck.version}
+
+
+def _checkpoint_of(d: Any) -> Checkpoint:
+    if not isinstance(d, dict) or not {"identity", "data", "state"} <= set(d):
+        raise CheckpointError("a sub-problem's solver checkpoint is missing or malformed")
+    return Checkpoint(kind="solver", identity=d["identity"], data=d["data"], state=d["state"],
+                      version=int(d.get("version", 1)))
+
+
+def _fit_fingerprint(X: Any, y: NDArray[Any], classes: NDArray[Any],
+                     weights: FloatArray) -> dict[str, Any]:
+    """Identity of ``fit``'s data: shape, storage, labels and weights (a hash of a sample)."""
+    sparse = bool(sp.issparse(X))
+    parts = [X.data, X.indices, X.indptr] if sparse else [X]
+    codes = np.searchsorted(classes, y)
+    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "dtype": str(X.dtype),
+            "sparse": sparse, "classes": repr(np.asarray(classes).tolist()),
+            "digest": array_digest(*parts, codes, weights)}
+
+
+def _check_resume(resume: Any, identity: dict[str, Any], fingerprint: dict[str, Any]) -> None:
+    if not isinstance(resume, Checkpoint):
+        raise TypeError(f"resume must be a sqnopt.checkpoint.Checkpoint, got "
+                        f"{type(resume).__name__}")
+    if resume.kind != "trainer":
+        raise CheckpointError(f"resume: this is a checkpoint of a {resume.kind!r}, not of a "
+                              "Trainer fit (Solver checkpoints go to Solver.restore)")
+    diffs = differences(resume.identity, identity)
+    if diffs:
+        raise CheckpointError("resume: the checkpoint was written by a fit with other settings ("
+                              + "; ".join(diffs) + "). Resume with the same settings")
+    diffs = differences(resume.data, fingerprint)
+    if diffs:
+        raise CheckpointError("resume: the checkpoint was written by a fit on other data ("
+                              + "; ".join(diffs) + "). Resume on the same data")
+
+
+def _resume_records(resume: Checkpoint, n_sub: int) -> list[dict[str, Any]]:
+    subs = resume.state.get("subs")
+    if not isinstance(subs, list) or len(subs) != n_sub or not all(
+            isinstance(r, dict) and ("solver" in r or "bit_generator" in r) for r in subs):
+        raise CheckpointError(f"resume: the checkpoint does not hold the {n_sub} sub-problem(s) "
+                              "of this fit")
+    return [dict(r) for r in subs]
+
+
+def _pending_bit_generator(rec: dict[str, Any]) -> np.random.BitGenerator:
+    """The random stream of a sub-problem that had not started when the checkpoint was taken
+    (a started one restores its own; it gets a placeholder)."""
+    saved = rec.get("bit_generator")
+    if saved is None:
+        return np.random.PCG64(0)
+    name = saved.get("bit_generator") if isinstance(saved, dict) else None
+    cls = getattr(np.random, name, None) if isinstance(name, str) else None
+    if not (isinstance(cls, type) and issubclass(cls, np.random.BitGenerator)):
+        raise CheckpointError(f"resume: unknown bit generator {name!r} in the checkpoint")
+    bitgen = cls()
+    try:
+        bitgen.state = copy.deepcopy(saved)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise CheckpointError(f"resume: a sub-problem's random stream does not load ({exc})") \
+            from None
+    return bitgen

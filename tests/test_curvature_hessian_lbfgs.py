@@ -97,3 +97,19 @@ def test_it_refuses_what_it_cannot_do():
         HessianLBFGS(update_every=0)
     with pytest.raises(ValueError, match="on_bad_pair"):
         HessianLBFGS(on_bad_pair="damp")
+
+
+def test_moving_to_new_data_drops_the_windows_old_sample_indices():
+    X, y = make_boxes(400, 5, random_state=2)
+    solver = Solver(LogLoss(lam=0.01), HessianLBFGS(update_every=10), Fixed(10), Constant(0.1),
+                    curvature_schedule=Fixed(20), random_state=0)
+    state = solver.init_state(X, y)
+    solver.run(state, max_iter=15)          # a window of 5 iterations is open
+    kept = state.curvature.get_state()
+    assert kept["calls"] == 5 and kept["window_sample"].size == 100
+    solver.rebind(state, X[:50], y[:50])
+    now = state.curvature.get_state()
+    assert now["calls"] == 0 and now["window_sample"].size == 0
+    np.testing.assert_array_equal(now["V"], kept["V"])     # the pair memory stays
+    res = solver.run(state, max_iter=30)
+    assert res.n_pairs_accepted == 1 + 3 and np.all(np.isfinite(res.w))

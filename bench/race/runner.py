@@ -6,8 +6,8 @@ from __future__ import annotations
 import gc
 import math
 import time
-import warnings
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any

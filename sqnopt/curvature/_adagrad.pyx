@@ -15,6 +15,7 @@ import numpy as np
 
 from libc.math cimport sqrt
 
+from sqnopt.checkpoint import restore_array
 from sqnopt.curvature._base cimport CurvatureKernel
 
 
@@ -52,3 +53,12 @@ cdef class AdaGradKernel(CurvatureKernel):
         """``diag(delta + sqrt(G))^-1`` (zero where the denominator is zero)."""
         den = self.delta + np.sqrt(np.asarray(self._accum))
         return np.diag(np.divide(1.0, den, out=np.zeros_like(den), where=den > 0))
+
+    def get_state(self) -> dict:
+        state = CurvatureKernel.get_state(self)
+        state["accumulator"] = np.array(self._accum)
+        return state
+
+    def set_state(self, state) -> None:
+        CurvatureKernel.set_state(self, state)
+        restore_array(self._accum, state, "accumulator", self)

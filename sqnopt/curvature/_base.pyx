@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sqnopt.checkpoint import state_value
+
 from libc.string cimport memcpy
 
 from sqnopt.objectives._base cimport ObjectiveKernel
@@ -72,3 +74,15 @@ cdef class CurvatureKernel:
             raise ValueError(f"vector of length {x.shape[0]} does not match dim={self.dim}")
         return 0
 
+    # ---- checkpoints (the kernel state contract of sqnopt.interfaces) ----------------------
+    def get_state(self) -> dict:
+        """What the kernel carries from one iteration to the next, as copies (arrays and Python
+        scalars). Subclasses that keep state extend the parent's dict; scratch buffers that are
+        always written before they are read are not part of it."""
+        return {"extra_samples": int(self.extra_samples)}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned, on a kernel built by the same component for
+        the same problem (a :class:`~sqnopt.checkpoint.CheckpointError` names the field that
+        does not fit)."""
+        self.extra_samples = state_value(state, "extra_samples", int, self)

@@ -62,6 +62,7 @@ from sqnopt._simd cimport (
 )
 from sqnopt._simd_info import VARIANTS as _VARIANTS
 from sqnopt._vec cimport vaxpy, vdot
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
@@ -367,6 +368,41 @@ cdef class BFGSKernel(SecantKernel):
                     return self._fail(SECANT_NONFINITE_PAIR)
         self.n_updates += 1
         return PAIR_ACCEPTED
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """The stored matrix ``M`` (and, in the Cholesky form, its factor ``F``), the pending
+        rank-two terms and the deferred pair (``pv``, ``r~``, ``rho``) with ``trace(H)``, and the
+        flags; ``u`` and ``h2`` are scratch."""
+        state = SecantKernel.get_state(self)
+        state.update(scale_pending=bool(self._scale_pending), M=np.array(self.M),
+                     PA=np.array(self.PA), PB=np.array(self.PB), npend=int(self._npend),
+                     unresolved=bool(self._unresolved), deferred_fail=bool(self._deferred_fail),
+                     pv=np.array(self.pv), rt=np.array(self.rt), rho=float(self._rho),
+                     trace_H=float(self.trace_H), defer_limit=float(self._defer_limit))
+        if self.cholesky:
+            state["F"] = np.array(self.F)
+        return state
+
+    def set_state(self, state) -> None:
+        SecantKernel.set_state(self, state)
+        npend = state_value(state, "npend", int, self)
+        if not 0 <= npend <= self.PA.shape[0]:
+            raise CheckpointError(f"BFGSKernel: checkpoint field 'npend'={npend} exceeds the "
+                                  f"{self.PA.shape[0]} pending terms of this kernel: the "
+                                  "checkpoint is of another component")
+        for name, buf in (("M", self.M), ("PA", self.PA), ("PB", self.PB), ("pv", self.pv),
+                          ("rt", self.rt)):
+            restore_array(buf, state, name, self)
+        if self.cholesky:
+            restore_array(self.F, state, "F", self)
+        self._npend = npend
+        self._scale_pending = state_value(state, "scale_pending", bool, self)
+        self._unresolved = state_value(state, "unresolved", bool, self)
+        self._deferred_fail = state_value(state, "deferred_fail", bool, self)
+        self._rho = state_value(state, "rho", float, self)
+        self.trace_H = state_value(state, "trace_H", float, self)
+        self._defer_limit = state_value(state, "defer_limit", float, self)
 
     # ---- Python-level API ---------------------------------------------------------------
     def _stored(self):

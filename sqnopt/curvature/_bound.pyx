@@ -31,6 +31,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt._vec cimport vaxpy, vdot
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
@@ -351,6 +352,89 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
                 break
         self.last_inner_iterations = it
         return cd
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def bind(self, objective) -> None:
+        """Attach to the objective kernel of the solve (the solver calls this when a solve
+        starts or is restored; ``observe_batch`` attaches to the objective it is given). An
+        objective without the bound is left for ``observe_batch`` to report."""
+        if <void*> objective != self._obj_id:
+            self._adopt(objective)
+
+    def get_state(self) -> dict:
+        """The current bound (its batch and factors; the compact map; the Cholesky factor in
+        ``exact`` mode) and the counters. The objective it belongs to is re-attached by
+        :meth:`bind`, not saved."""
+        cdef Py_ssize_t nb = self.batch_size, nf = self._fsize if self._obj is not None else 0
+        cdef Py_ssize_t nm = self._obj.support_map_size if self._compact else 0
+        batch = np.empty(nb, dtype=np.intp)
+        factor = np.empty(nb * nf, dtype=np.float64)
+        smap = np.empty(nm, dtype=np.intp)
+        cdef Py_ssize_t[::1] bv = batch
+        cdef double[::1] fv = factor
+        cdef Py_ssize_t[::1] mv = smap
+        if nb > 0:
+            memcpy(&bv[0], self._batch, nb * sizeof(Py_ssize_t))
+        if nb * nf > 0:
+            memcpy(&fv[0], self._factor, nb * nf * sizeof(double))
+        if nm > 0:
+            memcpy(&mv[0], self._map, nm * sizeof(Py_ssize_t))
+        state = CurvatureKernel.get_state(self)
+        state.update(batch_size=int(nb), n_observed=int(self.n_observed),
+                     last_inner_iterations=int(self.last_inner_iterations),
+                     n_inner_iterations=int(self.n_inner_iterations),
+                     n_matvecs=int(self.n_matvecs), error=str(self._error),
+                     compact_off=bool(self._compact_off), compact=bool(self._compact),
+                     m=int(self._m), factored=bool(self._factored), batch=batch, factor=factor,
+                     map=smap)
+        if self.method == SOLVE_EXACT:
+            state["chol"] = np.array(self._chol)
+        return state
+
+    def set_state(self, state) -> None:
+        cdef Py_ssize_t nb, nf
+        cdef Py_ssize_t[::1] bv
+        cdef double[::1] fv
+        cdef Py_ssize_t[::1] mv
+        CurvatureKernel.set_state(self, state)
+        nb = state_value(state, "batch_size", int, self)
+        batch = state_array(state, "batch", self, np.intp)
+        factor = state_array(state, "factor", self, np.float64)
+        smap = state_array(state, "map", self, np.intp)
+        compact = state_value(state, "compact", bool, self)
+        if nb > 0 and self._obj is None:
+            raise CheckpointError("QuadraticBoundKernel: bind() the kernel to its objective "
+                                  "before set_state() (the bound refers to the data)")
+        nf = self._fsize if self._obj is not None else 0
+        if batch.shape[0] != nb or factor.shape[0] != nb * nf or (
+                compact and smap.shape[0] != self._obj.support_map_size):
+            raise CheckpointError(f"QuadraticBoundKernel: the checkpointed bound ({nb} samples, "
+                                  f"{factor.shape[0]} factor entries, a map of {smap.shape[0]}) "
+                                  f"does not fit this objective ({nf} entries per sample): the "
+                                  "checkpoint is of another objective")
+        if self.method == SOLVE_EXACT:
+            restore_array(self._chol, state, "chol", self)
+        if self._reserve(nb) != 0 or (compact and self._reserve_map(smap.shape[0]) != 0):
+            raise MemoryError("QuadraticBoundKernel: out of memory restoring the bound")
+        bv = batch
+        fv = factor
+        mv = smap
+        if nb > 0:
+            memcpy(self._batch, &bv[0], nb * sizeof(Py_ssize_t))
+        if nb * nf > 0:
+            memcpy(self._factor, &fv[0], nb * nf * sizeof(double))
+        if compact and smap.shape[0] > 0:
+            memcpy(self._map, &mv[0], smap.shape[0] * sizeof(Py_ssize_t))
+        self.batch_size = nb
+        self._compact = compact
+        self._m = state_value(state, "m", int, self)
+        self._factored = state_value(state, "factored", bool, self)
+        self._compact_off = state_value(state, "compact_off", bool, self)
+        self._error = state_value(state, "error", str, self)
+        self.n_observed = state_value(state, "n_observed", int, self)
+        self.last_inner_iterations = state_value(state, "last_inner_iterations", int, self)
+        self.n_inner_iterations = state_value(state, "n_inner_iterations", int, self)
+        self.n_matvecs = state_value(state, "n_matvecs", int, self)
 
     # ---- Python-level API ----------------------------------------------------------------
     def observe_batch(self, objective, const double[::1] w, const Py_ssize_t[::1] batch) -> int:

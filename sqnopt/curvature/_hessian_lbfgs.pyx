@@ -24,6 +24,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR
 from sqnopt.curvature._lbfgs cimport LBFGSKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
@@ -102,6 +103,43 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
         idx[:self._nidx] = np.asarray(self._idx)[:self._nidx]
         self._idx = idx
         self._D = np.zeros(cap * max(hess_size, 1))
+
+    def forget_samples(self) -> None:
+        """Drop the open window (its iterates and the indices of its curvature samples) when
+        the solve moves to new data (``Solver.rebind``); the pair memory and the previous
+        window's average stay, so the next pair spans the move."""
+        self._nidx = 0
+        self._calls = 0
+        np.asarray(self._wsum)[:] = 0.0
+
+    def get_state(self) -> dict:
+        """The L-BFGS memory with the open window: the sum of its iterates, the previous
+        window's average, the curvature samples joined so far; the factors are scratch."""
+        state = LBFGSKernel.get_state(self)
+        state.update(calls=int(self._calls), have_prev=bool(self._have_prev),
+                     n_windows=int(self.n_windows), failed=int(self._failed),
+                     wsum=np.array(self._wsum), wprev=np.array(self._wprev),
+                     window_sample=np.array(self._idx[:self._nidx]))
+        return state
+
+    def set_state(self, state) -> None:
+        LBFGSKernel.set_state(self, state)
+        calls = state_value(state, "calls", int, self)
+        if not 0 <= calls < self.update_every:
+            raise CheckpointError(f"HessianLBFGSKernel: checkpoint field calls={calls} does not "
+                                  f"fit update_every={self.update_every}: the checkpoint is of "
+                                  "another component")
+        sample = state_array(state, "window_sample", self, np.intp)
+        restore_array(self._wsum, state, "wsum", self)
+        restore_array(self._wprev, state, "wprev", self)
+        if sample.shape[0] > self._idx.shape[0]:
+            self._grow(sample.shape[0], max(self._D.shape[0] // max(self._idx.shape[0], 1), 1))
+        np.asarray(self._idx)[:sample.shape[0]] = sample
+        self._nidx = sample.shape[0]
+        self._calls = calls
+        self._have_prev = state_value(state, "have_prev", bool, self)
+        self.n_windows = state_value(state, "n_windows", int, self)
+        self._failed = state_value(state, "failed", int, self)
 
     def error_message(self):
         if self._failed == 1:

@@ -28,6 +28,7 @@ from libc.string cimport memcpy
 
 from sqnopt._simd cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop
 from sqnopt._vec cimport vaxpy, vdot
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_NONFINITE_PAIR, SecantKernel,
@@ -147,3 +148,25 @@ cdef class LBFGSKernel(SecantKernel):
         """The stored pairs ``(V, R)``, oldest first, as ``(count, dim)`` arrays (copies)."""
         order = [(self.head - self.count + 1 + k) % self.memory for k in range(self.count)]
         return np.asarray(self.V)[order].copy(), np.asarray(self.R)[order].copy()
+
+    def get_state(self) -> dict:
+        """The pair memory (ring buffer, ``1 / v'r`` and ``gamma``) with the secant counters;
+        the two-loop and damping scratch is not state."""
+        state = SecantKernel.get_state(self)
+        state.update(count=int(self.count), gamma=float(self.gamma), head=int(self.head),
+                     V=np.array(self.V), R=np.array(self.R), rho=np.array(self.rho))
+        return state
+
+    def set_state(self, state) -> None:
+        SecantKernel.set_state(self, state)
+        count = state_value(state, "count", int, self)
+        head = state_value(state, "head", int, self)
+        if not (0 <= count <= self.memory and 0 <= head < self.memory):
+            raise CheckpointError(f"LBFGSKernel: checkpoint fields count={count}, head={head} do not "
+                             f"fit memory={self.memory}: the checkpoint is of another component")
+        restore_array(self.V, state, "V", self)
+        restore_array(self.R, state, "R", self)
+        restore_array(self.rho, state, "rho", self)
+        self.count = count
+        self.head = head
+        self.gamma = state_value(state, "gamma", float, self)

@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.curvature._newton_cg``."""
 
+from typing import Any
+
 from sqnopt.curvature._base import CurvatureKernel
 
 class NewtonCGKernel(CurvatureKernel):
@@ -15,3 +17,4 @@ class NewtonCGKernel(CurvatureKernel):
     def total_iterations(self) -> int: ...
     @property
     def have_batch(self) -> bool: ...
+    def bind(self, objective: Any) -> None: ...

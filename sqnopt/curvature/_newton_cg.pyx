@@ -18,6 +18,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from sqnopt._simd cimport sq_dot
+from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 
@@ -105,3 +106,50 @@ cdef class NewtonCGKernel(CurvatureKernel):
         if self._failed == 1:
             return "the objective provides no Hessian-vector products (capability 'hessian_vector')"
         return "a score is not finite at the iterate (the Hessian factors cannot be formed)"
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def bind(self, objective) -> None:
+        """Attach to the objective kernel of the solve (the solver calls this when a solve
+        starts or is restored; ``observe_batch`` attaches to the objective it is given, and a
+        kernel that is not compiled is left for it to refuse)."""
+        if isinstance(objective, ObjectiveKernel):
+            self.obj = <ObjectiveKernel> objective
+
+    def get_state(self) -> dict:
+        """The last curvature batch and its Hessian factors (``D``), the CG counters; the
+        objective they belong to is re-attached by :meth:`bind`, not saved."""
+        state = CurvatureKernel.get_state(self)
+        hs = self.obj.hess_size if (self.have_batch and self.obj is not None) else 0
+        state.update(have_batch=bool(self.have_batch), size=int(self.size),
+                     batch=np.array(self.batch[:self.size]) if self.have_batch else
+                     np.zeros(0, dtype=np.intp),
+                     D=np.array(self.D[:self.size * hs]) if hs else np.zeros(0),
+                     last_iterations=int(self.last_iterations),
+                     total_iterations=int(self.total_iterations), failed=int(self._failed))
+        return state
+
+    def set_state(self, state) -> None:
+        CurvatureKernel.set_state(self, state)
+        have = state_value(state, "have_batch", bool, self)
+        size = state_value(state, "size", int, self)
+        batch = state_array(state, "batch", self, np.intp)
+        D = state_array(state, "D", self, np.float64)
+        if have:
+            if self.obj is None:
+                raise CheckpointError("NewtonCGKernel: bind() the kernel to its objective "
+                                      "before set_state() (its last batch refers to the data)")
+            if batch.shape[0] != size or D.shape[0] != size * self.obj.hess_size:
+                raise CheckpointError(f"NewtonCGKernel: checkpoint fields 'batch' / 'D' have "
+                                      f"{batch.shape[0]} / {D.shape[0]} entries for a batch of "
+                                      f"{size}: the checkpoint is of another objective")
+            if size > self.batch.shape[0]:
+                self.batch = np.zeros(size, dtype=np.intp)
+            if D.shape[0] > self.D.shape[0]:
+                self.D = np.zeros(D.shape[0])
+            np.asarray(self.batch)[:size] = batch
+            np.asarray(self.D)[:D.shape[0]] = D
+        self.have_batch = have
+        self.size = size
+        self.last_iterations = state_value(state, "last_iterations", int, self)
+        self.total_iterations = state_value(state, "total_iterations", int, self)
+        self._failed = state_value(state, "failed", int, self)

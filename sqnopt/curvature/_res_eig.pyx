@@ -39,6 +39,7 @@ from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd, dsytrf, dsytrs
 
 from sqnopt._vec cimport vaxpy, vdot
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
@@ -322,6 +323,50 @@ cdef class RESEigKernel(SecantKernel):
             return self._fail(SECANT_BAD_FACTOR)
         self.n_updates += 1
         return PAIR_ACCEPTED
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """The eigendecomposition (``E``, ``lam``), the pairs since (``WA``, ``WC``, ``p``,
+        ``shift``, ``anorm2``), the factored capacitance matrix while it is current (``Y``,
+        ``rs``, ``G``, ``ipiv``), the counters and flags; the solve and eigensolver workspaces
+        are scratch."""
+        state = SecantKernel.get_state(self)
+        state.update(scale_pending=bool(self._scale_pending), n_refreshes=int(self.n_refreshes),
+                     n_residual_refreshes=int(self.n_residual_refreshes),
+                     last_residual=float(self.last_residual), shift=float(self.shift),
+                     p=int(self._p), anorm2=float(self.anorm2), gram_ok=bool(self._gram_ok),
+                     deferred_fail=bool(self._deferred_fail), plain=bool(self._plain),
+                     E=np.array(self.E), lam=np.array(self.lam), WA=np.array(self.WA),
+                     WC=np.array(self.WC))
+        if self._gram_ok:
+            state.update(Y=np.array(self.Y), rs=np.array(self.rs), G=np.array(self.G),
+                         ipiv=np.array(self.ipiv))
+        return state
+
+    def set_state(self, state) -> None:
+        SecantKernel.set_state(self, state)
+        p = state_value(state, "p", int, self)
+        if not 0 <= p < self.refresh_every:
+            raise CheckpointError(f"RESEigKernel: checkpoint field 'p'={p} does not fit "
+                                  f"refresh_every={self.refresh_every}: the checkpoint is of "
+                                  "another component")
+        for name, buf in (("E", self.E), ("lam", self.lam), ("WA", self.WA), ("WC", self.WC)):
+            restore_array(buf, state, name, self)
+        gram_ok = state_value(state, "gram_ok", bool, self)
+        if gram_ok:
+            for name, buf in (("Y", self.Y), ("rs", self.rs), ("G", self.G),
+                              ("ipiv", self.ipiv)):
+                restore_array(buf, state, name, self)
+        self._p = p
+        self._gram_ok = gram_ok
+        self._scale_pending = state_value(state, "scale_pending", bool, self)
+        self.n_refreshes = state_value(state, "n_refreshes", int, self)
+        self.n_residual_refreshes = state_value(state, "n_residual_refreshes", int, self)
+        self.last_residual = state_value(state, "last_residual", float, self)
+        self.shift = state_value(state, "shift", float, self)
+        self.anorm2 = state_value(state, "anorm2", float, self)
+        self._deferred_fail = state_value(state, "deferred_fail", bool, self)
+        self._plain = state_value(state, "plain", bool, self)
 
     # ---- Python-level API ---------------------------------------------------------------
     def hessian(self):

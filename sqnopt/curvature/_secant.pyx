@@ -6,6 +6,7 @@ import numpy as np
 from libc.math cimport isfinite
 
 from sqnopt._vec cimport vdot
+from sqnopt.checkpoint import state_value
 from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_RESET, CurvatureKernel
 
 
@@ -95,3 +96,15 @@ cdef class SecantKernel(CurvatureKernel):
         if self.last_error == SECANT_BAD_DAMPING:
             return "Powell damping failed: v'Bv is not a positive finite number"
         return "curvature model failed"
+
+    def get_state(self) -> dict:
+        state = CurvatureKernel.get_state(self)
+        state.update(n_damped=int(self.n_damped), n_updates=int(self.n_updates),
+                     last_error=int(self.last_error))
+        return state
+
+    def set_state(self, state) -> None:
+        CurvatureKernel.set_state(self, state)
+        self.n_damped = state_value(state, "n_damped", int, self)
+        self.n_updates = state_value(state, "n_updates", int, self)
+        self.last_error = state_value(state, "last_error", int, self)

@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.gradients._base``."""
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -14,6 +16,8 @@ class GradientKernel:
     @property
     def plain(self) -> bool: ...
     def bind(self, objective: ObjectiveKernel) -> None: ...
+    def get_state(self) -> dict[str, Any]: ...
+    def set_state(self, state: dict[str, Any]) -> None: ...
     def estimate(self, objective: ObjectiveKernel, w: NDArray[np.float64], batch: ArrayLike,
                  out: NDArray[np.float64],
                  plain: NDArray[np.float64] | None = None) -> tuple[float, int]: ...

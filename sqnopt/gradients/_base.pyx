@@ -31,6 +31,17 @@ cdef class GradientKernel:
             raise ValueError(f"the objective has {objective.n_params} parameters, the gradient "
                              f"estimator {self.dim}")
 
+    def get_state(self) -> dict:
+        """What the estimator carries from one estimate to the next (copies: arrays and Python
+        scalars); the base class and the minibatch gradient carry nothing."""
+        return {}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned, on a kernel of the same component bound
+        (:meth:`bind`) to the same data."""
+        if not isinstance(state, dict):
+            raise TypeError(f"set_state expects a dict, got {type(state).__name__}")
+
     def estimate(self, ObjectiveKernel objective, const double[::1] w, batch,
                  double[::1] out, double[::1] plain=None):
         """The Python path's entry: ``(f_B(w), extra samples)``; ``out`` receives the estimate

@@ -21,6 +21,8 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
+
 from sqnopt.gradients._base cimport GradientKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 
@@ -96,6 +98,29 @@ cdef class SAGAKernel(GradientKernel):
         memset(&self.avg[0], 0, self.dim * sizeof(double))
         obj.cy_rows_axpy(&self.order[0], N, &self.table[0], 1.0 / N, &self.avg[0])
         self.initialised = True
+
+    def get_state(self) -> dict:
+        """The table of score derivatives and its average (once filled)."""
+        state = GradientKernel.get_state(self)
+        state.update(n_samples=int(self.n_samples), n_scores=int(self.n_scores),
+                     initialised=bool(self.initialised))
+        if self.initialised:
+            state.update(table=np.array(self.table), avg=np.array(self.avg))
+        return state
+
+    def set_state(self, state) -> None:
+        GradientKernel.set_state(self, state)
+        n = state_value(state, "n_samples", int, self)
+        k = state_value(state, "n_scores", int, self)
+        if (n, k) != (self.n_samples, self.n_scores):
+            raise CheckpointError(f"SAGAKernel: the checkpointed table is for {n} samples x {k} "
+                                  f"scores, this kernel is bound to {self.n_samples} x "
+                                  f"{self.n_scores}: the checkpoint is of other data")
+        initialised = state_value(state, "initialised", bool, self)
+        if initialised:
+            restore_array(self.table, state, "table", self)
+            restore_array(self.avg, state, "avg", self)
+        self.initialised = initialised
 
     @property
     def table_values(self):

@@ -17,6 +17,8 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+from sqnopt.checkpoint import restore_array, state_value
+
 from sqnopt.gradients._base cimport GradientKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 
@@ -63,6 +65,22 @@ cdef class SVRGKernel(GradientKernel):
         GradientKernel.bind(self, objective)
         self.have_snapshot = False          # new data: a new full gradient
         self.since = 0
+
+    def get_state(self) -> dict:
+        """The snapshot ``w~``, its full gradient ``mu`` and the position in the period."""
+        state = GradientKernel.get_state(self)
+        state.update(snapshot=np.array(self.snapshot), mu=np.array(self.mu),
+                     since=int(self.since), n_snapshots=int(self.n_snapshots),
+                     have_snapshot=bool(self.have_snapshot))
+        return state
+
+    def set_state(self, state) -> None:
+        GradientKernel.set_state(self, state)
+        restore_array(self.snapshot, state, "snapshot", self)
+        restore_array(self.mu, state, "mu", self)
+        self.since = state_value(state, "since", int, self)
+        self.n_snapshots = state_value(state, "n_snapshots", int, self)
+        self.have_snapshot = state_value(state, "have_snapshot", bool, self)
 
     @property
     def snapshot_point(self):

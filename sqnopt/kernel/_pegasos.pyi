@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.kernel._pegasos``."""
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -54,3 +56,5 @@ class KernelPegasosLoop:
     @property
     def n_kernel_evals(self) -> int: ...
     def run(self, n_iter: int) -> int: ...
+    def get_state(self) -> dict[str, Any]: ...
+    def set_state(self, state: dict[str, Any]) -> None: ...

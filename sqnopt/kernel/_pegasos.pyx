@@ -24,10 +24,13 @@ scattered into a dense buffer once and dotted with every support vector (any sto
 :class:`~sqnopt.data.RowData`).
 """
 
+import copy
+
 import numpy as np
 
 from libc.math cimport exp, fabs, pow, sqrt
 
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.data._rows cimport RowData
 from sqnopt.solver._sampler cimport Sampler
 
@@ -177,6 +180,41 @@ cdef class KernelPegasosLoop:
         self.rows.row_axpy(i, -1.0, buf)
         self.n_kernel_evals += 1
         return self.kernel.cy_eval(d, self.sqn[i], self.sqn[j])
+
+    def get_state(self) -> dict:
+        """What the loop carries between ``run`` calls (copies): the coefficients ``alpha`` and
+        the support, ``c``, ``nu``, ``b``, the iteration and kernel-evaluation counts, and the
+        sampler's position with the state of its bit generator. With :meth:`set_state` on a
+        loop over the same data and settings, ``run`` continues bit-for-bit."""
+        return {"alpha": np.array(self.alpha), "support": np.array(self.sv[:self.n_sv]),
+                "t": int(self.t), "scale": float(self.scale), "sqnorm": float(self.sqnorm),
+                "intercept": float(self.intercept), "n_kernel_evals": int(self.n_kernel_evals),
+                "sampler": self.sampler.get_state(),
+                "bit_generator": copy.deepcopy(self.sampler.bit_generator.state)}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        support = state_array(state, "support", self, np.intp)
+        n = self.alpha.shape[0]
+        if support.shape[0] > n or (support.shape[0] and (support.min() < 0 or support.max() >= n)):
+            raise CheckpointError("KernelPegasosLoop: the checkpointed support does not fit "
+                                  f"{n} samples: the checkpoint is of other data")
+        restore_array(self.alpha, state, "alpha", self)
+        try:
+            self.sampler.bit_generator.state = copy.deepcopy(state["bit_generator"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"KernelPegasosLoop: the checkpointed random stream does not "
+                                  f"load ({exc})") from None
+        self.sampler.set_state(state["sampler"])
+        np.asarray(self.in_sv)[:] = 0
+        np.asarray(self.in_sv)[support] = 1
+        np.asarray(self.sv)[:support.shape[0]] = support
+        self.n_sv = support.shape[0]
+        self.t = state_value(state, "t", int, self)
+        self.scale = state_value(state, "scale", float, self)
+        self.sqnorm = state_value(state, "sqnorm", float, self)
+        self.intercept = state_value(state, "intercept", float, self)
+        self.n_kernel_evals = state_value(state, "n_kernel_evals", int, self)
 
     def run(self, Py_ssize_t n_iter):
         """Run ``n_iter`` iterations; returns the number done (fewer if the sampler ran out)."""

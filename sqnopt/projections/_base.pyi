@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.projections._base``."""
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -16,6 +18,8 @@ class ProjectionKernel:
     @property
     def ball_radius(self) -> float: ...
     def project(self, w: NDArray[np.float64]) -> None: ...  # double[::1] w, in place
+    def get_state(self) -> dict[str, Any]: ...
+    def set_state(self, state: dict[str, Any]) -> None: ...
 
 class L2BallKernel(ProjectionKernel):
     def __init__(self, n_params: int, block: int, n_reg: int, radius: float) -> None: ...

@@ -21,6 +21,17 @@ cdef class ProjectionKernel:
     cdef void cy_project(self, double* w) noexcept nogil:
         pass
 
+    def get_state(self) -> dict:
+        """What the projection carries from one call to the next (copies: arrays and Python
+        scalars); a Euclidean projection carries nothing."""
+        return {}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned, on a kernel of the same component and
+        layout."""
+        if not isinstance(state, dict):
+            raise TypeError(f"set_state expects a dict, got {type(state).__name__}")
+
     def project(self, double[::1] w) -> None:
         """Project ``w`` in place."""
         if w.shape[0] != self.n_params:

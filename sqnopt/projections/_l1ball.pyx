@@ -12,6 +12,8 @@ work buffer. Pivots come from a fixed-seed xorshift generator, so the result is 
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, state_value
+
 from libc.math cimport fabs
 
 from sqnopt.projections._base cimport ProjectionKernel
@@ -36,6 +38,21 @@ cdef class L1BallKernel(ProjectionKernel):
         self.radius = radius
         self._work = np.zeros(max(1, (n_params // block) * n_reg))
         self._rng = 0x9E3779B97F4A7C15
+
+    def get_state(self) -> dict:
+        """The state of the pivot generator (the pivots change the rounding of the threshold's
+        sums, so a resumed solve draws the same ones)."""
+        state = ProjectionKernel.get_state(self)
+        state["rng"] = int(self._rng)
+        return state
+
+    def set_state(self, state) -> None:
+        ProjectionKernel.set_state(self, state)
+        rng = state_value(state, "rng", int, self)
+        if not 0 < rng < 2 ** 64:
+            raise CheckpointError(f"L1BallKernel: checkpoint field 'rng'={rng} is not a xorshift64 "
+                             "state")
+        self._rng = rng
 
     cdef double cy_threshold(self, double* work, Py_ssize_t m) noexcept nogil:
         """The threshold ``theta`` for the magnitudes ``work[0:m]`` (> 0, summing to more than

@@ -26,6 +26,8 @@ Both act on the regularised coordinates only: intercepts take the plain (Euclide
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, restore_array
+
 from libc.math cimport exp, fabs
 from libc.string cimport memcpy
 
@@ -56,6 +58,17 @@ cdef class MirrorMapKernel(ProjectionKernel):
         """The dual vector (a copy)."""
         return np.array(self._theta)
 
+    def get_state(self) -> dict:
+        """The dual vector ``theta`` and the previous output."""
+        state = ProjectionKernel.get_state(self)
+        state.update(theta=np.array(self._theta), last=np.array(self._last))
+        return state
+
+    def set_state(self, state) -> None:
+        ProjectionKernel.set_state(self, state)
+        restore_array(self._theta, state, "theta", self)
+        restore_array(self._last, state, "last", self)
+
     cdef void cy_project(self, double* w) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(self.n_params):
@@ -73,6 +86,20 @@ cdef class LazyProjectionKernel(MirrorMapKernel):
         if inner is not None and inner.n_params != n_params:
             raise ValueError("inner projection has a different layout")
         self.inner = inner
+
+    def get_state(self) -> dict:
+        state = MirrorMapKernel.get_state(self)
+        state["inner"] = None if self.inner is None else self.inner.get_state()
+        return state
+
+    def set_state(self, state) -> None:
+        MirrorMapKernel.set_state(self, state)
+        inner = state.get("inner")
+        if self.inner is not None:
+            if not isinstance(inner, dict):
+                raise CheckpointError("LazyProjectionKernel: the checkpoint has no state of the "
+                                      "inner projection: it is of another component")
+            self.inner.set_state(inner)
 
     cdef void cy_project(self, double* w) noexcept nogil:
         cdef Py_ssize_t j

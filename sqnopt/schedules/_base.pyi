@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.schedules._base``."""
 
+from typing import Any
+
 class ScheduleKernel:
     """Compiled batch schedule (base class: full batch)."""
 
@@ -7,6 +9,8 @@ class ScheduleKernel:
     @property
     def n_samples(self) -> int: ...
     def batch_size(self, k: int) -> int: ...
+    def get_state(self) -> dict[str, Any]: ...
+    def set_state(self, state: dict[str, Any]) -> None: ...
 
 class FixedKernel(ScheduleKernel):
     def __init__(self, n_samples: int, size: int) -> None: ...

@@ -35,6 +35,16 @@ cdef class ScheduleKernel:
     cdef Py_ssize_t cy_batch_size(self, Py_ssize_t k) noexcept nogil:
         return self.n_samples
 
+    def get_state(self) -> dict:
+        """What the schedule carries from one iteration to the next (copies); the built-in
+        schedules are functions of ``k`` and carry nothing."""
+        return {}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        if not isinstance(state, dict):
+            raise TypeError(f"set_state expects a dict, got {type(state).__name__}")
+
     def batch_size(self, Py_ssize_t k) -> int:
         """Batch size at iteration ``k >= 1``."""
         if k < 1:

@@ -4,6 +4,7 @@ data, the sampler and the loop (:class:`~sqnopt.solver.Solver` inherits this par
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -13,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt.checkpoint import Checkpoint
 from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.data import Dataset, check_sparse_structure, prepare
 from sqnopt.gradients._base import GradientKernel
@@ -38,6 +40,7 @@ from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.projections._base import ProjectionKernel
 from sqnopt.registry import get_registry
 from sqnopt.schedules._base import ScheduleKernel
+from sqnopt.solver import _checkpoint
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._monitor import DivergenceMonitor
 from sqnopt.solver._pyloop import PythonLoop
@@ -177,6 +180,55 @@ class _Builder(_SolverConfig):
                    classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
         """Validate the data and build a fresh :class:`SolverState` (kernels, buffers, sampler)."""
         data = self._prepare(X, y, sample_weight, classes)
+        return self._new_state(data, w0, make_bit_generator(self.random_state))
+
+    def restore(self, checkpoint: Checkpoint, X: Any, y: ArrayLike,
+                sample_weight: ArrayLike | None = None, *, new_data: bool = False
+                ) -> SolverState:
+        """The state of a checkpointed solve (:meth:`SolverState.checkpoint`), continued on
+        ``(X, y, sample_weight)``.
+
+        With the data the checkpoint was taken on (the default), ``run`` on the returned state
+        continues bit-for-bit as the uninterrupted solve would have: same iterates, average,
+        counters, history and result. The solver must have the same components and settings as
+        the one that took the checkpoint (budgets, tolerances, reporting and callbacks may
+        differ), and the data must match the checkpoint's fingerprint (shape, dtype, storage,
+        labels and a hash of a sample of the values); otherwise a
+        :class:`~sqnopt.checkpoint.CheckpointError` (a ``ValueError``) names the difference.
+        The random stream continues from the checkpoint (``random_state`` is not used).
+
+        ``new_data=True`` continues the solve on other data with the same features, as
+        :meth:`rebind` continues a live state: the iterate, average, counters, history, random
+        stream and curvature memory carry over; the sampler, batch schedules, the gradient
+        estimator's per-sample tables and the loop's reuse buffers start afresh on the new data.
+        """
+        state: SolverState = _checkpoint.restore(self, checkpoint, X, y, sample_weight,
+                                                 new_data,
+                                                 lambda: make_bit_generator(self.random_state))
+        return state
+
+    def _identity(self) -> dict[str, Any]:
+        """The components and settings that shape an iteration (what a checkpoint belongs to);
+        budgets, tolerances, reporting and callbacks are not part of it."""
+        def comp(c: Component | None) -> str | None:
+            return None if c is None else \
+                f"{type(c).__module__}.{type(c).__qualname__}: {c.describe()}"
+
+        seq = None
+        if self.batch_sequence is not None:
+            seq = hashlib.blake2b(np.ascontiguousarray(self.batch_sequence, dtype=np.int64)
+                                  .tobytes(), digest_size=16).hexdigest()
+        average: bool | int = self.average if isinstance(self.average, bool) else \
+            int(self.average)
+        return {"objective": comp(self.objective), "gradient": comp(self.gradient),
+                "curvature": comp(self.curvature), "schedule": comp(self.schedule),
+                "curvature_schedule": comp(self.curvature_schedule), "step": comp(self.step),
+                "projection": comp(self.projection), "fit_intercept": self.fit_intercept,
+                "average": average, "sampling": self.sampling, "batch_sequence": seq}
+
+    def _new_state(self, data: Dataset, w0: ArrayLike | None,
+                   bitgen: np.random.BitGenerator) -> SolverState:
+        """A fresh state on validated data, drawing from ``bitgen``."""
         n_blocks, dim = self.objective.param_layout(data)
         problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
                           n_blocks=n_blocks, n_params=n_blocks * dim,
@@ -189,10 +241,13 @@ class _Builder(_SolverConfig):
         _bind_gradient(self.gradient, grad_k, obj_k)
         curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem),
                                               CurvatureKernelLike)
+        bind = getattr(curv_k, "bind", None)
+        if callable(bind):   # models that build curvature from the objective's samples
+            bind(obj_k)
         step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
             self.projection, self.projection.init(problem), ProjectionKernelLike)
-        sampler = self._make_sampler(data, make_bit_generator(self.random_state))
+        sampler = self._make_sampler(data, bitgen)
 
         p = problem.n_params
         w = np.zeros(p)
@@ -223,7 +278,7 @@ class _Builder(_SolverConfig):
                            curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
                            step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
                            counters=counters, avg_start=avg_start, compiled=use_compiled,
-                           loop=loop, buffers=buffers)
+                           loop=loop, buffers=buffers, identity=self._identity())
 
     def rebind(self, state: SolverState, X: Any, y: ArrayLike,
                sample_weight: ArrayLike | None = None) -> SolverState:
@@ -257,6 +312,9 @@ class _Builder(_SolverConfig):
         sampler = self._make_sampler(data, state.sampler.bit_generator)
         buffers = dict(state.buffers) | _batch_buffers(data.n_samples, csched_k is not None)
         _bind_gradient(self.gradient, state.gradient, obj_k)    # per-sample state: new data
+        forget = getattr(state.curvature, "forget_samples", None)
+        if callable(forget):          # a curvature kernel holding indices of the old samples
+            forget()
         use_compiled, loop = self._make_loop(
             obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
             state.projection, sampler, state.w, state.w_avg, buffers, state.counters,

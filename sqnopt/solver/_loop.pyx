@@ -35,6 +35,8 @@ from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
+
 from sqnopt._simd cimport sq_step_allfinite
 from sqnopt._vec cimport vallfinite
 from sqnopt.curvature._base cimport (
@@ -213,6 +215,37 @@ cdef class CompiledLoop:
         counts_store(&c, pc)
         return status
 
+    def get_state(self, *, bint data_state=True) -> dict:
+        """What the loop carries from one ``run`` to the next (copies; see
+        :func:`generic_loop_state`). ``data_state=False``: nothing (a loop on new data starts
+        afresh, as after ``Solver.rebind``)."""
+        if not data_state:
+            return {"loop": "generic"}
+        return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
+                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
+
+    def set_state(self, state, *, bint new_data=False) -> None:
+        """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
+        cdef Py_ssize_t size
+        if state.get("loop") != "generic":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the generic compiled loop: the solver's path or "
+                                  "components differ")
+        if new_data:
+            return
+        size = state_value(state, "prev_size", int, self)
+        batch = state_array(state, "prev_batch", self, np.intp)
+        if batch.shape[0] != size or size > self.prev_batch.shape[0]:
+            raise CheckpointError(f"CompiledLoop: the checkpointed batch of {size} samples does "
+                                  "not fit this data")
+        np.asarray(self.prev_batch)[:size] = batch
+        restore_array(self.g_next, state, "g_next", self)
+        restore_array(self.w_saved, state, "w_saved", self)
+        self.prev_size = size
+        self.have_next = state_value(state, "have_next", bool, self)
+        self.loss_next = state_value(state, "loss_next", float, self)
+        self.prev_full_loss = state_value(state, "prev_full_loss", float, self)
+
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
         cdef double eps, loss, f_next, gnorm
@@ -387,3 +420,17 @@ cdef class CompiledLoop:
         if d != d_home:
             memcpy(d_home, d, n * sizeof(double))
         return status
+
+
+def generic_loop_state(have_next, prev_size, prev_batch, loss_next, g_next, w_saved,
+                       prev_full_loss):
+    """The carry-over of the generic loops (compiled and Python: one format): the secant
+    gradient ``s(w, prev_batch)`` kept in ``g_next`` for reuse when the next batch repeats, the
+    iterate it was taken at (``w_saved``: reuse only if ``w`` was not changed between runs) and
+    the previous full-batch objective of the ``ftol`` test."""
+    size = int(prev_size)
+    return {"loop": "generic", "have_next": bool(have_next), "prev_size": size,
+            "prev_batch": np.array(np.asarray(prev_batch)[:size], dtype=np.intp),
+            "loss_next": float(loss_next), "g_next": np.array(g_next, dtype=np.float64),
+            "w_saved": np.array(w_saved, dtype=np.float64),
+            "prev_full_loss": float(prev_full_loss)}

@@ -6,7 +6,7 @@ order, so with the same kernels they produce bit-identical iterates.
 from __future__ import annotations
 
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +24,8 @@ from sqnopt.interfaces import (
     ScheduleKernelLike,
     StepKernelLike,
 )
-from sqnopt.solver._loop import EXIT_CODES, Counters
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
+from sqnopt.solver._loop import EXIT_CODES, Counters, generic_loop_state
 from sqnopt.solver._sampler import Sampler
 
 FloatArray = NDArray[np.float64]
@@ -83,6 +84,35 @@ class PythonLoop:
         self.gtol = 0.0
         self.ftol = 0.0
         self.prev_full_loss = float("nan")
+
+    def get_state(self, *, data_state: bool = True) -> dict[str, Any]:
+        """What the loop carries from one ``run`` to the next: the format of the compiled loop
+        (:func:`sqnopt.solver._loop.generic_loop_state`)."""
+        if not data_state:
+            return {"loop": "generic"}
+        return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
+                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
+
+    def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None:
+        """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
+        if state.get("loop") != "generic":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the Python loop: the solver's path or components "
+                                  "differ")
+        if new_data:
+            return
+        size = state_value(state, "prev_size", int, self)
+        batch = state_array(state, "prev_batch", self, np.intp)
+        if batch.shape[0] != size or size > self.prev_batch.shape[0]:
+            raise CheckpointError(f"PythonLoop: the checkpointed batch of {size} samples does "
+                                  "not fit this data")
+        self.prev_batch[:size] = batch
+        restore_array(self.g_next, state, "g_next", self)
+        restore_array(self.w_saved, state, "w_saved", self)
+        self.prev_size = size
+        self.have_next = state_value(state, "have_next", bool, self)
+        self.loss_next = state_value(state, "loss_next", float, self)
+        self.prev_full_loss = state_value(state, "prev_full_loss", float, self)
 
     def run(self, n_iter: int, max_samples: int) -> int:
         if not np.array_equal(self.w, self.w_saved):

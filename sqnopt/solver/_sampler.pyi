@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.solver._sampler``."""
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -18,6 +20,8 @@ class Sampler:
     @property
     def bit_generator(self) -> np.random.BitGenerator: ...
     def draw(self, size: int) -> NDArray[np.intp]: ...
+    def get_state(self) -> dict[str, Any]: ...
+    def set_state(self, state: dict[str, Any]) -> None: ...
 
 class UniformSampler(Sampler): ...
 

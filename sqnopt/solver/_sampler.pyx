@@ -29,6 +29,7 @@ from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 
 
 cdef class Sampler:
@@ -53,6 +54,15 @@ cdef class Sampler:
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         return -1
+
+    def get_state(self) -> dict:
+        """The sampler's position (copies). The bit generator's state is not part of it: the
+        generator is shared by the samplers of a solve and checkpointed once, by the solve."""
+        return {"n_drawn": int(self.n_drawn)}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned, on a sampler of the same kind and size."""
+        self.n_drawn = state_value(state, "n_drawn", int, self)
 
     def draw(self, Py_ssize_t size):
         """Return the next ``size`` indices as an ``intp`` array (the Python path's entry)."""
@@ -98,6 +108,21 @@ cdef class ShuffleSampler(Sampler):
         self._pos = n_samples      # forces a shuffle on the first draw
         self.n_epochs = 0
 
+    def get_state(self) -> dict:
+        state = Sampler.get_state(self)
+        state.update(perm=np.array(self._perm), pos=int(self._pos), n_epochs=int(self.n_epochs))
+        return state
+
+    def set_state(self, state) -> None:
+        Sampler.set_state(self, state)
+        pos = state_value(state, "pos", int, self)
+        if not 0 <= pos <= self.n_samples:
+            raise CheckpointError(f"ShuffleSampler: checkpoint field 'pos'={pos} is outside "
+                                  f"[0, {self.n_samples}]")
+        restore_array(self._perm, state, "perm", self)
+        self._pos = pos
+        self.n_epochs = state_value(state, "n_epochs", int, self)
+
     cdef void _shuffle(self) noexcept nogil:
         cdef Py_ssize_t i, j, tmp
         for i in range(self.n_samples - 1, 0, -1):
@@ -128,6 +153,15 @@ cdef class SubsetSampler(Sampler):
         Sampler.__init__(self, n_samples, bit_generator)
         self.whole_at_n = True
         self._perm = np.arange(n_samples, dtype=np.intp)
+
+    def get_state(self) -> dict:
+        state = Sampler.get_state(self)
+        state["perm"] = np.array(self._perm)
+        return state
+
+    def set_state(self, state) -> None:
+        Sampler.set_state(self, state)
+        restore_array(self._perm, state, "perm", self)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t, j, tmp, n = self.n_samples
@@ -201,6 +235,19 @@ cdef class SequenceSampler(Sampler):
         seq.setflags(write=False)
         self._seq = seq
         self._pos = 0
+
+    def get_state(self) -> dict:
+        state = Sampler.get_state(self)
+        state["pos"] = int(self._pos)
+        return state
+
+    def set_state(self, state) -> None:
+        Sampler.set_state(self, state)
+        pos = state_value(state, "pos", int, self)
+        if not 0 <= pos <= self._seq.shape[0]:
+            raise CheckpointError(f"SequenceSampler: checkpoint field 'pos'={pos} is outside "
+                                  f"the injected sequence of {self._seq.shape[0]} indices")
+        self._pos = pos
 
     @property
     def remaining(self) -> int:

@@ -61,6 +61,8 @@ Differences, by design:
 
 import numpy as np
 
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
+
 from libc.math cimport fabs, isfinite, sqrt
 
 from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f
@@ -324,6 +326,85 @@ cdef class ScaledLoop:
         self.intercept = self.w[nf] if self.has_intercept else 0.0
         self.avg_scale = 0.0
         self._at_counters()
+
+    def get_state(self, *, bint data_state=True) -> dict:
+        """The representation (``v`` and ``u``, ``a``, ``nu``, ``b``, ``alpha``, ``b_avg``, the fold
+        count) and the counters as the loop left them; with ``data_state``, also the batches
+        drawn ahead and not run yet (none when ``run`` returned normally: only iterations of
+        the current call are drawn ahead)."""
+        cdef Py_ssize_t u, slot
+        state = {"loop": "scaled", "nf": int(self.nf), "average": bool(self.average),
+                 "vu": np.array(self.vu), "scale": float(self.scale),
+                 "sqnorm": float(self.sqnorm), "intercept": float(self.intercept),
+                 "avg_scale": float(self.avg_scale), "avg_intercept": float(self.avg_intercept),
+                 "n_folds": int(self.n_folds), "last_t": int(self.last_t),
+                 "last_samples": int(self.last_samples), "last_n_avg": int(self.last_n_avg)}
+        if data_state:
+            sizes = []
+            rows = []
+            for u in range(self.last_t, self.drawn_upto):
+                slot = u % PIPELINE
+                sizes.append(int(self.ring_size[slot]))
+                rows.append(np.array(self.ring[slot, :self.ring_size[slot]]))
+            state.update(drawn_upto=int(self.drawn_upto), exhausted_at=int(self.exhausted_at),
+                         ahead_samples=int(self.ahead_samples),
+                         pending_sizes=np.array(sizes, dtype=np.intp),
+                         pending=np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp))
+        return state
+
+    def set_state(self, state, *, bint new_data=False) -> None:
+        """Restore what :meth:`get_state` returned; the solve's counters must be restored
+        first. On new data (``new_data``) only the representation is kept, when the counters
+        are where the loop left them (as ``Solver.rebind`` keeps it); else the loop reloads
+        from ``w``."""
+        cdef Py_ssize_t u, slot, k, off, size
+        if state.get("loop") != "scaled":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the scaled sparse loop: the solver's path, "
+                                  "components or data storage differ")
+        nf = state_value(state, "nf", int, self)
+        average = state_value(state, "average", bool, self)
+        if nf != self.nf or average != self.average:
+            raise CheckpointError(f"ScaledLoop: the checkpoint has {nf} features "
+                                  f"(averaging {average}), this solve {self.nf} "
+                                  f"({bool(self.average)}): it is of another problem")
+        last_t = state_value(state, "last_t", int, self)
+        last_n_avg = state_value(state, "last_n_avg", int, self)
+        if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
+            self.reload()
+            return
+        restore_array(self.vu, state, "vu", self)
+        self.scale = state_value(state, "scale", float, self)
+        self.sqnorm = state_value(state, "sqnorm", float, self)
+        self.intercept = state_value(state, "intercept", float, self)
+        self.avg_scale = state_value(state, "avg_scale", float, self)
+        self.avg_intercept = state_value(state, "avg_intercept", float, self)
+        self.n_folds = state_value(state, "n_folds", int, self)
+        if new_data:
+            self._at_counters()
+            return
+        drawn_upto = state_value(state, "drawn_upto", int, self)
+        sizes = state_array(state, "pending_sizes", self, np.intp)
+        pending = state_array(state, "pending", self, np.intp)
+        if (sizes.shape[0] != drawn_upto - last_t or sizes.shape[0] > PIPELINE
+                or int(sizes.sum()) != pending.shape[0]
+                or (sizes.shape[0] and int(sizes.max()) > self.ring.shape[1])):
+            raise CheckpointError("ScaledLoop: the checkpointed batches drawn ahead do not fit "
+                                  "this data")
+        off = 0
+        for k in range(sizes.shape[0]):
+            u = last_t + k
+            slot = u % PIPELINE
+            size = sizes[k]
+            np.asarray(self.ring)[slot, :size] = pending[off:off + size]
+            self.ring_size[slot] = size
+            off += size
+        self.drawn_upto = drawn_upto
+        self.exhausted_at = state_value(state, "exhausted_at", int, self)
+        self.ahead_samples = state_value(state, "ahead_samples", int, self)
+        self.last_t = last_t
+        self.last_samples = state_value(state, "last_samples", int, self)
+        self.last_n_avg = last_n_avg
 
     cdef void _at_counters(self):
         """No batch drawn ahead; the loop stands where the counters say."""

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     CurvatureKernelLike,
@@ -18,6 +19,7 @@ from sqnopt.interfaces import (
     ScheduleKernelLike,
     StepKernelLike,
 )
+from sqnopt.solver import _checkpoint
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._monitor import MonitorState
 from sqnopt.solver._pyloop import PythonLoop
@@ -85,6 +87,30 @@ class SolverState:
     monitor: MonitorState = field(default_factory=MonitorState)
     #: Set when a run ended with ``Status.DIVERGED``: the state cannot be run further.
     diverged: bool = False
+    #: The solver's components and settings that shape an iteration (what a checkpoint of this
+    #: state belongs to; set by the solver that built it).
+    identity: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def checkpoint(self, *, data_state: bool = True) -> Checkpoint:
+        """Everything the solve carries from one iteration to the next, except the data.
+
+        Take it between ``run`` calls (or in a callback); :meth:`Solver.restore` with the same
+        solver settings and data turns it into a state whose ``run`` continues bit-for-bit as
+        this one would (:mod:`sqnopt.checkpoint` lists what it holds). The checkpoint is a copy:
+        running this state further does not change it. It pickles, and
+        :meth:`~sqnopt.checkpoint.Checkpoint.save` writes it to a file (no pickle) when every
+        kernel provides ``get_state``.
+
+        ``data_state=False`` leaves out what is bound to the data (the sampler's position, the
+        gradient estimator's tables, the batch schedules, the loop's reuse buffers): smaller,
+        for continuing on new data only (``Solver.restore(..., new_data=True)``).
+        """
+        return _checkpoint.take(self, data_state=data_state)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a SolverState is bound to its data and compiled kernels and does not "
+                        "pickle: pickle state.checkpoint() (a Checkpoint) instead and continue "
+                        "with Solver.restore(checkpoint, X, y)")
 
     @property
     def t(self) -> int:

@@ -35,6 +35,16 @@ cdef class StepKernel:
         n_evals[0] = 0
         return NAN
 
+    def get_state(self) -> dict:
+        """What the rule carries from one iteration to the next (copies); the built-in rules
+        are functions of ``t`` and carry nothing."""
+        return {}
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        if not isinstance(state, dict):
+            raise TypeError(f"set_state expects a dict, got {type(state).__name__}")
+
     def step_size(self, Py_ssize_t t) -> float:
         """Step at iteration ``t >= 0``."""
         if t < 0:
