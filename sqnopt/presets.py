@@ -6,23 +6,28 @@ Every preset returns an ordinary :class:`~sqnopt.Solver` built from registered c
 composition, and any other :class:`~sqnopt.Solver` keyword (budgets, ``random_state``,
 ``history_every``, ``callback`` ...) passes through.
 
-============  =====================================================================================
-preset        composition
-============  =====================================================================================
-``pegasos``   hinge(lam) + identity + ``Fixed(k)`` + ``PegasosStep`` (``1/(lam t)``) + ``L2Ball``
-              (radius ``1/sqrt(lam)``); last iterate or averaged (Shalev-Shwartz et al. 2007)
-``sgd``       identity + ``Fixed(k)`` + ``InverseSqrt`` (``eps0/sqrt(t)``), optional projection
-``asgd``      ``sgd`` with Polyak-Ruppert averaging
-``adagrad``   ``AdaGrad`` curvature + ``Constant(eta)`` (Duchi, Hazan & Singer 2011)
-``smd``       ``LazyProjection(inner)`` mirror map + ``InverseSqrt`` (stochastic mirror descent)
-``seg_pm``    ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
-``gd``        ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
-``pgd``       ``gd`` + projection (``L1Ball(radius)`` unless given)
-``lbfgs``     ``LBFGS(memory)`` + ``Full`` batches + ``Wolfe()`` line search (full-batch L-BFGS, no
-              step to tune; the secant gradient is reused, one pass per line-search trial)
-``sqb``       ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
-              bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
-============  =====================================================================================
+=============== ===================================================================================
+preset          composition
+=============== ===================================================================================
+``pegasos``     hinge(lam) + identity + ``Fixed(k)`` + ``PegasosStep`` (``1/(lam t)``) + ``L2Ball``
+                (radius ``1/sqrt(lam)``); last iterate or averaged (Shalev-Shwartz et al. 2007)
+``sgd``         identity + ``Fixed(k)`` + ``InverseSqrt`` (``eps0/sqrt(t)``), optional projection
+``asgd``        ``sgd`` with Polyak-Ruppert averaging
+``adagrad``     ``AdaGrad`` curvature + ``Constant(eta)`` (Duchi, Hazan & Singer 2011)
+``smd``         ``LazyProjection(inner)`` mirror map + ``InverseSqrt`` (stochastic mirror descent)
+``seg_pm``      ``ExpGradPM(radius)`` mirror map + ``InverseSqrt`` (exponentiated gradient +-)
+``gd``          ``Full`` batches + ``Constant(eps)`` (full-batch (sub)gradient descent)
+``pgd``         ``gd`` + projection (``L1Ball(radius)`` unless given)
+``lbfgs``       ``LBFGS(memory)`` + ``Full`` batches + ``Wolfe()`` line search (full-batch L-BFGS, no
+                step to tune; the secant gradient is reused, one pass per line-search trial)
+``sqb``         ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
+                bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
+``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)`` (Defazio et al. 2014)
+``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + ``Constant(eta)``, shuffled epochs
+``svrg_lbfgs``  ``SVRG`` + ``HessianLBFGS`` (Hessian-vector pairs on window averages) + ``Fixed(64)``
+                + ``Constant(eta)`` (Moritz, Nishihara & Jordan 2016)
+=============== ===================================================================================
+
 
 The names are also accepted by :meth:`sqnopt.Solver.preset`.
 """
@@ -206,6 +211,53 @@ def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner
                   **solver_kwargs)
 
 
+def saga(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
+         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+    """SAGA (Defazio, Bach & Lacoste-Julien 2014): the table of per-sample gradients makes the
+    gradient estimate's variance vanish at the optimum, so the constant step ``eta`` converges
+    linearly on a strongly convex smooth sum (their proof: ``eta = 1/(3 L_max)``, ``L_max`` the
+    largest per-sample smoothness constant). ``eta`` has no data-free default; the estimators'
+    recipe (:func:`sqnopt.recipes.choose`) computes it from the rows."""
+    from sqnopt.gradients import SAGA
+
+    solver_kwargs.setdefault("sampling", "uniform")
+    return Solver(objective=_objective(objective, lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SAGA(),
+                  **solver_kwargs)
+
+
+def svrg(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
+         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+    """SVRG (Johnson & Zhang 2013): a full gradient at a snapshot every pass corrects the
+    minibatch gradients; constant step ``eta`` (theirs: ``~ 1/(10 L_max)``), epochs of shuffled
+    samples."""
+    from sqnopt.gradients import SVRG
+
+    solver_kwargs.setdefault("sampling", "shuffle")
+    return Solver(objective=_objective(objective, lam), curvature=Identity(),
+                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SVRG(),
+                  **solver_kwargs)
+
+
+def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
+               batch_size: int = 64, hessian_batch: int | None = None, memory: int = 10,
+               update_every: int = 10, **solver_kwargs: Any) -> Solver:
+    """Stochastic L-BFGS with variance reduction (Moritz, Nishihara & Jordan 2016, Alg. 1):
+    SVRG gradients on batches of ``batch_size``, ``HessianLBFGS(memory, update_every)``
+    directions whose pairs are Hessian-vector products on ``hessian_batch`` samples per
+    iteration (``2 * batch_size`` unless given; ``update_every`` of them per pair), constant
+    step ``eta``."""
+    from sqnopt.curvature import HessianLBFGS
+    from sqnopt.gradients import SVRG
+
+    solver_kwargs.setdefault("sampling", "shuffle")
+    hb = hessian_batch if hessian_batch is not None else 2 * batch_size
+    return Solver(objective=_objective(objective, lam),
+                  curvature=HessianLBFGS(memory=memory, update_every=update_every),
+                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SVRG(),
+                  curvature_schedule=Fixed(hb), **solver_kwargs)
+
+
 #: Preset name -> factory returning a :class:`~sqnopt.Solver`.
 PRESETS: dict[str, Callable[..., Solver]] = {
     "adagrad": adagrad,
@@ -214,10 +266,13 @@ PRESETS: dict[str, Callable[..., Solver]] = {
     "lbfgs": lbfgs,
     "pegasos": pegasos,
     "pgd": pgd,
+    "saga": saga,
     "seg_pm": seg_pm,
     "sgd": sgd,
     "smd": smd,
     "sqb": sqb,
+    "svrg": svrg,
+    "svrg_lbfgs": svrg_lbfgs,
 }
 
 

@@ -17,7 +17,8 @@ from sqnopt import (
     PegasosStep,
     Solver,
 )
-from sqnopt.curvature import LBFGS, AdaGrad, QuadraticBound
+from sqnopt.curvature import LBFGS, AdaGrad, HessianLBFGS, QuadraticBound
+from sqnopt.gradients import SAGA, SVRG
 from sqnopt.presets import PRESETS, make
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection
 from sqnopt.solver._scaled_loop import ScaledLoop
@@ -153,10 +154,14 @@ def test_presets_compose_the_named_components() -> None:
         "pegasos": (Identity, Fixed, PegasosStep, L2Ball),
         "sqb": (QuadraticBound, Geometric, Constant, type(None)),
         "lbfgs": (LBFGS, Full, Wolfe, type(None)),
+        "saga": (Identity, Fixed, Constant, type(None)),
+        "svrg": (Identity, Fixed, Constant, type(None)),
+        "svrg_lbfgs": (HessianLBFGS, Fixed, Constant, type(None)),
     }
     assert set(expect) == set(PRESETS)
     for name, (curv, sched, step, proj) in expect.items():
-        s = make(name, lam=1e-2, max_iter=50, random_state=0)
+        extra = {"eta": 0.05} if name in ("saga", "svrg", "svrg_lbfgs") else {}
+        s = make(name, lam=1e-2, max_iter=50, random_state=0, **extra)
         assert isinstance(s.curvature, curv) and isinstance(s.schedule, sched)
         assert isinstance(s.step, step) and isinstance(s.projection, proj), name
         res = s.fit(X, y)
@@ -165,6 +170,11 @@ def test_presets_compose_the_named_components() -> None:
         else:
             assert np.isfinite(res.fun) and res.n_iter == 50
     assert make("asgd").average is True
+    assert isinstance(make("saga", eta=0.1).gradient, SAGA)
+    vr = make("svrg_lbfgs", eta=0.1, batch_size=32)
+    assert isinstance(vr.gradient, SVRG) and vr.curvature_schedule == Fixed(64)
+    with pytest.raises(TypeError, match="eta"):       # no data-free default step
+        make("saga")
     sqb = make("sqb", lam=0.5)
     assert sqb.curvature == QuadraticBound(solver="cg") and sqb.sampling == "subset"
     assert sqb.curvature_schedule == Fixed(1000) and sqb.schedule == Geometric(100, 1.5)

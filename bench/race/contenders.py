@@ -15,7 +15,7 @@ needs. Three kinds:
 A new sqnopt composition is one more entry, e.g.::
 
     Contender("sqnopt SVRG+L-BFGS", "sqnopt", SMOOTH, "trace",
-              preset_trace("svrg_lbfgs", batch=64), available=preset_available("svrg_lbfgs"))
+              preset_trace("svrg_lbfgs", batch_size=64), available=preset_available("svrg_lbfgs"))
 
 Entries whose library or sqnopt component is missing are skipped with a printed line.
 """
@@ -424,6 +424,8 @@ def _res(p: Problem) -> Any:
 SGD_STEPS = step_grid((0.125, 0.5, 2.0, 8.0, 32.0))
 QN_STEPS = value_grid("eps0", (0.01, 0.03, 0.1, 0.3, 1.0))
 ADAGRAD_ETAS = value_grid("eta", (0.01, 0.03, 0.1, 0.3, 1.0))
+VR_STEPS = value_grid("eta", (0.01, 0.03, 0.1, 0.3, 1.0))
+VR_QN_STEPS = value_grid("eta", (0.003, 0.01, 0.03, 0.1, 0.3))
 
 CONTENDERS: list[Contender] = [
     # --- sqnopt compositions (traced through callbacks and result.history)
@@ -443,14 +445,17 @@ CONTENDERS: list[Contender] = [
     Contender("sqnopt SQB", "sqnopt", ("logistic", "softmax"), "trace", sqb_trace, batch=None,
               note="preset 'sqb' (binary_logistic / softmax)"),
     Contender("sqnopt L-BFGS (full batch)", "sqnopt", SMOOTH, "trace", lbfgs_trace, batch=None,
-              note="preset 'lbfgs' (Armijo), gtol=None"),
+              note="preset 'lbfgs' (Wolfe), gtol=None"),
     Contender("sqnopt SAGA", "sqnopt", SMOOTH, "trace", preset_trace("saga"), batch=1,
-              available=preset_available("saga"), note="preset 'saga' when registered"),
+              grid=VR_STEPS, available=preset_available("saga"),
+              note="preset 'saga', b = 1; eta tuned"),
     Contender("sqnopt SVRG", "sqnopt", SMOOTH, "trace", preset_trace("svrg"), batch=1,
-              available=preset_available("svrg"), note="preset 'svrg' when registered"),
-    Contender("sqnopt SVRG+L-BFGS", "sqnopt", SMOOTH, "trace", preset_trace("svrg_lbfgs"),
-              batch=64, available=preset_available("svrg_lbfgs"),
-              note="preset 'svrg_lbfgs' when registered"),
+              grid=VR_STEPS, available=preset_available("svrg"),
+              note="preset 'svrg', b = 1; eta tuned"),
+    Contender("sqnopt SVRG+L-BFGS", "sqnopt", SMOOTH, "trace",
+              preset_trace("svrg_lbfgs", batch_size=64), batch=64, grid=VR_QN_STEPS,
+              available=preset_available("svrg_lbfgs"),
+              note="preset 'svrg_lbfgs' (HessianLBFGS pairs), b = 64; eta tuned"),
     Contender("SQNClassifier()", "sqnopt", ALL, "sweep", sqn_classifier, module="sklearn",
               max_budget=2000, note="defaults; tol=None, max_iter = budget (passes)"),
     # --- scikit-learn
