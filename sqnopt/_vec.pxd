@@ -2,7 +2,7 @@
 """Inline vector helpers shared by the compiled kernels (and available to plugins via cimport).
 
 Reductions use four independent accumulators: the adds do not form one dependency chain, so
-they run at throughput instead of latency (about 4x faster for n >= 16). The summation order
+they run at throughput instead of latency (docs/benchmarks.md). The summation order
 therefore differs from a naive left-to-right loop by rounding only.
 """
 
@@ -37,8 +37,8 @@ cdef inline void vprefetch_rest(const void* row, Py_ssize_t n_bytes) noexcept no
     """Hint the lines of a contiguous row after its first, ``[row + 64, row + n_bytes)``: for the
     next row of a minibatch while the current one is used, so that one row's lines are in flight
     at a time instead of the whole batch's (the dense row layer and the bare baseline loop;
-    bench/ab_core.py: 0.31 -> 0.29 us per iteration at n = 100 with the rows in L3, see
-    docs/benchmarks.md, where hinting into L2 only or two rows ahead is measured too)."""
+    bench/ab_core.py and docs/benchmarks.md compare it with hinting into L2 only or two rows
+    ahead)."""
     vprefetch(<const char*> row + 64, n_bytes - 64)
 
 

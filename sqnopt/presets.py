@@ -35,6 +35,8 @@ from sqnopt.curvature import LBFGS, AdaGrad, Identity, QuadraticBound
 from sqnopt.interfaces import Objective, Projection, StepRule
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection
 from sqnopt.registry import get_registry
+from sqnopt.registry._registry import hookimpl
+from sqnopt.registry.hookspecs import RegisterFn
 from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.solver import Solver
 from sqnopt.steps import Armijo, Constant, InverseSqrt, PegasosStep
@@ -219,9 +221,13 @@ PRESETS: dict[str, Callable[..., Solver]] = {
 
 
 def make(name: str, **kwargs: Any) -> Solver:
-    """The solver of preset ``name`` (see the module docstring) with ``kwargs``."""
-    try:
-        factory = PRESETS[name.lower()]
-    except KeyError:
-        raise KeyError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
-    return factory(**kwargs)
+    """The solver of preset ``name`` (the built-ins above, or one a plugin registered) with
+    ``kwargs``."""
+    return Solver.preset(name, **kwargs)
+
+
+@hookimpl
+def sqnopt_register_presets(register: RegisterFn) -> None:
+    """The built-in presets, registered through the same hook as a plugin's."""
+    for name, factory in PRESETS.items():
+        register(name, factory)

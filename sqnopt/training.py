@@ -42,7 +42,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt import recipes

@@ -327,3 +327,48 @@ def test_sqb_auto_batches_are_the_models_and_reach_the_optimum() -> None:
                   curvature_schedule=Fixed(1000), sampling="subset", fit_intercept=False,
                   max_epochs=2, random_state=3).fit(X, y)
     np.testing.assert_array_equal(est2.coef_.ravel(), np.asarray(res2.coef).ravel())
+
+
+# ---------------------------------------------------------------- capabilities, not names
+def test_a_plugin_objective_gets_probabilities_and_multinomial_mode_by_declaring_them() -> None:
+    """An objective registered by a (test) plugin, unknown to sqnopt by name, declares the
+    ``probabilistic`` capability and a multiclass form: the estimator gives it predict_proba
+    and one multinomial solve, as for the built-in logloss."""
+    import dataclasses
+
+    from sqnopt.interfaces import MULTICLASS, PROBABILISTIC, Objective
+    from sqnopt.objectives import LogLoss, Softmax
+    from sqnopt.registry import hookimpl, register_plugin, unregister_plugin
+
+    @dataclasses.dataclass(frozen=True)
+    class MySoftmax(Softmax):
+        name = "my_softmax"
+
+    @dataclasses.dataclass(frozen=True)
+    class MyLogistic(LogLoss):
+        name = "my_logistic"
+
+        def with_capability(self, capability: str) -> Objective | None:
+            if capability == MULTICLASS:
+                return MySoftmax(lam=self.lam)
+            return super().with_capability(capability)
+
+    class _Plugin:
+        @staticmethod
+        @hookimpl
+        def sqnopt_register_objectives(register):  # type: ignore[no-untyped-def]
+            register("my_logistic", MyLogistic)
+
+    register_plugin(_Plugin, name="test-objective-plugin")
+    try:
+        X, y = _blobs()
+        assert PROBABILISTIC in MyLogistic().capabilities
+        est = SQNClassifier(loss="my_logistic", random_state=0)
+        assert hasattr(est, "predict_proba")            # before fitting: from the capability
+        est.fit(X, y)
+        assert est._trainer.strategy_ == "multinomial"
+        assert isinstance(est._trainer._setup.objective, MySoftmax)
+        np.testing.assert_allclose(est.predict_proba(X).sum(axis=1), 1.0)
+        assert est.score(X, y) > 0.9
+    finally:
+        unregister_plugin(_Plugin)

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from sqnopt import Solver
-from sqnopt._kernel_pegasos import LinearMercer, PolyMercer, RBFMercer
-from sqnopt.kernel_pegasos import ApproximateKernelPegasos, KernelPegasos, kernel_matrix
+from sqnopt.kernel._pegasos import LinearMercer, PolyMercer, RBFMercer
+from sqnopt.kernel import ApproximateKernelPegasos, KernelPegasos, kernel_matrix
 
 
 def _linear_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,7 @@ def test_hooks_are_documented_with_their_signature() -> None:
         pytest.skip("docs/ not present (installed without the source tree)")
     text = doc.read_text()
     hooks = [n for n, f in vars(hookspecs).items() if n.startswith("sqnopt_") and callable(f)]
-    assert len(hooks) == 6
+    assert len(hooks) == 7
     for name in hooks:
         assert name in text, f"hook {name} is not documented in docs/architecture.md"
         params = list(inspect.signature(getattr(hookspecs, name)).parameters)
@@ -47,3 +47,76 @@ def test_public_symbols_have_docstrings() -> None:
         obj = getattr(sqnopt, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert inspect.getdoc(obj), f"sqnopt.{name} has no docstring"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the sqnopt modules it imports, anywhere in its source (module level or inside
+    functions); compiled modules are leaves; ``from pkg import sub`` names the submodule."""
+    import ast
+    import collections
+
+    root = Path(sqnopt.__file__).resolve().parent
+    mods: dict[str, Path] = {}
+    for p in root.rglob("*.py"):
+        name = ".".join(p.relative_to(root.parent).with_suffix("").parts)
+        mods[name[:-9] if name.endswith(".__init__") else name] = p
+    leaves = {".".join(p.relative_to(root.parent).with_suffix("").parts)
+              for p in root.rglob("*.pyx")}
+    leaves |= {".".join(p.relative_to(root.parent).parts).split(".cpython")[0]
+               for p in root.rglob("*.so")}
+    known = set(mods) | leaves
+    graph: dict[str, set[str]] = collections.defaultdict(set)
+    for name, p in mods.items():
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets = subs + ([node.module] if any(t not in known for t in subs) else [])
+            else:
+                continue
+            for t in targets:
+                if not t.startswith("sqnopt"):
+                    continue
+                while t and t not in known:
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    """No sqnopt module imports, directly or through others, a module that imports it -- lazy
+    imports inside functions included (the presets reach the Solver through the registry)."""
+    graph = _import_graph()
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            cycle = path[path.index(node):] + [node]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if node in done:
+            return
+        for nxt in sorted(graph.get(node, ())):
+            visit(nxt, path + [node])
+        done.add(node)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_every_module_imports_on_its_own() -> None:
+    """Each public module imports first in a fresh interpreter (what a user's first import
+    does), so no module depends on another having been imported before it."""
+    import subprocess
+    import sys
+
+    modules = ["sqnopt.recipes", "sqnopt.presets", "sqnopt.training", "sqnopt.solver",
+               "sqnopt.interfaces", "sqnopt.registry", "sqnopt.gradients", "sqnopt.curvature",
+               "sqnopt.objectives", "sqnopt.data", "sqnopt.model", "sqnopt.cli",
+               "sqnopt.estimators", "sqnopt.datasets", "sqnopt.testing"]
+    for module in modules:
+        res = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                             text=True, timeout=120)
+        assert res.returncode == 0, (module, res.stderr)
+

@@ -71,7 +71,7 @@ import json, sys, traceback
 import numpy as np, scipy.sparse as sp
 from sqnopt import Solver
 from sqnopt.estimators import SQNClassifier
-from sqnopt.kernel_pegasos import KernelPegasos
+from sqnopt.kernel import KernelPegasos
 from sqnopt.training import Trainer
 
 y = np.array([1.0, -1.0])

@@ -23,7 +23,7 @@ Two exact implementations:
   (``dsymv``, two ``dsyr``, diagonal shift) and factor it once per iteration with LAPACK
   ``dpotrf`` (n^3/3 flops, the published O(n^3)); the direction is one ``dpotrs``. (From
   n = 250 ``RegularizedBFGS`` uses the exact eigendecomposition + Woodbury form of
-  ``_res_eig.pyx`` instead, 2-3.5x faster at n = 500-1000.)
+  ``_res_eig.pyx`` instead, faster from there on; docs/curvature.md.)
 
 **Deferred updates (inverse form).** Per iteration the inverse form needs ``u = H_t r`` (for
 the update) and ``H_{t+1} g_{t+1}`` (the next direction). Done eagerly that is three passes over
@@ -73,22 +73,21 @@ cdef int INC = 1
 cdef double DEFER_LIMIT = 1e290
 # From this dimension on the inverse form uses the fused one-pass kernel; below, BLAS level 2
 # with FMA (dsyr2 to fold, dsymv per product) is as fast or faster. The crossover depends on the
-# variant of the vector kernels in use (sqnopt/_simd.h): measured 300-400 with AVX-512, 600-700
-# with AVX2, 900-1000 with the SSE2 baseline, each against OpenBLAS's kernels for that instruction
-# set (docs/benchmarks.md, "Vector-kernel variants").
+# variant of the vector kernels in use (sqnopt/_simd.h), each against OpenBLAS's kernels for that
+# instruction set; the crossovers are in docs/benchmarks.md, "Vector-kernel variants".
 FUSED_MIN_DIM_BY_VARIANT = {"baseline": 1000, "avx2": 700, "avx512f": 400}
 FUSED_MIN_DIM = FUSED_MIN_DIM_BY_VARIANT[_VARIANTS[sq_simd_level()]]
 # Up to this dimension the Cholesky form factors with its own kernel (sq_potrf_upper, panels of
-# eight rows on 8-lane vectors; 20-25 % faster than OpenBLAS dpotrf at n = 64-150 on the
-# development machine), beyond with LAPACK dpotrf (blocked for the cache; faster from n ~ 180).
+# eight rows on 8-lane vectors; faster than OpenBLAS dpotrf at small n, docs/benchmarks.md),
+# beyond with LAPACK dpotrf (blocked for the cache).
 OWN_CHOLESKY_MAX_DIM = 160
 
 
 def default_merge_every(Py_ssize_t dim):
     """Pending rank-two terms kept before they are folded into the stored matrix by the fused
     kernel. A fold pass (read + write, plus the terms) costs about 1.5-2 read-only passes;
-    folding every 4th pass was best at n = 300-1500 on the development machine (3-8 were within
-    noise of each other; more terms cost O(n) corrections per product)."""
+    folding every 4th pass was best in docs/benchmarks.md's measurements (more terms cost O(n)
+    corrections per product)."""
     return 4 if dim >= 300 else 1
 
 

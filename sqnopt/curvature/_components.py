@@ -16,9 +16,8 @@ from sqnopt.interfaces import HESSIAN_VECTOR, SMOOTH, CurvatureModel, Problem
 
 _SAFEGUARDS = ("min_curvature", "on_bad_pair", "damping", "on_nonfinite")
 # From this many parameters on, RegularizedBFGS(method="auto") with delta > 0 uses the
-# eigendecomposition + Woodbury form instead of a Cholesky factorisation per iteration: measured
-# 1.0-1.3x at n = 200, 1.7x at 300, 2.1-2.3x at 500, 3.0-3.2x at 700, 3.6x at 1000
-# (docs/curvature.md, "RES").
+# eigendecomposition + Woodbury form instead of a Cholesky factorisation per iteration: the
+# crossover measured in docs/curvature.md, "RES".
 EIG_MIN_DIM = 250
 BadPairRule = Literal["skip", "damp"]
 NonfiniteRule = Literal["reset", "error"]
@@ -220,7 +219,7 @@ class RegularizedBFGS(_SecantModel):
         products with ``Q`` and an ``n (2p)^2`` Gram matrix per iteration, a new
         eigendecomposition every ``refresh_every`` accepted pairs (``O(n^3)``, amortised); equal
         to ``"cholesky"`` up to rounding, with a residual check on every solve, and faster from
-        n ~ 250 (3.2-3.6x at n = 1000; docs/curvature.md). ``"inverse"`` (``delta = 0`` only): the
+        n ~ 250 (docs/curvature.md). ``"inverse"`` (``delta = 0`` only): the
         ``O(n^2)`` BFGS inverse update. ``"auto"`` (default): ``"inverse"`` when ``delta = 0``,
         else ``"eig"`` from ``EIG_MIN_DIM`` parameters on (up to LAPACK's limit,
         ``EIG_MAX_DIM``) and ``"cholesky"`` otherwise.

@@ -11,8 +11,8 @@ from sqnopt._vec cimport vprefetch, vprefetch_rest
 cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
     # The first line only: a dense row is contiguous and the hardware prefetcher streams the
     # rest once the row is read. Hinting every line of a minibatch at once (65 lines at n = 100,
-    # L = 5) filled the line-fill buffers and measured 3-10 % slower per iteration
-    # (bench/test_core.py, docs/benchmarks.md).
+    # L = 5) filled the line-fill buffers and was slower per iteration (bench/test_core.py,
+    # docs/benchmarks.md).
     vprefetch(row, 64)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import pluggy
 
 from sqnopt.interfaces import KINDS, Component, Kind
-from sqnopt.registry import hookspecs
+import sqnopt.registry.hookspecs as hookspecs
 
 hookimpl = pluggy.HookimplMarker(hookspecs.PROJECT)
 ENTRY_POINT_GROUP = "sqnopt"
@@ -24,6 +24,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "sqnopt.steps._plugin",
     "sqnopt.projections._plugin",
     "sqnopt.gradients._plugin",
+    "sqnopt.presets",
 )
 
 _HOOK_OF_KIND: dict[Kind, str] = {
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "ENTRY_POINT_GROUP",
     "Entry",
+    "PresetEntry",
     "Registry",
     "RegistryError",
     "UnknownComponentError",
@@ -83,12 +85,45 @@ class Entry:
                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
+@dataclass(frozen=True)
+class PresetEntry:
+    name: str
+    factory: Callable[..., Any]     #: ``factory(**kwargs)`` returns a Solver
+    aliases: tuple[str, ...]
+    source: str
+
+
 class Registry:
-    """Name -> component factory, per kind."""
+    """Name -> component factory, per kind; and name -> preset (a named composition)."""
 
     def __init__(self) -> None:
         self._entries: dict[Kind, dict[str, Entry]] = {k: {} for k in KINDS}
         self._aliases: dict[Kind, dict[str, str]] = {k: {} for k in KINDS}
+        self._presets: dict[str, PresetEntry] = {}
+        self._preset_aliases: dict[str, str] = {}
+
+    def add_preset(self, name: str, factory: Callable[..., Any], *,
+                   aliases: tuple[str, ...] = (), source: str = "?") -> None:
+        key = name.lower()
+        for alias in (key, *(a.lower() for a in aliases)):
+            owner = self._preset_aliases.get(alias)
+            if owner is not None and self._presets[owner].factory is not factory:
+                raise RegistryError(f"{source}: preset name {alias!r} is already registered by "
+                                    f"{self._presets[owner].source}; choose another name")
+        entry = PresetEntry(key, factory, tuple(a.lower() for a in aliases), source)
+        self._presets[key] = entry
+        for alias in (key, *entry.aliases):
+            self._preset_aliases[alias] = key
+
+    def preset(self, name: str) -> PresetEntry:
+        key = self._preset_aliases.get(name.lower())
+        if key is None:
+            raise UnknownComponentError(
+                f"unknown preset {name!r}; presets: {', '.join(self.preset_names())}")
+        return self._presets[key]
+
+    def preset_names(self) -> list[str]:
+        return sorted(self._presets)
 
     def add(self, kind: Kind, name: str, factory: Callable[..., Component], *,
             aliases: tuple[str, ...] = (), source: str = "?") -> None:
@@ -190,6 +225,14 @@ def get_registry() -> Registry:
                         reg.add(_kind, name, factory, aliases=tuple(aliases), source=_source)
 
                     impl.function(**{a: register for a in impl.argnames})
+            for impl in pm.hook.sqnopt_register_presets.get_hookimpls():
+                source = pm.get_name(impl.plugin) or repr(impl.plugin)
+
+                def register_preset(name: str, factory: Callable[..., Any], *,
+                                    aliases: tuple[str, ...] = (), _source: str = source) -> None:
+                    reg.add_preset(name, factory, aliases=tuple(aliases), source=_source)
+
+                impl.function(**{a: register_preset for a in impl.argnames})
             _registry = reg
         return _registry
 

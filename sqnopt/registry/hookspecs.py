@@ -30,6 +30,7 @@ __all__ = [
     "hookspec",
     "sqnopt_register_curvature_models",
     "sqnopt_register_gradient_estimators",
+    "sqnopt_register_presets",
     "sqnopt_register_objectives",
     "sqnopt_register_projections",
     "sqnopt_register_schedules",
@@ -73,3 +74,9 @@ def sqnopt_register_projections(register: RegisterFn) -> None:
 def sqnopt_register_gradient_estimators(register: RegisterFn) -> None:
     """Register gradient estimators (factories returning
     :class:`~sqnopt.interfaces.GradientEstimator`)."""
+
+
+@hookspec
+def sqnopt_register_presets(register: RegisterFn) -> None:
+    """Register named compositions (factories ``f(**kwargs)`` returning a
+    :class:`~sqnopt.Solver`), reachable as ``Solver.preset(name, ...)``."""

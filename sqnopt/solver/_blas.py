@@ -1,9 +1,8 @@
 """Limit BLAS threading while the iteration loop runs.
 
 The loop's BLAS/LAPACK calls are small (vectors of the parameter dimension, RES's n x n
-factorisations at n ~ 100): handing them to a thread pool costs more than it gains. Measured on
-the 2-core development machine, RES on a9a (n = 124) took 1.35 s with OpenBLAS's default 2 threads
-and 0.069 s with 1 thread for the same 438 iterations.
+factorisations at n ~ 100): handing them to a thread pool costs more than it gains (RES on a9a
+ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; docs/benchmarks.md).
 """
 
 from __future__ import annotations

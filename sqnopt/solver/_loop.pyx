@@ -243,8 +243,8 @@ cdef class CompiledLoop:
         # alternates between the grad and grad_next buffers (grad_next is free without a
         # secant pair or a line search), so the direction of the last step survives a stop on a
         # non-finite minibatch objective; on return it is copied to the direction buffer, which
-        # the divergence diagnostic reads. Saves a copy of g per iteration (2-7 % in the minima of
-        # an A/B at n = 100, near the noise: docs/benchmarks.md).
+        # the divergence diagnostic reads. Saves a copy of g per iteration (an A/B is in
+        # docs/benchmarks.md).
         cdef bint alias = self.direction_is_gradient and not (secant or search)
         cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills

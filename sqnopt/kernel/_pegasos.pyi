@@ -1,4 +1,4 @@
-"""Type stub for the compiled module ``sqnopt._kernel_pegasos``."""
+"""Type stub for the compiled module ``sqnopt.kernel._pegasos``."""
 
 import numpy as np
 from numpy.typing import NDArray

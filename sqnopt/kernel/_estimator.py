@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from sqnopt._kernel_pegasos import (
+from sqnopt.kernel._pegasos import (
     KernelPegasosLoop,
     LinearMercer,
     MercerKernel,
@@ -81,7 +81,7 @@ class KernelPegasos:
     Minimises ``lam/2 ||w||^2 + (1/N) sum_i max(0, 1 - y_i (w . phi(x_i) + b))`` over the RKHS of
     ``K`` with the Pegasos iteration (step ``1/(lam t)``, minibatch ``k``, projection onto
     ``||w|| <= 1/sqrt(lam)``), keeping ``w = c sum_j alpha_j y_j phi(x_j)`` (Shalev-Shwartz et
-    al. 2011, Sec. 4 and Fig. 3; see :mod:`sqnopt._kernel_pegasos` for the update).
+    al. 2011, Sec. 4 and Fig. 3; see :mod:`sqnopt.kernel._pegasos` for the update).
 
     .. note:: **Cost.** An iteration evaluates ``K`` between the ``k`` batch points and every
        current support vector; ``predict``/``decision_function`` evaluate ``K`` between each

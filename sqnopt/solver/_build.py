@@ -1,0 +1,446 @@
+"""Building a solve: the components' validation and compatibility, the kernels bound to the
+data, the sampler and the loop (:class:`~sqnopt.solver.Solver` inherits this part)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Union, cast
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from sqnopt.curvature._base import CurvatureKernel
+from sqnopt.data import Dataset, check_sparse_structure, prepare
+from sqnopt.gradients._base import GradientKernel
+from sqnopt.interfaces import (
+    STRONGLY_CONVEX,
+    BatchSchedule,
+    Component,
+    CurvatureKernelLike,
+    CurvatureModel,
+    GradientEstimator,
+    GradientKernelLike,
+    Kind,
+    Objective,
+    ObjectiveKernelLike,
+    Problem,
+    Projection,
+    ProjectionKernelLike,
+    ScheduleKernelLike,
+    StepKernelLike,
+    StepRule,
+)
+from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.projections._base import ProjectionKernel
+from sqnopt.registry import get_registry
+from sqnopt.schedules._base import ScheduleKernel
+from sqnopt.solver._loop import CompiledLoop, Counters
+from sqnopt.solver._monitor import DivergenceMonitor
+from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._result import IterationInfo
+from sqnopt.solver._sampler import (
+    Sampler,
+    SequenceSampler,
+    ShuffleSampler,
+    SubsetSampler,
+    UniformSampler,
+    WeightedSampler,
+)
+from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
+from sqnopt.solver._state import SolverState
+from sqnopt.steps._base import StepKernel
+
+FloatArray = NDArray[np.float64]
+ComponentSpec = Union[Component, str, tuple[str, Mapping[str, Any]]]
+Callback = Callable[[IterationInfo], Union[bool, None]]
+Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
+RandomState = Union[
+    None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator,
+    np.random.RandomState,
+]
+Path = Literal["auto", "compiled", "generic", "scaled", "python"]
+
+__all__ = ["IncompatibleComponentsError", "make_bit_generator", "resolve_component"]
+
+
+class IncompatibleComponentsError(ValueError):
+    """Two components cannot work together; raised when the Solver is constructed."""
+
+
+def resolve_component(kind: Kind, spec: ComponentSpec, base: type) -> Any:
+    """A component instance from an instance, a registered name, or ``(name, params)``;
+    ``base`` is the interface it must implement."""
+    if isinstance(spec, str):
+        obj: Any = get_registry().create(kind, spec)
+    elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        obj = get_registry().create(kind, spec[0], **dict(spec[1]))
+    else:
+        obj = spec
+    if not isinstance(obj, base):
+        raise TypeError(f"{kind}: expected a {base.__name__} instance, a registered name or "
+                        f"(name, params); got {type(spec).__name__}")
+    return obj
+
+
+def _check_positive(name: str, value: float | None, *, integer: bool = False,
+                    allow_zero: bool = False) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.number))
+    if not ok or not math.isfinite(float(value)) or float(value) < 0 or (
+            not allow_zero and float(value) == 0):
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} {'>=' if allow_zero else '>'} 0, got {value!r}")
+
+
+def make_bit_generator(random_state: RandomState) -> np.random.BitGenerator:
+    """One bit generator for every sampler of a solve (draws from a Generator advance it)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state.bit_generator
+    if isinstance(random_state, np.random.BitGenerator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.PCG64(int(random_state.randint(0, 2**31 - 1)))
+    if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
+        if isinstance(random_state, (int, np.integer)) and random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+        return np.random.PCG64(random_state)
+    raise TypeError(f"random_state must be None, an int, a SeedSequence, a BitGenerator or a "
+                    f"Generator; got {type(random_state).__name__}")
+
+
+class _SolverConfig:
+    """The settings a :class:`~sqnopt.solver.Solver` holds (set and validated by its
+    constructor), declared for the parts that build and run solves."""
+
+    objective: Objective
+    curvature: CurvatureModel
+    schedule: BatchSchedule
+    step: StepRule
+    projection: Projection | None
+    curvature_schedule: BatchSchedule | None
+    gradient: GradientEstimator
+    fit_intercept: bool | Literal["regularized"]
+    average: bool | int
+    sampling: Sampling
+    batch_sequence: NDArray[np.intp] | None
+    random_state: RandomState
+    max_iter: int | None
+    max_samples: int | None
+    max_epochs: float | None
+    max_time: float | None
+    target_objective: float | None
+    gtol: float | None
+    ftol: float | None
+    monitor: DivergenceMonitor | None
+    report_every: int
+    history_every: int | Sequence[int] | None
+    record_grad_norm: bool
+    callbacks: tuple[Callback, ...]
+    blas_threads: int | None
+    path: Path
+
+    @property
+    def _constant_column(self) -> int:
+        """1 when the intercept is a regularised constant feature appended to ``X``, else 0."""
+        return int(self.fit_intercept == "regularized")
+
+
+class _Builder(_SolverConfig):
+    """Validate data and build the kernels, sampler and loop of a solve."""
+
+
+    def _design(self, X: Any) -> tuple[Any, bool]:
+        """The matrix the data layer sees and whether it adds the (unregularised) intercept:
+        with ``fit_intercept="regularized"``, a copy of ``X`` with a constant column of ones."""
+        if not self._constant_column:
+            return X, bool(self.fit_intercept)
+        if sp.issparse(X):
+            check_sparse_structure(X)  # before sp.hstack reads the indices
+            if X.shape[0] == 0 or X.dtype.kind not in "iuf":
+                return X, False         # the data layer reports the shape error
+            dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+            ones = sp.csr_matrix(np.ones((X.shape[0], 1), dtype=dtype))
+            return sp.hstack([sp.csr_matrix(X), ones], format="csr", dtype=dtype), False
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.shape[0] == 0 or arr.dtype.kind not in "iuf":
+            return X, False             # the data layer reports the shape error
+        dtype = arr.dtype if arr.dtype in (np.float32, np.float64) else np.float64
+        ones = np.ones((arr.shape[0], 1), dtype=dtype)
+        return np.hstack([arr.astype(dtype, copy=False), ones]), False
+
+    def init_state(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+                   classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolverState:
+        """Validate the data and build a fresh :class:`SolverState` (kernels, buffers, sampler)."""
+        data = self._prepare(X, y, sample_weight, classes)
+        n_blocks, dim = self.objective.param_layout(data)
+        problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
+                          n_blocks=n_blocks, n_params=n_blocks * dim,
+                          lam=float(self.objective.lam), fit_intercept=data.fit_intercept,
+                          capabilities=self.objective.capabilities)
+        obj_k, sched_k, csched_k = self._data_kernels(data, problem)
+        _check_memory(self.curvature, problem)
+        grad_k: GradientKernelLike = _kernel(self.gradient, self.gradient.init(problem),
+                                             GradientKernelLike)
+        _bind_gradient(self.gradient, grad_k, obj_k)
+        curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem),
+                                              CurvatureKernelLike)
+        step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
+        proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
+            self.projection, self.projection.init(problem), ProjectionKernelLike)
+        sampler = self._make_sampler(data, make_bit_generator(self.random_state))
+
+        p = problem.n_params
+        w = np.zeros(p)
+        if w0 is not None:
+            w0a = np.asarray(w0, dtype=np.float64).ravel()
+            if w0a.shape[0] != p:
+                raise ValueError(f"w0 has {w0a.shape[0]} entries, expected n_params={p} "
+                                 f"({n_blocks} block(s) of {dim})")
+            if not np.all(np.isfinite(w0a)):
+                raise ValueError("w0 contains NaN or infinity")
+            w[:] = w0a
+        start = getattr(proj_k, "start", None)
+        if callable(start):  # stateful projections (mirror maps) learn the starting point
+            start(w)
+        average = self.average is not False
+        avg_start = 0 if isinstance(self.average, bool) else int(self.average)
+        w_avg = w.copy() if average else None
+        buffers: dict[str, Any] = {
+            "w_next": np.zeros(p), "grad": np.zeros(p), "grad_next": np.zeros(p),
+            "direction": np.zeros(p), "v": np.zeros(p), "r": np.zeros(p),
+            **_batch_buffers(data.n_samples, csched_k is not None),
+        }
+        counters = Counters()
+        use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
+                                             proj_k, sampler, w, w_avg, buffers, counters,
+                                             average, avg_start)
+        return SolverState(data=data, problem=problem, objective=obj_k, gradient=grad_k,
+                           curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
+                           step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
+                           counters=counters, avg_start=avg_start, compiled=use_compiled,
+                           loop=loop, buffers=buffers)
+
+    def rebind(self, state: SolverState, X: Any, y: ArrayLike,
+               sample_weight: ArrayLike | None = None) -> SolverState:
+        """Continue the solve of ``state`` on new data ``(X, y, sample_weight)`` (streaming).
+
+        Everything the solve has learned is kept: the iterate and its running average, the
+        curvature kernel (memory of pairs), the step and projection kernels, the counters (so
+        step sizes and batch sizes continue from the current iteration), the history and the
+        random stream. What depends on the data is rebuilt: the objective kernel, the batch
+        schedule kernels (functions of the iteration number, clipped to the new sample count),
+        the sampler (same bit generator), the gradient estimator's per-sample state (SAGA's
+        table, SVRG's snapshot) and the loop. The label set stays the one of the first data
+        (``state.data.classes``), and the number of features must not change.
+
+        The state is updated in place and returned; ``run`` it to take steps on the new data.
+        Objective values recorded from then on (history, ``fun``) are on the new data.
+        """
+        if self.batch_sequence is not None:
+            raise ValueError("rebind: an injected batch_sequence indexes the first data set; "
+                             "drop batch_sequence to stream new data")
+        state.sync()
+        old = state.data
+        data = self._prepare(X, y, sample_weight, old.classes)
+        if data.n_features != old.n_features:
+            extra = self._constant_column
+            raise ValueError(f"rebind: X has {data.n_features - extra} features, but the solve "
+                             f"was started with {old.n_features - extra}. Pass data with the "
+                             "same columns")
+        problem = dataclasses.replace(state.problem, n_samples=data.n_samples)
+        obj_k, sched_k, csched_k = self._data_kernels(data, problem)
+        sampler = self._make_sampler(data, state.sampler.bit_generator)
+        buffers = dict(state.buffers) | _batch_buffers(data.n_samples, csched_k is not None)
+        _bind_gradient(self.gradient, state.gradient, obj_k)    # per-sample state: new data
+        use_compiled, loop = self._make_loop(
+            obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
+            state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
+            state.w_avg is not None, state.avg_start, previous=state.loop)
+        state.data, state.problem, state.objective = data, problem, obj_k
+        state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
+        state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        return state
+
+    def _prepare(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None,
+                 classes: ArrayLike | None) -> Dataset:
+        """The validated data of a solve (the design matrix of :meth:`_design`)."""
+        Xd, data_intercept = self._design(X)
+        return prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
+                       label_kind=self.objective.label_kind, classes=classes,
+                       importance_sampling=self.sampling == "weighted")
+
+    def _data_kernels(self, data: Dataset, problem: Problem
+                      ) -> tuple[ObjectiveKernelLike, ScheduleKernelLike,
+                                 ScheduleKernelLike | None]:
+        """The kernels that depend on the data: the objective bound to it, and the batch
+        schedules (clipped to its size)."""
+        obj_k: ObjectiveKernelLike = _kernel(self.objective, self.objective.init(data),
+                                             ObjectiveKernelLike)
+        if obj_k.n_params != problem.n_params:
+            raise ValueError(f"{self.objective.describe()} built a kernel with "
+                             f"{obj_k.n_params} parameters, expected {problem.n_params}")
+        sched_k: ScheduleKernelLike = _kernel(self.schedule, self.schedule.init(problem),
+                                              ScheduleKernelLike)
+        csched_k: ScheduleKernelLike | None = None
+        if self.curvature.needs_curvature_batch:
+            cs = self.curvature_schedule or self.schedule
+            csched_k = _kernel(cs, cs.init(problem), ScheduleKernelLike)
+        return obj_k, sched_k, csched_k
+
+    def _make_sampler(self, data: Dataset, bitgen: np.random.BitGenerator) -> Sampler:
+        n = data.n_samples
+        if self.batch_sequence is not None:
+            return SequenceSampler(n, bitgen, self.batch_sequence)
+        if self.sampling == "shuffle":
+            return ShuffleSampler(n, bitgen)
+        if self.sampling == "subset":
+            return SubsetSampler(n, bitgen)
+        if self.sampling == "weighted":
+            return WeightedSampler(n, bitgen, data.sample_weight)
+        return UniformSampler(n, bitgen)
+
+    def _make_loop(self, obj_k: Any, grad_k: Any, curv_k: Any, sched_k: Any, csched_k: Any,
+                   step_k: Any, proj_k: Any, sampler: Sampler, w: FloatArray,
+                   w_avg: FloatArray | None, buffers: dict[str, Any], counters: Counters,
+                   average: bool, avg_start: int, previous: Any = None
+                   ) -> tuple[bool, CompiledLoop | ScaledLoop | PythonLoop]:
+        kernels = (obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k)
+        compiled = _all_compiled(*kernels)
+        if self.path in ("compiled", "generic", "scaled") and not compiled:
+            python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
+            raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
+        use_compiled = compiled and self.path != "python"
+        use_scaled = False
+        if use_compiled and self.path != "generic":
+            why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+            if not why_not and not grad_k.plain:
+                why_not = f"gradient {self.gradient.describe()} is not the minibatch gradient"
+            if not why_not and self.step.line_search:
+                why_not = f"step {self.step.describe()} is a line search"
+            if self.path == "scaled" and why_not:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones
+            sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
+            use_scaled = not why_not and (self.path == "scaled" or sparse)
+        loop: Any
+        if use_scaled:
+            loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
+                              cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
+                              previous if isinstance(previous, ScaledLoop) else None)
+        else:
+            loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
+            loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
+                            buffers["w_next"], buffers["grad"], buffers["grad_next"],
+                            buffers["direction"], buffers["v"], buffers["r"], w_avg,
+                            buffers["batch"], buffers["curvature_batch"], counters, average,
+                            avg_start, grad_k)
+        return use_compiled, loop
+
+
+def _check_compatible(objective: Objective, curvature: CurvatureModel, step: StepRule,
+                      projection: Projection | None, curvature_schedule: BatchSchedule | None,
+                      fit_intercept: object = False,
+                      gradient: GradientEstimator | None = None) -> None:
+    caps = objective.capabilities
+    if fit_intercept is True:
+        # an unregularised intercept is a coordinate the objective does not curve
+        caps = caps - {STRONGLY_CONVEX}
+    for comp in (curvature, step, projection, gradient):
+        if comp is None:
+            continue
+        missing = comp.requires - caps
+        if missing == {STRONGLY_CONVEX} and fit_intercept is True and \
+                STRONGLY_CONVEX in objective.capabilities:
+            raise IncompatibleComponentsError(
+                f"{comp.kind} {comp.describe()} requires a strongly convex problem, but "
+                "fit_intercept=True adds an unregularised intercept: with steps made for "
+                "strong convexity (e.g. Pegasos' 1/(lam t), 1/lam at first) nothing pulls it "
+                "back and it ends far off. Use fit_intercept='regularized' (the paper's bias: a "
+                "constant feature regularised with the weights) or fit_intercept=False.")
+        if missing:
+            raise IncompatibleComponentsError(
+                f"{comp.kind} {comp.describe()} requires an objective that is "
+                f"{' and '.join(sorted(missing))}, but objective {objective.describe()} provides "
+                f"only {sorted(caps)}. Choose a different {comp.kind} or objective.")
+    if curvature.direction_scale not in step.direction_scales:
+        raise IncompatibleComponentsError(
+            f"step {step.describe()} is made for {'/'.join(sorted(step.direction_scales))}-"
+            f"scaled directions, but curvature model {curvature.describe()} gives "
+            f"{curvature.direction_scale}-scaled ones (a unit step means something else "
+            "there). Use a step rule made for them (Armijo, Constant, Decaying) or another "
+            "curvature model.")
+    if step.line_search and projection is not None:
+        raise IncompatibleComponentsError(
+            f"step {step.describe()} searches along the direction on each batch, which "
+            f"projection {projection.describe()} would change after the search. Use a fixed "
+            "step rule (e.g. Constant or Decaying) with the projection, or drop the projection.")
+    if curvature_schedule is not None and not curvature.needs_curvature_batch:
+        raise IncompatibleComponentsError(
+            f"curvature_schedule={curvature_schedule.describe()} is only used by curvature models "
+            f"that build curvature from their own batches; {curvature.describe()} does not. "
+            "Drop curvature_schedule.")
+
+
+def _batch_buffers(n_samples: int, curvature_batch: bool) -> dict[str, Any]:
+    """The index buffers of the gradient batch and (for models that draw one) the curvature
+    batch: a batch holds at most ``n_samples`` indices."""
+    return {"batch": np.zeros(n_samples, dtype=np.intp),
+            "curvature_batch": np.zeros(n_samples if curvature_batch else 1, dtype=np.intp)}
+
+
+def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) -> None:
+    """Attach a gradient-estimator kernel to the objective kernel of the solve (a kernel without
+    ``bind`` keeps no data-dependent state)."""
+    bind = getattr(kernel, "bind", None)
+    if callable(bind):
+        try:
+            bind(objective)
+        except TypeError as exc:
+            raise IncompatibleComponentsError(
+                f"gradient {component.describe()} cannot work with this objective: {exc}") from exc
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _check_memory(curvature: CurvatureModel, problem: Problem) -> None:
+    """Refuse a curvature model whose kernel would need more than half the machine's memory."""
+    need = int(curvature.memory_bytes(problem))
+    have = _physical_memory()
+    if have is not None and need > have // 2:
+        raise MemoryError(
+            f"curvature model {curvature.describe()} needs {need / 2**30:.3g} GiB for "
+            f"{problem.n_params} parameters (this machine has {have / 2**30:.3g} GiB): dense "
+            "n x n curvature does not fit this problem. Use curvature='lbfgs' (limited memory, "
+            "O(memory x n)).")
+
+
+_COMPILED_BASES = (ObjectiveKernel, GradientKernel, CurvatureKernel, ScheduleKernel, StepKernel,
+                   ProjectionKernel)
+
+
+def _is_compiled(kernel: object) -> bool:
+    return isinstance(kernel, _COMPILED_BASES)
+
+
+def _all_compiled(*kernels: object) -> bool:
+    return all(k is None or _is_compiled(k) for k in kernels)
+
+
+def _kernel(component: Component, kernel: Any, protocol: type) -> Any:
+    # compiled kernels implement their protocol by construction (a cheap isinstance); the
+    # structural check of a runtime protocol is for pure-Python kernels
+    if not _is_compiled(kernel) and not isinstance(kernel, protocol):
+        raise TypeError(f"{component.kind} {component.describe()}.init() returned "
+                        f"{type(kernel).__name__}, which does not implement "
+                        f"{protocol.__name__} (see sqnopt.interfaces)")
+    return kernel

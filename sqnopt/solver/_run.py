@@ -1,0 +1,401 @@
+"""Running a solve: the loop's returns to Python for budgets, tolerances, history, callbacks
+and the divergence monitor, and the frozen result (:class:`~sqnopt.solver.Solver` inherits this
+part)."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import sqnopt.solver._pyloop as codes
+from sqnopt.solver._blas import blas_threads_limited
+from sqnopt.solver._build import _check_positive, _SolverConfig
+from sqnopt.solver._result import (
+    CurvatureError,
+    DivergenceWarning,
+    History,
+    IterationInfo,
+    SolveResult,
+    Status,
+)
+from sqnopt.solver._state import SolverState
+
+__all__: list[str] = []
+
+
+#: A failed full-batch line search whose first trial predicted a relative decrease below this
+#: (sqrt of the double-precision epsilon) is convergence to working precision.
+_PRECISION = 1.5e-8
+
+
+@dataclass(frozen=True)
+class _Limits:
+    max_iter: int | None
+    max_samples: int | None
+    max_time: float | None
+    target_objective: float | None
+    gtol: float | None
+    ftol: float | None
+
+
+class _Runner(_SolverConfig):
+    """Advance a state until a stopping rule fires; report."""
+
+    def _limits(self, state: SolverState, overrides: dict[str, Any]) -> _Limits:
+        unknown = set(overrides) - {"max_iter", "max_samples", "max_epochs", "max_time",
+                                    "target_objective", "gtol", "ftol"}
+        if unknown:
+            raise TypeError(f"run() got unknown limits {sorted(unknown)}")
+        def get(key: str) -> Any:
+            return overrides[key] if key in overrides else getattr(self, key)
+
+        max_iter, max_samples, max_epochs = get("max_iter"), get("max_samples"), get("max_epochs")
+        max_time = get("max_time")
+        _check_positive("max_iter", max_iter, integer=True, allow_zero=True)
+        _check_positive("max_samples", max_samples, integer=True, allow_zero=True)
+        _check_positive("max_epochs", max_epochs, allow_zero=True)
+        _check_positive("max_time", max_time)
+        if max_epochs is not None:
+            by_epochs = int(math.ceil(max_epochs * state.data.n_samples))
+            max_samples = by_epochs if max_samples is None else min(max_samples, by_epochs)
+        if max_iter is None and max_samples is None and max_time is None:
+            max_samples = 10 * state.data.n_samples
+        gtol, ftol = get("gtol"), get("ftol")
+        _check_positive("gtol", gtol)
+        _check_positive("ftol", ftol)
+        return _Limits(max_iter, max_samples, max_time, get("target_objective"), gtol, ftol)
+
+    def run(self, state: SolverState, **limits: Any) -> SolveResult:
+        """Advance ``state`` until a stopping rule fires; return a frozen result.
+
+        Keyword arguments override the budgets and targets (``max_iter``, ``max_samples``,
+        ``max_epochs``, ``max_time``, ``target_objective``, ``gtol``, ``ftol``) for this call; budgets count
+        from the start of the call, so repeated calls continue the same solve.
+
+        A run that diverges (non-finite values, or the divergence monitor's test) returns with
+        ``Status.DIVERGED`` and the best iterate seen, after a :class:`DivergenceWarning`; such a
+        state cannot be run further.
+
+        Raises
+        ------
+        CurvatureError
+            The curvature model reported an unrecoverable failure.
+        """
+        with blas_threads_limited(self.blas_threads):
+            return self._run(state, limits)
+
+    def _run(self, state: SolverState, limits: dict[str, Any]) -> SolveResult:
+        if state.diverged:
+            raise ValueError("this solve diverged (Status.DIVERGED) and cannot be continued; "
+                             "start a new one (Solver.fit or init_state) with the changes the "
+                             "divergence message suggests")
+        lim = self._limits(state, limits)
+        c = state.counters
+        t_begin, s_begin, time_begin = c.t, c.n_samples, state.elapsed
+        iter_stop = None if lim.max_iter is None else t_begin + lim.max_iter
+        sample_stop = 0 if lim.max_samples is None else s_begin + lim.max_samples
+        if lim.max_samples == 0:
+            sample_stop = -1  # stop immediately
+        history_on = self.history_every is not None
+        if history_on and not state.history.iteration:
+            self._record(state)
+        if self.monitor is not None and not math.isfinite(state.monitor.f_ref):
+            self._start_monitor(state)
+        loop_tols = hasattr(state.loop, "gtol")   # the loop tests full-batch gradients itself
+        if loop_tols:
+            loop: Any = state.loop
+            loop.gtol = float(lim.gtol or 0.0)
+            loop.ftol = float(lim.ftol or 0.0)
+        status: Status | None = None
+        message = ""
+        gnorm = math.nan
+        while status is None:
+            if iter_stop is not None and c.t >= iter_stop:
+                status, message = Status.MAX_ITER, f"reached max_iter={lim.max_iter} iterations"
+                break
+            if sample_stop < 0 or (sample_stop > 0 and c.n_samples >= sample_stop):
+                status, message = Status.MAX_SAMPLES, (
+                    f"reached max_samples={lim.max_samples} samples processed")
+                break
+            if lim.max_time is not None and state.elapsed - time_begin >= lim.max_time:
+                status, message = Status.MAX_TIME, f"reached max_time={lim.max_time} s"
+                break
+            n_iter = self._next_event(c.t, iter_stop) - c.t
+            c.last_gnorm = math.nan
+            tic = time.perf_counter()
+            code = state.loop.run(n_iter, sample_stop)
+            state.elapsed += time.perf_counter() - tic
+            full_tested = math.isfinite(c.last_gnorm)   # the loop saw a full-batch gradient
+            if full_tested:
+                gnorm = float(c.last_gnorm)
+            if code in (codes.LOOP_NONFINITE_LOSS, codes.LOOP_NONFINITE_ITERATE):
+                what = ("the minibatch objective became non-finite"
+                        if code == codes.LOOP_NONFINITE_LOSS else "the iterate became non-finite")
+                return self._diverged(state, what)
+            if code == codes.LOOP_CURVATURE_ERROR:
+                msg = (f"curvature model {self.curvature.describe()} failed at iteration "
+                       f"{c.t}: {state.curvature.error_message()}")
+                raise CurvatureError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
+            if code == codes.LOOP_GTOL:
+                status, message = Status.GTOL, (
+                    f"gradient norm {gnorm:.3g} <= gtol={lim.gtol:g} (full batch)")
+            elif code == codes.LOOP_FTOL:
+                status, message = Status.FTOL, (
+                    f"relative objective decrease <= ftol={lim.ftol:g} (full batch; gradient "
+                    f"norm {gnorm:.3g})")
+            elif code == codes.LOOP_EXHAUSTED:
+                status, message = Status.SEQUENCE_EXHAUSTED, (
+                    f"the injected batch sequence ran out after {c.t} iterations")
+            elif code == codes.LOOP_LINE_SEARCH_FAILED:
+                status, message, gnorm = self._line_search_failure(state)
+            elif code == codes.LOOP_MAX_SAMPLES:
+                status, message = Status.MAX_SAMPLES, (
+                    f"reached max_samples={lim.max_samples} samples processed")
+            fval: float | None = None
+            if history_on and self._is_history_point(c.t):
+                fval = self._record(state)
+            report = c.t % self.report_every == 0 or status is not None
+            if report:
+                # gtol at report points, unless the loop just tested a full-batch gradient
+                want_grad = lim.gtol is not None and not full_tested and status is None
+                if want_grad or (lim.target_objective is not None and fval is None):
+                    fval, g_now = self._evaluate(state, with_grad=want_grad)
+                    if want_grad:
+                        gnorm = g_now
+                        if lim.gtol is not None and g_now <= lim.gtol:
+                            status = status or Status.GTOL
+                            message = message or f"gradient norm {g_now:.3g} <= gtol={lim.gtol:g}"
+                if (lim.target_objective is not None and fval is not None
+                        and fval <= lim.target_objective):
+                    status = status or Status.TARGET_OBJECTIVE
+                    message = message or (f"objective {fval:.6g} <= target "
+                                           f"{lim.target_objective:g}")
+            if fval is not None and not math.isfinite(fval):
+                return self._diverged(state, f"the objective F(w) became {fval}")
+            if self.monitor is not None:
+                why = self._monitor_check(state, fval)
+                if why is not None:
+                    return self._diverged(state, why)
+            if report and self.callbacks:
+                if self._call_callbacks(state, fval):
+                    status = status or Status.CALLBACK
+                    message = message or "stopped by a callback"
+        fun = self._record(state) if history_on else self._evaluate(state)[0]
+        if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
+                                      and state.monitor.diverged(self.monitor, fun)):
+            return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
+        return self._result(state, status, message, fun, gnorm)
+
+    def _start_monitor(self, state: SolverState) -> None:
+        """``F(w_0)`` for the divergence monitor (the history's first point when recorded)."""
+        ms = state.monitor
+        h = state.history
+        # The buffers hold the iterate before the first run (no sync: a loop whose counters
+        # were set from outside, as a resumed solve does, reloads from them).
+        w = state.w_avg if state.w_avg is not None and state.counters.n_avg > 0 else state.w
+        if h.iteration and h.iteration[-1] == state.t:
+            ms.f_ref = h.objective[-1]
+        else:
+            tic = time.perf_counter()
+            ms.f_ref = float(state.objective.value(w))
+            state.eval_time += time.perf_counter() - tic
+        ms.keep(ms.f_ref, w, state.t)
+
+    def _monitor_check(self, state: SolverState, fval: float | None) -> str | None:
+        """One check of the divergence monitor (see :mod:`sqnopt.solver._monitor`): the reason
+        when the run diverged, else None."""
+        assert self.monitor is not None
+        ms = state.monitor
+        c = state.counters
+        if fval is not None:
+            estimate = fval
+        elif c.n_loss > 0:
+            estimate = float(c.loss_sum) / float(c.n_loss)
+        else:
+            return None
+        c.loss_sum = 0.0
+        c.n_loss = 0
+        if state.t < self.monitor.warmup and math.isfinite(estimate):
+            return None
+        if ms.suspicious(self.monitor, estimate):
+            full = fval if fval is not None else self._evaluate(state)[0]
+            if ms.diverged(self.monitor, full):
+                kind = "objective" if fval is not None else "mean minibatch objective"
+                return (f"the {kind} rose to {estimate:.6g} and the objective F(w) is {full:.6g}, "
+                        f"against F(w0) = {ms.f_ref:.6g} where the solve started")
+            estimate = full
+        ms.keep(estimate, state.output_iterate(), state.t)
+        return None
+
+    def _diverged(self, state: SolverState, what: str) -> SolveResult:
+        """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,
+        warn with the diagnostic, and return the result."""
+        state.sync()
+        c = state.counters
+        ms = state.monitor
+        with np.errstate(all="ignore"):
+            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            wnorm = float(np.linalg.norm(state.output_iterate()))
+        step = self._step_at(state)
+        if ms.w_best is not None:
+            state.w[:] = ms.w_best
+            if state.w_avg is not None:
+                state.w_avg[:] = ms.w_best
+        state.diverged = True
+        with np.errstate(all="ignore"):
+            fun = float(state.objective.value(state.w))
+        advice = self._divergence_advice()
+        msg = (f"sqnopt diverged at iteration {c.t} ({c.n_samples} samples processed): {what} "
+               f"(step {step:.3g}, |direction| = {dnorm:.3g}, |w| = {wnorm:.3g}). Returned the "
+               f"best iterate the monitor saw, from iteration {ms.best_iteration} "
+               f"(F = {fun:.6g}). {advice}")
+        warnings.warn(msg, DivergenceWarning, stacklevel=4)
+        if self.history_every is not None:
+            state.history.append(c.t, c.n_samples, state.effective_passes(), state.elapsed, fun,
+                                 math.nan)
+        return self._result(state, Status.DIVERGED, msg, fun)
+
+    def _divergence_advice(self) -> str:
+        """What to change after a divergence, from the components' declared properties."""
+        if self.step.line_search:
+            fix = ("The step is a line search, so the direction itself is at fault: use a "
+                   "safeguarded curvature model (e.g. LBFGS(min_curvature=1e-3)) or larger "
+                   "batches")
+        elif self.curvature.needs_secant_pair or self.curvature.needs_curvature_batch:
+            fix = ("Likely cause: the step is too large for the curvature model's directions. "
+                   "Fix: a line search (step='armijo') with growing batches, a smaller step "
+                   "(eps0), or a regularized/safeguarded curvature model (RegularizedBFGS, "
+                   "on_bad_pair='damp')")
+        else:
+            fix = ("Likely cause: the step is too large for the data's scale. Fix: a smaller "
+                   "step (eps0), step='auto' in the estimators, or rescaled features")
+        return fix + "."
+
+    def _line_search_failure(self, state: SolverState) -> tuple[Status, str, float]:
+        """Status of a failed line search: ``PRECISION`` (success) when the batch was the whole
+        data set and the decrease the first trial predicted, ``eps0 g'd``, is below
+        ``sqrt(machine epsilon) |F|`` -- the iterate is then a minimiser to working precision,
+        ``(F - F*) / |F|`` of that order or less -- else ``LINE_SEARCH_FAILED``."""
+        c = state.counters
+        g = state.buffers["grad"]
+        d = state.buffers["direction"]
+        size = int(state.schedule.batch_size(c.t + 1))
+        full = state.sampler.whole_at_n and size >= state.data.n_samples
+        f = float(c.last_loss)
+        with np.errstate(all="ignore"):     # a diagnostic: huge entries may overflow
+            gnorm = float(np.max(np.abs(g)))
+            predicted = self._step_at(state) * float(np.dot(g, d))
+        if full and math.isfinite(predicted) and abs(predicted) <= _PRECISION * max(abs(f), 1e-300):
+            return Status.PRECISION, (
+                f"converged to working precision at iteration {c.t}: the line search cannot "
+                f"resolve the predicted decrease {predicted:.3g} of F = {f:.10g} (gradient norm "
+                f"{gnorm:.3g})"), gnorm
+        return Status.LINE_SEARCH_FAILED, (
+            f"the line search of {self.step.describe()} accepted no step at iteration {c.t}: no "
+            f"trial decreased the batch objective enough (predicted decrease {predicted:.3g}, "
+            f"gradient norm {gnorm:.3g}), or the direction was not a descent direction "
+            "(g'd <= 0). The iterate is the last accepted one. Try a larger max_backtracks, a "
+            "smaller eps0, larger batches or a safeguarded curvature model."), (
+            gnorm if full else math.nan)
+
+    def _next_event(self, t: int, iter_stop: int | None) -> int:
+        nxt = (t // self.report_every + 1) * self.report_every
+        h = self.history_every
+        if isinstance(h, (int, np.integer)):
+            nxt = min(nxt, (t // int(h) + 1) * int(h))
+        elif h is not None:
+            later = [int(p) for p in h if int(p) > t]
+            if later:
+                nxt = min(nxt, min(later))
+        if iter_stop is not None:
+            nxt = min(nxt, iter_stop)
+        return max(nxt, t + 1)
+
+    def _is_history_point(self, t: int) -> bool:
+        h = self.history_every
+        if isinstance(h, (int, np.integer)):
+            return t % int(h) == 0
+        return h is not None and t in {int(p) for p in h}
+
+    def _evaluate(self, state: SolverState, *, with_grad: bool = False) -> tuple[float, float]:
+        """``F`` (and ``||grad F||`` if asked) at the output iterate; may be non-finite."""
+        tic = time.perf_counter()
+        w = state.output_iterate()
+        gnorm = math.nan
+        if with_grad:
+            buf = np.empty_like(w)
+            fval = float(state.objective.full_gradient(w, buf))
+            gnorm = float(np.max(np.abs(buf)))
+        else:
+            fval = float(state.objective.value(w))
+        state.eval_time += time.perf_counter() - tic
+        return fval, gnorm
+
+    def _record(self, state: SolverState) -> float:
+        fval, gnorm = self._evaluate(state, with_grad=self.record_grad_norm)
+        c = state.counters
+        state.history.append(c.t, c.n_samples, state.effective_passes(), state.elapsed, fval, gnorm)
+        return fval
+
+    def _call_callbacks(self, state: SolverState, fval: float | None) -> bool:
+        w = state.output_iterate().view()
+        w.setflags(write=False)
+        c = state.counters
+        info = IterationInfo(iteration=c.t, n_samples=c.n_samples, time=state.elapsed,
+                             objective=fval, step=c.last_step, minibatch_objective=c.last_loss,
+                             w=w)
+        stop = False
+        for cb in self.callbacks:
+            try:
+                stop = bool(cb(info)) or stop
+            except StopIteration:
+                stop = True
+        return stop
+
+    @staticmethod
+    def _step_at(state: SolverState) -> float:
+        try:
+            return float(state.step.step_size(state.t))
+        except Exception:  # pragma: no cover - diagnostics only
+            return math.nan
+
+    def _result(self, state: SolverState, status: Status | None, message: str,
+                fun: float, grad_norm: float = math.nan) -> SolveResult:
+        c = state.counters
+        h = state.history
+        history = History(
+            iteration=np.asarray(h.iteration, dtype=np.int64),
+            samples=np.asarray(h.samples, dtype=np.int64),
+            effective_passes=np.asarray(h.effective_passes, dtype=np.float64),
+            time=np.asarray(h.time, dtype=np.float64),
+            objective=np.asarray(h.objective, dtype=np.float64),
+            grad_norm=np.asarray(h.grad_norm, dtype=np.float64),
+        ) if h.iteration else History.empty()
+        components = {"objective": self.objective.describe(),
+                      "gradient": self.gradient.describe(),
+                      "curvature": self.curvature.describe(),
+                      "schedule": self.schedule.describe(), "step": self.step.describe()}
+        if self.projection is not None:
+            components["projection"] = self.projection.describe()
+        w = state.output_iterate().copy()
+        w.setflags(write=False)
+        return SolveResult(
+            w=w, n_features=state.data.n_features - self._constant_column,
+            n_blocks=state.problem.n_blocks, fit_intercept=bool(self.fit_intercept),
+            classes=state.data.classes, fun=fun,
+            status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
+            n_curvature_samples=c.n_curvature_samples, n_secant_samples=c.n_secant_samples,
+            n_reused_samples=c.n_reused_samples, n_search_samples=c.n_search_samples,
+            n_estimator_samples=c.n_estimator_samples,
+            n_grad_evals=c.n_grad_evals,
+            n_pairs_accepted=c.n_pairs_accepted, n_pairs_skipped=c.n_pairs_skipped,
+            n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
+            eval_time=state.eval_time, compiled=state.compiled, history=history,
+            components=components, grad_norm=grad_norm,
+            memory_bytes=int(self.curvature.memory_bytes(state.problem)
+                             + self.gradient.memory_bytes(state.problem)))
