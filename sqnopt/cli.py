@@ -304,15 +304,15 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
     ``--loss`` when the preset takes one."""
     import inspect
 
-    from sqnopt import presets
+    from sqnopt.registry import UnknownComponentError, get_registry
     from sqnopt.training import _objective_with_lam
 
     spec = parse_component(args.preset)
     name, params = (spec, {}) if isinstance(spec, str) else spec
-    factory = presets.PRESETS.get(name.lower())
-    if factory is None:
-        raise CLIError(f"unknown preset {name!r}; presets: {', '.join(sorted(presets.PRESETS))} "
-                       "(see 'sqnopt list')")
+    try:
+        factory = get_registry().preset(name).factory   # built-ins and plugins' presets
+    except UnknownComponentError as exc:
+        raise CLIError(f"{exc} (see 'sqnopt list')") from None
     accepted = inspect.signature(factory).parameters
     for key in ("lam",):
         if key in params:
@@ -855,12 +855,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
             alias = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
     if args.kind == "preset" or not args.kind:
-        from sqnopt.presets import PRESETS
-
         print("presets (sqnopt train --preset NAME[:k=v,...]; Solver.preset(NAME)):")
-        for name, factory in sorted(PRESETS.items()):
-            doc = (factory.__doc__ or "").strip().split("\n")[0].rstrip(".")
-            print(f"  {name}  {' '.join(doc.split())}")
+        for name in reg.preset_names():
+            preset = reg.preset(name)
+            doc = (preset.factory.__doc__ or "").strip().split("\n")[0].rstrip(".")
+            alias = f" (aliases: {', '.join(preset.aliases)})" if preset.aliases else ""
+            print(f"  {name}  {' '.join(doc.split())}{alias}  [{preset.source}]")
     if args.kind:
         return 0
     print("auto (estimators and sqnopt train): --curvature, --schedule, --step, --gradient and")
@@ -960,8 +960,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "dense data, max-abs scale sparse data; stored in the model file, so "
                    "evaluate and predict apply it")
     p.add_argument("--preset", metavar="NAME[:k=v,...]", help="a named composition "
-                   "(pegasos, sgd, asgd, adagrad, smd, seg_pm, gd, pgd, lbfgs, sqb); the "
-                   "component options below override its parts")
+                   "(pegasos, sgd, asgd, adagrad, smd, seg_pm, gd, pgd, lbfgs, sqb, and any a "
+                   "plugin registers: 'sqnopt list --kind preset'); the component options below "
+                   "override its parts")
     p.add_argument("--loss", help="objective: NAME[:k=v,...] (default: logloss, or the "
                    "preset's)")
     p.add_argument("--alpha", type=_nonnegative_float, default=1e-4,
