@@ -52,10 +52,12 @@ def extensions() -> list[Extension]:
     return exts
 
 
-setup(
-    ext_modules=cythonize(
-        extensions(),
-        compiler_directives=COMPILER_DIRECTIVES,
-        nthreads=int(os.environ.get("SQNOPT_BUILD_JOBS", "0")),
-    ),
-)
+if __name__ == "__main__":  # also under pip (setuptools runs this file as __main__);
+    # bench/native/build.py imports the directives and flags above without building sqnopt
+    setup(
+        ext_modules=cythonize(
+            extensions(),
+            compiler_directives=COMPILER_DIRECTIVES,
+            nthreads=int(os.environ.get("SQNOPT_BUILD_JOBS", "0")),
+        ),
+    )

@@ -18,10 +18,12 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from native import load
 
 from sqnopt import Decaying, Fixed, Identity, Solver, SquaredHinge
-from sqnopt._baseline import bare_sgd_squared_hinge
 from sqnopt.datasets import make_boxes
+
+bare_sgd_squared_hinge = load("_baseline").bare_sgd_squared_hinge
 
 ITERS = {"compiled": 20_000, "python": 1_000, "numpy": 300, "bare": 20_000}
 
