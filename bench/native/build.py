@@ -29,11 +29,23 @@ def _sqnopt_dir() -> Path:
     return Path(sqnopt.__file__).resolve().parent
 
 
+def _built(name: str) -> Path:
+    """The file this interpreter imports (a build for another Python version does not count)."""
+    return HERE / f"{name}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
+def _stamp(name: str) -> Path:
+    """Names the sqnopt a build was made against (an installed one and a checkout differ)."""
+    return _built(name).with_name(_built(name).name + ".built-against")
+
+
 def stale(name: str) -> bool:
-    """Missing, older than its source, or older than the sqnopt build it cimports from."""
-    # the file this interpreter imports (a build for another Python version does not count)
-    built = HERE / f"{name}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
-    if not built.exists():
+    """Missing, built against another sqnopt, or older than its source or than the sqnopt build
+    it cimports from."""
+    built, stamp = _built(name), _stamp(name)
+    if not built.exists() or not stamp.exists():
+        return True
+    if stamp.read_text(encoding="utf-8") != str(_sqnopt_dir()):
         return True
     mtime = built.stat().st_mtime
     deps = [HERE / f"{name}.pyx", *_sqnopt_dir().rglob("*.pxd"), *_sqnopt_dir().rglob("*.so"),
@@ -83,6 +95,8 @@ def build(force: bool = False, quiet: bool = False) -> list[str]:
             cmd.run()
         finally:
             os.chdir(cwd)
+    for n in names:
+        _stamp(n).write_text(str(pkg), encoding="utf-8")
     if not quiet:
         print(f"bench/native: built {', '.join(names)} in {time.perf_counter() - tic:.1f} s "
               f"against sqnopt at {pkg}")
