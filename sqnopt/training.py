@@ -233,9 +233,10 @@ class Trainer:
     warm_start
         ``fit`` starts from the previous solution (same classes and features) instead of zeros.
 
-    Attributes (after fitting)
-    --------------------------
+    Attributes
+    ----------
     model_ : LinearModel
+        The fitted model (this and the attributes below exist after ``fit`` / ``partial_fit``).
     classes_, strategy_, n_features_in_
     n_iter_ : int
         Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems).
