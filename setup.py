@@ -2,6 +2,11 @@
 
 Every ``.pyx`` under ``sqnopt/`` becomes one extension module of the same dotted name.
 Compiler directives and C flags live here and nowhere else.
+
+The build uses every core: Cython translates the modules in parallel (``cythonize``'s
+``nthreads``) and the C files compile in parallel (``build_ext``'s ``parallel``).
+``SQNOPT_BUILD_JOBS=N`` caps both (``1``: serial); ``build_ext -j N`` on the command line
+overrides the compile jobs.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ import os
 import sys
 from pathlib import Path
 
+import Cython
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 
@@ -29,7 +36,12 @@ COMPILER_DIRECTIVES = {
 
 # -ffp-contract=off: no fused multiply-add contraction, so the compiled loop does exactly the
 # arithmetic NumPy does and the compiled and Python paths give bit-identical iterates.
-EXTRA_COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"]
+# -g0: no debug information (the interpreter's default CFLAGS ask for it): shorter compiles
+# and smaller extensions.
+EXTRA_COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-g0"]
+#: The extension that holds Cython's utility code (memoryviews, type imports, ...) once for the
+#: whole package instead of once in every module (Cython >= 3.1): less C to compile per module.
+SHARED_UTILITY = "sqnopt._cyutility"
 DEFINE_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")]
 
 
@@ -49,13 +61,50 @@ def extensions() -> list[Extension]:
                 extra_compile_args=EXTRA_COMPILE_ARGS,
             )
         )
+    exts.append(Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", "/") + ".c"],
+                          define_macros=DEFINE_MACROS, extra_compile_args=EXTRA_COMPILE_ARGS))
     return exts
 
 
-setup(
-    ext_modules=cythonize(
-        extensions(),
-        compiler_directives=COMPILER_DIRECTIVES,
-        nthreads=int(os.environ.get("SQNOPT_BUILD_JOBS", "0")),
-    ),
-)
+def build_jobs() -> int:
+    """``SQNOPT_BUILD_JOBS`` if set, else the cores this process may use."""
+    env = os.environ.get("SQNOPT_BUILD_JOBS", "").strip()
+    if env:
+        try:
+            jobs = int(env)
+        except ValueError:
+            sys.exit(f"SQNOPT_BUILD_JOBS must be a positive integer, got {env!r}")
+        if jobs < 1:
+            sys.exit(f"SQNOPT_BUILD_JOBS must be a positive integer, got {env!r}")
+        return jobs
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class ParallelBuildExt(build_ext):
+    """``build_ext`` compiling the C files in parallel unless ``-j`` says otherwise."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = build_jobs()
+
+
+if __name__ == "__main__":  # also under pip (setuptools runs this file as __main__);
+    # bench/native/build.py imports the directives and flags above without building sqnopt
+    if tuple(int(p) for p in Cython.__version__.split(".")[:2] if p.isdigit()) < (3, 1):
+        # the shared utility module (shared_utility_qualified_name) came with Cython 3.1
+        sys.exit(f"building sqnopt needs Cython >= 3.1, found {Cython.__version__}: "
+                 "pip install 'cython>=3.1'")
+    JOBS = build_jobs()
+    setup(
+        ext_modules=cythonize(
+            extensions(),
+            compiler_directives=COMPILER_DIRECTIVES,
+            nthreads=JOBS if JOBS > 1 else 0,
+            shared_utility_qualified_name=SHARED_UTILITY,
+        ),
+        cmdclass={"build_ext": ParallelBuildExt},
+    )

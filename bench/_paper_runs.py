@@ -43,7 +43,6 @@ from sqnopt import (
     Solver,
     SquaredHinge,
 )
-from sqnopt._sag import SAGRunner
 from sqnopt.data import prepare
 from sqnopt.solver._sampler import UniformSampler
 
@@ -140,7 +139,7 @@ class SolverRun:
 
 
 class SAGRun:
-    """The SAG baseline (sqnopt._sag.SAGRunner) with the same interface."""
+    """The SAG baseline (SAGRunner of bench/native/_sag.pyx) with the same interface."""
 
     batch = 1
 
@@ -149,8 +148,10 @@ class SAGRun:
         data = prepare(X, y)
         self.obj = SquaredHinge(lam=lam).init(data)
         self._w = np.zeros(X.shape[1]) if w0 is None else np.array(w0, dtype=np.float64)
-        self.runner = SAGRunner(self.obj, UniformSampler(X.shape[0], np.random.PCG64(seed)),
-                                self._w, eps0, T0)
+        from native import load  # built on demand (bench/native)
+
+        sampler = UniformSampler(X.shape[0], np.random.PCG64(seed))
+        self.runner = load("_sag").SAGRunner(self.obj, sampler, self._w, eps0, T0)
 
     def advance(self, k: int) -> float:
         tic = time.thread_time()

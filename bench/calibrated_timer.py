@@ -1,7 +1,7 @@
 """A pytest-benchmark timer whose unit is a calibration workload measured in the same run.
 
 ``--benchmark-timer=calibrated_timer.calibrated_clock`` makes every reported figure a multiple
-of ``sqnopt._baseline.calibration_workload()`` (a fixed compute-bound loop, ~20 ms on the
+of ``calibration_workload()`` of ``bench/native/_baseline.pyx`` (a fixed compute-bound loop, ~20 ms on the
 development machine): the figures of two machines, or of one machine under different load,
 become comparable, so a committed baseline can be compared with pytest-benchmark's
 ``--benchmark-compare`` / ``--benchmark-compare-fail`` machinery.
@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import time
 
-from sqnopt._baseline import calibration_workload
+from native import load
+
+calibration_workload = load("_baseline").calibration_workload
 
 _REPEATS = int(os.environ.get("SQNOPT_CALIBRATION_REPEATS", "15"))
 

@@ -18,10 +18,12 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from native import load
 
 from sqnopt import Decaying, Fixed, Identity, Solver, SquaredHinge
-from sqnopt._baseline import bare_sgd_squared_hinge
 from sqnopt.datasets import make_boxes
+
+bare_sgd_squared_hinge = load("_baseline").bare_sgd_squared_hinge
 
 ITERS = {"compiled": 20_000, "python": 1_000, "numpy": 300, "bare": 20_000}
 
@@ -56,11 +58,13 @@ def _runner(n: int, kind: str, n_samples: int = 10_000) -> Callable[[], None]:
 def _floor(n: int, batch: int = 5, n_samples: int = 10_000) -> tuple[float, str]:
     """Seconds per iteration no implementation can beat here, and which floor it is: the
     larger of the arithmetic ((2L+3)n multiply-adds as BLAS ddot/daxpy on vectors in cache,
-    ``sqnopt._floor``) and the memory traffic (L rows at the read bandwidth of an array the size
+    ``bench/native/_floor.pyx``) and the memory traffic (L rows at the read bandwidth of an array the size
     of the data, ``bench/race/floors.py``)."""
     from race.floors import read_seconds_per_byte
 
-    from sqnopt._floor import axpy_dot_floor
+    from native import load
+
+    axpy_dot_floor = load("_floor").axpy_dot_floor
 
     k = ITERS["compiled"]
     arith = _per_iter(lambda: axpy_dot_floor(n, batch + 1, batch + 2, k), k, repeats=5)

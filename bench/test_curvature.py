@@ -38,12 +38,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _paper_runs import time_to, trace_run  # noqa: E402
+from native import load  # noqa: E402
 from paper003_olbfgs_svm import methods_for  # noqa: E402
 
 from sqnopt import LBFGS, Decaying, Fixed, RegularizedBFGS, Solver, SquaredHinge  # noqa: E402
-from sqnopt._floor import axpy_dot_floor  # noqa: E402
 from sqnopt.curvature import BFGSKernel  # noqa: E402
 from sqnopt.datasets import make_boxes  # noqa: E402
+
+axpy_dot_floor = load("_floor").axpy_dot_floor
 
 TAU, L, C = 10, 5, 4
 PAPER_TIME = {("olbfgs", 100): 0.0734, ("olbfgs", 1000): 0.1153, ("sgd", 100): 0.6364,

@@ -61,10 +61,12 @@ def _runner(n_features: int, path: str, average: bool = False, columns: str = "u
 
 
 def _bare_runner(n_features: int, columns: str = "uniform") -> tuple[Callable[[], None], int]:
-    """The bare Cython Pegasos loop (``sqnopt._baseline.bare_sparse_pegasos``: same iteration,
+    """The bare Cython Pegasos loop (``bare_sparse_pegasos`` of ``bench/native/_baseline.pyx``: same iteration,
     the same three prefetch stages, no components) on the same problem, continuing across
     calls."""
-    from sqnopt._baseline import bare_sparse_pegasos
+    from native import load
+
+    bare_sparse_pegasos = load("_baseline").bare_sparse_pegasos
 
     X, y = _problem(n_features, columns)
     indptr, indices = X.indptr.astype(np.int32), X.indices.astype(np.int32)

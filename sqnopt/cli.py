@@ -3,12 +3,14 @@
     sqnopt train [DATA]          train a linear classifier (default DATA: the built-in a9a set)
     sqnopt evaluate MODEL DATA   accuracy, log loss, AUC of a saved model
     sqnopt predict MODEL DATA    labels or probabilities, one line per sample
-    sqnopt plot [HISTORY ...]    objective vs samples processed (PNG)
+    sqnopt plot [HISTORY ...]    objective vs samples processed (matplotlib: sqnopt[plot])
     sqnopt list                  registered components (with parameters), plugins, data sets
     sqnopt demo                  the paper-003 synthetic SVM problem
 
 Components are given by registered name, optionally with parameters:
-``--curvature lbfgs:memory=5``, ``--step decaying:eps0=0.1,T0=1e4``.
+``--curvature lbfgs:memory=5``, ``--step decaying:eps0=0.1,T0=1e4``; named compositions by
+``--preset NAME[:k=v,...]`` (:mod:`sqnopt.presets`). Data: svmlight/LIBSVM files, Criteo TSV
+logs, CSV/TSV tables with a header, or a built-in data set.
 
 ``sqnopt train --checkpoint FILE`` writes the whole state of the training run to ``FILE``
 every ``--checkpoint-every`` passes and at the end (atomically: an interrupted run leaves the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib.util
 import json
 import math
@@ -102,9 +105,30 @@ def _parse_class_weight(text: str | None) -> Any:
     return out
 
 
-def _load_data(spec: str, fmt: str, n_features: int | None = None,
-               split: str = "train") -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
-    """``(X, y, info)`` from a built-in name or a file."""
+def _table_format(path: Path, fmt: str) -> str:
+    """The format of a data file: ``fmt`` unless ``auto``; then ``csv`` for a ``.csv`` /
+    ``.tsv`` name, ``criteo`` for a first line of >= 13 tabs, else ``svmlight``."""
+    from sqnopt.datasets import table_delimiter
+
+    if fmt != "auto":
+        return fmt
+    detected = _detect_format(path)
+    if table_delimiter(path) is not None and detected != "criteo":
+        return "csv"
+    return detected
+
+
+def _delimiter(path: Path, fmt: str) -> str | None:
+    from sqnopt.datasets import table_delimiter
+
+    return "\t" if fmt == "tsv" else table_delimiter(path)
+
+
+def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = "train",
+               args: argparse.Namespace | None = None,
+               ) -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
+    """``(X, y, info)`` from a built-in name or a file; ``info["features"]`` describes how the
+    features were made (stored in the model, so ``evaluate``/``predict`` make the same)."""
     from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin, load_svmlight
 
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
@@ -112,48 +136,108 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None,
         X, y = load_builtin(ds.name, split)  # type: ignore[arg-type]
         return X, y, {"source": f"{ds.name} (built-in, {split}; {ds.license})",
                       "name": f"{ds.name} ({split})",
-                      "format": "svmlight", "n_features": ds.n_features,
+                      "features": {"format": "svmlight", "n_features": ds.n_features},
                       "path": str(builtin_path(ds.name, split))}  # type: ignore[arg-type]
     path = Path(spec)
     if not path.exists():
         known = ", ".join(sorted(BUILTIN_DATASETS))
         raise CLIError(f"data {spec!r}: no such file, and not a built-in dataset ({known})")
-    fmt = _detect_format(path) if fmt == "auto" else fmt
+    fmt = _table_format(path, fmt)
+    if fmt in ("csv", "tsv"):
+        from sqnopt.datasets import load_table
+
+        X, yt, table = load_table(path, target=getattr(args, "target", None),
+                                  delimiter=_delimiter(path, fmt),
+                                  categorical=getattr(args, "categorical", "onehot"))
+        assert yt is not None
+        kinds = (f"{len(table['numeric'])} numeric"
+                 + (f", {len(table['categorical'])} categorical ({table['encoding']})"
+                    if table["categorical"] else ""))
+        return X, yt, {"source": f"{path} (label column {table['target']!r}; {kinds} columns)",
+                       "name": path.name, "features": table}
     if fmt == "criteo":
         from sqnopt.datasets import criteo_featurizer, read_criteo
 
-        table, y = read_criteo(path)
+        table_c, y = read_criteo(path)
         feats = criteo_featurizer()
-        X = feats.transform(table)
-        return X, y, {"source": str(path), "name": path.name, "format": "criteo",
-                      "n_features": X.shape[1],
-                      "featurizer": {"n_bags": feats.n_bags, "numeric_bins": feats.numeric_bins,
-                                     "seed": feats.seed}}
+        X = feats.transform(table_c)
+        return X, y, {"source": str(path), "name": path.name,
+                      "features": {"format": "criteo", "n_features": X.shape[1],
+                                   "featurizer": {"n_bags": feats.n_bags,
+                                                  "numeric_bins": feats.numeric_bins,
+                                                  "seed": feats.seed}}}
     X, y = load_svmlight(path, n_features=n_features)
-    return X, y, {"source": str(path), "name": path.name, "format": "svmlight",
-                  "n_features": X.shape[1]}
+    return X, y, {"source": str(path), "name": path.name,
+                  "features": {"format": "svmlight", "n_features": X.shape[1]}}
 
 
-def _load_for_model(spec: str, fmt: str, model: Any) -> tuple[Any, Any, dict[str, Any]]:
-    feats = model.info.get("features", {})
-    fmt = feats.get("format", fmt) if fmt == "auto" else fmt
+def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
+                    need_labels: bool = True) -> tuple[Any, Any, dict[str, Any]]:
+    """Data for ``evaluate``/``predict``, made into the model's features the way ``train``
+    made them; a feature-count mismatch is an error naming both counts."""
+    y: Any
     from sqnopt.datasets import BUILTIN_DATASETS
 
+    feats = model.info.get("features", {})
+    if not isinstance(feats, dict):
+        feats = {}
+    trained_on = feats.get("format")
+    n_model = model.n_features
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
-        return _load_data(spec, "auto", split="test")
-    if fmt == "criteo":
-        from sqnopt.datasets import CTRFeaturizer, CRITEO_CATEGORICAL, CRITEO_NUMERIC, read_criteo
-
+        X, y, info = _load_data(spec, "auto", split="test")
+    else:
         path = Path(spec)
         if not path.exists():
             raise CLIError(f"data {spec!r}: no such file")
-        fz = feats.get("featurizer", {})
-        f = CTRFeaturizer(numeric=CRITEO_NUMERIC, hashed=CRITEO_CATEGORICAL,
-                          n_bags=int(fz.get("n_bags", 2**13)),
-                          numeric_bins=int(fz.get("numeric_bins", 24)), seed=int(fz.get("seed", 0)))
-        table, y = read_criteo(path)
-        return f.transform(table), y, {"source": str(path), "format": "criteo"}
-    return _load_data(spec, fmt, n_features=model.n_features)
+        if fmt == "auto":
+            from sqnopt.datasets import table_delimiter
+
+            detected = _detect_format(path)
+            fmt = ("csv" if table_delimiter(path) is not None and detected != "criteo" else
+                   trained_on if trained_on in ("criteo", "csv") else detected)
+        if fmt in ("csv", "tsv"):
+            from sqnopt.datasets import load_table
+
+            X, y_or_none, _ = load_table(path, target=args.target,
+                                         delimiter=_delimiter(path, fmt),
+                                         spec=feats if trained_on == "csv" else None,
+                                         require_target=need_labels)
+            y = y_or_none
+            info = {"source": str(path)}
+        elif fmt == "criteo":
+            from sqnopt.datasets import CRITEO_CATEGORICAL, CRITEO_NUMERIC, CTRFeaturizer, read_criteo
+
+            fz = feats.get("featurizer", {})
+            f = CTRFeaturizer(numeric=CRITEO_NUMERIC, hashed=CRITEO_CATEGORICAL,
+                              n_bags=int(fz.get("n_bags", 2**13)),
+                              numeric_bins=int(fz.get("numeric_bins", 24)),
+                              seed=int(fz.get("seed", 0)))
+            table, y = read_criteo(path)
+            X, info = f.transform(table), {"source": str(path)}
+        else:
+            from sqnopt.datasets import load_svmlight
+
+            n_given = args.n_features
+            try:
+                X, y = load_svmlight(path, n_features=n_given)
+            except ValueError as exc:
+                if n_given is not None and "n_features" in str(exc):
+                    raise CLIError(f"{exc}; the model {args.model!r} has {n_model} "
+                                   "features") from None
+                raise
+            info = {"source": str(path)}
+            if X.shape[1] < n_model and n_given is None:
+                raise CLIError(
+                    f"{spec}: its largest feature index is {X.shape[1]}, but the model "
+                    f"{args.model!r} was trained with {n_model} features. If the file is "
+                    "simply missing the last, all-zero features (svmlight files do not record "
+                    f"their width), pass --n-features {n_model}; otherwise use data with the "
+                    "model's features")
+    if X.shape[1] != n_model:
+        raise CLIError(f"{spec}: the data has {X.shape[1]} features, but the model "
+                       f"{args.model!r} was trained with {n_model}; use data with the same "
+                       "features (the same columns, or the same featurizer)")
+    return X, y, info
 
 
 def _detect_format(path: Path) -> str:
@@ -168,8 +252,8 @@ def _detect_format(path: Path) -> str:
             raise
         raise CLIError(f"{path}: line 1: cannot read the file: corrupt or truncated data "
                        f"({type(exc).__name__}: {exc})") from None
-    if first.count(b"\t") >= 13:
-        return "criteo"
+    if first.count(b"\t") >= 13 and first.split(b"\t", 1)[0].strip() in (b"0", b"1"):
+        return "criteo"  # a label first: a Criteo log (a table's header row names columns)
     return "svmlight"
 
 
@@ -211,15 +295,73 @@ def _tol(text: str) -> float | None:
     return value
 
 
-def _progress(mode: str, total: int | None = None) -> Any:
+def _progress(mode: str, total: int | None = None, unit: str = " samples") -> Any:
+    """The training progress bar: ``auto`` draws on a terminal, in a notebook, and as a line
+    every 30 s in a log; ``always`` as on a terminal; ``never`` not at all."""
     from sqnopt.progress import ProgressBar
 
     enabled = {"auto": None, "always": True, "never": False}[mode]
-    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train")
+    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train", unit=unit)
 
 
 # ---------------------------------------------------------------------------- train
-def _cmd_train(args: argparse.Namespace) -> int:
+def _preset(args: argparse.Namespace, alpha: float) -> Any:
+    """The :class:`~sqnopt.Solver` of ``--preset NAME[:k=v,...]``, its objective from
+    ``--loss`` when the preset takes one."""
+    import inspect
+
+    from sqnopt.registry import UnknownComponentError, get_registry
+    from sqnopt.training import _objective_with_lam
+
+    spec = parse_component(args.preset)
+    name, params = (spec, {}) if isinstance(spec, str) else spec
+    try:
+        factory = get_registry().preset(name).factory   # built-ins and plugins' presets
+    except UnknownComponentError as exc:
+        raise CLIError(f"{exc} (see 'sqnopt list')") from None
+    accepted = inspect.signature(factory).parameters
+    for key in ("lam",):
+        if key in params:
+            raise CLIError(f"--preset {name}: give the regularisation with --alpha, not {key}=")
+    kwargs: dict[str, Any] = dict(params)
+    if args.loss is not None:
+        if "objective" not in accepted:
+            raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
+                           "drop --loss, or compose the components with --loss/--curvature/"
+                           "--schedule/--step")
+        kwargs["objective"] = _objective_with_lam(parse_component(args.loss), alpha)
+    kwargs["lam"] = None if "objective" in kwargs else alpha
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        known = ", ".join(k for k in accepted if k not in ("lam", "solver_kwargs"))
+        raise CLIError(f"--preset {name}: {exc}; its parameters: {known}") from None
+
+
+def _losses_with(requires: frozenset[str], alpha: float) -> list[str]:
+    """Registered losses that provide ``requires`` themselves or through another form."""
+    from sqnopt.interfaces import Objective
+    from sqnopt.recipes import adapt_objective
+    from sqnopt.registry import get_registry
+
+    out = []
+    reg = get_registry()
+    for entry in reg.entries("objective"):
+        try:
+            obj = reg.create("objective", entry.name, lam=alpha)
+        except (TypeError, ValueError):
+            continue
+        assert isinstance(obj, Objective)
+        form = adapt_objective(obj, requires)
+        if requires <= form.capabilities:
+            out.append(entry.name if form.name == obj.name else
+                       f"{entry.name} (solved as {form.name})")
+    return out
+
+
+def _components(args: argparse.Namespace) -> dict[str, Any]:
+    """Every component of ``train``, resolved and checked before any data is read: unknown
+    names, bad parameters and combinations that cannot work fail here."""
     from sqnopt.interfaces import (
         BatchSchedule,
         CurvatureModel,
@@ -228,30 +370,86 @@ def _cmd_train(args: argparse.Namespace) -> int:
         StepRule,
     )
     from sqnopt.recipes import adapt_objective
-    from sqnopt.solver import Solver
+    from sqnopt.solver import IncompatibleComponentsError, Solver
     from sqnopt.solver._solver import resolve_component
-    from sqnopt.training import Trainer, _objective_with_lam
+    from sqnopt.steps import PegasosStep
+    from sqnopt.training import _objective_with_lam
 
-    # resolve every component first: unknown names and bad combinations fail before any work
-    loss = parse_component(args.loss)
-    projection = None if args.projection is None else parse_component(args.projection)
-    objective = _objective_with_lam(loss, float(args.alpha))
-    curv_c: Any = "auto" if args.curvature == "auto" else resolve_component(
-        "curvature", parse_component(args.curvature), CurvatureModel)
-    sched_c: Any = "auto" if args.schedule == "auto" else resolve_component(
-        "schedule", parse_component(args.schedule), BatchSchedule)
-    step_c = None if args.step == "auto" else resolve_component(
-        "step", parse_component(args.step), StepRule)
-    step = "auto" if step_c is None else step_c
-    grad_c: Any = "auto" if args.gradient == "auto" else resolve_component(
-        "gradient", parse_component(args.gradient), GradientEstimator)
-    proj_c = None if projection is None else resolve_component("projection", projection, Projection)
-    if curv_c != "auto":      # the combination fails here, before any work, if it cannot work
-        Solver(adapt_objective(objective, curv_c.requires), curv_c,
-               sched_c if sched_c != "auto" else "fixed", step_c or "constant",
-               projection=proj_c)
-    class_weight = _parse_class_weight(args.class_weight)
-    tol = args.tol
+    alpha = float(args.alpha)
+    comp: dict[str, Any] = {"curvature": "auto", "schedule": "auto", "step": "auto",
+                            "gradient": "auto", "projection": None, "average": args.average,
+                            "sampling": args.sampling,
+                            "fit_intercept": not args.no_intercept, "notes": []}
+    if args.preset is not None:
+        solver = _preset(args, alpha)
+        comp.update(objective=solver.objective, curvature=solver.curvature,
+                    schedule=solver.schedule, step=solver.step, gradient=solver.gradient,
+                    projection=solver.projection, average=args.average or solver.average)
+        if args.sampling == "auto":
+            comp["sampling"] = solver.sampling
+        if isinstance(solver.step, PegasosStep) and not args.no_intercept:
+            comp["fit_intercept"] = "regularized"   # Pegasos' bias: a regularised feature
+    else:
+        comp["objective"] = _objective_with_lam(parse_component(args.loss or "logloss"), alpha)
+    if args.curvature != "auto":
+        comp["curvature"] = resolve_component("curvature", parse_component(args.curvature),
+                                              CurvatureModel)
+    if args.schedule != "auto":
+        comp["schedule"] = resolve_component("schedule", parse_component(args.schedule),
+                                             BatchSchedule)
+    if args.step != "auto":
+        comp["step"] = resolve_component("step", parse_component(args.step), StepRule)
+    if args.gradient != "auto":
+        comp["gradient"] = resolve_component("gradient", parse_component(args.gradient),
+                                             GradientEstimator)
+    if args.projection is not None:
+        comp["projection"] = resolve_component("projection", parse_component(args.projection),
+                                               Projection)
+    objective, curv = comp["objective"], comp["curvature"]
+    if curv != "auto":
+        form = adapt_objective(objective, curv.requires)
+        missing = sorted(curv.requires - form.capabilities)
+        if missing:
+            ok = _losses_with(curv.requires, alpha)
+            raise CLIError(
+                f"--curvature {curv.name} needs a loss with the capability "
+                f"{', '.join(repr(m) for m in missing)}, which {objective.name} has in no form; "
+                "losses that work with it: "
+                f"{', '.join(ok) if ok else 'none registered'}")
+        if form.name != objective.name:
+            comp["notes"].append(
+                f"loss:  {objective.name} is solved in its {form.name} form (the same "
+                f"objective), which provides the "
+                f"{', '.join(sorted(curv.requires - objective.capabilities))} capability "
+                f"{curv.name} needs")
+        try:  # the combination fails here, before any work, if it cannot work
+            Solver(form, curv,
+                   comp["schedule"] if comp["schedule"] != "auto" else "fixed",
+                   comp["step"] if comp["step"] != "auto" else "constant",
+                   projection=comp["projection"],
+                   fit_intercept=comp["fit_intercept"])
+        except IncompatibleComponentsError as exc:
+            raise CLIError(str(exc)) from None
+    return comp
+
+
+def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> Any:
+    from sqnopt.training import Trainer
+
+    return Trainer(comp["objective"], alpha=float(args.alpha), curvature=comp["curvature"],
+                   gradient=comp["gradient"], schedule=comp["schedule"], step=comp["step"],
+                   projection=comp["projection"], fit_intercept=comp["fit_intercept"],
+                   average=comp["average"], sampling=comp["sampling"],
+                   multiclass=args.multiclass,
+                   class_weight=_parse_class_weight(args.class_weight),
+                   random_state=args.seed, report_every=args.report_every, **kwargs)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from sqnopt.model import apply_scaling, feature_scaling
+
+    comp = _components(args)
+    _parse_class_weight(args.class_weight)
     # outputs are checked before any data is read or any work is done
     model_out = check_output_path(args.model, "--model")
     hist_out = check_output_path(args.history, "--history")
@@ -262,47 +460,52 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.chunk_size is not None:
         if args.max_epochs is None:
             args.max_epochs = 1.0
-        return _train_streaming(args, objective, curv_c, sched_c, step, proj_c, class_weight,
-                                grad_c)
+        return _train_streaming(args, comp)
     if args.max_epochs is None:
         args.max_epochs = 1000.0
 
-    X, y, info = _load_data(args.data, args.format, n_features=args.n_features)
+    X, y, info = _load_data(args.data, args.format, n_features=args.n_features, args=args)
     test = None
     if args.test is not None:
-        Xt, yt, tinfo = _load_data(args.test, args.format, n_features=X.shape[1], split="test")
-        test = (Xt, yt, tinfo)
+        test = _load_test(args, info["features"], X.shape[1])
     elif args.data.lower() == "a9a" and not Path(args.data).exists():
-        Xt, yt, tinfo = _load_data("a9a", "auto", split="test")
-        test = (Xt, yt, tinfo)
+        Xt, yt, _ = _load_data("a9a", "auto", split="test")
+        test = (Xt, yt)
     n, d = X.shape
     classes = np.unique(y)
     print(f"data:  {info['source']}: {n} samples x {d} features, {len(classes)} classes"
           + (f"; test: {test[0].shape[0]} samples" if test is not None else ""))
+    for note in comp["notes"]:
+        print(note)
+    scaling = None
+    Xfit = X
+    if args.scale:
+        scaling = feature_scaling(X)
+        Xfit = apply_scaling(X, scaling[1], scaling[2])
+        print(f"scale: {'standardized' if scaling[0] == 'standard' else 'max-abs scaled'} "
+              f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data); the "
+              "model file stores the scaling and evaluate/predict apply it")
 
     total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
-    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, gradient=grad_c,
-                      schedule=sched_c,
-                      step=step, projection=proj_c,
-                      fit_intercept=not args.no_intercept, average=args.average,
-                      sampling=args.sampling, multiclass=args.multiclass,
-                      class_weight=class_weight, max_epochs=args.max_epochs, tol=tol,
-                      n_iter_no_change=args.n_iter_no_change, random_state=args.seed,
-                      history_every=points, report_every=args.report_every)
+    trainer = _trainer(args, comp, max_epochs=args.max_epochs, tol=args.tol,
+                       n_iter_no_change=args.n_iter_no_change, history_every=points)
     bar = _progress(args.progress)
     tic = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = trainer.fit(
-                X, y, progress=bar, resume=resume,
+                Xfit, y, progress=bar, resume=resume,
                 checkpoint=None if ckpt_out is None else (lambda c: c.save(ckpt_out)),
                 checkpoint_every=args.checkpoint_every)
     finally:
         bar.close()
     diverged = _print_warnings(caught)
     wall = time.perf_counter() - tic
+    if scaling is not None:
+        model = dataclasses.replace(model, scale_offset=scaling[1], scale_factor=scaling[2])
+        model.info["scale"] = scaling[0]
     setup = trainer._setup
     assert setup is not None
     print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
@@ -327,10 +530,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if test is not None:
         summary["test_accuracy"] = model.accuracy(test[0], test[1])
         print(f"test accuracy:  {summary['test_accuracy']:.4f}")
-    features = {"format": info["format"], "n_features": int(d)}
-    if "featurizer" in info:
-        features["featurizer"] = info["featurizer"]
-    model.info["features"] = features
+    model.info["features"] = dict(info["features"], n_features=int(d))
     model.info["data"] = info["source"]
     _write_outputs(args, model, trainer, summary, info["name"])
     if ckpt_out is not None:
@@ -364,6 +564,23 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
     return ckpt_out, resume
 
 
+def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tuple[Any, Any]:
+    """``--test`` data, made into the training data's features."""
+    if features.get("format") == "csv":
+        from sqnopt.datasets import load_table
+
+        path = Path(args.test)
+        if not path.exists():
+            raise CLIError(f"--test {args.test!r}: no such file")
+        Xt, yt, _ = load_table(path, spec=features, delimiter=_delimiter(path, args.format))
+    else:
+        Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args)
+    if Xt.shape[1] != d:
+        raise CLIError(f"--test {args.test}: {Xt.shape[1]} features, the training data {d}; "
+                       "use test data with the training data's features")
+    return Xt, yt
+
+
 def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
     """Print the warnings a run raised as ``sqnopt: warning: ...`` lines; True if one of them
     was a divergence."""
@@ -381,9 +598,10 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
     return diverged
 
 
-def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sched_c: Any,
-                     step: Any, proj_c: Any, class_weight: Any, grad_c: Any = "auto") -> int:
-    """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes."""
+def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
+    """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes. The
+    progress bar counts rows read (its total: passes x rows); the objective comes from the
+    solver's reports."""
     from sqnopt.datasets import (
         BUILTIN_DATASETS,
         builtin_path,
@@ -392,7 +610,7 @@ def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sche
         iter_svmlight_chunks,
         scan_svmlight,
     )
-    from sqnopt.training import Trainer
+    from sqnopt.model import apply_scaling
 
     if args.data.lower() in BUILTIN_DATASETS and not Path(args.data).exists():
         path = builtin_path(args.data.lower())
@@ -401,7 +619,10 @@ def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sche
         path = Path(args.data)
         if not path.exists():
             raise CLIError(f"data {args.data!r}: no such file, and not a built-in dataset")
-        fmt = _detect_format(path) if args.format == "auto" else args.format
+        fmt = _table_format(path, args.format)
+    if fmt in ("csv", "tsv"):
+        raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
+                       "whole (drop --chunk-size)")
     featurizer = None
     if fmt == "criteo":
         featurizer = criteo_featurizer()
@@ -412,41 +633,50 @@ def _train_streaming(args: argparse.Namespace, objective: Any, curv_c: Any, sche
         n_rows, n_features, classes = scan_svmlight(path)
         if args.n_features:
             n_features = args.n_features
+
+    def chunks() -> Any:
+        if featurizer is not None:
+            return ((featurizer.transform(t), y) for t, y in iter_criteo(path, args.chunk_size))
+        return iter_svmlight_chunks(path, args.chunk_size, n_features=n_features)
+
     print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
           f"{n_features} features, {len(classes)} classes")
-    tol = None
-    trainer = Trainer(objective, alpha=float(args.alpha), curvature=curv_c, gradient=grad_c,
-                      schedule=sched_c,
-                      step=step, projection=proj_c,
-                      fit_intercept=not args.no_intercept, average=args.average,
-                      sampling=args.sampling, multiclass=args.multiclass,
-                      class_weight=class_weight, tol=tol, random_state=args.seed,
-                      report_every=args.report_every)
+    for note in comp["notes"]:
+        print(note)
+    factor = None
+    if args.scale:  # one pass for the columns' largest absolute values
+        factor = np.zeros(n_features)
+        for Xc, _ in chunks():
+            factor = np.maximum(factor, abs(Xc).max(axis=0).toarray().ravel())
+        factor[factor <= 0] = 1.0
+        print(f"scale: max-abs scaled {n_features} columns (sparse data; one pass over the "
+              "file); the model file stores the scaling and evaluate/predict apply it")
     epochs = max(1, int(math.ceil(args.max_epochs)))
-    n_sub = 1 if len(classes) == 2 else len(classes)
-    bar = _progress(args.progress, total=epochs * n_rows * n_sub)
+    bar = _progress(args.progress, total=epochs * n_rows, unit=" rows")
+    trainer = _trainer(args, comp, tol=None, callback=bar.observe)
     tic = time.perf_counter()
     done = 0
     correct = 0
     seen = 0
     try:
         for epoch in range(epochs):
-            chunks: Any
-            if featurizer is not None:
-                chunks = ((featurizer.transform(t), y) for t, y in iter_criteo(path, args.chunk_size))
-            else:
-                chunks = iter_svmlight_chunks(path, args.chunk_size, n_features=n_features)
-            for Xc, yc in chunks:
+            for Xc, yc in chunks():
+                if factor is not None:
+                    Xc = apply_scaling(Xc, np.zeros(n_features), factor)
                 if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
                     correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
                     seen += len(yc)
-                bar.base = done * n_sub
-                trainer.partial_fit(Xc, yc, classes=classes, progress=bar)
+                trainer.partial_fit(Xc, yc, classes=classes)
                 done += len(yc)
+                bar.update(done)
     finally:
         bar.close()
     wall = time.perf_counter() - tic
     model = trainer.model_
+    if factor is not None:
+        model = dataclasses.replace(model, scale_offset=np.zeros(n_features),
+                                    scale_factor=factor)
+        model.info["scale"] = "maxabs"
     setup = trainer._setup
     assert setup is not None
     print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
@@ -508,11 +738,13 @@ def _roc_auc(y_true: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> float
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
-    X, y, info = _load_for_model(args.data, args.format, model)
+    X, y, info = _load_for_model(args.data, args.format, model, args)
     scores = model.decision_function(X)
     pred = model.labels_of_scores(scores)
     print(f"model: {args.model} ({model.info.get('objective', model.loss)}, {model.strategy}, "
-          f"{len(model.classes)} classes, {model.n_features} features)")
+          f"{len(model.classes)} classes, {model.n_features} features"
+          + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled else "")
+          + ")")
     print(f"data:  {info['source']}: {X.shape[0]} samples")
     unknown = np.setdiff1d(np.unique(y), model.classes)
     if unknown.size:
@@ -542,7 +774,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if args.output and args.output != "-":
         check_output_path(args.output, "-o/--output")
     model = _load_model(args.model)
-    X, _, _ = _load_for_model(args.data, args.format, model)
+    X, _, _ = _load_for_model(args.data, args.format, model, args, need_labels=False)
     if args.proba:
         if not model.probabilistic:
             raise CLIError(f"--proba needs a log-likelihood loss; the model was trained with "
@@ -617,34 +849,23 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     if title is None and len(files) == 1:
         data = _read_history(files[0]).get("data")
         title = None if data is None else str(data)
-    renderer = args.renderer
-    if renderer == "auto":
-        renderer = "matplotlib" if importlib.util.find_spec("matplotlib") else "basic"
-    if renderer == "matplotlib":
-        from sqnopt.plotting import plot_histories, save_figure
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CLIError("sqnopt plot needs matplotlib: pip install 'sqnopt[plot]'")
+    from sqnopt.plotting import plot_histories, save_figure
 
-        with warnings.catch_warnings():
-            # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on
-            # extreme ranges (a diverged run's 1e300 next to 1e-300) are about the drawing, which
-            # is made all the same: the command line's output stays one line
-            warnings.simplefilter("ignore")
-            try:
-                fig = plot_histories(lines, x=args.x, logx=not args.linear_x,
-                                     logy=not args.linear_y, title=title)
-                save_figure(fig, out)
-            except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
-                raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
-                               f"{exc}); the basic renderer (--renderer basic) draws any "
-                               "finite values") from None
-        print(f"wrote {out}")
-        return 0
-    from sqnopt._png import line_chart, write_png
-
-    series = [(name, h[args.x], h["objective"]) for name, h in lines]
-    img = line_chart(series, logx=not args.linear_x, logy=not args.linear_y,
-                     xlabel=_X_TITLES[args.x], ylabel="objective F(w)", title=title or "")
-    write_png(out, img)
-    print(f"wrote {out} (basic renderer; pip install 'sqnopt[plot]' for matplotlib figures)")
+    with warnings.catch_warnings():
+        # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on
+        # extreme ranges (a diverged run's 1e300 next to 1e-300) are about the drawing, which
+        # is made all the same: the command line's output stays one line
+        warnings.simplefilter("ignore")
+        try:
+            fig = plot_histories(lines, x=args.x, logx=not args.linear_x,
+                                 logy=not args.linear_y, title=title)
+            save_figure(fig, out)
+        except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
+            raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
+                           f"{exc}); try --linear-x / --linear-y") from None
+    print(f"wrote {out}")
     return 0
 
 
@@ -667,12 +888,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
             params = ", ".join(f"{k}={v!r}" for k, v in entry.parameters().items())
             alias = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
+    if args.kind == "preset" or not args.kind:
+        print("presets (sqnopt train --preset NAME[:k=v,...]; Solver.preset(NAME)):")
+        for name in reg.preset_names():
+            preset = reg.preset(name)
+            doc = (preset.factory.__doc__ or "").strip().split("\n")[0].rstrip(".")
+            alias = f" (aliases: {', '.join(preset.aliases)})" if preset.aliases else ""
+            print(f"  {name}  {' '.join(doc.split())}{alias}  [{preset.source}]")
     if args.kind:
         return 0
-    print("schedule and step (estimators and sqnopt train only):")
-    print("  schedule auto  the curvature model's auto_schedule (SQB: geometric), else fixed(size=5)")
-    print("  step auto      the curvature model's auto_step (AdaGrad, SQB: constant 1), else")
-    print("                 eps_t = 1/(L + lam t) with L from the data (sqnopt.training.auto_step)")
+    print("auto (estimators and sqnopt train): --curvature, --schedule, --step, --gradient and")
+    print("  --sampling left at auto come from the recipe of the composition (sqnopt.recipes),")
+    print("  chosen from what the components declare")
     pm = get_plugin_manager()
     dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
     print("plugins:")
@@ -713,30 +940,65 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that names a default only when there is one to name (no "(default: None)")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (default is None or default is False or default is argparse.SUPPRESS
+                or "%(default)" in text or "default" in text.lower()
+                or (not action.option_strings and action.nargs not in ("?", "*"))):
+            return text
+        return text + " (default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``sqnopt`` argument parser (the CLI reference of the documentation is generated from
+    it)."""
+    from sqnopt import __version__
     from sqnopt.training import DEFAULT_CURVATURE
 
     parser = argparse.ArgumentParser(
         prog="sqnopt", description="Stochastic quasi-Newton and first-order solvers for linear "
-        "models.", epilog="Run 'sqnopt COMMAND --help' for the options of a command.")
+        "models.", epilog="Run 'sqnopt COMMAND --help' for the options of a command.",
+        formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sqnopt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    formats = ("auto", "svmlight", "criteo", "csv", "tsv")
     p = sub.add_parser(
         "train", help="train a linear classifier; writes a model file and a history JSON",
         description="Train a linear classifier on an svmlight/LIBSVM file (plain, .xz, .gz, "
-        ".bz2), a Criteo TSV log, or a built-in dataset (default: a9a, UCI Adult, shipped with "
-        "sqnopt). Components are registered names with optional parameters, e.g. "
-        "--curvature lbfgs:memory=5 --step decaying:eps0=0.1,T0=1e4 (see 'sqnopt list').",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        ".bz2), a Criteo TSV log, a CSV/TSV table with a header row, or a built-in dataset "
+        "(default: a9a, UCI Adult, shipped with sqnopt). Components are registered names with "
+        "optional parameters, e.g. --curvature lbfgs:memory=5 --step decaying:eps0=0.1,T0=1e4, "
+        "or a named composition, --preset NAME (see 'sqnopt list').",
+        formatter_class=_HelpFormatter)
     p.add_argument("data", nargs="?", default="a9a",
                    help="data file or built-in dataset name")
     p.add_argument("--test", help="test data (file or built-in name); for a built-in training "
                    "set its test split is used automatically")
-    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto",
-                   help="input format (auto: Criteo TSV if the first line has >= 13 tabs)")
+    p.add_argument("--format", choices=formats, default="auto",
+                   help="input format (auto: csv/tsv from a .csv/.tsv name, Criteo TSV if the "
+                   "first line has >= 13 tabs, else svmlight)")
+    p.add_argument("--target", metavar="COLUMN", help="CSV/TSV: the label column (default: "
+                   "the column named label, target, y or class)")
+    p.add_argument("--categorical", choices=("onehot", "hash"), default="onehot",
+                   help="CSV/TSV: encoding of non-numeric columns (one-hot with a vocabulary "
+                   "learned from the training data, or hashed into 8192 indicators per column, "
+                   "as the Criteo featurizer does)")
     p.add_argument("--n-features", type=_feature_count,
                    help="number of features of svmlight data")
-    p.add_argument("--loss", default="logloss", help="objective: NAME[:k=v,...]")
+    p.add_argument("--scale", action="store_true", help="scale the features: standardize "
+                   "dense data, max-abs scale sparse data; stored in the model file, so "
+                   "evaluate and predict apply it")
+    p.add_argument("--preset", metavar="NAME[:k=v,...]", help="a named composition "
+                   "(pegasos, sgd, asgd, adagrad, smd, seg_pm, gd, pgd, lbfgs, sqb, and any a "
+                   "plugin registers: 'sqnopt list --kind preset'); the component options below "
+                   "override its parts")
+    p.add_argument("--loss", help="objective: NAME[:k=v,...] (default: logloss, or the "
+                   "preset's)")
     p.add_argument("--alpha", type=_nonnegative_float, default=1e-4,
                    help="L2 regularisation lambda")
     p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: auto (the "
@@ -747,19 +1009,22 @@ def build_parser() -> argparse.ArgumentParser:
                    "model's recipe, see sqnopt.recipes) or NAME[:k=v,...]")
     p.add_argument("--step", default="auto", help="step rule: auto (the recipe's) or "
                    "NAME[:k=v,...]")
-    p.add_argument("--projection", help="projection: NAME[:k=v,...]")
+    p.add_argument("--projection", metavar="NAME[:k=v,...]", help="projection after each step")
     p.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     p.add_argument("--average", action="store_true", help="Polyak-Ruppert averaging")
     p.add_argument("--sampling", choices=("auto", "uniform", "shuffle", "subset", "weighted"),
                    default="auto", help="minibatch sampling (auto: the recipe's)")
-    p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto")
-    p.add_argument("--class-weight", help="'balanced' or LABEL=WEIGHT,...")
+    p.add_argument("--multiclass", choices=("auto", "ovr", "multinomial"), default="auto",
+                   help="more than two classes: one multiclass objective or one-vs-rest")
+    p.add_argument("--class-weight", metavar="balanced|LABEL=W,...",
+                   help="class weights: 'balanced' or LABEL=WEIGHT,...")
     p.add_argument("--max-epochs", type=_positive_float,
                    help="budget in passes over the data (default: 1000 -- a cap, the tolerance "
                    "ends the run -- or, with --chunk-size, one pass over the file)")
     p.add_argument("--tol", type=_tol, default=1e-5, help="converged once the largest entry of "
                    "the training objective's gradient is at most this ('none': run --max-epochs)")
-    p.add_argument("--n-iter-no-change", type=_positive_int, default=5)
+    p.add_argument("--n-iter-no-change", type=_positive_int, default=5,
+                   help="stochastic recipes: stop after this many passes without improvement")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
                    "many rows (partial_fit; for files larger than memory)")
@@ -778,64 +1043,78 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the uninterrupted run")
     p.add_argument("--label", help="name of this run in plots (default: the curvature model)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                   help="progress bar on stderr (auto: only on a terminal)")
+                   help="progress bar on stderr (auto: live on a terminal or in a notebook, a "
+                   "line every 30 s in a log)")
     p.set_defaults(func=_cmd_train)
 
-    p = sub.add_parser("evaluate", help="accuracy, log loss and AUC of a saved model",
-                       description="Evaluate a model file written by 'sqnopt train' on data.")
-    p.add_argument("model", help="model file (.npz)")
-    p.add_argument("data", help="data file or built-in dataset name (a9a: its test split)")
-    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto")
-    p.set_defaults(func=_cmd_evaluate)
-
-    p = sub.add_parser("predict", help="predicted labels or probabilities, one line per sample",
-                       description="Predict with a model file written by 'sqnopt train'.")
-    p.add_argument("model", help="model file (.npz)")
-    p.add_argument("data", help="data file or built-in dataset name (a9a: its test split)")
-    p.add_argument("--format", choices=("auto", "svmlight", "criteo"), default="auto")
-    p.add_argument("--proba", action="store_true", help="class probabilities (logistic/softmax)")
-    p.add_argument("-o", "--output", help="output file (default: stdout)")
-    p.set_defaults(func=_cmd_predict)
+    for command, func, text in (
+            ("evaluate", _cmd_evaluate, "accuracy, log loss and AUC of a saved model"),
+            ("predict", _cmd_predict, "predicted labels or probabilities, one line per sample")):
+        p = sub.add_parser(command, help=text, formatter_class=_HelpFormatter,
+                           description=f"{text[0].upper()}{text[1:]}, for a model file written "
+                           "by 'sqnopt train'. The data is made into the model's features the "
+                           "way train made them (format, CSV columns, scaling); a feature-count "
+                           "mismatch is an error.")
+        p.add_argument("model", help="model file (.npz)")
+        p.add_argument("data", help="data file or built-in dataset name (a9a: its test split)")
+        p.add_argument("--format", choices=formats, default="auto",
+                       help="input format (auto: from the name, the model, or the content)")
+        p.add_argument("--target", metavar="COLUMN", help="CSV/TSV: the label column (default: "
+                       "the model's)")
+        p.add_argument("--n-features", type=_feature_count, help="svmlight: the width of the "
+                       "data, when its last features are all zero (svmlight files do not "
+                       "record their width)")
+        if command == "predict":
+            p.add_argument("--proba", action="store_true",
+                           help="class probabilities (logistic/softmax)")
+            p.add_argument("-o", "--output", help="output file (default: stdout)")
+        p.set_defaults(func=func)
 
     p = sub.add_parser("plot", help="plot history JSON files (objective vs samples) to a PNG",
                        description="Objective vs samples processed (or passes / time), one line "
-                       "per run, logarithmic axes, from history files written by 'sqnopt train'.",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       "per run, logarithmic axes, from history files written by 'sqnopt "
+                       "train'. Needs matplotlib: pip install 'sqnopt[plot]'.",
+                       formatter_class=_HelpFormatter)
     p.add_argument("histories", nargs="*", help=f"history files (default: {DEFAULT_HISTORY})")
-    p.add_argument("-o", "--output", help="image to write (default: first history's name .png)")
+    p.add_argument("-o", "--output", help="image to write, PNG, PDF or SVG by extension "
+                   "(default: the first history's name with .png)")
     p.add_argument("--x", choices=("samples", "effective_passes", "time", "iteration"),
                    default="samples", help="x axis")
     p.add_argument("--linear-x", action="store_true", help="linear x axis")
     p.add_argument("--linear-y", action="store_true", help="linear y axis")
-    p.add_argument("--title")
-    p.add_argument("--renderer", choices=("auto", "matplotlib", "basic"), default="auto",
-                   help="matplotlib (pip install 'sqnopt[plot]'), or the built-in basic PNG "
-                   "renderer (auto: matplotlib when installed)")
+    p.add_argument("--title", help="figure title (default: the data set of a single history)")
     p.set_defaults(func=_cmd_plot)
 
-    p = sub.add_parser("list", help="registered components with parameters, plugins, datasets",
+    p = sub.add_parser("list", help="registered components with parameters, presets, plugins, "
+                       "datasets", formatter_class=_HelpFormatter,
                        description="Everything registered: components (built-in and from "
-                       "plugins) with their parameters, plugins, built-in datasets.")
-    p.add_argument("--kind", choices=("objective", "curvature", "schedule", "step",
-                                      "projection"), help="only this kind of component")
+                       "plugins) with their parameters, presets, plugins, built-in datasets.")
+    p.add_argument("--kind", choices=("objective", "curvature", "gradient", "schedule", "step",
+                                      "projection", "preset"),
+                   help="only this kind of component")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--n-samples", type=_positive_int, default=10_000)
-    p.add_argument("--n-features", type=_positive_int, default=100)
+                       formatter_class=_HelpFormatter)
+    p.add_argument("--n-samples", type=_positive_int, default=10_000, help="training samples")
+    p.add_argument("--n-features", type=_positive_int, default=100, help="features")
     p.add_argument("--samples", type=_positive_int, default=40_000, help="samples to process (Lt)")
     p.add_argument("--curvature", default="identity", help="registered curvature model name")
-    p.add_argument("--seed", type=_nonnegative_int, default=0)
+    p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=_cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 success, 1 error, 2 usage error, 130
-    interrupted). Errors are one line on stderr, never a traceback: anticipated ones name the
+    """Run the command line; returns the exit status (0 success -- bare ``sqnopt`` prints the
+    help --, 1 error, 2 usage error, 3 a diverged training run, 130 interrupted). Errors are one line on stderr, never a traceback: anticipated ones name the
     problem; anything else is reported as an internal error (``SQNOPT_DEBUG=1`` re-raises it)."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv:  # bare `sqnopt`: the overview, not an error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     from sqnopt.registry import UnknownComponentError
     from sqnopt.solver import CurvatureError
 

@@ -8,6 +8,12 @@ command line saves and loads; the scikit-learn estimators store the same numbers
 Model files are NumPy ``.npz`` archives, written atomically and read by one checking reader
 (:func:`read_model_file`) that never loads a pickle: loading one never runs code, and a damaged
 file gives one :class:`ModelFileError` naming the file and the problem.
+
+A model may carry the feature scaling it was trained with (:func:`feature_scaling`:
+standardization of dense data, max-abs scaling of sparse data); it then scores raw data,
+``coef @ ((x - offset) / factor) + intercept``. Format versions: 1, no scaling; 2 adds the
+optional ``scale_offset`` and ``scale_factor`` arrays. A model without scaling is still written
+as version 1, so older readers read it.
 """
 
 from __future__ import annotations
@@ -35,10 +41,46 @@ FloatArray = NDArray[np.float64]
 #: ``multinomial``: one block per class of a multiclass objective (softmax).
 Strategy = Literal["binary", "ovr", "multinomial"]
 
-FORMAT_VERSION = 1
+#: Newest model-file format this sqnopt reads and writes (2: optional feature scaling).
+FORMAT_VERSION = 2
 
-__all__ = ["FORMAT_VERSION", "LinearModel", "ModelFileError", "Strategy", "log_softmax",
-           "log_sigmoid", "read_model_file"]
+__all__ = ["FORMAT_VERSION", "LinearModel", "ModelFileError", "Strategy", "apply_scaling",
+           "feature_scaling",
+           "log_softmax", "log_sigmoid", "read_model_file"]
+
+
+def feature_scaling(X: Any) -> tuple[str, FloatArray, FloatArray]:
+    """``(kind, offset, factor)`` that scale ``X`` column by column to ``(x - offset) / factor``.
+
+    Dense ``X``: standardization (``kind="standard"``): the column mean and standard
+    deviation. Sparse ``X``: max-abs scaling (``kind="maxabs"``, offset 0): centring would fill
+    the matrix, and dividing by the largest absolute value keeps zeros zero and puts every
+    column in ``[-1, 1]``. Constant (dense) or empty (sparse) columns keep factor 1.
+    """
+    Xc = check_matrix(X)
+    n = Xc.shape[1]
+    if sp.issparse(Xc):
+        factor = np.asarray(abs(Xc).max(axis=0).toarray(), dtype=np.float64).ravel()
+        offset = np.zeros(n)
+        kind = "maxabs"
+    else:
+        A = np.asarray(Xc, dtype=np.float64)
+        offset = A.mean(axis=0)
+        factor = A.std(axis=0)
+        kind = "standard"
+    factor = np.where(np.isfinite(factor) & (factor > 0), factor, 1.0)
+    return kind, np.asarray(offset, dtype=np.float64), factor
+
+
+def apply_scaling(X: Any, offset: FloatArray, factor: FloatArray) -> Any:
+    """``(X - offset) / factor`` column by column, as a new matrix (``X`` is not modified);
+    sparse input stays sparse (its offset must be 0)."""
+    Xc = check_matrix(X)
+    if sp.issparse(Xc):
+        if np.any(offset != 0):
+            raise ValueError("a sparse matrix can only be scaled, not centred (offset must be 0)")
+        return sp.csr_matrix(Xc @ sp.diags(1.0 / factor))
+    return (np.asarray(Xc, dtype=np.float64) - offset) / factor
 
 
 def log_sigmoid(z: FloatArray) -> FloatArray:
@@ -72,6 +114,10 @@ class LinearModel:
         The loss is a log-likelihood (logistic / softmax), so scores map to probabilities.
     info : dict
         Free-form JSON-able description (components, training summary).
+    scale_offset, scale_factor : ndarray of shape (n_features,) or None
+        The feature scaling the model was trained with (:func:`feature_scaling`): ``coef`` acts
+        on ``(x - scale_offset) / scale_factor``, and every method here takes raw ``x``.
+        ``None``: no scaling.
     """
 
     coef: FloatArray
@@ -81,6 +127,8 @@ class LinearModel:
     loss: str
     probabilistic: bool
     info: dict[str, Any] = field(default_factory=dict)
+    scale_offset: FloatArray | None = None
+    scale_factor: FloatArray | None = None
 
     def __post_init__(self) -> None:
         coef = np.atleast_2d(np.asarray(self.coef, dtype=np.float64))
@@ -98,11 +146,37 @@ class LinearModel:
         object.__setattr__(self, "coef", coef)
         object.__setattr__(self, "intercept", icpt)
         object.__setattr__(self, "classes", np.asarray(self.classes))
+        if (self.scale_offset is None) != (self.scale_factor is None):
+            raise ValueError("LinearModel: give both scale_offset and scale_factor, or neither")
+        if self.scale_offset is not None and self.scale_factor is not None:
+            off = np.asarray(self.scale_offset, dtype=np.float64)
+            fac = np.asarray(self.scale_factor, dtype=np.float64)
+            if off.shape != (coef.shape[1],) or fac.shape != (coef.shape[1],):
+                raise ValueError(f"LinearModel: scale_offset {off.shape} and scale_factor "
+                                 f"{fac.shape} must have one entry per feature "
+                                 f"({coef.shape[1]})")
+            if not (np.all(np.isfinite(off)) and np.all(np.isfinite(fac)) and np.all(fac > 0)):
+                raise ValueError("LinearModel: the scaling must be finite with positive factors")
+            object.__setattr__(self, "scale_offset", off)
+            object.__setattr__(self, "scale_factor", fac)
 
     # ------------------------------------------------------------------ prediction
     @property
     def n_features(self) -> int:
         return int(self.coef.shape[1])
+
+    @property
+    def scaled(self) -> bool:
+        """Whether the model carries a feature scaling."""
+        return self.scale_factor is not None
+
+    def raw_coefficients(self) -> tuple[FloatArray, FloatArray]:
+        """``(coef, intercept)`` acting on raw features: the scaling folded in,
+        ``coef / factor`` and ``intercept - (coef / factor) @ offset``."""
+        if self.scale_factor is None or self.scale_offset is None:
+            return self.coef, self.intercept
+        coef = self.coef / self.scale_factor
+        return coef, self.intercept - coef @ self.scale_offset
 
     def _check_X(self, X: Any) -> Any:
         Xc = check_matrix(X)
@@ -118,11 +192,12 @@ class LinearModel:
 
     def scores_of(self, Xc: Any) -> FloatArray:
         """:meth:`decision_function` of an already validated matrix (no checks, no copy)."""
+        coef, intercept = self.raw_coefficients()
         if sp.issparse(Xc):
-            scores = np.asarray(Xc @ self.coef.T, dtype=np.float64)
+            scores = np.asarray(Xc @ coef.T, dtype=np.float64)
         else:
-            scores = np.asarray(Xc, dtype=np.float64) @ self.coef.T
-        scores = scores + self.intercept
+            scores = np.asarray(Xc, dtype=np.float64) @ coef.T
+        scores = scores + intercept
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> NDArray[Any]:
@@ -176,12 +251,16 @@ class LinearModel:
         classes = self.classes
         if classes.dtype == object:
             classes = classes.astype(str)
-        meta = {"format": "sqnopt.LinearModel", "version": FORMAT_VERSION,
+        arrays: dict[str, Any] = {"coef": self.coef, "intercept": self.intercept,
+                                  "classes": classes}
+        if self.scale_offset is not None and self.scale_factor is not None:
+            arrays.update(scale_offset=self.scale_offset, scale_factor=self.scale_factor)
+        # the oldest version that describes the file, so older readers read unscaled models
+        meta = {"format": "sqnopt.LinearModel", "version": 2 if self.scaled else 1,
                 "strategy": str(self.strategy), "loss": str(self.loss),
                 "probabilistic": bool(self.probabilistic), "info": self.info}
         with atomic_write(p) as fh:
-            np.savez(fh, coef=self.coef, intercept=self.intercept, classes=classes,
-                     meta=np.array(json.dumps(meta, default=str)))
+            np.savez(fh, **arrays, meta=np.array(json.dumps(meta, default=str)))
         return p
 
     @classmethod
@@ -196,6 +275,8 @@ class ModelFileError(ValueError):
 
 #: Arrays of a model file, as written by :meth:`LinearModel.save`.
 _MEMBERS = ("coef", "intercept", "classes", "meta")
+#: Optional arrays of a version-2 file: the feature scaling (both or neither).
+_SCALING = ("scale_offset", "scale_factor")
 _STRATEGIES = ("binary", "ovr", "multinomial")
 
 
@@ -217,8 +298,9 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
     with :mod:`zipfile` (CRC checked), each array's header checked against the bytes the
     archive holds before anything is allocated, and no pickle is ever loaded. Checked: the
     archive (empty, truncated, bad CRC, not a ZIP), the four arrays (present, numeric, shapes
-    consistent, finite coefficients), the metadata (a JSON object with ``format``, an integer
-    ``version`` no newer than :data:`FORMAT_VERSION`, ``strategy``, ``loss``, ``probabilistic``
+    consistent, finite coefficients; version 2: the optional scaling arrays, both or neither,
+    one finite entry per feature, positive factors), the metadata (a JSON object with
+    ``format``, an integer ``version`` no newer than :data:`FORMAT_VERSION`, ``strategy``, ``loss``, ``probabilistic``
     and an optional ``info`` object, each of the right type). A missing file raises
     ``FileNotFoundError``.
     """
@@ -246,6 +328,9 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
             raise problem("is not an sqnopt model file (not a ZIP/.npz archive)")
         with zipfile.ZipFile(p) as zf:
             arrays = {key: read_member(zf, key, problem) for key in _MEMBERS}
+            names = set(zf.namelist())
+            arrays.update({key: read_member(zf, key, problem) for key in _SCALING
+                           if f"{key}.npy" in names})
     except ModelFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError,
@@ -303,9 +388,26 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         raise problem(f"'coef' has no features (shape {coef.shape})")
     if meta["strategy"] == "binary" and classes.shape[0] != 2:
         raise problem(f"a binary model has {classes.shape[0]} classes")
+    scaling: dict[str, FloatArray] = {}
+    present = [key for key in _SCALING if key in arrays]
+    if present and version < 2:
+        raise problem(f"a version-{version} file holds {present[0]!r}, which version 2 "
+                      "introduced")
+    if len(present) == 1:
+        raise problem(f"{present[0]!r} is there without "
+                      f"{[k for k in _SCALING if k not in present][0]!r}")
+    for key in present:
+        scaling[key] = _check_numeric(arrays[key], key, 1, problem)
+        if scaling[key].shape != (coef.shape[1],):
+            raise problem(f"{key!r} has {scaling[key].shape[0]} entries, 'coef' "
+                          f"{coef.shape[1]} features")
+    if "scale_factor" in scaling and not np.all(scaling["scale_factor"] > 0):
+        raise problem("'scale_factor' must be positive")
     try:
         return LinearModel(coef=coef, intercept=intercept, classes=classes,
                            strategy=meta["strategy"], loss=meta["loss"],
-                           probabilistic=meta["probabilistic"], info=dict(info))
+                           probabilistic=meta["probabilistic"], info=dict(info),
+                           scale_offset=scaling.get("scale_offset"),
+                           scale_factor=scaling.get("scale_factor"))
     except ValueError as exc:  # shapes that do not fit together
         raise problem(str(exc).removeprefix("LinearModel: ")) from None

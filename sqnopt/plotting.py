@@ -13,6 +13,7 @@ without a display); :func:`save_figure` writes them.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -65,41 +66,124 @@ def _column(h: HistoryLike, key: str) -> np.ndarray[Any, np.dtype[np.float64]]:
     return np.asarray(h[key], dtype=np.float64)
 
 
+#: Beyond this many runs, or with labels longer than this, the legend goes beside the axes.
+_LEGEND_INSIDE_MAX = 6
+_LABEL_WIDTH = 32
+_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def _wrap(label: str, width: int = _LABEL_WIDTH) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
+
+
+def _legend_columns(labels: Sequence[str], height_in: float) -> int:
+    """Columns a beside-the-axes legend of ``labels`` (wrapped) needs to fit ``height_in``
+    inches of x-small text (about 0.14 in per line, plus the gap between entries)."""
+    lines = sum(label.count("\n") + 1.6 for label in labels)
+    per_column = max(int((height_in - 0.3) / 0.14), 4)
+    return max(1, int(math.ceil(lines / per_column)))
+
+
+def _legend(fig: Any, ax: Any, labels: Sequence[str], own_figure: bool) -> None:
+    """Inside the axes for a few short labels; beside them (wrapped, smaller, in as many
+    columns as the height needs) for many or long ones, so that no label leaves the figure."""
+    if not labels:
+        return
+    if len(labels) <= _LEGEND_INSIDE_MAX and max(map(len, labels)) <= _LABEL_WIDTH:
+        ax.legend(fontsize="small")
+        return
+    ncol = _legend_columns(labels, fig.get_figheight())
+    if own_figure:
+        fig.legend(loc="outside right upper", fontsize="x-small", ncol=ncol)
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", ncol=ncol,
+                  borderaxespad=0.0)
+
+
+def _plain_log_ticks(axis: Any, lo: float, hi: float) -> None:
+    """A log axis spanning less than a decade gets plain numbers at its ticks (matplotlib would
+    label only a few minor ticks, as ``6x10^-1``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if not (lo > 0 and hi > 0) or hi / lo >= 10.0:
+        return
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0), numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, HistoryLike]], *,
                    x: XAxis = "samples", y: str = "objective", ax: Any = None,
                    logx: bool = True, logy: bool = True, subtract: float | None = None,
                    title: str | None = None, ylabel: str | None = None,
-                   figsize: tuple[float, float] = (6.0, 4.2)) -> Any:
-    """Objective vs ``x``, one line per method; returns the figure.
+                   figsize: tuple[float, float] | None = None) -> Any:
+    """Objective vs ``x``, one line per method, in the style of the papers' figures; returns
+    the figure.
 
-    ``subtract`` plots ``F - subtract`` (e.g. ``F*`` for excess objective). With a log x axis
-    the first point (x = 0) is dropped.
+    * ``x``: samples processed ``Lt`` (papers 000 and 003), effective passes (paper 004),
+      time or iterations; logarithmic axes unless ``logx`` / ``logy`` are false.
+    * The starting point ``F(w_0)`` (at ``x = 0``) is kept on a logarithmic x axis: the axis is
+      then linear between 0 and its first decade (``symlog``), so every run starts at its
+      ``F(w_0)``.
+    * Many runs or long labels: the legend moves beside the axes, with labels wrapped; more
+      than ten runs also cycle line styles, so every line stays distinguishable.
+    * ``subtract`` plots ``F - subtract`` (e.g. ``F*`` for the excess objective); values that a
+      logarithmic axis cannot show (zero, negative, subnormal) are left out.
     """
-    fig, ax = _new_axes(ax, figsize)
+    own = ax is None
     items = list(histories.items()) if isinstance(histories, Mapping) else list(histories)
     if not items:
         raise ValueError("plot_histories: no histories given")
+    long_labels = max(len(str(label)) for label, _ in items) > _LABEL_WIDTH
+    beside = len(items) > _LEGEND_INSIDE_MAX or long_labels
+    if figsize is None:   # room for the legend beside the axes: about 2.4 in per column
+        ncol = _legend_columns([_wrap(str(label)) for label, _ in items], 4.6) if beside else 0
+        figsize = (5.8 + 2.4 * ncol, 4.6) if beside else (6.0, 4.2)
+    fig, ax = _new_axes(ax, figsize)
+    series = []
     for label, h in items:
         xs, ys = _column(h, x), _column(h, y)
         if subtract is not None:
             ys = ys - subtract
         keep = np.isfinite(xs) & np.isfinite(ys)
         # log axes: positive normal floats only (matplotlib's log ticker overflows on
-        # subnormal values such as 5e-324)
+        # subnormal values such as 5e-324); x = 0 stays (F(w0)) on the symlog axis
         if logx:
-            keep &= xs >= _TINY
+            keep &= (xs >= _TINY) | (xs == 0)
         if logy:
             keep &= ys >= _TINY
-        ax.plot(xs[keep], ys[keep], marker="o", markersize=2.5, linewidth=1.4, label=label)
-    if logx:
+        series.append((str(label), xs[keep], ys[keep]))
+    positive = np.concatenate([xs[xs > 0] for _, xs, _ in series] or [np.zeros(0)])
+    has_zero = any(np.any(xs == 0) for _, xs, _ in series)
+    symlog = logx and has_zero and positive.size > 0
+    labels = []
+    for k, (label, xs, ys) in enumerate(series):
+        if logx and not symlog:
+            xs, ys = xs[xs > 0], ys[xs > 0]
+        style = _LINESTYLES[(k // 10) % len(_LINESTYLES)]
+        marker = "o" if xs.size <= 60 else None
+        text = _wrap(label) if len(items) > 1 or long_labels else label
+        ax.plot(xs, ys, linestyle=style, marker=marker, markersize=2.5, linewidth=1.4,
+                label=text)
+        labels.append(text)
+    if symlog:
+        linthresh = float(10.0 ** np.floor(np.log10(positive.min())))
+        ax.set_xscale("symlog", linthresh=linthresh, linscale=0.5)
+        ax.set_xlim(left=0.0)
+    elif logx:
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(_XLABEL.get(x, x))
+        finite = np.concatenate([ys for _, _, ys in series] or [np.zeros(0)])
+        if finite.size:
+            _plain_log_ticks(ax.yaxis, float(finite.min()), float(finite.max()))
+    ax.set_xlabel(_XLABEL.get(x, x) + (" (0 = start, $F(w_0)$)" if symlog else ""))
     default_y = "objective $F(w_t)$" if subtract is None else "$F(w_t) - F^*$"
     ax.set_ylabel(ylabel or (default_y if y == "objective" else y))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    _legend(fig, ax, labels, own)
     if title:
         ax.set_title(title)
     return fig

@@ -238,15 +238,17 @@ class Trainer:
         Record the training objective every this many iterations (int or iteration list);
         ``None`` records it at the start and after each pass / ``partial_fit`` call.
     verbose
-        ``>= 1``: progress bar on stderr when it is a terminal (runs longer than ~1 s).
+        ``>= 1``: a progress bar (tqdm) on stderr for runs longer than ~1 s: live on a
+        terminal or in a notebook, a line every 30 s in a log; ``0``: silent.
     callback
         Extra solver callback(s) ``f(info) -> bool | None`` (``True`` stops the run).
     warm_start
         ``fit`` starts from the previous solution (same classes and features) instead of zeros.
 
-    Attributes (after fitting)
-    --------------------------
+    Attributes
+    ----------
     model_ : LinearModel
+        The fitted model (this and the attributes below exist after ``fit`` / ``partial_fit``).
     classes_, strategy_, n_features_in_
     n_iter_ : int
         Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems).
@@ -385,7 +387,10 @@ class Trainer:
         self._solvers = [self._make_solver(setup, bg) for bg in bitgens]
         self._states = []
         epochs = math.ceil(float(self.max_epochs))
-        bar = self._start_bar(progress, n_sub * int(math.ceil(float(self.max_epochs) * Xc.shape[0])))
+        # the budget is the bar's total only when it is the run's length; with a tolerance it is
+        # a cap, and the bar shows the count and the rate instead of a misleading percentage
+        budget = n_sub * int(math.ceil(float(self.max_epochs) * Xc.shape[0]))
+        bar = self._start_bar(progress, budget if self.tol is None else None)
         unconverged: list[str] = []
         emit: Callable[[int, SolverState, dict[str, Any]], None] | None = None
         if checkpoint is not None:
@@ -415,8 +420,8 @@ class Trainer:
                     state = solver.init_state(Xc, ysub, weights, classes=csub, w0=rec.get("w0"))
                     loop = _new_loop_record(state)
                 self._states.append(state)
-                if bar is not None:
-                    bar.offset = j * int(math.ceil(float(self.max_epochs) * Xc.shape[0]))
+                if bar is not None:  # what the sub-problems before this one processed
+                    bar.offset = sum(int(s.counters.n_samples) for s in self._states[:-1])
                 step_emit = None if emit is None else functools.partial(emit, j, state)
                 done, res, why = self._run_epochs(solver, state, bar, loop, step_emit,
                                                   float(checkpoint_every))
@@ -431,7 +436,8 @@ class Trainer:
                 emit(-1, self._states[-1], {})
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
-                bar.total = max(processed, 1)
+                if bar.total is not None:
+                    bar.total = max(processed, 1)
                 bar.base = bar.offset = 0
                 bar.update(processed, force=bar.drawn)
         finally:
@@ -863,11 +869,11 @@ class Trainer:
     # progress bar plumbing: the solvers' callback forwards to the bar of the current call
     # A bar passed in by the caller stays open (the caller closes it, e.g. after a stream of
     # partial_fit calls); a bar made here for ``verbose`` is closed at the end of the call.
-    def _start_bar(self, progress: ProgressBar | None, total: int) -> ProgressBar | None:
+    def _start_bar(self, progress: ProgressBar | None, total: int | None) -> ProgressBar | None:
         self._own_bar = progress is None
         if progress is not None:
             self._bar = progress
-            if progress.total is None:
+            if progress.total is None and total is not None:
                 progress.total = max(total, 1)
         elif self.verbose and int(self.verbose) >= 1:
             self._bar = ProgressBar(total=total)

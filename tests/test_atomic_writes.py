@@ -120,7 +120,7 @@ def cli_outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert main(["train", "data.svm", "--max-epochs", "2", "--progress", "never",
                      "--model", "m.npz", "--history", "h.json"]) == 0
         assert main(["predict", "m.npz", "data.svm", "-o", "pred.txt"]) == 0
-        assert main(["plot", "h.json", "--renderer", "basic", "-o", "basic.png"]) == 0
+        assert main(["plot", "h.json", "-o", "plot.png"]) == 0
     finally:
         os.chdir(cwd)
     return d
@@ -133,7 +133,7 @@ def cli_outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("h.json", ["train", "data.svm", "--max-epochs", "1", "--seed", "3", "--progress", "never",
                 "--model", "m.npz", "--history", "h.json"]),
     ("pred.txt", ["predict", "m.npz", "data.svm", "--proba", "-o", "pred.txt"]),
-    ("basic.png", ["plot", "h.json", "--renderer", "basic", "--linear-x", "-o", "basic.png"]),
+    ("plot.png", ["plot", "h.json", "--linear-x", "-o", "plot.png"]),
 ])
 def test_kill9_during_each_cli_write_keeps_the_old_file(cli_outputs: Path, target: str,
                                                         argv: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""The bare benchmark baselines (``sqnopt._baseline``) compute what they claim to.
+"""The bare benchmark baselines (``bench/native/_baseline.pyx``) compute what they claim to.
 
 A baseline that computed something cheaper would make every ratio measured against it wrong,
 so each is checked against a short NumPy version under the same random stream.
@@ -10,8 +10,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sqnopt._baseline import bare_sgd_squared_hinge, bare_sparse_pegasos
+from native import BuildToolsMissing, load  # bench/native (bench/ is on pytest's pythonpath)
+
 from sqnopt.solver._sampler import UniformSampler
+
+try:  # built on demand against the sqnopt under test
+    _baseline = load("_baseline")
+except BuildToolsMissing as exc:
+    pytest.skip(str(exc), allow_module_level=True)
+bare_sgd_squared_hinge = _baseline.bare_sgd_squared_hinge
+bare_sparse_pegasos = _baseline.bare_sparse_pegasos
 
 
 def _pegasos_numpy(X: np.ndarray, y: np.ndarray, w0: np.ndarray, lam: float, t_start: int,

@@ -58,10 +58,6 @@ def test_train_on_the_builtin_dataset_then_evaluate_predict_plot(
     code, out, _ = run(capsys, "predict", "sqnopt_model.npz", "a9a")
     assert set(out.split()) <= {"-1.0", "1.0"} and len(out.split()) == 16281
 
-    code, out, err = run(capsys, "plot", "--renderer", "basic", "-o", "basic.png")
-    assert code == 0, err
-    assert "basic renderer" in out
-    _check_png(tmp_path / "basic.png")
     pytest.importorskip("matplotlib")
     code, out, err = run(capsys, "plot")
     assert code == 0, err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -189,3 +190,53 @@ def test_round_trip_and_save_refuses_non_finite(tmp_path: Path) -> None:
     assert not (tmp_path / "nan.npz").exists()
     with pytest.raises(FileNotFoundError, match="does not exist"):
         LinearModel.load(tmp_path / "none.npz")
+
+
+# ---------------------------------------------------------------- version 2: feature scaling
+_OFF, _FAC = np.array([1.0, 0.0, -2.0]), np.array([2.0, 1.0, 0.5])
+
+
+def test_scaled_model_round_trip_scores_raw_data(tmp_path: Path) -> None:
+    base = dict(coef=np.array([[1.0, -2.0, 0.5]]), intercept=np.array([0.1]),
+                classes=np.array([-1.0, 1.0]), strategy="binary", loss="logloss",
+                probabilistic=True)
+    model = LinearModel(**base, scale_offset=_OFF, scale_factor=_FAC)  # type: ignore[arg-type]
+    X = np.array([[3.0, 1.0, 0.0], [-1.0, 2.0, 4.0]])
+    expected = ((X - _OFF) / _FAC) @ base["coef"].ravel() + 0.1  # type: ignore[union-attr]
+    assert model.decision_function(X) == pytest.approx(expected)
+    back = LinearModel.load(model.save(tmp_path / "scaled.npz"))
+    assert back.scaled and back.scale_offset.tolist() == _OFF.tolist()  # type: ignore[union-attr]
+    assert back.decision_function(X) == pytest.approx(expected)
+    with zipfile.ZipFile(tmp_path / "scaled.npz") as zf:
+        assert json.loads(str(np.load(zf.open("meta.npy"))))["version"] == 2
+    # a model without scaling is still written as version 1, which older readers read
+    plain = LinearModel(**base).save(tmp_path / "plain.npz")  # type: ignore[arg-type]
+    with zipfile.ZipFile(plain) as zf:
+        assert json.loads(str(np.load(zf.open("meta.npy"))))["version"] == 1
+        assert "scale_factor.npy" not in zf.namelist()
+    assert not LinearModel.load(plain).scaled
+
+
+def test_version_1_files_still_load(tmp_path: Path) -> None:
+    model = LinearModel.load(_write(tmp_path / "v1.npz", meta=_meta(version=1)))
+    assert not model.scaled and model.n_features == 3
+
+
+@pytest.mark.parametrize("case,arrays,meta,fragment", [
+    ("only_offset", {"scale_offset": _OFF}, {}, "'scale_offset' is there without 'scale_factor'"),
+    ("in_version_1", {"scale_offset": _OFF, "scale_factor": _FAC}, {"version": 1},
+     "a version-1 file holds 'scale_offset', which version 2 introduced"),
+    ("wrong_length", {"scale_offset": _OFF[:2], "scale_factor": _FAC[:2]}, {},
+     "'scale_offset' has 2 entries, 'coef' 3 features"),
+    ("zero_factor", {"scale_offset": _OFF, "scale_factor": np.array([1.0, 0.0, 1.0])}, {},
+     "'scale_factor' must be positive"),
+    ("nan", {"scale_offset": np.array([np.nan, 0, 0]), "scale_factor": _FAC}, {},
+     "'scale_offset' contains NaN or infinity"),
+    ("text", {"scale_offset": np.array(["a", "b", "c"]), "scale_factor": _FAC}, {},
+     "'scale_offset' must be a 1-D array of numbers"),
+])
+def test_damaged_scaling_is_one_clear_error(tmp_path: Path, case: str, arrays: dict[str, Any],
+                                            meta: dict[str, Any], fragment: str) -> None:
+    path = _write(tmp_path / f"{case}.npz", meta=_meta(**{"version": 2, **meta}), **arrays)
+    with pytest.raises(ModelFileError, match="model file .*" + re.escape(fragment)):
+        LinearModel.load(path)

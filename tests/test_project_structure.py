@@ -105,11 +105,17 @@ def test_no_import_cycles() -> None:
         visit(module, [])
 
 
-def test_every_module_imports_on_its_own() -> None:
+def test_every_module_imports_on_its_own(tmp_path: Path) -> None:
     """Each public module imports first in a fresh interpreter (what a user's first import
-    does), so no module depends on another having been imported before it."""
+    does), so no module depends on another having been imported before it. The interpreter
+    starts in an empty directory with the sqnopt under test first on its path: from a checkout's
+    root, ``-c`` would import the unbuilt sources there instead of an installed sqnopt."""
+    import os
     import subprocess
     import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(PKG.parent), os.environ.get("PYTHONPATH")]))}
 
     modules = ["sqnopt.recipes", "sqnopt.presets", "sqnopt.training", "sqnopt.solver",
                "sqnopt.interfaces", "sqnopt.registry", "sqnopt.gradients", "sqnopt.curvature",
@@ -117,6 +123,6 @@ def test_every_module_imports_on_its_own() -> None:
                "sqnopt.estimators", "sqnopt.datasets", "sqnopt.testing"]
     for module in modules:
         res = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=120, cwd=tmp_path, env=env)
         assert res.returncode == 0, (module, res.stderr)
 

@@ -1,4 +1,4 @@
-"""The SAG benchmark baseline (``sqnopt._sag``): step-for-step against a NumPy SAG, and
+"""The SAG benchmark baseline (``bench/native/_sag.pyx``): step-for-step against a NumPy SAG, and
 convergence to SciPy's minimizer."""
 
 from __future__ import annotations
@@ -7,11 +7,17 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 
+from native import BuildToolsMissing, load  # bench/native (bench/ is on pytest's pythonpath)
+
 from sqnopt import LogLoss, SquaredHinge
-from sqnopt._sag import SAGRunner
 from sqnopt.data import prepare
 from sqnopt.datasets import make_boxes
 from sqnopt.solver._sampler import SequenceSampler, UniformSampler
+
+try:  # built on demand against the sqnopt under test
+    SAGRunner = load("_sag").SAGRunner
+except BuildToolsMissing as exc:
+    pytest.skip(str(exc), allow_module_level=True)
 
 
 def numpy_sag(X: np.ndarray, y: np.ndarray, lam: float, seq: np.ndarray, eps0: float,

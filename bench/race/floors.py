@@ -4,7 +4,7 @@ Each workload is timed as ``k`` iterations of the compiled loop (``state.loop.ru
 best of several rounds interleaved with its floor. Floors:
 
 * **arithmetic** -- the iteration's multiply-adds as BLAS ``ddot``/``daxpy`` calls on vectors
-  held in cache (``sqnopt._floor.axpy_dot_floor``);
+  held in cache (``bench/native/_floor.pyx``'s ``axpy_dot_floor``);
 * **bandwidth** -- the bytes the iteration must read, at the speed this machine reads them:
   a pass over an ``n x n`` matrix costs at least one BLAS ``dgemv`` over an L3-resident
   ``n x n`` matrix; rows of the data cost their bytes at the read bandwidth measured on an array
@@ -92,7 +92,12 @@ def _loop_state(n: int, curvature: Any, batch: int, n_samples: int = 10_000) -> 
 
 def measure(log: Callable[[str], None] = print, quick: bool = False) -> dict[str, Any]:
     from sqnopt import LBFGS, FullBFGS, Identity, RegularizedBFGS
-    from sqnopt._floor import axpy_dot_floor
+    try:
+        from native import load        # bench/ on the path (CI, pytest)
+    except ImportError:
+        from bench.native import load  # python -m bench.race from the repository root
+
+    axpy_dot_floor = load("_floor").axpy_dot_floor
 
     rounds = 3 if quick else 7
     rows: list[dict[str, Any]] = []

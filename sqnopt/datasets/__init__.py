@@ -1,5 +1,6 @@
 """Data: the papers' synthetic generators, svmlight/LIBSVM files (plain or compressed, whole or
-streamed in chunks), CTR feature engineering, and real data shipped with the package."""
+streamed in chunks), CSV/TSV tables, CTR feature engineering, and real data shipped with the
+package."""
 
 from sqnopt.datasets._builtin import (
     BUILTIN_DATASETS,
@@ -27,6 +28,7 @@ from sqnopt.datasets._io import (
     scan_svmlight,
 )
 from sqnopt.datasets._rcv1_like import make_rcv1_like
+from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "CRITEO_COLUMNS",
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
+    "TARGET_NAMES",
     "balancing_gamma",
     "boxes_clairvoyant_accuracy",
     "builtin_path",
@@ -48,9 +51,11 @@ __all__ = [
     "load_a9a",
     "load_builtin",
     "load_svmlight",
+    "load_table",
     "make_boxes",
     "make_rcv1_like",
     "open_binary",
     "read_criteo",
     "scan_svmlight",
+    "table_delimiter",
 ]

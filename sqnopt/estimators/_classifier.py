@@ -121,7 +121,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Record the training objective every this many solver iterations; ``None`` records it
         after every pass.
     verbose : int, default=0
-        ``1``: a progress bar on stderr for runs longer than ~1 s (only on a terminal).
+        ``1``: a progress bar (tqdm) on stderr for runs longer than ~1 s: live on a terminal
+        or in a notebook, a line every 30 s in a log. ``0``: silent.
     warm_start : bool, default=False
         ``fit`` starts from the previous coefficients. (``partial_fit`` always continues the
         complete solver state.)

@@ -6,7 +6,7 @@ Two ways to train a kernel SVM with Pegasos:
   Singer, Srebro & Cotter 2011, Sec. 4): the iterate ``w_t = c_t sum_j alpha_j y_j phi(x_j)`` is
   kept as coefficients of the training points (the *alpha representation*). Each iteration costs
   one kernel evaluation per support vector and batch point, and so does **every prediction**:
-  ``f(x) = sum_{j in SV} coef_j K(x, x_j) + b`` is O(|SV| nnz(x)), and the support set grows
+  ``f(x) = sum_{j in SV} coef_j K(x, x_j) + b`` is ``O(|SV| nnz(x))``, and the support set grows
   with ``t`` (up to ``min(t k, N)``). Fine for thousands of points; for more use the route below.
 * :class:`ApproximateKernelPegasos` maps the data through a fixed finite feature map (Nystroem
   or random Fourier features, from scikit-learn's ``kernel_approximation``) and runs linear
@@ -85,8 +85,8 @@ class KernelPegasos:
 
     .. note:: **Cost.** An iteration evaluates ``K`` between the ``k`` batch points and every
        current support vector; ``predict``/``decision_function`` evaluate ``K`` between each
-       query point and every support vector: O(|SV|) kernel evaluations per prediction, and
-       |SV| grows with the number of iterations (up to ``min(t k, N)``). For large ``N`` prefer
+       query point and every support vector: ``O(|SV|)`` kernel evaluations per prediction, and
+       ``|SV|`` grows with the number of iterations (up to ``min(t k, N)``). For large ``N`` prefer
        :class:`ApproximateKernelPegasos`.
 
     Parameters
@@ -283,7 +283,7 @@ class KernelPegasos:
             raise RuntimeError("this KernelPegasos is not fitted yet; call fit(X, y) first")
 
     def decision_function(self, X: Any) -> FloatArray:
-        """``f(x) = sum_{j in SV} dual_coef_j K(x, x_j) + b`` (O(|SV|) kernel evaluations per
+        """``f(x) = sum_{j in SV} dual_coef_j K(x, x_j) + b`` (``O(|SV|)`` kernel evaluations per
         row, computed in chunks)."""
         self._check_fitted()
         Xc = check_matrix(X)

@@ -37,7 +37,7 @@ class Constant(StepRule):
 
 @dataclass(frozen=True)
 class Decaying(StepRule):
-    r"""``eps_t = eps0 * T0 / (T0 + t)``, ``t = 0, 1, ...``.
+    r"""``eps_t = eps0 * T0 / (T0 + t)`` at iteration ``t >= 0``.
 
     The step of Mokhtari & Ribeiro's RES (2014, Sec. 4: ``eps0 = 3e-2, T0 = 100``) and oLBFGS
     (2015, Sec. 4: ``eps0 = 2e-2, T0 = 100``).
@@ -87,7 +87,7 @@ class PegasosStep(StepRule):
 @dataclass(frozen=True)
 class Armijo(StepRule):
     r"""Backtracking line search on each iteration's batch ``B``: the step is the first of
-    ``eps0 * shrink^k``, ``k = 0 .. max_backtracks``, with
+    ``eps0 * shrink^k`` for ``k`` from 0 to ``max_backtracks`` with
 
         f_B(w - eps d) <= f_B(w) - c1 * eps * g'd      (Armijo's sufficient decrease)
 

@@ -247,6 +247,11 @@ def _template() -> Path:
     (d / "empty.svm").write_text("")
     (d / "huge.svm").write_text("1 1:1\n-1 2000000000:1\n")
     (d / "bad.svm").write_text("1 1:1\nspam 2:3\n")
+    (d / "ok.csv").write_text("a,b,city,label\n" + "".join(
+        f"{rng.normal():.3f},{rng.integers(0, 9)},{'xyz'[i % 3]},{'ny'[i % 2]}\n"
+        for i in range(40)))
+    (d / "bad.csv").write_text("a,label\n1,0\n,1\nx,0,3\n")
+    (d / "ok.tsv").write_text("x\ty\n" + "".join(f"{i / 7:.3f}\t{i % 2}\n" for i in range(20)))
     import lzma
 
     good = lzma.compress((d / "ok.svm").read_bytes())

@@ -374,7 +374,7 @@ def model_bytes(draw: st.DrawFn) -> bytes:
 
 # ---------------------------------------------------------------------------- command lines
 _DATA = ["ok.svm", "multi.svm", "empty.svm", "huge.svm", "bad.svm", "corrupt.xz", "missing.svm",
-         "adir", "m.npz", "/dev/null"]
+         "adir", "m.npz", "/dev/null", "ok.csv", "bad.csv", "ok.tsv"]
 _OUT = ["out.npz", "adir", "/dev/null", "nope/x.npz", "m.npz", "h2.json", "", "/proc/x.npz"]
 _NUM = ["0", "1", "-1", "2", "0.5", "nan", "inf", "-inf", "1e9", "abc", "", "3", "1e-3",
         "99999999999999999999"]
@@ -420,12 +420,16 @@ def argv(draw: st.DrawFn) -> list[str]:
             "--n-iter-no-change": st.sampled_from(_NUM), "--report-every": st.sampled_from(_NUM),
             "--history-points": st.sampled_from(["1", "5", "0", "x"]),
             "--test": st.sampled_from(_DATA), "--format": st.sampled_from(
-                ["auto", "svmlight", "criteo", "x"]),
+                ["auto", "svmlight", "criteo", "csv", "tsv", "x"]),
+            "--preset": st.sampled_from(["sqb", "pegasos", "sgd", "adagrad", "lbfgs", "gd",
+                                         "sgd:eps0=0.1", "sgd:x=1", "nope", ""]),
+            "--target": st.sampled_from(["label", "y", "a", "nope", ""]),
+            "--categorical": st.sampled_from(["onehot", "hash", "x"]),
         }
         for opt in draw(st.lists(st.sampled_from(sorted(opts)), unique=True, max_size=4)):
             args += [opt, draw(opts[opt])]
-        for flag in draw(st.lists(st.sampled_from(["--average", "--no-intercept"]),
-                                  unique=True, max_size=2)):
+        for flag in draw(st.lists(st.sampled_from(["--average", "--no-intercept", "--scale"]),
+                                  unique=True, max_size=3)):
             args.append(flag)
     elif cmd in ("evaluate", "predict"):
         args += [draw(st.sampled_from(["m.npz", "corrupt.npz", "missing.npz", "adir", "ok.svm",
@@ -436,12 +440,13 @@ def argv(draw: st.DrawFn) -> list[str]:
             if draw(st.booleans()):
                 args += ["-o", draw(st.sampled_from(_OUT + ["-", "p.txt"]))]
         if draw(st.booleans()):
-            args += ["--format", draw(st.sampled_from(["auto", "svmlight", "criteo"]))]
+            args += ["--format", draw(st.sampled_from(["auto", "svmlight", "criteo", "csv"]))]
+        if draw(st.booleans()):
+            args += ["--n-features", draw(st.sampled_from(["6", "3", "0", "x"]))]
     elif cmd == "plot":
         args += draw(st.lists(st.sampled_from(["h.json", "bad.json", "missing.json", "adir",
                                                "m.npz", "/dev/null", "fz.json", "fz.json"]),
                               max_size=2))
-        args += ["--renderer", draw(st.sampled_from(["basic", "matplotlib", "auto", "x"]))]
         if draw(st.booleans()):
             args += ["-o", draw(st.sampled_from(_OUT + ["p.png", "p.svg", "p.pdf"]))]
         for flag in draw(st.lists(st.sampled_from(["--linear-x", "--linear-y"]), unique=True)):
