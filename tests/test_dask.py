@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array", exc_type=ImportError)
+distributed = pytest.importorskip("distributed", exc_type=ImportError)
 pytest.importorskip("sklearn")
 
 from sqnopt import LBFGS, SVRG, Armijo, Fixed, Full, LogLoss, Softmax, Solver  # noqa: E402
@@ -166,7 +166,7 @@ def test_multinomial_and_one_vs_rest(client: Any) -> None:
 
 
 def test_dataframe_input_and_weights(client: Any) -> None:
-    dd = pytest.importorskip("dask.dataframe")
+    dd = pytest.importorskip("dask.dataframe", exc_type=ImportError)
     pd = pytest.importorskip("pandas")
     X, y = _binary(n=1200, p=5)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=1200)
