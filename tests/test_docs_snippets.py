@@ -20,6 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+#: Pages about an optional extra: skipped when its packages are not installed.
+NEEDS = {"dask.md": ("dask.array", "distributed")}
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
@@ -42,6 +44,8 @@ def test_the_pages_have_python_blocks() -> None:
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sklearn")      # the estimator examples
     pytest.importorskip("matplotlib")   # the plotting examples
+    for module in NEEDS.get(page.name, ()):   # an optional extra's page
+        pytest.importorskip(module, exc_type=ImportError)
     from sqnopt.registry import get_plugin_manager, unregister_plugin
     from sqnopt.training import ConvergenceWarning
 

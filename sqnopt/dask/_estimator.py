@@ -1,0 +1,715 @@
+"""``DaskSQNClassifier``: :class:`sqnopt.SQNClassifier` on data partitioned across a Dask
+cluster (see ``docs/dask.md``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from sqnopt import recipes
+from sqnopt.dask._chunks import LabelMode
+from sqnopt.dask._data import ChunkedData, get_client
+from sqnopt.dask._objective import (
+    LOCAL_BATCH,
+    DistributedObjective,
+    DistributedObjectiveKernel,
+    distribute,
+)
+from sqnopt.estimators._classifier import SQNConvergenceWarning
+from sqnopt.gradients import SVRG
+from sqnopt.interfaces import (
+    MULTICLASS,
+    PROBABILISTIC,
+    SMOOTH,
+    BatchSchedule,
+    CurvatureModel,
+    GradientEstimator,
+    Objective,
+    StepRule,
+)
+from sqnopt.model import LinearModel, Strategy
+from sqnopt.solver import History, SolveResult, Solver, SolverState, Status, resolve_component
+from sqnopt.training import DEFAULT_CURVATURE, FTOL, Trainer, class_weight_vector
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["DaskSQNClassifier", "SequentialOnClientWarning"]
+
+
+class SequentialOnClientWarning(UserWarning):
+    """The composition is a sequential stochastic method (every step needs the previous one,
+    on a small batch): it runs on the client over the chunks as a sample stream, each chunk
+    brought to the client once per pass, instead of on the workers."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setup:
+    objective: Objective
+    curvature: CurvatureModel
+    gradient: GradientEstimator
+    schedule: BatchSchedule
+    curvature_schedule: BatchSchedule | None
+    step: StepRule
+    sampling: Literal["uniform", "shuffle", "subset", "weighted"]
+    full_batch_phase: bool
+    report_every: int
+    strategy: Strategy
+    distributed: bool
+
+
+def _spawn(random_state: Any, k: int) -> list[Any]:
+    """``k`` independent seeds derived from ``random_state`` (as the Trainer derives those of
+    one-vs-rest problems)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return list(random_state.spawn(k))
+    if isinstance(random_state, np.random.RandomState):
+        entropy: Any = int(random_state.randint(0, 2**31 - 1))
+    elif isinstance(random_state, np.random.Generator):
+        entropy = int(random_state.integers(0, 2**63 - 1))
+    elif isinstance(random_state, np.random.BitGenerator):
+        entropy = int(np.random.Generator(random_state).integers(0, 2**63 - 1))
+    else:
+        entropy = random_state
+    return list(np.random.SeedSequence(entropy).spawn(k))
+
+
+def _is_dask(obj: Any) -> bool:
+    return (type(obj).__module__ or "").startswith("dask") and hasattr(obj, "dask")
+
+
+class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    r""":class:`sqnopt.SQNClassifier` for data held by a Dask cluster.
+
+    Same parameters, same defaults and same fitted attributes as ``SQNClassifier``; ``fit``
+    takes a ``dask.array`` (dense, or with ``scipy.sparse`` chunks) or a dask DataFrame ``X``,
+    labels ``y`` (a dask array or Series chunked like ``X``'s rows, or an in-memory array) and
+    runs on the active ``dask.distributed`` client.
+
+    What runs where:
+
+    * the compositions whose batches grow to the whole data set -- the default (L-BFGS with
+      progressive batching and an Armijo search, ending as full-batch L-BFGS), any secant model
+      with ``schedule="full"``, SQB (``curvature="quadratic_bound"``) -- and those with SVRG
+      (``gradient="svrg"``) run **distributed**: the driver (curvature memory, direction, step)
+      runs on the client, every large batch, full gradient, full objective and SVRG snapshot on
+      the workers, where each chunk runs the compiled kernel; only ``n_params``-long vectors
+      (``n_features``, or ``K x n_features``), and row indices of partial batches, travel.
+      Batches of at most ``local_batch`` samples (the first progressive batches, SQB's
+      curvature batches) are gathered to the client and evaluated there. With the same
+      ``random_state`` the iterates are those of ``SQNClassifier`` on the concatenated rows,
+      up to rounding (the chunks' sums are added in chunk order);
+    * every other composition (SGD, SAGA, AdaGrad, Pegasos, oLBFGS with a small fixed batch) is
+      a **sequential** stochastic method: it runs on the client over the chunks as a sample
+      stream -- ``partial_fit`` on each chunk in turn, one chunk brought to the client at a
+      time, the next one fetched meanwhile -- for up to ``max_iter`` passes, with the full
+      objective and its gradient evaluated on the workers after each pass for the stopping
+      test. ``fit`` says so with a :class:`SequentialOnClientWarning`.
+
+    Parameters
+    ----------
+    loss, alpha, curvature, gradient, schedule, step, projection, fit_intercept, average,
+    sampling, multiclass, class_weight, max_iter, tol, n_iter_no_change, random_state,
+    history_every, verbose, warm_start, callback
+        As for :class:`sqnopt.SQNClassifier`. ``sampling="weighted"`` is not available
+        (the client does not hold the weights); ``verbose`` draws the progress bar of the
+        sequential path only.
+    local_batch : int, default=10000
+        Largest batch whose rows are brought to the client and evaluated there instead of on
+        the workers (one transfer of the rows, then reused for the line search's trials and the
+        secant pair). ``0``: every batch on the workers (except the curvature batches of SQB).
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_iter_, converged_, t_, history_, n_features_in_
+        As for :class:`sqnopt.SQNClassifier`.
+    distributed_ : bool
+        Whether the last ``fit`` ran distributed (else: sequentially over the chunk stream).
+    comm_ : dict
+        What travelled during the last ``fit``: ``round_trips``, ``tasks``, ``bytes_sent`` (to
+        the workers: iterates, row indices), ``bytes_received`` (partial sums, gathered rows),
+        ``rows_gathered``, ``seconds`` waiting for the cluster, and ``grad_evals`` (gradient
+        evaluations of the driver).
+    """
+
+    def __init__(
+        self,
+        loss: Any = "logloss",
+        *,
+        alpha: float = 1e-4,
+        curvature: Any = DEFAULT_CURVATURE,
+        gradient: Any = "auto",
+        schedule: Any = "auto",
+        step: Any = "auto",
+        projection: Any = None,
+        fit_intercept: bool | Literal["regularized"] = True,
+        average: bool | int = False,
+        sampling: Literal["auto", "uniform", "shuffle", "subset", "weighted"] = "auto",
+        multiclass: Literal["auto", "ovr", "multinomial"] = "auto",
+        class_weight: Mapping[Any, float] | str | None = None,
+        max_iter: int = 1000,
+        tol: float | None = 1e-5,
+        n_iter_no_change: int = 5,
+        random_state: Any = None,
+        history_every: int | None = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+        callback: Any = None,
+        local_batch: int = LOCAL_BATCH,
+    ) -> None:
+        self.loss = loss
+        self.alpha = alpha
+        self.curvature = curvature
+        self.gradient = gradient
+        self.schedule = schedule
+        self.step = step
+        self.projection = projection
+        self.fit_intercept = fit_intercept
+        self.average = average
+        self.sampling = sampling
+        self.multiclass = multiclass
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.history_every = history_every
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.callback = callback
+        self.local_batch = local_batch
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DaskSQNClassifier:
+        """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
+        self._check_params()
+        client = get_client()
+        data = ChunkedData.from_dask(X, y, sample_weight,
+                                     constant_column=self.fit_intercept == "regularized",
+                                     client=client)
+        try:
+            cw = self._class_weights(data)
+            setup = self._make_setup(data, cw)
+            if setup.distributed:
+                self._fit_distributed(data, setup, cw)
+            else:
+                self._fit_stream(data, setup, cw)
+        finally:
+            self.comm_ = dict(data.stats.as_dict(), grad_evals=getattr(self, "_grad_evals", 0))
+            data.release()
+        return self
+
+    def _check_params(self) -> None:
+        if self.sampling == "weighted":
+            raise ValueError("sampling='weighted' draws samples by their weights on the "
+                             "client, which does not hold them: use the default sampling "
+                             "(weighted losses) with DaskSQNClassifier")
+        if not (isinstance(self.local_batch, (int, np.integer))
+                and not isinstance(self.local_batch, bool) and self.local_batch >= 0):
+            raise ValueError(f"local_batch must be an integer >= 0, got {self.local_batch!r}")
+        if self.multiclass not in ("auto", "ovr", "multinomial"):
+            raise ValueError(f"multiclass must be 'auto', 'ovr' or 'multinomial', got "
+                             f"{self.multiclass!r}")
+        a = self.alpha
+        if not isinstance(a, (int, float, np.number)) or not math.isfinite(a) or a < 0:
+            raise ValueError(f"alpha must be a finite number >= 0, got {a!r}")
+        me = self.max_iter
+        if not isinstance(me, (int, float, np.number)) or not math.isfinite(me) or me <= 0:
+            raise ValueError(f"max_iter must be a number > 0, got {me!r}")
+        if self.tol is not None and not (isinstance(self.tol, (int, float, np.number))
+                                         and math.isfinite(self.tol)):
+            raise ValueError(f"tol must be a finite number or None, got {self.tol!r}")
+        if not isinstance(self.n_iter_no_change, (int, np.integer)) or self.n_iter_no_change < 1:
+            raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
+                             f"{self.n_iter_no_change!r}")
+
+    def _trainer_params(self) -> dict[str, Any]:
+        return dict(loss=self.loss, alpha=self.alpha, curvature=self.curvature,
+                    gradient=self.gradient, schedule=self.schedule, step=self.step,
+                    projection=self.projection, fit_intercept=self.fit_intercept,
+                    average=self.average, sampling=self.sampling, multiclass=self.multiclass,
+                    class_weight=self.class_weight, max_epochs=self.max_iter, tol=self.tol,
+                    n_iter_no_change=self.n_iter_no_change, random_state=self.random_state,
+                    history_every=self.history_every, verbose=self.verbose,
+                    callback=self.callback, warm_start=self.warm_start)
+
+    def _class_weights(self, data: ChunkedData) -> FloatArray | None:
+        """Per class of the whole data set (``"balanced"`` from the global counts)."""
+        if self.class_weight is None:
+            return None
+        return class_weight_vector(self.class_weight, data.classes, data.counts)
+
+    def _objective(self) -> Objective:
+        lam = float(self.alpha)
+        spec = self.loss
+        if isinstance(spec, str):
+            obj: Objective = resolve_component("objective", (spec, {"lam": lam}), Objective)
+        elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+            obj = resolve_component("objective", (spec[0], dict(spec[1], lam=lam)), Objective)
+        else:
+            obj = resolve_component("objective", spec, Objective)
+            if float(obj.lam) != lam:
+                if not getattr(obj, "__dataclass_fields__", None):
+                    raise ValueError(f"loss {obj.describe()} has lam={obj.lam} but "
+                                     f"alpha={lam}; set alpha to the regularisation you want")
+                replace: Any = dataclasses.replace
+                obj = replace(obj, lam=lam)
+        return obj
+
+    def _make_setup(self, data: ChunkedData, cw: FloatArray | None) -> _Setup:
+        """Objective, strategy and recipe, as :class:`sqnopt.training.Trainer` chooses them."""
+        weights = data.weight_sums * (cw if cw is not None else 1.0)
+        positive = data.classes[weights > 0]
+        if positive.shape[0] < 2:
+            raise ValueError("a classifier needs at least two classes with samples of positive "
+                             f"weight; got {positive.tolist()[:10]}")
+        objective = self._objective()
+        k = int(data.classes.shape[0])
+        strategy: Strategy
+        if objective.label_kind == "multiclass":
+            if self.multiclass == "ovr":
+                raise ValueError(f"multiclass='ovr' needs a binary loss; {objective.describe()} "
+                                 "is multiclass")
+            strategy = "multinomial"
+        elif k == 2:
+            strategy = "binary"
+        elif self.multiclass == "ovr":
+            strategy = "ovr"
+        else:
+            multi = objective.with_capability(MULTICLASS)
+            if multi is not None and multi.label_kind == "multiclass":
+                objective, strategy = multi, "multinomial"
+            elif self.multiclass == "multinomial":
+                raise ValueError(f"multiclass='multinomial': loss {objective.name!r} has no "
+                                 "multiclass form; use multiclass='ovr'")
+            else:
+                strategy = "ovr"
+        stand_in = _Shape(data.n_samples, data.n_features - int(data.constant_column))
+        if isinstance(self.curvature, str) and self.curvature == "auto":
+            curvature: CurvatureModel = recipes.default_curvature(objective, stand_in, k)
+            by_name = True
+        else:
+            curvature = resolve_component("curvature", self.curvature, CurvatureModel)
+            by_name = isinstance(self.curvature, str)
+
+        def auto_or(value: Any, kind: Any, base: type) -> Any:
+            if isinstance(value, str) and value == "auto":
+                return value
+            return resolve_component(kind, value, base)
+
+        schedule = auto_or(self.schedule, "schedule", BatchSchedule)
+        step = auto_or(self.step, "step", StepRule)
+        gradient = auto_or(self.gradient, "gradient", GradientEstimator)
+        fi = self.fit_intercept is True
+        secant_like = curvature.needs_secant_pair or (
+            curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
+        if curvature.needs_curvature_batch or secant_like:
+            # the recipes of these models read only the data's size
+            recipe = recipes.choose(objective, curvature, stand_in, np.ones(1),
+                                    fit_intercept=fi, schedule=schedule, step=step,
+                                    sampling=self.sampling, gradient=gradient,
+                                    curvature_by_name=by_name)
+        else:
+            # first-order steps and batch sizes are read from the data: from the first chunk,
+            # as partial_fit reads them from its first batch
+            X0, _, sw0 = self._first_chunk(data, cw)
+            recipe = recipes.choose(objective, curvature, X0, sw0 / np.mean(sw0),
+                                    fit_intercept=fi, schedule=schedule, step=step,
+                                    sampling=self.sampling, gradient=gradient,
+                                    curvature_by_name=by_name)
+        distributed = recipe.full_batch_phase or isinstance(recipe.gradient, SVRG)
+        if distributed and recipe.curvature_schedule is not None:
+            size = _batch_size(recipe.curvature_schedule, data.n_samples)
+            if size > max(int(self.local_batch), recipes.BOUND_BATCH):
+                raise ValueError(
+                    f"curvature model {recipe.curvature.describe()} draws curvature batches of "
+                    f"{size} samples, whose rows would travel to the client every iteration. "
+                    "Use curvature='lbfgs' (the default) or 'quadratic_bound' (SQB), or give "
+                    "a smaller curvature batch")
+        return _Setup(objective=recipe.objective, curvature=recipe.curvature,
+                      gradient=recipe.gradient, schedule=recipe.schedule,
+                      curvature_schedule=recipe.curvature_schedule, step=recipe.step,
+                      sampling=recipe.sampling, full_batch_phase=recipe.full_batch_phase,
+                      report_every=recipe.report_every, strategy=strategy,
+                      distributed=distributed)
+
+    def _first_chunk(self, data: ChunkedData, cw: FloatArray | None
+                     ) -> tuple[Any, Any, FloatArray]:
+        fut = data.client.submit(_raw_chunk, data.chunks[0], data.constant_column, pure=False)
+        X0, y0, w0 = data.client.gather(fut)
+        w = np.ones(X0.shape[0]) if w0 is None else np.asarray(w0, dtype=np.float64)
+        if cw is not None:
+            w = w * cw[np.searchsorted(data.classes, y0)]
+        if not np.any(w > 0):
+            w = np.ones_like(w)
+        return X0, y0, w
+
+    def _sub_problems(self, data: ChunkedData, setup: _Setup
+                      ) -> list[tuple[LabelMode, Any]]:
+        if setup.strategy == "ovr":
+            return [("ovr", c) for c in data.classes]
+        return [("multiclass" if setup.strategy == "multinomial" else "binary", None)]
+
+    def _solver(self, setup: _Setup, seed: Any) -> Solver:
+        history = self.history_every if self.history_every is not None else (0,)
+        return Solver(objective=setup.objective, curvature=setup.curvature,
+                      gradient=setup.gradient, schedule=setup.schedule,
+                      curvature_schedule=setup.curvature_schedule, step=setup.step,
+                      projection=self.projection, fit_intercept=self.fit_intercept,
+                      average=self.average, sampling=setup.sampling, random_state=seed,
+                      report_every=setup.report_every, history_every=history,
+                      record_grad_norm=(not setup.full_batch_phase and self.tol is not None
+                                        and SMOOTH in setup.objective.capabilities),
+                      callback=self.callback, path="python")
+
+    def _warm(self, n_sub: int, data: ChunkedData) -> list[FloatArray | None]:
+        prev = getattr(self, "_params", None)
+        if not self.warm_start or prev is None:
+            return [None] * n_sub
+        if len(prev) != n_sub or not np.array_equal(self.classes_, data.classes):
+            raise ValueError("warm_start: the data has different classes than the previous "
+                             "fit; set warm_start=False to start afresh")
+        return [np.array(p) for p in prev]
+
+    def _fit_distributed(self, data: ChunkedData, setup: _Setup,
+                         cw: FloatArray | None) -> None:
+        subs = self._sub_problems(data, setup)
+        seeds = [self.random_state] if len(subs) == 1 else _spawn(self.random_state, len(subs))
+        starts = self._warm(len(subs), data)
+        results: list[SolveResult] = []
+        unconverged: list[str] = []
+        n_iter = t = grad_evals = 0
+        for (mode, positive), seed, w0 in zip(subs, seeds, starts):
+            dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
+                                        class_weight=cw, local_batch=int(self.local_batch))
+            solver = distribute(self._solver(setup, seed), dobj)
+            Xp, yp, classes = dobj.placeholder()
+            state = solver.init_state(Xp, yp, classes=classes, w0=w0)
+            done, res, why = self._run_epochs(solver, state, setup)
+            results.append(res)
+            n_iter, t = max(n_iter, done), max(t, state.t)
+            grad_evals += res.n_grad_evals
+            if why is not None:
+                unconverged.append(why if len(subs) == 1 else f"class {positive!r} vs rest: {why}")
+        self._grad_evals = grad_evals
+        self._finish(data, setup, results, n_iter, t)
+        self.distributed_ = True
+        self.converged_ = self.tol is not None and not unconverged and not any(
+            r.status is Status.DIVERGED for r in results)
+        if unconverged:
+            self._warn_unconverged(setup, unconverged)
+
+    def _run_epochs(self, solver: Solver, state: SolverState, setup: _Setup
+                    ) -> tuple[int, SolveResult, str | None]:
+        """``fit``'s budget, with the stopping rules of :class:`sqnopt.training.Trainer`."""
+        total = float(self.max_iter)
+        p0 = state.effective_passes()
+        if setup.full_batch_phase or self.tol is None:
+            tol = None if self.tol is None else float(self.tol)
+            res = solver.run(state, max_epochs=total, gtol=tol,
+                             ftol=FTOL if tol is not None else None)
+            done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
+            if tol is None or res.success or res.status is Status.DIVERGED:
+                return done, res, None
+            return done, res, (f"stopped at max_iter={self.max_iter:g} passes ({res.message}); "
+                               f"largest gradient entry {res.grad_norm:.3g} > tol={tol:g}")
+        tol = float(self.tol)
+        best, stall, done = math.inf, 0, 0
+        last: SolveResult | None = None
+        previous, change = math.nan, math.nan
+        while total > 0:
+            last = res = solver.run(state, max_epochs=min(1.0, total))
+            total -= 1.0
+            done += 1
+            if res.status is Status.DIVERGED:
+                return done, res, None
+            gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
+            if gnorm <= tol and SMOOTH in setup.objective.capabilities:
+                return done, res, None
+            change = (previous - res.fun) / max(abs(res.fun), 1e-300)
+            previous = res.fun
+            stall = stall + 1 if res.fun > best - tol * max(abs(best), 1.0) else 0
+            best = min(best, res.fun)
+            if stall >= self.n_iter_no_change:
+                if SMOOTH not in setup.objective.capabilities:
+                    return done, res, None
+                return done, res, (
+                    f"the objective stopped improving for {self.n_iter_no_change} passes "
+                    f"(F = {res.fun:.6g}) with the largest gradient entry at {gnorm:.3g} > "
+                    f"tol={tol:g}: the stochastic steps reached their noise floor")
+        assert last is not None
+        gnorm = float(last.history.grad_norm[-1]) if len(last.history) else math.nan
+        return done, last, (f"stopped at max_iter={self.max_iter:g} passes with the largest "
+                            f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {last.fun:.6g}, "
+                            f"relative change in the last pass {change:.2g})")
+
+    def _warn_unconverged(self, setup: _Setup, unconverged: list[str]) -> None:
+        warnings.warn(f"{setup.curvature.name or type(setup.curvature).__name__} did not "
+                      "converge: " + "; ".join(unconverged[:3])
+                      + (f" (and {len(unconverged) - 3} more)" if len(unconverged) > 3 else "")
+                      + ". Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to "
+                      "tol on full batches).", SQNConvergenceWarning, stacklevel=4)
+
+    def _finish(self, data: ChunkedData, setup: _Setup, results: list[SolveResult],
+                n_iter: int, t: int) -> None:
+        self._params = [np.array(r.w) for r in results]
+        if setup.strategy == "ovr":
+            coef = np.vstack([np.atleast_2d(r.coef) for r in results])
+            icpt = np.array([float(np.asarray(r.intercept)) for r in results])
+        else:
+            coef = np.atleast_2d(results[0].coef)
+            icpt = np.atleast_1d(np.asarray(results[0].intercept, dtype=np.float64))
+            if setup.strategy == "multinomial" and len(data.classes) == 2:
+                coef, icpt = (coef[1] - coef[0])[None, :], icpt[1:] - icpt[:1]
+        self._model = LinearModel(
+            coef=coef, intercept=icpt, classes=data.classes, strategy=setup.strategy,
+            loss=setup.objective.name, probabilistic=PROBABILISTIC in setup.objective.capabilities,
+            info={"objective": setup.objective.describe(), "gradient": setup.gradient.describe(),
+                  "curvature": setup.curvature.describe(), "schedule": setup.schedule.describe(),
+                  "step": setup.step.describe(), "fit_intercept": bool(self.fit_intercept),
+                  "strategy": setup.strategy})
+        self.coef_ = self._model.coef.copy()
+        self.intercept_ = self._model.intercept.copy()
+        self.classes_ = data.classes
+        self.n_features_in_ = data.n_features - int(data.constant_column)
+        self.n_iter_ = int(n_iter) if self.tol is not None else int(math.ceil(self.max_iter))
+        self.t_ = int(t)
+        hs = [r.history for r in results]
+        self.history_: History | list[History] = hs[0] if len(hs) == 1 else hs
+
+    # ------------------------------------------------------------------ the chunk stream
+    def _fit_stream(self, data: ChunkedData, setup: _Setup, cw: FloatArray | None) -> None:
+        curv = setup.curvature.describe()
+        warnings.warn(
+            f"curvature {curv} with {setup.schedule.describe()} batches and gradient "
+            f"{setup.gradient.describe()} is a sequential stochastic method: it runs on the "
+            f"client over the {data.n_chunks} chunks as a sample stream (partial_fit on each "
+            "chunk, each brought to the client once per pass), not on the workers. The "
+            "distributed compositions are those whose batches grow to the whole data set "
+            "(curvature 'auto', 'lbfgs' or 'quadratic_bound' with schedule='auto') and "
+            "gradient='svrg'", SequentialOnClientWarning, stacklevel=3)
+        params = self._trainer_params()
+        params["class_weight"] = (None if cw is None else
+                                  {c: float(v) for c, v in zip(data.classes.tolist(), cw)})
+        trainer = Trainer(**params)
+        previous: Trainer | None = getattr(self, "_trainer", None)
+        if self.warm_start and previous is not None:
+            trainer = previous
+        self._trainer = trainer
+        subs = self._sub_problems(data, setup)
+        kernels = self._stream_kernels(data, setup, subs, cw)
+        tol = self.tol
+        best, stall, done = math.inf, 0, 0
+        smooth = SMOOTH in setup.objective.capabilities
+        why: str | None = None
+        converged = False
+        last: list[SolveResult] = []
+        while done < int(math.ceil(float(self.max_iter))):
+            self._stream_pass(data, trainer)
+            done += 1
+            last = list(trainer.results_)
+            fun, gnorm = 0.0, 0.0
+            for k, res in zip(kernels, last):
+                g = np.empty(k.n_params)
+                fun += float(k.full_gradient(np.asarray(res.w), g))
+                gnorm = max(gnorm, float(np.max(np.abs(g))))
+            if tol is None:
+                continue
+            if smooth and gnorm <= tol:
+                converged, why = True, None
+                break
+            stall = stall + 1 if fun > best - tol * max(abs(best), 1.0) else 0
+            best = min(best, fun)
+            if stall >= self.n_iter_no_change:
+                converged = not smooth
+                why = None if converged else (
+                    f"the objective stopped improving for {self.n_iter_no_change} passes "
+                    f"(F = {fun:.6g}) with the largest gradient entry at {gnorm:.3g} > "
+                    f"tol={tol:g}: the stochastic steps reached their noise floor")
+                break
+        else:
+            if tol is not None:
+                why = (f"stopped at max_iter={self.max_iter:g} passes over the chunk stream "
+                       f"with the largest gradient entry above tol={tol:g}")
+        self._grad_evals = sum(int(r.n_grad_evals) for r in last)
+        self._finish(data, setup, last, done, int(trainer.t_))
+        self.distributed_ = False
+        self.converged_ = bool(converged) and not any(r.status is Status.DIVERGED for r in last)
+        if why is not None:
+            self._warn_unconverged(setup, [why])
+
+    def _stream_kernels(self, data: ChunkedData, setup: _Setup,
+                        subs: list[tuple[LabelMode, Any]], cw: FloatArray | None
+                        ) -> list[DistributedObjectiveKernel]:
+        """The training objective of each sub-problem on the workers (stopping tests)."""
+        out = []
+        for mode, positive in subs:
+            dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
+                                        class_weight=cw, local_batch=0)
+            out.append(dobj.init(dobj.stand_in(self.fit_intercept is True)))
+        return out
+
+    def _stream_pass(self, data: ChunkedData, trainer: Trainer) -> None:
+        """One pass of ``partial_fit`` over the chunks, the next chunk in flight meanwhile."""
+        client = data.client
+        pending = client.submit(_raw_chunk, data.chunks[0], data.constant_column, pure=False)
+        for i in range(data.n_chunks):
+            Xc, yc, wc = client.gather(pending)
+            data.stats.round_trips += 1
+            data.stats.tasks += 1
+            data.stats.rows_gathered += int(Xc.shape[0])
+            if i + 1 < data.n_chunks:
+                pending = client.submit(_raw_chunk, data.chunks[i + 1], data.constant_column,
+                                        pure=False)
+            trainer.partial_fit(Xc, yc, wc, classes=data.classes)
+
+    def partial_fit(self, X: Any, y: Any, classes: ArrayLike | None = None,
+                    sample_weight: Any = None) -> DaskSQNClassifier:
+        """One pass over the chunks of ``(X, y)`` on the client, each chunk a
+        :meth:`sqnopt.SQNClassifier.partial_fit` step continuing the whole solver state.
+        ``classes`` is needed on the first call."""
+        self._check_params()
+        data = ChunkedData.from_dask(X, y, sample_weight, constant_column=False,
+                                     client=get_client())
+        try:
+            trainer: Trainer | None = getattr(self, "_trainer", None)
+            if trainer is None:
+                trainer = self._trainer = Trainer(**self._trainer_params())
+            client = data.client
+            for f in data.chunks:
+                Xc, yc, wc = client.gather(client.submit(_raw_chunk, f, False, pure=False))
+                trainer.partial_fit(Xc, yc, wc, classes=classes)
+                classes = trainer.classes_
+            model = trainer.model_
+            self._model = model
+            self.coef_ = model.coef.copy()
+            self.intercept_ = model.intercept.copy()
+            self.classes_ = model.classes
+            self.n_features_in_ = model.n_features
+            self.n_iter_ = 1
+            self.t_ = int(trainer.t_)
+            hs = trainer.histories_
+            self.history_ = hs[0] if len(hs) == 1 else list(hs)
+            self.distributed_ = False
+        finally:
+            self.comm_ = data.stats.as_dict()
+            data.release()
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def to_model(self) -> LinearModel:
+        """The fitted classifier as a :class:`sqnopt.model.LinearModel`."""
+        check_is_fitted(self)
+        m: LinearModel = self._model
+        return LinearModel(coef=self.coef_, intercept=self.intercept_, classes=self.classes_,
+                           strategy=m.strategy, loss=m.loss, probabilistic=m.probabilistic,
+                           info=dict(m.info))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def _blocks(self, X: Any, fn: Any, ncols: int | None, dtype: Any) -> Any:
+        """``fn`` of each row block of a dask ``X`` (lazily, a dask array), or of ``X``."""
+        model = self.to_model()
+        if not _is_dask(X):
+            return fn(model, X)
+        from sqnopt.dask._data import _dask_array
+
+        Xa = _dask_array(X, "X")
+        if Xa.ndim != 2:
+            raise ValueError(f"X: expected a 2-D array, got shape {Xa.shape}")
+        if Xa.numblocks[1] > 1:
+            Xa = Xa.rechunk({1: -1})
+        if ncols is None:
+            return Xa.map_blocks(_apply, model, fn, drop_axis=1, dtype=dtype,
+                                 meta=np.empty((0,), dtype=dtype))
+        return Xa.map_blocks(_apply, model, fn, chunks=(Xa.chunks[0], (ncols,)), dtype=dtype,
+                             meta=np.empty((0, 0), dtype=dtype))
+
+    def decision_function(self, X: Any) -> Any:
+        """Scores ``X @ coef_.T + intercept_``: ``(n,)`` for two classes, else
+        ``(n, n_classes)``; a dask array for dask input."""
+        k = self.coef_.shape[0]
+        return self._blocks(X, _scores, None if k == 1 else k, np.float64)
+
+    def predict(self, X: Any) -> Any:
+        """Predicted labels (a dask array for dask input)."""
+        return self._blocks(X, _labels, None, self.classes_.dtype)
+
+    def predict_log_proba(self, X: Any) -> Any:
+        """Log class probabilities (log-likelihood losses)."""
+        if not self.to_model().probabilistic:
+            raise AttributeError("probabilities need a log-likelihood loss ('logloss')")
+        return self._blocks(X, _log_proba, len(self.classes_), np.float64)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Class probabilities (log-likelihood losses)."""
+        if not self.to_model().probabilistic:
+            raise AttributeError("probabilities need a log-likelihood loss ('logloss')")
+        return self._blocks(X, _proba, len(self.classes_), np.float64)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy (computed on the cluster for dask input)."""
+        pred = self.predict(X)
+        if _is_dask(pred):
+            from sqnopt.dask._data import _dask_array
+
+            ya: Any = _dask_array(y, "y") if _is_dask(y) else np.asarray(y)
+            hits = (pred == (ya.rechunk(pred.chunks) if _is_dask(ya) else ya))
+            if sample_weight is None:
+                return float(hits.mean().compute())
+            sw: Any = _dask_array(sample_weight, "w") if _is_dask(sample_weight) else \
+                np.asarray(sample_weight)
+            return float(((hits * sw).sum() / sw.sum()).compute())
+        w = None if sample_weight is None else np.asarray(sample_weight)
+        return float(np.average(np.asarray(pred) == np.asarray(y), weights=w))
+
+
+class _Shape:
+    """Stands in for ``X`` where the recipes read only its shape."""
+
+    def __init__(self, n_samples: int, n_features: int) -> None:
+        self.shape = (n_samples, n_features)
+        self.nnz = 0
+
+
+def _batch_size(schedule: BatchSchedule, n_samples: int) -> int:
+    from sqnopt.interfaces import Problem
+
+    problem = Problem(n_samples=n_samples, n_features=1, dim=1, n_blocks=1, n_params=1,
+                      lam=0.0, fit_intercept=False, capabilities=frozenset())
+    k = schedule.init(problem)
+    return max(int(k.batch_size(j)) for j in (1, 2, 10, 100))
+
+
+def _raw_chunk(chunk: Any, constant_column: bool) -> tuple[Any, Any, Any]:
+    """A chunk's rows as the user gave them (without the constant column)."""
+    X = chunk.X[:, :-1] if constant_column else chunk.X
+    return X, chunk.labels, chunk.weights
+
+
+def _apply(block: Any, model: LinearModel, fn: Any) -> Any:
+    return fn(model, block)
+
+
+def _scores(model: LinearModel, X: Any) -> FloatArray:
+    return model.decision_function(X)
+
+
+def _labels(model: LinearModel, X: Any) -> NDArray[Any]:
+    return model.predict(X)
+
+
+def _log_proba(model: LinearModel, X: Any) -> FloatArray:
+    return model.predict_log_proba(X)
+
+
+def _proba(model: LinearModel, X: Any) -> FloatArray:
+    return model.predict_proba(X)

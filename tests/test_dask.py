@@ -1,0 +1,327 @@
+"""sqnopt.dask on a LocalCluster with 2 worker processes (issue 25): the distributed solves
+equal the single-machine solves of the concatenated rows, whatever the number of workers;
+a worker killed mid-fit does not change the result; the sequential methods say that they run
+on the client; bad input gets clear errors; ``import sqnopt`` works without Dask."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array", exc_type=ImportError)
+distributed = pytest.importorskip("distributed", exc_type=ImportError)
+pytest.importorskip("sklearn")
+
+from sqnopt import LBFGS, SVRG, Armijo, Fixed, Full, LogLoss, Softmax, Solver  # noqa: E402
+from sqnopt import SQNClassifier  # noqa: E402
+from sqnopt.dask import (  # noqa: E402
+    ChunkedData,
+    DaskSQNClassifier,
+    DistributedObjective,
+    SequentialOnClientWarning,
+    solve,
+)
+
+RTOL = 1e-10
+
+
+def _cluster(n_workers: int, processes: bool = True) -> Any:
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                    processes=processes, dashboard_address=None,
+                                    worker_dashboard_address=None)
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the cluster's start-up chatter
+        cluster = _cluster(2)
+        c = distributed.Client(cluster)
+    yield c
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c.close()
+        cluster.close()
+
+
+def _binary(n: int = 1600, p: int = 12, seed: int = 0, sparse: bool = False
+            ) -> tuple[Any, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    if sparse:
+        X[rng.random((n, p)) < 0.7] = 0.0
+    y = np.where(X @ rng.standard_normal(p) + 0.3 * rng.standard_normal(n) > 0, 1, -1)
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def _dask(X: Any, y: np.ndarray, rows: int = 200) -> tuple[Any, Any]:
+    return (da.from_array(X, chunks=(rows, -1), asarray=False),
+            da.from_array(y, chunks=rows))
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / abs(b)
+
+
+# ---- equal results ------------------------------------------------------------------------
+
+def test_full_batch_lbfgs_equals_one_machine_on_1_and_2_workers(client: Any) -> None:
+    """Deterministic full-batch L-BFGS: the distributed objective equals sqnopt's own solve
+    of the concatenated rows to 1e-10, and the runs on 1 and 2 workers are identical bits (the
+    chunks' sums are added in chunk order, wherever they were computed; the one-worker cluster
+    runs in this process, which starts in a fraction of the time)."""
+    X, y = _binary(sparse=True)
+    solver = Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), fit_intercept=True,
+                    max_iter=40, gtol=1e-9)
+    local = solver.fit(X, y)
+    Xd, yd = _dask(X, y)
+    two = solve(solver, Xd, yd, client=client)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster1 = _cluster(1, processes=False)
+        client1 = distributed.Client(cluster1, set_as_default=False)
+    try:
+        one = solve(solver, Xd, yd, client=client1)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client1.close()
+            cluster1.close()
+    assert local.n_iter > 5
+    for res in (one, two):
+        assert res.status is local.status and res.n_iter == local.n_iter
+        assert _rel(res.fun, local.fun) <= RTOL
+        np.testing.assert_allclose(res.w, local.w, rtol=0, atol=1e-8)
+    assert np.array_equal(one.w, two.w) and one.fun == two.fun
+
+
+def test_estimator_defaults_equal_sqnclassifier(client: Any) -> None:
+    """The default recipe (progressive batching with an Armijo search, growing to full-batch
+    L-BFGS), same seed: same batches, same iterations, objective equal to 1e-10; the first
+    batches are gathered to the client, the later ones evaluated on the workers."""
+    X, y = _binary(n=4000)
+    local = SQNClassifier(alpha=1e-3, random_state=3).fit(X, y)
+    dist = DaskSQNClassifier(alpha=1e-3, random_state=3, local_batch=1500).fit(*_dask(X, y, 500))
+    assert dist.distributed_ and dist.converged_ and local.converged_
+    assert (dist.n_iter_, dist.t_) == (local.n_iter_, local.t_)
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+    np.testing.assert_allclose(dist.coef_, local.coef_, atol=1e-7)
+    assert 0 < dist.comm_["rows_gathered"] < 4000 * 3       # batches of 1000: on the client
+    np.testing.assert_array_equal(dist.predict(da.from_array(X, chunks=(700, -1))).compute(),
+                                  local.predict(X))
+    np.testing.assert_allclose(dist.predict_proba(X), local.predict_proba(X), atol=1e-7)
+    assert dist.score(*_dask(X, y)) == pytest.approx(local.score(X, y))
+
+
+def test_sqb_equals_one_machine(client: Any) -> None:
+    """SQB: growing gradient batches (on the workers once larger than local_batch) and bound
+    batches gathered to the client, where the compiled bound works on them."""
+    X, y = _binary(n=3000, sparse=True)
+    kw = dict(alpha=1e-3, curvature="quadratic_bound", random_state=1, max_iter=8, tol=None)
+    local = SQNClassifier(**kw).fit(X, y)
+    dist = DaskSQNClassifier(**kw, local_batch=500).fit(*_dask(X, y, 400))
+    assert dist.distributed_ and dist.t_ == local.t_
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+
+
+def test_svrg_snapshots_equal_one_machine(client: Any) -> None:
+    """SVRG + L-BFGS with batches of 600: snapshots (full gradients) and the batches' gradient
+    pairs (one round trip for both) on the workers."""
+    X, y = _binary(n=2400)
+    solver = Solver(LogLoss(lam=1e-3), LBFGS(), Fixed(600), Armijo(), gradient=SVRG(),
+                    sampling="subset", random_state=5, max_epochs=6)
+    local = solver.fit(X, y)
+    dist = solve(solver, *_dask(X, y, 300), client=client, local_batch=100)
+    assert dist.n_iter == local.n_iter and dist.n_estimator_samples == local.n_estimator_samples
+    assert _rel(dist.fun, local.fun) <= RTOL
+
+
+def test_multinomial_and_one_vs_rest(client: Any) -> None:
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((1500, 6))
+    y = np.array(["a", "b", "c"])[np.argmax(X @ rng.standard_normal((6, 3)), axis=1)]
+    Xd = da.from_array(X, chunks=(250, -1))
+    yd = da.from_array(y, chunks=250)
+    for kw in (dict(), dict(multiclass="ovr", loss="squared_hinge", schedule="full")):
+        local = SQNClassifier(alpha=1e-2, random_state=0, **kw).fit(X, y)
+        dist = DaskSQNClassifier(alpha=1e-2, random_state=0, **kw).fit(Xd, yd)
+        assert dist.coef_.shape == local.coef_.shape == (3, 6)
+        hl = local.history_ if isinstance(local.history_, list) else [local.history_]
+        hd = dist.history_ if isinstance(dist.history_, list) else [dist.history_]
+        for a, b in zip(hd, hl):
+            assert _rel(a.objective[-1], b.objective[-1]) <= RTOL
+        assert list(dist.classes_) == ["a", "b", "c"]
+    # Softmax's K x n_features parameters travel as one vector per worker and per chunk
+    res = solve(Solver(Softmax(lam=1e-2), LBFGS(), Full(), Armijo(), max_iter=5), Xd, yd,
+                client=client)
+    assert res.w.shape == (18,)
+
+
+def test_dataframe_input_and_weights(client: Any) -> None:
+    dd = pytest.importorskip("dask.dataframe", exc_type=ImportError)
+    pd = pytest.importorskip("pandas")
+    X, y = _binary(n=1200, p=5)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=1200)
+    df = dd.from_pandas(pd.DataFrame(X, columns=list("abcde")), npartitions=4)
+    ys = dd.from_pandas(pd.Series(y), npartitions=4)
+    kw = dict(alpha=1e-3, schedule="full", class_weight="balanced")
+    local = SQNClassifier(**kw).fit(X, y, sample_weight=w)
+    dist = DaskSQNClassifier(**kw).fit(df, ys, sample_weight=w)
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+    assert dist.n_features_in_ == 5
+
+
+# ---- fault tolerance -------------------------------------------------------------------------
+
+def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None:
+    """Kill one worker process (SIGKILL) at iteration 4 of a full-batch solve: the nanny
+    restarts it, the scheduler recomputes its chunks from the input graph, and the result is
+    the undisturbed run's, bit for bit."""
+    X, y = _binary(n=2000, sparse=True)
+    Xd, yd = _dask(X, y, 250)
+    settings = dict(max_iter=25, report_every=1)
+    clean = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), **settings), Xd, yd,
+                  client=client)
+    pids = client.run(os.getpid)
+    killed: list[int] = []
+
+    def kill(info: Any) -> None:
+        if info.iteration == 4 and not killed:
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
+        warnings.simplefilter("ignore")      # the nanny's and scheduler's reports of the death
+        hit = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), callback=kill,
+                           **settings), Xd, yd, client=client)
+    assert killed and killed[0] not in client.run(os.getpid).values()
+    # the dead worker's chunks were computed again (from the input's graph)
+    runs: dict[str, int] = {}
+    for task in stream.data:
+        if "make_chunk" in str(task["key"]):
+            runs[str(task["key"])] = runs.get(str(task["key"]), 0) + 1
+    assert len(runs) == 8 and max(runs.values()) == 2 and min(runs.values()) == 1, runs
+    assert hit.n_iter == clean.n_iter
+    assert np.array_equal(hit.w, clean.w) and hit.fun == clean.fun
+    client.wait_for_workers(2, timeout=60)
+
+
+# ---- what does not run distributed says so ---------------------------------------------------
+
+def test_sequential_methods_run_on_the_client_and_say_so(client: Any) -> None:
+    X, y = _binary(n=1000)
+    clf = DaskSQNClassifier(alpha=1e-2, curvature="lbfgs", schedule=("fixed", {"size": 5}),
+                            step=("decaying", {"eps0": 0.1, "T0": 100.0}), max_iter=3,
+                            tol=None, random_state=0)
+    with pytest.warns(SequentialOnClientWarning, match="sample stream"):
+        clf.fit(*_dask(X, y, 250))
+    assert not clf.distributed_ and clf.n_iter_ == 3
+    assert clf.comm_["rows_gathered"] == 3 * 1000         # each chunk once per pass
+    assert clf.score(X, y) > 0.8
+    # partial_fit: one pass over the chunks on the client
+    pf = DaskSQNClassifier(alpha=1e-2, curvature="lbfgs", schedule=("fixed", {"size": 5}),
+                           step=("decaying", {"eps0": 0.1, "T0": 100.0}), random_state=0)
+    pf.partial_fit(*_dask(X, y, 250), classes=[-1, 1])
+    assert pf.t_ == 1000 // 5 and pf.score(X, y) > 0.8
+
+
+# ---- what travels ------------------------------------------------------------------------------
+
+def test_only_parameter_sized_vectors_travel(client: Any) -> None:
+    X, y = _binary(n=2000, p=40)
+    data = ChunkedData.from_dask(*_dask(X, y, 250), client=client)
+    try:
+        dobj = DistributedObjective(LogLoss(lam=1e-3), data)
+        k = dobj.init(dobj.stand_in(fit_intercept=True))
+        w = np.full(k.n_params, 0.01)
+        g = np.empty_like(w)
+        before = dict(data.stats.as_dict())
+        k.full_gradient(w, g)
+        sent = data.stats.bytes_sent - before["bytes_sent"]
+        received = data.stats.bytes_received - before["bytes_received"]
+        tasks = data.stats.tasks - before["tasks"]
+        assert tasks <= 2                                   # one task per worker
+        assert received == data.n_chunks * (8 + 8 * k.n_params)
+        assert sent < tasks * (8 * k.n_params + 2000)       # w once per task, plus the spec
+        # the whole gradient and objective agree with one machine's
+        ref = LogLoss(lam=1e-3).init(_prepared(X, y))
+        g_ref = np.empty_like(w)
+        f_ref = ref.full_gradient(w, g_ref)
+        assert _rel(k.full_gradient(w, g), f_ref) <= 1e-13
+        np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
+    finally:
+        data.release()
+
+
+def _prepared(X: Any, y: Any) -> Any:
+    from sqnopt.data import prepare
+
+    return prepare(X, y, fit_intercept=True)
+
+
+# ---- errors ----------------------------------------------------------------------------------------
+
+def test_clear_errors(client: Any) -> None:
+    X, y = _binary(n=400)
+    with pytest.raises(TypeError, match="dask array or a dask DataFrame.*SQNClassifier"):
+        DaskSQNClassifier().fit(X, y)
+    bad = X.copy()
+    bad[310, 2] = np.nan
+    with pytest.raises(ValueError, match=r"chunk 3 \(rows 300 and on\).*NaN"):
+        DaskSQNClassifier().fit(*_dask(bad, y, 100))
+    with pytest.raises(ValueError, match="y has 399 entries but X has 400 rows"):
+        DaskSQNClassifier().fit(da.from_array(X, chunks=(100, -1)), da.from_array(y[:-1]))
+    with pytest.raises(ValueError, match="sampling='weighted'"):
+        DaskSQNClassifier(sampling="weighted").fit(*_dask(X, y))
+    with pytest.raises(ValueError, match="SAGA.*sequential"):
+        solve(Solver(LogLoss(), gradient="saga"), *_dask(X, y), client=client)
+
+
+def test_no_client_is_a_clear_error() -> None:
+    code = ("import numpy as np, dask.array as da\n"
+            "from sqnopt import Solver\n"
+            "from sqnopt.dask import solve\n"
+            "X = da.ones((10, 2), chunks=5); y = da.from_array(np.arange(10) % 2, chunks=5)\n"
+            "try:\n    solve(Solver(), X, y)\n"
+            "except ValueError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=_env())
+    assert "needs a running dask.distributed client" in out.stdout, out.stderr
+
+
+def test_same_parameters_as_sqnclassifier() -> None:
+    mine = DaskSQNClassifier().get_params()
+    theirs = SQNClassifier().get_params()
+    assert {k: mine[k] for k in theirs} == theirs
+    assert set(mine) - set(theirs) == {"local_batch"}
+
+
+def test_core_imports_and_runs_without_dask() -> None:
+    code = ("import sys\n"
+            "for m in ('dask', 'distributed'):\n    sys.modules[m] = None\n"
+            "import sqnopt\n"
+            "from sqnopt import SQNClassifier, Solver\n"
+            "import numpy as np\n"
+            "X = np.random.default_rng(0).standard_normal((50, 3)); y = X[:, 0] > 0\n"
+            "SQNClassifier().fit(X, y)\n"
+            "try:\n    import sqnopt.dask\n"
+            "except ImportError as e:\n    print('IMPORTERROR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=_env())
+    assert "IMPORTERROR" in out.stdout and "pip install 'sqnopt[dask]'" in out.stdout, (
+        out.stdout + out.stderr)
+
+
+def _env() -> dict[str, str]:
+    from conftest import sqnopt_env
+
+    return sqnopt_env()
