@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 #: Pages about an optional extra: skipped when its packages are not installed.
 NEEDS = {"dask.md": ("dask.array", "distributed")}
