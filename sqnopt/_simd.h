@@ -23,14 +23,14 @@
  * Everything is plain loads, multiplies, adds and stores in a fixed order per lane -- no FMA
  * contraction (the package is built with -ffp-contract=off), no reassociation -- so every
  * variant and representation returns bit-identical results; only the speed differs
- * (tests/test_simd.py runs each variant, and P, and compares the bits).
+ * (tests/kernels/test_simd.py runs each variant, and P, and compares the bits).
  *
  * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
  * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators):
  * lane k of s0 / s1 sums the terms j = 16 b + k / 16 b + 8 + k of the full blocks of 16, one
  * more block of 8 (if any) goes to s0, the tail j >= 8 floor(n / 8) is summed left to right into
  * t, and the result is hsum(s0 + s1) + t with hsum(v) = ((v0 + v1) + (v2 + v3)) + ((v4 + v5) +
- * (v6 + v7)) (tests/test_vec.py checks this order exactly).
+ * (v6 + v7)) (tests/kernels/test_vec.py checks this order exactly).
  */
 #ifndef SQNOPT_SIMD_H
 #define SQNOPT_SIMD_H

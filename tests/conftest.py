@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,29 @@ def _register_fuzz_profiles() -> None:
 
 _register_fuzz_profiles()
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Installed third-party plugins (entry points of the ``sqnopt`` group) stay out of the
+    registry the tests see: a plugin installed in this environment must not change what the
+    suite checks (the "every registered component" parametrisations, names it could shadow).
+    The registry reads ``SQNOPT_LOAD_PLUGINS`` when it first loads (empty: no installed plugin);
+    child processes inherit it, and ``sqnopt_env`` passes it on. A value set before pytest
+    starts is kept (``SQNOPT_LOAD_PLUGINS=bbscale``). Tests about installed plugins take the
+    ``installed_plugins`` fixture. A hook rather than module code: a test that imports from
+    ``conftest`` runs this module again, which must not undo the fixture."""
+    os.environ.setdefault("SQNOPT_LOAD_PLUGINS", "")
+
+
+@pytest.fixture
+def installed_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry as a user's session builds it: every installed plugin loads (the registry
+    is rebuilt now, and again after the test)."""
+    from sqnopt.registry import reset_registry
+
+    monkeypatch.delenv("SQNOPT_LOAD_PLUGINS", raising=False)
+    reset_registry()
+    yield
+    reset_registry()
+
 
 def sqnopt_env(**extra: str) -> dict[str, str]:
     """A small environment for a child process that imports the same sqnopt as this process
@@ -63,6 +87,8 @@ def sqnopt_env(**extra: str) -> dict[str, str]:
     env = {"PYTHONPATH": str(Path(sqnopt.__file__).resolve().parents[1]),
            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OPENBLAS_NUM_THREADS": "1",
            "MPLBACKEND": "Agg", "HOME": os.environ.get("HOME", "/tmp")}
+    if "SQNOPT_LOAD_PLUGINS" in os.environ:   # the same installed plugins as this process
+        env["SQNOPT_LOAD_PLUGINS"] = os.environ["SQNOPT_LOAD_PLUGINS"]
     env.update(extra)
     return env
 

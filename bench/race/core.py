@@ -1,6 +1,6 @@
 """The race's pure logic: curves, time to target, best of repeats, downsampling, the compact
 record and the ratios. No solver, dataset or plotting library is imported here, so the tests
-(``tests/test_bench_race.py``) run it without any of them.
+(``tests/bench/test_race.py``) run it without any of them.
 
 A *curve* is one contender's run on one problem: parallel lists ``time`` (seconds, evaluation
 excluded), ``passes`` (effective passes over the training set) and ``excess`` (the relative excess

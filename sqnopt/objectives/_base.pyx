@@ -220,7 +220,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                             double* grad) noexcept nogil:
         # The rows through their views: one virtual call per row for the row (row_view) and one
         # for the loss, instead of one per operation (hint, dot, loss, derivative, axpy). Same
-        # arithmetic as row_dot / row_axpy, so the same bits (tests/test_vec.py).
+        # arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
         cdef Py_ssize_t t, i, nnz = 0, nnz_next = 0
         cdef Py_ssize_t nf = self.data.n_features
         cdef bint intercept = self.data.has_intercept

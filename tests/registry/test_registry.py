@@ -159,6 +159,31 @@ def test_entry_point_discovery(tmp_path, monkeypatch, boxes):
         sys.modules.pop("fake_sqnopt_plugin", None)
 
 
+def test_the_suite_keeps_installed_plugins_out(tmp_path, monkeypatch, request):
+    """tests/conftest.py: an installed plugin stays out of the registry of a test and of the
+    processes it starts, unless the test takes the ``installed_plugins`` fixture."""
+    import os
+    import subprocess
+
+    from conftest import sqnopt_env
+
+    _fake_distribution(tmp_path, "fake_suite")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert "fake_identity" not in get_registry().names("curvature")
+        env = sqnopt_env()
+        env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+        code = ("from sqnopt import get_registry; "
+                "print('fake_identity' in get_registry().names('curvature'))")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.split() == ["False"], out.stderr
+        request.getfixturevalue("installed_plugins")
+        assert get_registry().get("curvature", "fake_identity").source == "fake_suite"
+    finally:
+        sys.modules.pop("fake_sqnopt_plugin", None)
+
+
 def test_unknown_component_name_is_a_value_error_too() -> None:
     """A bad name is a bad parameter value: ``except ValueError`` catches it (and KeyError, as
     before). Found by the fuzz suite (tests/fuzz)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 #: Pages about an optional extra: skipped when its packages are not installed.
 NEEDS = {"dask.md": ("dask.array", "distributed")}
@@ -39,6 +39,7 @@ def test_the_pages_have_python_blocks() -> None:
     assert counted["usage.md"] >= 1 and counted["sqb.md"] >= 1
 
 
+@pytest.mark.usefixtures("installed_plugins")   # a page runs as in a user's session (plugins.md)
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)],
                          ids=lambda p: p.name)
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

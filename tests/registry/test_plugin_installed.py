@@ -11,8 +11,9 @@ from sqnopt import Solver
 from sqnopt.datasets import make_boxes
 from sqnopt.registry import get_registry, reset_registry
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("sqnopt_bbscale") is None,
-                                reason="plugins/sqnopt-bbscale is not installed")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("sqnopt_bbscale") is None,
+                                 reason="plugins/sqnopt-bbscale is not installed"),
+              pytest.mark.usefixtures("installed_plugins")]   # conftest isolates them otherwise
 
 
 def test_installed_plugin_is_discovered_and_compiled() -> None:

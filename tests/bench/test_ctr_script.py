@@ -20,7 +20,7 @@ from sqnopt.registry import get_registry, hookimpl, register_plugin, unregister_
 
 from tests.conftest import dataset_path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "paper003_ctr.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "paper003_ctr.py"
 
 
 @dataclass(frozen=True)

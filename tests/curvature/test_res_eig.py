@@ -4,7 +4,7 @@ The eig form is the Cholesky form in exact arithmetic: long runs against it on t
 problem, every refresh interval down to 1 (a rotation of ``Q`` per pair), the residual check's
 fallback, skipped pairs that cost no eigendecomposition, and the option's validation. The shared
 RES tests (explicit ``B``, ``B >= delta I``, twins, safeguards, SciPy's minimiser) are in
-``test_curvature_bfgs.py``.
+``test_bfgs.py``.
 """
 
 from __future__ import annotations

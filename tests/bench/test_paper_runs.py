@@ -14,7 +14,7 @@ import pytest
 
 from sqnopt.datasets import make_boxes
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")

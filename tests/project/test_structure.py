@@ -11,7 +11,7 @@ import sqnopt
 from sqnopt.registry import hookspecs
 
 PKG = Path(sqnopt.__file__).resolve().parent
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_every_compiled_module_has_a_stub() -> None:
