@@ -16,6 +16,11 @@ optimum, *warned* when it is not but a warning or error said so, and *silent* ot
 defect). Writes ``bench/results/defaults_matrix.json`` and the table ``docs/defaults_matrix.md``.
 
     OPENBLAS_NUM_THREADS=1 python bench/defaults_matrix.py [--datasets a9a,w8a] [--curvatures auto,lbfgs]
+    python bench/defaults_matrix.py --render-only     # the table again from the record
+
+The record is written after each data set (a long run keeps what it finished) and keeps the
+cells of data sets and curvature models an earlier run measured; a cell never measured shows
+"not run".
 """
 
 from __future__ import annotations
@@ -153,7 +158,7 @@ def render(record: dict[str, Any]) -> str:
             for c in record["curvatures"]:
                 cell = info["cells"].get(f"{c}|{int(fi)}")
                 if cell is None:
-                    row.append("")
+                    row.append("not run")
                 elif "error" in cell:
                     row.append(f"error: {cell['error'][:90]}")
                 else:
@@ -175,6 +180,18 @@ def render(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _write(record: dict[str, Any], out: Path, doc: Path) -> None:
+    """The record and its table, written atomically."""
+    from sqnopt._files import write_text_atomic
+
+    record["datasets"] = [d for d in DATASETS if d in record["results"]]
+    present = {key.split("|")[0] for info in record["results"].values() for key in info["cells"]}
+    record["curvatures"] = [c for c in CURVATURES if c in present or c in record["curvatures"]]
+    out.parent.mkdir(exist_ok=True)
+    write_text_atomic(out, json.dumps(record, indent=1, default=float) + "\n")
+    write_text_atomic(doc, render(record))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS))
@@ -182,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--intercept", choices=("both", "no", "yes"), default="both")
     ap.add_argument("--out", default=str(HERE / "results" / "defaults_matrix.json"))
     ap.add_argument("--doc", default=str(HERE.parent / "docs" / "defaults_matrix.md"))
+    ap.add_argument("--render-only", action="store_true",
+                    help="write the table from the record, running nothing")
     args = ap.parse_args(argv)
     from sqnopt import __version__
 
@@ -194,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     if out.exists():   # keep cells of other data sets / curvatures from earlier runs
         old = json.loads(out.read_text())
         record["results"] = old.get("results", {})
-    for ds in args.datasets.split(","):
+    for ds in ([] if args.render_only else args.datasets.split(",")):
         try:
             X, y = load(ds)
         except FileNotFoundError as exc:
@@ -215,10 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                          if k != "warnings"}
                 print(f"{ds} fi={fi} {c}: {verdict(cell)} {shown} "
                       f"warnings={[w[:100] for w in cell.get('warnings', [])]}", flush=True)
-    record["datasets"] = [d for d in DATASETS if d in record["results"]]
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(record, indent=1, default=float) + "\n")
-    Path(args.doc).write_text(render(record))
+        _write(record, out, Path(args.doc))     # after each data set: a long run keeps its cells
+    _write(record, out, Path(args.doc))
     print(f"wrote {out} and {args.doc}")
     return 0
 
