@@ -38,10 +38,7 @@ import hashlib
 import json
 import os
 import re
-import stat
-import struct
 import zipfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sqnopt._files import atomic_write
-from sqnopt._npz import read_member
+from sqnopt._npz import read_archive, read_member
 
 __all__ = [
     "CHECKPOINT_FORMAT_VERSION",
@@ -322,38 +319,16 @@ def read_checkpoint_file(path: str | os.PathLike[str]) -> Checkpoint:
         return CheckpointError(f"checkpoint file {name!r}: {what}. Checkpoint files are written "
                                "by `sqnopt train --checkpoint FILE` or Checkpoint.save")
 
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"checkpoint file {name!r} does not exist") from None
-    except OSError as exc:
-        raise problem(f"cannot be accessed ({exc.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise problem("is a directory" if stat.S_ISDIR(st.st_mode) else "is not a regular file")
-    if st.st_size == 0:
-        raise problem("is empty (0 bytes; an interrupted write?)")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(4)
-        if head not in (b"PK\x03\x04", b"PK\x05\x06"):
-            raise problem("is not an sqnopt checkpoint (not a ZIP/.npz archive)")
-        with zipfile.ZipFile(p) as zf:
-            names = [n.removesuffix(".npy") for n in zf.namelist()]
-            unknown = [n for n in names if n != "meta" and not _MEMBER.fullmatch(n)]
-            if unknown:
-                raise problem(f"holds unexpected members {unknown[:5]}")
-            meta_arr = read_member(zf, "meta", problem)
-            arrays = {n: read_member(zf, n, problem) for n in names if n != "meta"}
-    except CheckpointError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError,
-            struct.error, NotImplementedError, RuntimeError, OverflowError,
-            UnicodeDecodeError) as exc:
-        raise problem(f"is corrupt or truncated ({type(exc).__name__}: {exc})") from None
-    except MemoryError:
-        raise problem("is corrupt (an array claims more memory than is available)") from None
-    except OSError as exc:
-        raise problem(f"cannot be read ({exc.strerror or exc})") from None
+    def read(zf: zipfile.ZipFile) -> tuple[Any, dict[str, Any]]:
+        names = [n.removesuffix(".npy") for n in zf.namelist()]
+        unknown = [n for n in names if n != "meta" and not _MEMBER.fullmatch(n)]
+        if unknown:
+            raise problem(f"holds unexpected members {unknown[:5]}")
+        return (read_member(zf, "meta", problem),
+                {n: read_member(zf, n, problem) for n in names if n != "meta"})
+
+    meta_arr, arrays = read_archive(p, "checkpoint file", "checkpoint", problem,
+                                    CheckpointError, read)
     if meta_arr.dtype.kind != "U" or meta_arr.shape != ():
         raise problem("the description is not a JSON string")
     try:

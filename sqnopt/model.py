@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import struct
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +30,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt._files import atomic_write
-from sqnopt._npz import read_member
+from sqnopt._npz import read_archive, read_member
 from sqnopt.data import check_matrix
 
 FloatArray = NDArray[np.float64]
@@ -311,36 +308,14 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         return ModelFileError(f"model file {name!r}: {what}. Model files are written by "
                               "`sqnopt train --model FILE` or LinearModel.save")
 
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"model file {name!r} does not exist") from None
-    except OSError as exc:
-        raise problem(f"cannot be accessed ({exc.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise problem("is a directory" if stat.S_ISDIR(st.st_mode) else "is not a regular file")
-    if st.st_size == 0:
-        raise problem("is empty (0 bytes; an interrupted write?)")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(4)
-        if head not in (b"PK\x03\x04", b"PK\x05\x06"):
-            raise problem("is not an sqnopt model file (not a ZIP/.npz archive)")
-        with zipfile.ZipFile(p) as zf:
-            arrays = {key: read_member(zf, key, problem) for key in _MEMBERS}
-            names = set(zf.namelist())
-            arrays.update({key: read_member(zf, key, problem) for key in _SCALING
-                           if f"{key}.npy" in names})
-    except ModelFileError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError,
-            struct.error, NotImplementedError, RuntimeError, OverflowError,
-            UnicodeDecodeError) as exc:
-        raise problem(f"is corrupt or truncated ({type(exc).__name__}: {exc})") from None
-    except MemoryError:
-        raise problem("is corrupt (an array claims more memory than is available)") from None
-    except OSError as exc:
-        raise problem(f"cannot be read ({exc.strerror or exc})") from None
+    def read(zf: zipfile.ZipFile) -> dict[str, Any]:
+        arrays = {key: read_member(zf, key, problem) for key in _MEMBERS}
+        names = set(zf.namelist())
+        arrays.update({key: read_member(zf, key, problem) for key in _SCALING
+                       if f"{key}.npy" in names})
+        return arrays
+
+    arrays = read_archive(p, "model file", "model file", problem, ModelFileError, read)
 
     meta_arr = arrays["meta"]
     if meta_arr.dtype.kind != "U" or meta_arr.shape != ():
