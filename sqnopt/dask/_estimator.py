@@ -214,21 +214,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if not (isinstance(self.local_batch, (int, np.integer))
                 and not isinstance(self.local_batch, bool) and self.local_batch >= 0):
             raise ValueError(f"local_batch must be an integer >= 0, got {self.local_batch!r}")
-        if self.multiclass not in ("auto", "ovr", "multinomial"):
-            raise ValueError(f"multiclass must be 'auto', 'ovr' or 'multinomial', got "
-                             f"{self.multiclass!r}")
-        a = self.alpha
-        if not isinstance(a, (int, float, np.number)) or not math.isfinite(a) or a < 0:
-            raise ValueError(f"alpha must be a finite number >= 0, got {a!r}")
-        me = self.max_iter
-        if not isinstance(me, (int, float, np.number)) or not math.isfinite(me) or me <= 0:
-            raise ValueError(f"max_iter must be a number > 0, got {me!r}")
-        if self.tol is not None and not (isinstance(self.tol, (int, float, np.number))
-                                         and math.isfinite(self.tol)):
-            raise ValueError(f"tol must be a finite number or None, got {self.tol!r}")
-        if not isinstance(self.n_iter_no_change, (int, np.integer)) or self.n_iter_no_change < 1:
-            raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
-                             f"{self.n_iter_no_change!r}")
+        # the parameters it shares with SQNClassifier: the Trainer's own checks
+        Trainer(**self._trainer_params())._check_params()
 
     def _trainer_params(self) -> dict[str, Any]:
         return dict(loss=self.loss, alpha=self.alpha, curvature=self.curvature,
