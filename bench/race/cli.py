@@ -116,7 +116,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help=f"F* cache (default {cache_path()}); 'none' disables")
     ap.add_argument("--no-duel", action="store_true", help="skip the Pegasos duel")
     ap.add_argument("--duel-only", action="store_true",
-                    help="only the Pegasos duel on news20 (printed, nothing written)")
+                    help="only the Pegasos duel on news20 (printed; with --update, written)")
+    ap.add_argument("--update", type=Path, default=None, metavar="RECORD",
+                    help="with --duel-only: replace RECORD's duel section by this measurement "
+                         "(stamped with its own date, commit and machine load) and render the "
+                         "record's table again (into docs/race.md unless --docs none)")
     ap.add_argument("--no-floors", action="store_true", help="skip the per-iteration floors")
     ap.add_argument("--list", action="store_true", help="list data sets and contenders")
     ap.add_argument("--render", type=Path, default=None, metavar="RECORD",
@@ -145,7 +149,23 @@ def duel_only(args: argparse.Namespace) -> int:
                            skipped=skipped):
         reference(p, cache)
         print(f"== Pegasos vs SGDClassifier, 10 epochs on {p.key} (F* = {p.f_star:.8g})")
-        pegasos_duel(p, repeats=args.repeats or 7)
+        load_start = _load()
+        duel = pegasos_duel(p, repeats=args.repeats or 7)
+        if args.update is not None:
+            record = json.loads(args.update.read_text())
+            duel["measured"] = {
+                "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "command": "python -m bench.race " + " ".join(sys.argv[1:]),
+                "sqnopt": _versions()["sqnopt"], "load": f"{load_start} -> {_load()}"}
+            record["pegasos_duel"] = core._rounded(duel, 4)    # as compact_record stores it
+            args.update.write_text(json.dumps(record, separators=(",", ":"), allow_nan=False)
+                                   + "\n")
+            docs = None if (args.docs or "").lower() == "none" else Path(
+                args.docs or DEFAULT_DOCS).resolve()
+            out = args.out.resolve() if args.out else args.update.resolve().parent
+            write_outputs(record, out, docs)
+            print(f"updated the duel of {args.update}; rendered {out / 'race.md'}"
+                  + (f" and {docs}" if docs else ""))
     for line in skipped:
         print(line)
     return 0
@@ -173,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rendered {out / 'race.md'}" + (f" and {docs}" if docs else ""))
         return 0
 
+    if args.update is not None and not args.duel_only:
+        raise SystemExit("--update goes with --duel-only")
     if args.duel_only:
         return duel_only(args)
     t_start = time.perf_counter()

@@ -172,7 +172,10 @@ def render_duel(d: Mapping[str, Any]) -> str:
              f"Whole `fit` calls, interleaved, best of {d['repeats']}; 1-epoch fits give the "
              "fixed cost per fit and the cost per epoch (`t(10) = fixed + 10 e`). Objective "
              f"`λ/2‖w‖² + mean hinge` as relative excess over F* = {d['f_star']:.8g}, mean over "
-             f"seeds {d['objective_seeds']}.\n",
+             f"seeds {d['objective_seeds']}."
+             + (f" Measured apart from the rest of this record, {d['measured']['created']}, by "
+                f"`{d['measured']['command']}` (sqnopt {d['measured']['sqnopt']}; load "
+                f"{d['measured']['load']})." if d.get("measured") else "") + "\n",
              "| call | 10 epochs | / SGDClassifier | 1 epoch | fixed | per epoch | "
              "relative excess |",
              "|---|---|---|---|---|---|---|"]

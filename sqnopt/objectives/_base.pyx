@@ -10,6 +10,15 @@ from sqnopt._simd cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
 
 
+cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
+    """Whether every entry of ``w[:n]`` is zero (false at the first nonzero one; NaN is nonzero)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        if w[j] != 0.0:
+            return False
+    return True
+
+
 cdef class ObjectiveKernel:
     """Base class of compiled objectives; subclasses override the ``cy_*`` methods."""
 
@@ -282,6 +291,12 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i
         cdef double total = 0.0
+        if _all_zero(w, self.n_params):
+            # w = 0, where solves start: every margin is 0, no row needs to be read (the same
+            # sum, term by term, as the general loop's)
+            for i in range(self.data.n_samples):
+                total += self.data.sample_weight[i] * self.loss(self.data.y[i] * 0.0)
+            return total / self.data.n_samples + self._reg_value(w)
         for i in range(self.data.n_samples):
             total += self.data.sample_weight[i] * self.loss(self.data.y[i] * self.data.row_dot(i, w))
         return total / self.data.n_samples + self._reg_value(w)

@@ -127,7 +127,8 @@ def take(state: SolverState, *, data_state: bool = True) -> Checkpoint:
         "history": {name: np.array(getattr(h, name), dtype=dt) for name, dt in _HISTORY},
         "monitor": {"f_ref": float(ms.f_ref), "best": float(ms.best), "last": float(ms.last),
                     "w_best": None if ms.w_best is None else ms.w_best.copy(),
-                    "best_iteration": int(ms.best_iteration), "rises": int(ms.rises)},
+                    "best_iteration": int(ms.best_iteration),
+                    "best_samples": int(ms.best_samples), "rises": int(ms.rises)},
         "bit_generator": copy.deepcopy(state.sampler.bit_generator.state),
         "kernels": kernels,
         "loop": state.loop.get_state(data_state=data_state),
@@ -249,6 +250,8 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
         f_ref=state_value(mon, "f_ref", float, "monitor"),
         best=state_value(mon, "best", float, "monitor"), w_best=w_best,
         best_iteration=state_value(mon, "best_iteration", int, "monitor"),
+        best_samples=(state_value(mon, "best_samples", int, "monitor")
+                      if "best_samples" in mon else 0),      # absent before it was recorded
         last=state_value(mon, "last", float, "monitor"),
         rises=state_value(mon, "rises", int, "monitor"))
 

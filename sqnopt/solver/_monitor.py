@@ -21,7 +21,12 @@ out by design (Pegasos' first step is ``1/lam``; its first iterates' objective c
 
 The monitor keeps a copy of the iterate with the lowest estimate seen at a check (``w_0`` at
 first); a diverged run returns that iterate, never the blown-up one. Every check is O(1) except
-the copy when the estimate improves (O(n_params)) and the confirming pass when suspicious.
+the copy when the estimate improves (O(n_params)) and the confirming pass when suspicious. At a
+check that only has the minibatch estimate, the copy is taken when the iterations since the last
+one touched at least ``KEEP_WORK`` times ``n_params`` stored values: with one-sample steps on wide
+sparse data (Pegasos on text) a check comes every few hundred row reads, and copying a dense
+iterate at each would cost as much as the steps themselves. A check with the full objective
+(history points) always copies: its pass already cost more than the copy.
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 __all__ = ["DivergenceMonitor", "MonitorState"]
+
+#: stored values the iterations must touch between two copies of the best iterate made at
+#: minibatch-estimate checks, in units of ``n_params`` (see the module docstring)
+KEEP_WORK = 8.0
 
 
 @dataclass(frozen=True)
@@ -94,15 +103,17 @@ class MonitorState:
     best: float = math.inf            #: lowest estimate at a check
     w_best: FloatArray | None = None  #: the output iterate at that check
     best_iteration: int = 0           #: the iteration of ``w_best``
+    best_samples: int = 0             #: samples processed at ``best_iteration``
     last: float = math.nan            #: the previous window estimate
     rises: int = 0                    #: consecutive rising window estimates
 
-    def keep(self, estimate: float, w: FloatArray, iteration: int) -> None:
-        """Remember ``w`` (the output iterate at ``iteration``) if ``estimate`` is the lowest
-        so far."""
+    def keep(self, estimate: float, w: FloatArray, iteration: int, samples: int = 0) -> None:
+        """Remember ``w`` (the output iterate at ``iteration``, after ``samples`` samples) if
+        ``estimate`` is the lowest so far."""
         if estimate < self.best:
             self.best = estimate
             self.best_iteration = iteration
+            self.best_samples = samples
             if self.w_best is None or self.w_best.shape != w.shape:
                 self.w_best = w.copy()
             else:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 import sqnopt.solver._pyloop as codes
 from sqnopt.solver._blas import blas_threads_limited
@@ -23,6 +24,7 @@ from sqnopt.solver._result import (
     SolveResult,
     Status,
 )
+from sqnopt.solver._monitor import KEEP_WORK
 from sqnopt.solver._state import SolverState
 
 __all__: list[str] = []
@@ -204,7 +206,7 @@ class _Runner(_SolverConfig):
             tic = time.perf_counter()
             ms.f_ref = float(state.objective.value(w))
             state.eval_time += time.perf_counter() - tic
-        ms.keep(ms.f_ref, w, state.t)
+        ms.keep(ms.f_ref, w, state.t, state.counters.n_samples)
 
     def _monitor_check(self, state: SolverState, fval: float | None) -> str | None:
         """One check of the divergence monitor (see :mod:`sqnopt.solver._monitor`): the reason
@@ -229,8 +231,19 @@ class _Runner(_SolverConfig):
                 return (f"the {kind} rose to {estimate:.6g} and the objective F(w) is {full:.6g}, "
                         f"against F(w0) = {ms.f_ref:.6g} where the solve started")
             estimate = full
-        ms.keep(estimate, state.output_iterate(), state.t)
+            fval = full
+        if estimate < ms.best and (fval is not None or self._keep_due(state)):
+            ms.keep(estimate, state.output_iterate(), state.t, c.n_samples)
         return None
+
+    @staticmethod
+    def _keep_due(state: SolverState) -> bool:
+        """Whether the iterations since the monitor's last copy of the best iterate touched
+        enough stored values (``KEEP_WORK * n_params``) to pay for another copy."""
+        X = state.data.X
+        per_sample = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1]
+        done = (state.counters.n_samples - state.monitor.best_samples) * per_sample
+        return bool(done >= KEEP_WORK * state.problem.n_params)
 
     def _diverged(self, state: SolverState, what: str) -> SolveResult:
         """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,

@@ -196,7 +196,7 @@ cdef class ScaledLoop:
     cdef double[::1] vu
     cdef Py_ssize_t st                 # stride of v in vu (1, or 2 when averaging)
     cdef double[::1] coef, dots        # per batch position
-    cdef double[::1] rowsq             # ||x_i||^2 of every sample (computed once)
+    cdef double[::1] rowsq             # ||x_i||^2 of the samples used so far (-1: not yet)
     cdef Py_ssize_t[:, ::1] ring       # batches of iterations drawn_from .. drawn_upto - 1
     cdef Py_ssize_t[::1] ring_size
     cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
@@ -268,7 +268,9 @@ cdef class ScaledLoop:
         self.vu = np.zeros(self.nf * self.st)
         self.coef = np.zeros(sampler.n_samples)
         self.dots = np.zeros(sampler.n_samples)
-        self.rowsq = _row_sqnorms(self.data)
+        # ||x_i||^2, filled the first time row i takes part in an update (-1: not yet): a pass
+        # over every row at set-up would cost as much as a third of an epoch on news20
+        self.rowsq = np.full(sampler.n_samples, -1.0)
         self.n_folds = 0
         if (previous is not None and previous.nf == self.nf and previous.average == average
                 and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg):
@@ -520,7 +522,7 @@ cdef class ScaledLoop:
         cdef double* v = &self.vu[0]
         cdef double* coef = &self.coef[0]
         cdef double* dots = &self.dots[0]
-        cdef const double* rowsq = &self.rowsq[0]
+        cdef double* rowsq = &self.rowsq[0]
         cdef double lam = self.lam
         cdef double r2 = self.radius * self.radius
         # the scalars of the representation, kept in locals (written back before returning)
@@ -582,7 +584,11 @@ cdef class ScaledLoop:
                 bound = sqrt(sq_new)
                 for s in range(size):
                     if coef[s] != 0.0:
-                        bound += fabs(eps * coef[s]) * sqrt(rowsq[batch[s]])
+                        i = batch[s]
+                        if rowsq[i] < 0.0:     # first update with row i (in cache: just read)
+                            nnz = self.data.row_view(i, &d64, &d32, &ind)
+                            rowsq[i] = _row_sqnorm(d64, d32, nnz)
+                        bound += fabs(eps * coef[s]) * sqrt(rowsq[i])
             else:
                 bound = 0.0
             b_new = b - eps * gb if self.has_intercept else 0.0
@@ -646,41 +652,44 @@ cdef class ScaledLoop:
         return status
 
 
+cdef inline double _row_sqnorm(const double* d64, const float* d32, Py_ssize_t nnz) noexcept nogil:
+    """``||x||^2`` of one stored row (its values ``d64`` or ``d32``, ``nnz`` of them): float64
+    through the dispatched SIMD dot (``vdot``, independent partial sums); float32 with four
+    accumulators (a single dependent chain of adds runs at the adds' latency)."""
+    cdef Py_ssize_t p = 0
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, x0, x1, x2, x3
+    if d64 != NULL:
+        return vdot(d64, d64, nnz)
+    while p + 4 <= nnz:
+        x0 = <double> d32[p]
+        x1 = <double> d32[p + 1]
+        x2 = <double> d32[p + 2]
+        x3 = <double> d32[p + 3]
+        a0 += x0 * x0
+        a1 += x1 * x1
+        a2 += x2 * x2
+        a3 += x3 * x3
+        p += 4
+    while p < nnz:
+        x0 = <double> d32[p]
+        a0 += x0 * x0
+        p += 1
+    return (a0 + a1) + (a2 + a3)
+
+
 def _row_sqnorms(RowData data):
-    """``||x_i||^2`` of every row, without the intercept entry. float64 rows through the
-    dispatched SIMD dot (``vdot``, independent partial sums); float32 rows with four
-    accumulators: a single dependent chain of adds ran at the adds' latency (0.70 ms for
-    news20's 1e6 stored values, about as long as the rest of the loop's set-up)."""
-    cdef Py_ssize_t i, nnz, p
+    """``||x_i||^2`` of every row, without the intercept entry (the loop itself fills them
+    lazily into its ``rowsq`` cache; this is the eager form, for tests)."""
+    cdef Py_ssize_t i, nnz
     cdef const double* d64
     cdef const float* d32
     cdef const int* ind
-    cdef double a0, a1, a2, a3, x0, x1, x2, x3
     out = np.zeros(data.n_samples)
     cdef double[::1] o = out
     with nogil:
         for i in range(data.n_samples):
             nnz = data.row_view(i, &d64, &d32, &ind)
-            if d64 != NULL:
-                o[i] = vdot(d64, d64, nnz)
-                continue
-            a0 = a1 = a2 = a3 = 0.0
-            p = 0
-            while p + 4 <= nnz:
-                x0 = <double> d32[p]
-                x1 = <double> d32[p + 1]
-                x2 = <double> d32[p + 2]
-                x3 = <double> d32[p + 3]
-                a0 += x0 * x0
-                a1 += x1 * x1
-                a2 += x2 * x2
-                a3 += x3 * x3
-                p += 4
-            while p < nnz:
-                x0 = <double> d32[p]
-                a0 += x0 * x0
-                p += 1
-            o[i] = (a0 + a1) + (a2 + a3)
+            o[i] = _row_sqnorm(d64, d32, nnz)
     return out
 
 

@@ -187,6 +187,24 @@ def test_table_rendering() -> None:
             assert len({ln.count(" | ") for ln in rows if not ln.startswith("|---")}) == 1
 
 
+def test_duel_section_says_when_it_was_measured_apart() -> None:
+    """``--duel-only --update`` re-measures the duel into an existing record: the section says
+    when, by which command and at which sqnopt; a duel from the run itself says nothing more."""
+    entry = {"call": "f()", "time": 0.02, "time_1_epoch": 0.005, "per_epoch": 0.0017,
+             "fixed": 0.0033, "excess": 0.03}
+    duel: dict[str, Any] = {"data": "d", "lam": 1e-4, "f_star": 0.13, "repeats": 7,
+                            "objective_seeds": [0, 1], "baseline": "peer",
+                            "contenders": {"ours": dict(entry, time=0.018), "peer": entry}}
+    md = report.render_duel(duel)
+    assert "**0.90×**" in md and "Measured apart" not in md
+    duel["measured"] = {"created": "2026-01-01 00:00 UTC", "sqnopt": "0.1 (abc)",
+                        "command": "python -m bench.race --duel-only --update r.json",
+                        "load": "0.1 -> 0.2"}
+    md = report.render_duel(duel)
+    assert "Measured apart from the rest of this record, 2026-01-01 00:00 UTC, by " \
+           "`python -m bench.race --duel-only --update r.json` (sqnopt 0.1 (abc)" in md
+
+
 def test_formatting() -> None:
     assert core.fmt_time(None) == "-" and core.fmt_time(math.nan) == "-"
     assert core.fmt_time(2.5e-5) == "25 µs"

@@ -81,6 +81,30 @@ def test_compiled_objectives_match_numpy_twins(fmt, dtype, component, twin) -> N
         np.testing.assert_allclose(gc, gt, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("fmt,dtype", FORMATS)
+@pytest.mark.parametrize("component,twin", ALL)
+def test_value_at_zero_reads_no_row_and_matches_the_general_sum(fmt, dtype, component,
+                                                                 twin) -> None:
+    """``F(0)`` (where every solve starts; the divergence monitor's reference) takes the shortcut
+    of all-zero margins: the same value, to the last bit, as the general loop; a single nonzero
+    entry (or a NaN) takes the general loop."""
+    data, rng = _problem(fmt, dtype, 4, True, True)
+    kc, kt = component(lam=0.2).init(data), twin(lam=0.2).init(data)
+    zero = np.zeros(data.dim)
+    f0 = kc.value(zero)
+    assert f0 == pytest.approx(kt.value(zero), rel=1e-15)
+    assert kc.value(-zero) == f0                       # -0.0 entries are zero too
+    tiny = zero.copy()
+    tiny[-1] = 1e-300     # not zero: the general loop, whose margins +-1e-300 give loss(0)
+    assert kc.value(tiny) == f0                        # the same sum, bit for bit
+    far = zero.copy()
+    far[0] = 50.0
+    assert kc.value(far) == pytest.approx(kt.value(far), rel=1e-12) and kc.value(far) != f0
+    nan = zero.copy()
+    nan[1] = np.nan
+    assert np.isnan(kc.value(nan))
+
+
 def test_logistic_is_exact_and_finite_at_extreme_margins() -> None:
     kernel = LogLoss(lam=0.0).init(prepare(np.eye(2), [0, 1]))
     m = np.array([-1e308, -1e4, -745.0, -40.0, -1e-12, 0.0, 1e-12, 40.0, 745.0, 1e4, 1e308])

@@ -103,3 +103,43 @@ def test_monitor_settings_are_validated_and_it_can_be_disabled() -> None:
     res = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(5), Constant(3.0), max_iter=30,
                  monitor=None, random_state=0).fit(X, y)
     assert res.status is Status.MAX_ITER and res.fun > 1e6
+
+
+def test_best_iterate_copies_are_amortised_over_the_work_between_checks(monkeypatch) -> None:
+    """At checks with only the minibatch estimate, the monitor copies the best iterate once the
+    steps since its last copy touched ``KEEP_WORK * n_params`` stored values: one-sample steps on
+    wide sparse data, checked every 20 iterations while the objective falls steadily, copy a few
+    times, not at each of the 100 checks; a diverged run still returns a kept iterate, never
+    worse than the start."""
+    import scipy.sparse as sp
+
+    from sqnopt.solver import _monitor
+
+    rng = np.random.default_rng(0)
+    n, d = 400, 2000
+    X = sp.random(n, d, density=0.005, format="csr", random_state=1)   # ~10 values per row
+    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
+    copies: list[int] = []
+    keep = _monitor.MonitorState.keep
+
+    def counting_keep(self, estimate, w, iteration, samples=0):  # type: ignore[no-untyped-def]
+        before = self.best_iteration
+        keep(self, estimate, w, iteration, samples)
+        if self.best_iteration != before or iteration == 0:
+            copies.append(samples)
+
+    monkeypatch.setattr(_monitor.MonitorState, "keep", counting_keep)
+    iters = 2000
+    res = Solver(("logloss", {"lam": 1e-3}), "identity", Fixed(1), Constant(0.5), max_iter=iters,
+                 report_every=20, random_state=0).fit(X, y)
+    assert res.status is Status.MAX_ITER and res.fun < 0.9 * np.log(2.0)
+    per_sample = X.nnz / n
+    assert _monitor.KEEP_WORK == 8.0
+    assert 1 <= len(copies) <= 1 + iters * per_sample / (8.0 * d)
+    assert all(b - a >= 8.0 * d / per_sample for a, b in zip(copies, copies[1:]))
+    # the same amortised copies when it diverges: a returned iterate no worse than w = 0
+    with np.errstate(all="ignore"), pytest.warns(DivergenceWarning):
+        bad = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(1), Constant(3.0),
+                     max_iter=iters, report_every=20, random_state=0).fit(X, y)
+    assert bad.status is Status.DIVERGED
+    assert np.isfinite(bad.fun) and bad.fun <= np.log(2.0) + 1e-12
