@@ -190,7 +190,6 @@ def scattered(client: Any, A: Any, rows: int) -> Any:
 
 
 def run_dataset(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    import dask.array as da
     import distributed
 
     X, y, info = load(name, args.replicate, args.criteo_bags)

@@ -137,7 +137,7 @@ def measure(log: Callable[[str], None] = print, quick: bool = False) -> dict[str
                    "floor": lambda: axpy_dot_floor(n, n_dot, n_axpy, k)}, rounds)
         add(f"oLBFGS (τ = {TAU}), n = {n}, b = {L}", t["loop"] / k, t["floor"] / k,
             2 * L * 8 * n * rowbw,
-            f"(4τ+4L+4)n multiply-adds as BLAS-1 in cache; 2L rows at the read bandwidth")
+            "(4τ+4L+4)n multiply-adds as BLAS-1 in cache; 2L rows at the read bandwidth")
     if not quick:
         n = 1000
         st = _loop_state(n, FullBFGS(), L)
