@@ -172,7 +172,8 @@ def main() -> None:
 
     # Extra reference row: Pegasos as published (its own L2 ball), in the O(nnz) scaled loop.
     out["pegasos_l2ball"] = run(
-        lambda **kw: Solver.pegasos(args.lam, average=True, **kw), 10_000, 100, X, y, Xt, yt,
+        lambda **kw: Solver.pegasos(args.lam, average=True, sampling="uniform", **kw), 10_000,
+        100, X, y, Xt, yt,
         args.seed)
 
     print("\nTraining time (s), 100 GD iterations / 10 000 online iterations "

@@ -54,7 +54,8 @@ def _runner(n_features: int, path: str, average: bool = False, columns: str = "u
             ) -> tuple[Callable[[], None], int]:
     X, y = _problem(n_features, columns)
     iters = ITERS[path] if (path == "scaled" or n_features <= 1000) else 200
-    solver = Solver.pegasos(1e-4, batch_size=1, average=average, random_state=0, path=path)
+    solver = Solver.pegasos(1e-4, batch_size=1, average=average, random_state=0, path=path,
+                            sampling="uniform")   # i.i.d. draws, as the bare loop
     state = solver.init_state(X, y)
     state.loop.run(1000, 0)   # warm-up (and the O(n) fold of the first Pegasos step)
     return (lambda: state.loop.run(iters, 0)), iters

@@ -89,13 +89,19 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
     i.e. ``w_{t+1/2} = (1 - 1/t) w_t + (1/(lam t k)) sum_{i in A_t^+} y_i x_i`` and the projection
     onto ``{||w|| <= 1/sqrt(lam)}``. On sparse data it runs in the O(nnz) scaled loop.
 
+    The batches ``A_t`` are drawn without replacement, a fresh permutation each pass
+    (``sampling="shuffle"``, random reshuffling): every example is used once per pass, where the
+    paper's i.i.d. draws leave about ``1/e`` of them out of any given pass, and reshuffled
+    stochastic steps reach a lower objective in the same number of passes (Gürbüzbalaban,
+    Ozdaglar & Parrilo 2021, "Why random reshuffling beats stochastic gradient descent").
+    ``sampling="uniform"`` gives the paper's i.i.d. draws.
+
     Parameters
     ----------
     lam
         Regularisation ``lambda`` of ``F(w) = lam/2 ||w||^2 + mean hinge``.
     batch_size
-        ``k``, examples per iteration (sampled i.i.d.; ``sampling="shuffle"`` for without
-        replacement).
+        ``k``, examples per iteration.
     average
         Output the average of the iterates (``True``) or of those after iteration ``average``;
         ``False`` outputs the last iterate, as the paper does.
@@ -108,6 +114,7 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
         with the weights. ``True`` (an unregularised intercept) is refused: it would take the
         step ``1/(lam t)`` too, ``1/lam`` at first, with nothing to pull it back.
     """
+    solver_kwargs.setdefault("sampling", "shuffle")
     return Solver(objective=_objective("hinge", lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=PegasosStep(),
                   projection=L2Ball(radius) if project else None, average=average,

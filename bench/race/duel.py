@@ -33,9 +33,9 @@ def _calls(p: Problem, epochs: int) -> dict[str, tuple[str, Callable[[int], Any]
         "sqnopt Pegasos": (f"Solver.pegasos(lam, max_epochs={epochs})",
                            lambda seed: Solver.pegasos(lam, max_epochs=epochs,
                                                        random_state=seed).fit(X, y).w),
-        "sqnopt Pegasos (shuffle)": (
-            f"Solver.pegasos(lam, max_epochs={epochs}, sampling='shuffle')",
-            lambda seed: Solver.pegasos(lam, max_epochs=epochs, sampling="shuffle",
+        "sqnopt Pegasos (i.i.d.)": (
+            f"Solver.pegasos(lam, max_epochs={epochs}, sampling='uniform')",
+            lambda seed: Solver.pegasos(lam, max_epochs=epochs, sampling="uniform",
                                         random_state=seed).fit(X, y).w),
         "sklearn SGDClassifier": (
             f"SGDClassifier(loss='hinge', alpha=lam, learning_rate='optimal', "
@@ -71,7 +71,7 @@ def pegasos_duel(p: Problem, *, repeats: int = 7, seeds: tuple[int, ...] = (0, 1
             f" ms; fixed {out[name]['fixed'] * 1e3:5.2f} ms + {per_epoch * 1e3:5.2f} ms/epoch), "
             f"excess {excess:.4f}")
     base = out["sklearn SGDClassifier"]["time"]
-    for name in ("sqnopt Pegasos", "sqnopt Pegasos (shuffle)"):
+    for name in ("sqnopt Pegasos", "sqnopt Pegasos (i.i.d.)"):
         log(f"  {name} / SGDClassifier: {out[name]['time'] / base:.3f}")
     return {"data": f"{p.key}: {p.description}; N = {p.n}, d = {p.d}", "lam": p.alpha,
             "f_star": p.f_star, "repeats": repeats, "objective_seeds": list(seeds),
