@@ -369,7 +369,9 @@ class Trainer:
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         self._check_params()
         identity = self._fit_identity()
-        fingerprint = _fit_fingerprint(Xc, yarr, classes, weights)
+        # the data's identity is only needed to check a resume and to stamp checkpoints
+        fingerprint = (_fit_fingerprint(Xc, yarr, classes, weights)
+                       if resume is not None or checkpoint is not None else {})
         if resume is not None:
             _check_resume(resume, identity, fingerprint)
         setup = self._make_setup(Xc, classes, weights)
