@@ -300,7 +300,7 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
     is below that fraction (``docs/benchmarks.md`` has the measurements).
 
     Unless given: ``gtol=1e-8`` (tested for free on full batches, at report points before),
-    ``report_every=100`` and, with no other budget, ``max_epochs=100``.
+    ``report_every=100`` and, with no other budget, ``max_iter=1000`` (as :func:`lbfgs`).
     """
     from sqnopt.gradients import ProgressiveBatch
     from sqnopt.steps import Armijo
@@ -309,7 +309,7 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
     solver_kwargs.setdefault("gtol", 1e-8)
     solver_kwargs.setdefault("report_every", 100)
     if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
-        solver_kwargs["max_epochs"] = 100
+        solver_kwargs["max_iter"] = 1000
     return Solver(objective=_objective(objective, lam), curvature=LBFGS(memory=memory),
                   schedule=Fixed(batch_size), step=step if step is not None else Armijo(),
                   gradient=ProgressiveBatch(theta=theta), **solver_kwargs)
