@@ -97,9 +97,9 @@ class ProgressiveBatch(GradientEstimator):
     (never fewer than before, at most :math:`N`; the paper enlarges the current batch, here the
     new size applies from the next iteration). The test bounds the probability that
     :math:`-Hg` fails to be a descent direction for :math:`F`; as the iterates approach the
-    optimum :math:`\lVert g \rVert` shrinks, the batch grows geometrically and the method
-    converges linearly on strongly convex problems (the paper's Theorem 3.1), ending as
-    full-batch iterations. The batch schedule gives the floor (e.g. ``Fixed(b0)``, the first
+    optimum :math:`\lVert g \rVert` shrinks and the batch grows, and the paper shows linear
+    convergence on strongly convex problems when the (population) test holds; on finite data
+    the run ends as full-batch iterations. The batch schedule gives the floor (e.g. ``Fixed(b0)``, the first
     batch). For linear-score objectives :math:`\nabla F_i^\top g = \sum_k c_{ik}\,
     \mathrm{score}_k(x_i; g)` up to the regulariser's common shift, so the test costs one row
     product per sample. Requires the ``linear_scores`` capability. The test is the paper's

@@ -133,7 +133,7 @@ def test_compiled_progressive_batching_matches_its_numpy_twin_iterate_by_iterate
     np.testing.assert_array_equal(a, c)
 
 
-def test_the_batch_grows_on_a_noisy_problem_and_stays_put_on_a_quiet_one() -> None:
+def test_the_batch_grows_on_a_noisy_problem_and_a_loose_test_keeps_the_schedules_size() -> None:
     X, y = make_boxes(2000, 10, random_state=4)
     grown = Solver(LogLoss(lam=1e-3), LBFGS(), Fixed(16), Armijo(), sampling="subset",
                    gradient=ProgressiveBatch(theta=0.3), max_iter=150, random_state=0)
