@@ -34,7 +34,7 @@ from sqnopt.interfaces import (
     Projection,
     StepRule,
 )
-from sqnopt.gradients import SAGA, SVRG, Minibatch
+from sqnopt.gradients import SAGA, SVRG, Minibatch, ProgressiveBatch
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
@@ -104,6 +104,7 @@ __all__ = [
     "Objective",
     "PegasosStep",
     "Problem",
+    "ProgressiveBatch",
     "Projection",
     "QuadraticBound",
     "RegularizedBFGS",

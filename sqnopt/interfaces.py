@@ -160,7 +160,15 @@ class CurvatureKernelLike(Protocol):
 
 @runtime_checkable
 class GradientKernelLike(Protocol):
-    """Estimates ``grad F(w)`` from a minibatch (the gradient the driver steps with)."""
+    """Estimates ``grad F(w)`` from a minibatch (the gradient the driver steps with).
+
+    Optional capabilities, read with a default of False (declared as ``readonly`` attributes by
+    compiled kernels, ``sqnopt/gradients/_base.pxd``): ``batch_gradient`` -- the estimate is the
+    plain minibatch gradient ``s(w, B)`` although the kernel keeps state, so the driver may
+    reuse a secant gradient as the estimate when the batch repeats (skipping ``estimate``);
+    ``sizes_batches`` -- the kernel chooses the sample size: the driver draws
+    ``batch_size(scheduled)`` samples, ``scheduled`` being the batch schedule's size.
+    """
 
     @property
     def plain(self) -> bool:

@@ -456,6 +456,11 @@ CONTENDERS: list[Contender] = [
               preset_trace("svrg_lbfgs", batch_size=64), batch=64, grid=VR_QN_STEPS,
               available=preset_available("svrg_lbfgs"),
               note="preset 'svrg_lbfgs' (HessianLBFGS pairs), b = 64; eta tuned"),
+    Contender("sqnopt progressive L-BFGS", "sqnopt", SMOOTH, "trace",
+              preset_trace("progressive_lbfgs", gtol=None), batch=None,
+              available=preset_available("progressive_lbfgs"),
+              note="preset 'progressive_lbfgs' (inner-product test, theta = 0.2, b0 = 512, "
+                   "Armijo), gtol=None"),
     Contender("SQNClassifier()", "sqnopt", ALL, "sweep", sqn_classifier, module="sklearn",
               max_budget=2000, note="defaults; tol=None, max_iter = budget (passes)"),
     # --- scikit-learn

@@ -17,11 +17,23 @@ cdef class GradientKernel:
             raise ValueError("dim must be >= 1")
         self.dim = dim
         self.plain = False
+        self.batch_gradient = False
+        self.sizes_batches = False
 
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,
                             Py_ssize_t* extra) noexcept nogil:
         return NAN
+
+    cdef Py_ssize_t cy_batch_size(self, Py_ssize_t scheduled) noexcept nogil:
+        return scheduled
+
+    def batch_size(self, Py_ssize_t scheduled):
+        """The size of the next batch, given the schedule's (the Python path's entry; an
+        estimator without ``sizes_batches`` returns ``scheduled``)."""
+        if scheduled < 1:
+            raise ValueError("scheduled must be >= 1")
+        return int(self.cy_batch_size(scheduled))
 
     def bind(self, objective):
         """Attach to the objective kernel of a solve (its data): called when a solve starts and
@@ -65,6 +77,7 @@ cdef class MinibatchKernel(GradientKernel):
     def __init__(self, Py_ssize_t dim):
         GradientKernel.__init__(self, dim)
         self.plain = True
+        self.batch_gradient = True
 
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,

@@ -1,16 +1,18 @@
-"""Gradient-estimator components: the minibatch gradient and the variance-reduced SVRG and
-SAGA estimates."""
+"""Gradient-estimator components: the minibatch gradient, the variance-reduced SVRG and SAGA
+estimates, and progressive batching (the minibatch gradient on batches its variance test
+sizes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sqnopt.gradients._base import MinibatchKernel
+from sqnopt.gradients._progressive import ProgressiveBatchKernel
 from sqnopt.gradients._saga import SAGAKernel
 from sqnopt.gradients._svrg import SVRGKernel
 from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
 
-__all__ = ["SAGA", "SVRG", "Minibatch"]
+__all__ = ["SAGA", "SVRG", "Minibatch", "ProgressiveBatch"]
 
 
 @dataclass(frozen=True)
@@ -79,3 +81,44 @@ class SAGA(GradientEstimator):
 
     def init(self, problem: Problem) -> SAGAKernel:
         return SAGAKernel(problem.n_params)
+
+
+@dataclass(frozen=True)
+class ProgressiveBatch(GradientEstimator):
+    r"""Progressive batching (Bollapragada, Mudigere, Nocedal, Shi & Tang, ICML 2018): the
+    minibatch gradient :math:`g = s(w, B)` on batches whose size the inner-product test
+    chooses. After each estimate on a batch of fewer than :math:`N` samples,
+
+    .. math:: \frac{\operatorname{Var}_{i \in B}\left(\nabla F_i(w)^\top g\right)}{|B|}
+              \le \theta^2 \lVert g \rVert^4
+
+    is tested (sample variance, divisor :math:`|B| - 1`); when it fails the following batches
+    have :math:`\lceil \operatorname{Var} / (\theta^2 \lVert g\rVert^4) \rceil` samples
+    (never fewer than before, at most :math:`N`; the paper enlarges the current batch, here the
+    new size applies from the next iteration). The test bounds the probability that
+    :math:`-Hg` fails to be a descent direction for :math:`F`; as the iterates approach the
+    optimum :math:`\lVert g \rVert` shrinks and the batch grows, and the paper shows linear
+    convergence on strongly convex problems when the (population) test holds; on finite data
+    the run ends as full-batch iterations. The batch schedule gives the floor (e.g. ``Fixed(b0)``, the first
+    batch). For linear-score objectives :math:`\nabla F_i^\top g = \sum_k c_{ik}\,
+    \mathrm{score}_k(x_i; g)` up to the regulariser's common shift, so the test costs one row
+    product per sample. Requires the ``linear_scores`` capability. The test is the paper's
+    inner-product test; its orthogonality test (the "augmented" one) is not applied.
+    """
+
+    theta: float = 0.9
+    name = "progressive"
+    requires = frozenset({LINEAR_SCORES})
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.theta, (int, float)) and not isinstance(self.theta, bool)
+                and self.theta > 0):
+            raise ValueError(f"ProgressiveBatch: theta must be a number > 0, got "
+                             f"{self.theta!r}")
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)        # scores per sample (one per class for softmax)
+        return 8 * 2 * problem.n_samples * K
+
+    def init(self, problem: Problem) -> ProgressiveBatchKernel:
+        return ProgressiveBatchKernel(problem.n_params, float(self.theta))

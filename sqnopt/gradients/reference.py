@@ -19,7 +19,7 @@ from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["MinibatchNumPy", "SAGANumPy", "SVRGNumPy"]
+__all__ = ["MinibatchNumPy", "ProgressiveBatchNumPy", "SAGANumPy", "SVRGNumPy"]
 
 
 class _MinibatchKernelNumPy:
@@ -117,6 +117,65 @@ class _SAGAKernelNumPy:
         return float(total) / len(b) + reg, extra
 
 
+class _ProgressiveBatchKernelNumPy:
+    plain = False
+    batch_gradient = True          # the estimate is s(w, B)
+    sizes_batches = True           # batch_size() decides the next batch's size
+
+    def __init__(self, dim: int, theta: float) -> None:
+        self.dim, self.theta = dim, theta
+        self.n_samples = 0
+        self.size = 0
+        self.n_tests = 0
+        self.n_increases = 0
+
+    def bind(self, objective: Any) -> None:
+        self.n_samples = int(objective.data.n_samples)
+        self.size = self.n_tests = self.n_increases = 0
+
+    def batch_size(self, scheduled: int) -> int:
+        return min(max(int(scheduled), self.size), self.n_samples)
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        b = np.asarray(batch, dtype=np.intp)
+        size, N = len(b), self.n_samples
+        coef, total = objective.score_derivatives(w, b)     # (size, n_scores)
+        out[:] = 0.0
+        objective.rows_axpy(b, coef, 1.0 / size, out)
+        reg = float(objective.reg_gradient_value(w, out))
+        if plain is not None:
+            plain[:] = out
+        extra = 0
+        if 2 <= size < N:
+            dots = objective.rows_dot(b, out)               # score_k(x_i; g)
+            extra += size
+            # grad F_i' g (up to the regulariser's common shift) and its sample variance, in
+            # the compiled kernel's order of operations
+            a = [sum((float(c) * float(d) for c, d in zip(coef[t], dots[t])), 0.0)
+                 for t in range(size)]
+            mean = 0.0
+            for v in a:
+                mean += v
+            mean = mean / size
+            var = 0.0
+            for v in a:
+                var += (v - mean) * (v - mean)
+            var = var / (size - 1)
+            gg = 0.0
+            for x in out:
+                gg += float(x) * float(x)
+            th2 = self.theta * self.theta
+            self.n_tests += 1
+            if var > size * th2 * gg * gg:                 # the inner-product test fails
+                need = var / (th2 * gg * gg)
+                new = N if need >= N else int(np.ceil(need))
+                if new > self.size:
+                    self.size = new
+                    self.n_increases += 1
+        return float(total) * (1.0 / size) + reg, extra
+
+
 @dataclass(frozen=True)
 class MinibatchNumPy(GradientEstimator):
     """Twin of :class:`~sqnopt.gradients.Minibatch`."""
@@ -147,3 +206,15 @@ class SAGANumPy(GradientEstimator):
 
     def init(self, problem: Problem) -> _SAGAKernelNumPy:
         return _SAGAKernelNumPy(problem.n_params)
+
+
+@dataclass(frozen=True)
+class ProgressiveBatchNumPy(GradientEstimator):
+    """Twin of :class:`~sqnopt.gradients.ProgressiveBatch`."""
+
+    theta: float = 0.9
+    name = "progressive_numpy"
+    requires = frozenset({LINEAR_SCORES})
+
+    def init(self, problem: Problem) -> _ProgressiveBatchKernelNumPy:
+        return _ProgressiveBatchKernelNumPy(problem.n_params, float(self.theta))

@@ -43,6 +43,11 @@ cdef class ObjectiveKernel:
     # out += scale * sum_t sum_k coef[t * n_scores + k] * d score_k(x_i) / d w
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil
+    # out[t * n_scores + k] = d score_k(x_i) / d w . v for sample i = batch[t]: the transpose of
+    # ``cy_rows_axpy`` (the scores are linear in w, so this is score_k of sample i at ``v``). The
+    # base class writes NaN (not provided).
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil
     # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
 

@@ -49,6 +49,12 @@ cdef class ObjectiveKernel:
                            double scale, double* out) noexcept nogil:
         pass
 
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size * self.n_scores):
+            out[t] = NAN
+
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
         return self._reg_gradient_value(w, grad)
 
@@ -106,6 +112,22 @@ cdef class ObjectiveKernel:
             raise ValueError("coef must hold n_scores numbers per batch index and out n_params")
         if bb.shape[0]:
             self.cy_rows_axpy(&bb[0], bb.shape[0], &cc[0], scale, &out[0])
+
+    def rows_dot(self, batch, const double[::1] v):
+        """``u[t, k] = d score_k(x_{batch[t]}) / d w . v``, shape ``(len(batch), n_scores)``:
+        the transpose of :meth:`rows_axpy` (NaN where the kernel does not provide it)."""
+        if self.n_scores < 1:
+            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
+                            "derivatives (n_scores = 0)")
+        if v.shape[0] != self.n_params:
+            raise ValueError("v must have n_params entries")
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        out = np.zeros((bb.shape[0], self.n_scores))
+        cdef double[:, ::1] o = out
+        if bb.shape[0]:
+            self.cy_rows_dot(&bb[0], bb.shape[0], &v[0], &o[0, 0])
+        return out
 
     def reg_gradient_value(self, const double[::1] w, double[::1] grad) -> float:
         """``grad += lam w_reg``; returns ``lam/2 ||w_reg||^2``."""
@@ -287,6 +309,12 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         for t in range(size):
             if coef[t] != 0.0:
                 self.data.row_axpy(batch[t], scale * coef[t], out)
+
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size):
+            out[t] = self.data.row_dot(batch[t], v)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i

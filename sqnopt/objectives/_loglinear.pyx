@@ -494,6 +494,13 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                 beta[y] = scale * coef[t * K + y]
             self.features_axpy(batch[t], beta, out)
 
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil:
+        # the scores of v (parameter layout, as cy_score_derivatives reads them)
+        cdef Py_ssize_t t, K = self.n_outputs
+        for t in range(size):
+            self.features_dot(batch[t], v, out + t * K)
+
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
         # D_t = g_i p (softmax of the scores): the score Hessian is g_i (diag(p) - p p')
@@ -1151,6 +1158,10 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:
         self.margin.cy_rows_axpy(batch, size, coef, scale, out)
+
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil:
+        self.margin.cy_rows_dot(batch, size, v, out)
 
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:

@@ -3,8 +3,9 @@
 
 One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 
-1. ``L = schedule(k)``; draw the minibatch ``B_t``.
-2. ``g = s(w_t, B_t)`` (objective kernel).
+1. ``L = schedule(k)`` -- or, for a gradient estimator that ``sizes_batches``, the size it
+   chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t``.
+2. ``g = s(w_t, B_t)`` (objective kernel), or the gradient estimator's estimate on ``B_t``.
 3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
    the model observe it at ``w_t`` (a model that forms a curvature pair from its batches
    returns the pair's code, counted like step 6's).
@@ -15,7 +16,9 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    offer ``(v, r)``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in
    index order every iteration), step 2 of the next iteration is that same evaluation,
    ``s(w_{t+1}, B_t)``, and is reused instead of recomputed (``n_reused_samples``); the
-   objective's minibatch gradient must be a deterministic function of ``(w, batch)``.
+   objective's minibatch gradient must be a deterministic function of ``(w, batch)``. The same
+   holds for an estimator that declares ``batch_gradient`` (its estimate is ``s(w, B)``); its
+   ``cy_estimate`` is then not called for that iteration.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
@@ -112,6 +115,8 @@ cdef class CompiledLoop:
     cdef ObjectiveKernel obj
     cdef GradientKernel est
     cdef bint plain_est
+    cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
+    cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
     cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
                                     # is not it (secant pairs and the line search read it)
     cdef CurvatureKernel curv
@@ -165,6 +170,8 @@ cdef class CompiledLoop:
             raise ValueError(f"gradient estimator has dim {gradient.dim}, expected {self.n}")
         self.est = gradient
         self.plain_est = gradient is None or gradient.plain
+        self.batch_est = self.plain_est or gradient.batch_gradient
+        self.sizing_est = gradient is not None and gradient.sizes_batches
         self.gp = np.zeros(self.n if not self.plain_est else 1)
         self.curv = curvature
         self.sched = schedule
@@ -272,7 +279,7 @@ cdef class CompiledLoop:
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
         # pair's second gradient, and the next iteration's gradient if the batch repeats.
         cdef bint search = self.step.line_search
-        cdef bint keep_next = (secant or search) and self.plain_est
+        cdef bint keep_next = (secant or search) and self.batch_est
         # With the identity the direction is the gradient buffer itself, and the gradient
         # alternates between the grad and grad_next buffers (grad_next is free without a
         # secant pair or a line search), so the direction of the last step survives a stop on a
@@ -296,6 +303,12 @@ cdef class CompiledLoop:
                 status = LOOP_MAX_SAMPLES
                 break
             size = self.sched.cy_batch_size(c.t + 1)
+            if self.sizing_est:
+                size = self.est.cy_batch_size(size)
+                if size > self.sampler.n_samples:
+                    size = self.sampler.n_samples
+                elif size < 1:
+                    size = 1
             if self.sampler.cy_draw(size, batch) != 0:
                 status = LOOP_EXHAUSTED
                 break
@@ -310,11 +323,12 @@ cdef class CompiledLoop:
             else:
                 extra = 0
                 loss = self.est.cy_estimate(self.obj, w, batch, size, g,
-                                            gp_buf if want_plain else NULL, &extra)
+                                            gp_buf if want_plain and not self.batch_est
+                                            else NULL, &extra)
                 c.n_estimator_samples += extra
                 c.n_grad_evals += 1
             self.have_next = False
-            gp = g if self.plain_est else gp_buf
+            gp = g if self.batch_est else gp_buf
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break

@@ -59,6 +59,9 @@ class PythonLoop:
         self.obj = objective
         self.est = gradient
         self.plain_est = gradient is None or bool(gradient.plain)
+        # capabilities beyond ``plain`` (see sqnopt/gradients/_base.pxd)
+        self.batch_est = self.plain_est or bool(getattr(gradient, "batch_gradient", False))
+        self.sizing_est = gradient is not None and bool(getattr(gradient, "sizes_batches", False))
         self.gp = np.zeros_like(w)
         self.curv = curvature
         self.sched = schedule
@@ -127,7 +130,7 @@ class PythonLoop:
         w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
         secant = bool(self.curv.needs_secant_pair)
         search = self.search
-        keep_next = (secant or search) and self.plain_est
+        keep_next = (secant or search) and self.batch_est
         curvature_batch = bool(self.curv.needs_curvature_batch)
         test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         want_plain = secant or search or test_full
@@ -135,6 +138,10 @@ class PythonLoop:
             if max_samples > 0 and c.n_samples >= max_samples:
                 return LOOP_MAX_SAMPLES
             size = int(self.sched.batch_size(c.t + 1))
+            if self.sizing_est:
+                assert self.est is not None
+                size = min(max(int(cast(Any, self.est).batch_size(size)), 1),
+                           self.sampler.n_samples)
             try:
                 self.batch[:size] = self.sampler.draw(size)
             except StopIteration:
@@ -151,12 +158,13 @@ class PythonLoop:
             else:
                 assert self.est is not None
                 loss, extra = self.est.estimate(self.obj, w, batch, g,
-                                                self.gp if want_plain else None)
+                                                self.gp if want_plain and not self.batch_est
+                                                else None)
                 loss = float(loss)
                 c.n_estimator_samples += int(extra)
                 c.n_grad_evals += 1
             self.have_next = False
-            gp = g if self.plain_est else self.gp
+            gp = g if self.batch_est else self.gp
             if not np.isfinite(loss):
                 return LOOP_NONFINITE_LOSS
             c.loss_sum += loss

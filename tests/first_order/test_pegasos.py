@@ -18,11 +18,11 @@ from sqnopt import (
     Solver,
 )
 from sqnopt.curvature import LBFGS, AdaGrad, HessianLBFGS, QuadraticBound
-from sqnopt.gradients import SAGA, SVRG
+from sqnopt.gradients import SAGA, SVRG, ProgressiveBatch
 from sqnopt.presets import PRESETS, make
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection
 from sqnopt.solver._scaled_loop import ScaledLoop
-from sqnopt.steps import Constant, InverseSqrt, Wolfe
+from sqnopt.steps import Armijo, Constant, InverseSqrt, Wolfe
 
 
 def _data(n: int = 300, d: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +157,7 @@ def test_presets_compose_the_named_components() -> None:
         "saga": (Identity, Fixed, Constant, type(None)),
         "svrg": (Identity, Fixed, Constant, type(None)),
         "svrg_lbfgs": (HessianLBFGS, Fixed, Constant, type(None)),
+        "progressive_lbfgs": (LBFGS, Fixed, Armijo, type(None)),
     }
     assert set(expect) == set(PRESETS)
     for name, (curv, sched, step, proj) in expect.items():
@@ -165,7 +166,8 @@ def test_presets_compose_the_named_components() -> None:
         assert isinstance(s.curvature, curv) and isinstance(s.schedule, sched)
         assert isinstance(s.step, step) and isinstance(s.projection, proj), name
         res = s.fit(X, y)
-        if name == "lbfgs":             # stops at its default gtol=1e-8 first
+        if name in ("lbfgs", "progressive_lbfgs"):   # stop at their default gtol=1e-8 first
+            # (progressive_lbfgs: the first batch, 512, is the whole of these 300 samples)
             assert res.status.value == "gtol" and 0 < res.n_iter < 50, res.message
         else:
             assert np.isfinite(res.fun) and res.n_iter == 50
@@ -173,6 +175,9 @@ def test_presets_compose_the_named_components() -> None:
     assert isinstance(make("saga", eta=0.1).gradient, SAGA)
     vr = make("svrg_lbfgs", eta=0.1, batch_size=32)
     assert isinstance(vr.gradient, SVRG) and vr.curvature_schedule == Fixed(64)
+    pb = make("progressive_lbfgs", theta=0.5, batch_size=64)
+    assert pb.gradient == ProgressiveBatch(0.5) and pb.schedule == Fixed(64)
+    assert pb.sampling == "subset"
     with pytest.raises(TypeError, match="eta"):       # no data-free default step
         make("saga")
     sqb = make("sqb", lam=0.5)

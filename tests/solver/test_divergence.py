@@ -61,6 +61,23 @@ def test_every_curvature_model_diverging_on_purpose_is_stopped(name: str) -> Non
     assert res.fun <= h.objective[0] + 1e-12          # never worse than where it started
 
 
+@pytest.mark.parametrize("name", get_registry().names("gradient"))
+def test_every_gradient_estimator_diverging_on_purpose_is_stopped(name: str) -> None:
+    """The monitor stops a run that a constant step of 1e4 blows up, whichever estimator gives
+    the gradient (variance-reduced, progressively batched): DIVERGED, the best iterate seen."""
+    X, y = make_boxes(300, 6, random_state=1)
+    solver = Solver(("logloss", {"lam": 1e-3}), "identity", Fixed(20), Constant(1e4),
+                    gradient=name, max_iter=300, random_state=0, report_every=1,
+                    history_every=1, monitor=DivergenceMonitor(warmup=0))
+    with np.errstate(all="ignore"), pytest.warns(DivergenceWarning) as record:
+        res = solver.fit(X, y)
+    assert res.status is Status.DIVERGED and not res.success
+    assert "diverged at iteration" in str(record[0].message)
+    h = res.history
+    assert np.isfinite(res.fun) and res.fun == pytest.approx(np.min(h.objective[:-1]))
+    assert res.fun <= h.objective[0] + 1e-12
+
+
 def test_a_diverged_state_cannot_be_continued() -> None:
     X, y = make_boxes(200, 4, random_state=0)
     solver = Solver("logloss", "identity", Fixed(5), Constant(1e6), max_iter=200,
