@@ -108,6 +108,16 @@ def boxes() -> tuple[np.ndarray, np.ndarray]:
     return make_boxes(400, 12, random_state=0)
 
 
+def gaussian_classes(n: int = 300, p: int = 6, k: int = 3, seed: int = 0
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` samples in ``p`` dimensions from ``k`` unit Gaussians around centres drawn with
+    scale 2; labels ``0..k-1`` in turn (every class present): a small softmax problem."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(k, p)) * 2
+    y = np.arange(n) % k
+    return centers[y] + rng.normal(size=(n, p)), y
+
+
 def as_format(X: np.ndarray, fmt: str, dtype: type) -> object:
     """X as dense or CSR in the given dtype."""
     Xc = np.ascontiguousarray(X, dtype=dtype)

@@ -21,12 +21,11 @@ from sqnopt.curvature.reference import HessianLBFGSNumPy
 from sqnopt.datasets import make_boxes
 from sqnopt.objectives import Hinge, LogLoss, Softmax
 
+from conftest import gaussian_classes
+
 
 def _multiclass(n: int = 300, p: int = 6, k: int = 3, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(k, p)) * 2
-    y = np.arange(n) % k
-    return centers[y] + rng.normal(size=(n, p)), y
+    return gaussian_classes(n, p, k, seed)
 
 
 @pytest.mark.parametrize("multi", [False, True])

@@ -12,12 +12,11 @@ from sqnopt.datasets import make_boxes
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLoss, Softmax, SquaredHinge
 from sqnopt.interfaces import BATCH_OBSERVED
 
+from conftest import gaussian_classes
+
 
 def _multiclass(n: int = 150, p: int = 6, k: int = 3, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(k, p)) * 2
-    y = np.arange(n) % k
-    return centers[y] + rng.normal(size=(n, p)), y
+    return gaussian_classes(n, p, k, seed)
 
 
 @pytest.mark.parametrize("sparse", [False, True])

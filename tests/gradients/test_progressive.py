@@ -24,12 +24,11 @@ from sqnopt.objectives import BinaryLogistic, LogLoss, Softmax, SquaredHinge
 from sqnopt.objectives.reference import LogLossNumPy
 from sqnopt.registry import get_registry
 
+from conftest import gaussian_classes
+
 
 def _multiclass(n: int = 300, p: int = 6, k: int = 3, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(k, p)) * 2
-    y = np.arange(n) % k
-    return centers[y] + rng.normal(size=(n, p)), y
+    return gaussian_classes(n, p, k, seed)
 
 
 def _bound(objective, X, y, theta=0.9, fit_intercept=False):
