@@ -34,7 +34,7 @@ from sqnopt._vec cimport vaxpy, vdot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
-from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
+from sqnopt.objectives._partition_bound cimport BoundObjectiveKernel
 
 METHODS = {"cg": SOLVE_CG, "lsqr": SOLVE_LSQR, "exact": SOLVE_EXACT}
 
