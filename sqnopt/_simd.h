@@ -282,7 +282,7 @@ SQ_UNUSED static int sq_simd_level(void)
     return sq_isa_level;
 }
 
-/* ---- the entry points (declared in _simd.pxd) ---- */
+/* ---- the entry points (declared in _vec.pxd, the vector layer every kernel cimports) ---- */
 SQ_UNUSED static inline double sq_dot(const double* a, const double* b, ptrdiff_t n)
 {
     return SQ_CALL(sq_dot, (a, b, n));

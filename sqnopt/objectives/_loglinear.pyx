@@ -13,8 +13,7 @@ from libc.math cimport INFINITY, NAN, exp, isfinite, log1p
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from sqnopt._simd cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
-from sqnopt._vec cimport SQNOPT_PREFETCH
+from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._margin cimport LogisticKernel
 from sqnopt.objectives._partition_bound cimport (

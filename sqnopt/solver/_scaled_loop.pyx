@@ -65,7 +65,7 @@ from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state
 
 from libc.math cimport fabs, isfinite, sqrt
 
-from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f
+from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, vdot, vdot_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
@@ -170,9 +170,9 @@ cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_s
                 v[ind[p] * st] += alpha * <double> d32[p]
     elif st == 1:
         if d64 != NULL:
-            vaxpy(alpha, d64, v, nnz)
+            sq_axpy(alpha, d64, v, nnz)
         else:
-            vaxpy_f(alpha, d32, v, nnz)
+            sq_axpy_f32(alpha, d32, v, nnz)
     else:
         for p in range(nnz):
             v[p * st] += alpha * (d64[p] if d64 != NULL else <double> d32[p])
