@@ -19,7 +19,8 @@ Two kinds of primitive, chosen by what the loop needs:
   ``sq_dot``'s sixteen partial sums; the kernels written with them (the curvature models in
   ``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound`` and ``_secant``, and the scaled
   sparse loop) keep them so that their iterates stay bit-for-bit what the tests pin, and
-  compiled plugins use them. ``vallfinite`` checks a vector for NaN / inf, and ``vprefetch`` /
+  compiled plugins use them; ``vsqnorm_f`` is the squared norm of a float32 vector in the same
+  order. ``vallfinite`` checks a vector for NaN / inf, and ``vprefetch`` /
   ``vprefetch_rest`` / ``SQNOPT_PREFETCH`` issue cache hints for the row layer and the loops.
 
 The axpy has one implementation, ``sq_axpy`` / ``sq_axpy_f32``: elementwise ``y[j] + x[j] * alpha``
@@ -125,6 +126,27 @@ cdef inline double vdot_f(const float* a, const double* b, Py_ssize_t n) noexcep
         j += 4
     while j < n:
         s0 += <double> a[j] * b[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double vsqnorm_f(const float* a, Py_ssize_t n) noexcept nogil:
+    """``sum_j a[j]^2`` of a float32 ``a``, accumulated in float64 in ``vdot``'s order."""
+    cdef Py_ssize_t j = 0
+    cdef double x0, x1, x2, x3, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        x0 = <double> a[j]
+        x1 = <double> a[j + 1]
+        x2 = <double> a[j + 2]
+        x3 = <double> a[j + 3]
+        s0 += x0 * x0
+        s1 += x1 * x1
+        s2 += x2 * x2
+        s3 += x3 * x3
+        j += 4
+    while j < n:
+        x0 = <double> a[j]
+        s0 += x0 * x0
         j += 1
     return (s0 + s1) + (s2 + s3)
 

@@ -65,7 +65,7 @@ from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state
 
 from libc.math cimport fabs, isfinite, sqrt
 
-from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, vdot, vdot_f
+from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, vdot, vdot_f, vsqnorm_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
@@ -647,40 +647,20 @@ cdef class ScaledLoop:
 
 
 def _row_sqnorms(RowData data):
-    """``||x_i||^2`` of every row, without the intercept entry. float64 rows through the
-    dispatched SIMD dot (``vdot``, independent partial sums); float32 rows with four
-    accumulators: a single dependent chain of adds ran at the adds' latency (0.70 ms for
-    news20's 1e6 stored values, about as long as the rest of the loop's set-up)."""
-    cdef Py_ssize_t i, nnz, p
+    """``||x_i||^2`` of every row, without the intercept entry, with four independent
+    accumulators (``vdot`` for float64 rows, ``vsqnorm_f`` for float32 ones): a single dependent
+    chain of adds would run at the adds' latency, about as long as the rest of the loop's
+    set-up on a large data set."""
+    cdef Py_ssize_t i, nnz
     cdef const double* d64
     cdef const float* d32
     cdef const int* ind
-    cdef double a0, a1, a2, a3, x0, x1, x2, x3
     out = np.zeros(data.n_samples)
     cdef double[::1] o = out
     with nogil:
         for i in range(data.n_samples):
             nnz = data.row_view(i, &d64, &d32, &ind)
-            if d64 != NULL:
-                o[i] = vdot(d64, d64, nnz)
-                continue
-            a0 = a1 = a2 = a3 = 0.0
-            p = 0
-            while p + 4 <= nnz:
-                x0 = <double> d32[p]
-                x1 = <double> d32[p + 1]
-                x2 = <double> d32[p + 2]
-                x3 = <double> d32[p + 3]
-                a0 += x0 * x0
-                a1 += x1 * x1
-                a2 += x2 * x2
-                a3 += x3 * x3
-                p += 4
-            while p < nnz:
-                x0 = <double> d32[p]
-                a0 += x0 * x0
-                p += 1
-            o[i] = (a0 + a1) + (a2 + a3)
+            o[i] = vdot(d64, d64, nnz) if d64 != NULL else vsqnorm_f(d32, nnz)
     return out
 
 
