@@ -54,7 +54,7 @@ def extensions() -> list[Extension]:
             Extension(
                 module,
                 [str(rel)],
-                # "sqnopt": the vector kernels' header (sqnopt/_simd.h, declared in _simd.pxd)
+                # "sqnopt": the vector kernels' header (sqnopt/_simd.h, declared in _vec.pxd)
                 include_dirs=[np.get_include(), "sqnopt"],
                 depends=["sqnopt/_simd.h", "sqnopt/_simd_kernels.h"],
                 define_macros=DEFINE_MACROS,

@@ -13,9 +13,8 @@
  *      code serves other targets such as arm64, not measured there);
  *   P  a struct of 8 doubles (the baseline of other compilers).
  *
- * (GCC 12 compiles W for AVX2 through the stack: a dot product of 1000 doubles took 9x as long
- * with W as with S, and an oBFGS iteration at n = 1000 2.2x; see docs/benchmarks.md,
- * "Vector-kernel variants".) The variant is picked once per module when it loads, from the CPU
+ * (GCC 12 compiles W for AVX2 through the stack, several times slower than S; the measurements
+ * are in docs/benchmarks.md, "Vector-kernel variants".) The variant is picked once per module when it loads, from the CPU
  * (__builtin_cpu_supports), and can be capped for tests and benchmarks with the environment
  * variable SQNOPT_SIMD=baseline|avx2|avx512f (sqnopt.simd_variant() names the one in use). With
  * other compilers or platforms only the baseline variant is built.
@@ -282,7 +281,7 @@ SQ_UNUSED static int sq_simd_level(void)
     return sq_isa_level;
 }
 
-/* ---- the entry points (declared in _simd.pxd) ---- */
+/* ---- the entry points (declared in _vec.pxd, the vector layer every kernel cimports) ---- */
 SQ_UNUSED static inline double sq_dot(const double* a, const double* b, ptrdiff_t n)
 {
     return SQ_CALL(sq_dot, (a, b, n));

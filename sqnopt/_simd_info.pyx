@@ -10,7 +10,7 @@ Every variant gives bit-identical results; only the speed differs.
 import os
 import warnings
 
-from sqnopt._simd cimport sq_simd_level
+from sqnopt._vec cimport sq_simd_level
 
 VARIANTS = ("baseline", "avx2", "avx512f")
 

@@ -1,12 +1,68 @@
 # cython: language_level=3
-"""Inline vector helpers shared by the compiled kernels (and available to plugins via cimport).
+"""The vector layer of sqnopt: every compiled kernel (and a compiled plugin) cimports its vector
+primitives from here, and from nowhere else.
 
-Reductions use four independent accumulators: the adds do not form one dependency chain, so
-they run at throughput instead of latency (docs/benchmarks.md). The summation order
-therefore differs from a naive left-to-right loop by rounding only.
+Two kinds of primitive, chosen by what the loop needs:
+
+* **Dispatched 8-lane kernels** (``sq_*``, C in ``sqnopt/_simd.h`` and ``_simd_kernels.h``):
+  compiled for AVX-512F, AVX2 and baseline x86-64 and picked once per module when it loads (the
+  environment variable ``SQNOPT_SIMD=baseline|avx2|avx512f`` caps the choice; ``sq_simd_level``
+  and :func:`sqnopt.simd_variant` name it). Every variant does the same loads, multiplies and
+  adds in the same order (no FMA contraction: the build passes ``-ffp-contract=off``), so the
+  results are bit-identical on every CPU. Reductions (``sq_dot``, ``sq_dot_f32``,
+  ``sq_axpy_sqnorm``, ``sq_axpy_dot``) sum 16 partial sums in the fixed order documented in
+  ``_simd.h``. Use them for the O(n) and O(n^2) loops over dense vectors and rows: dots,
+  axpys, the fused trial step, the L-BFGS two-loop recursion and the oBFGS matrix passes.
+* **Inline helpers** (``v*``, below): compiled into the calling module. ``vdot`` / ``vdot_f``
+  reduce with four accumulators (term ``j`` of the full blocks of 4 into accumulator ``j mod 4``,
+  the tail into the first, result ``(s0 + s1) + (s2 + s3)``), which rounds differently from
+  ``sq_dot``'s sixteen partial sums; the kernels written with them (the curvature models in
+  ``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound`` and ``_secant``, and the scaled
+  sparse loop) keep them so that their iterates stay bit-for-bit what the tests pin, and
+  compiled plugins use them; ``vsqnorm_f`` is the squared norm of a float32 vector in the same
+  order. ``vallfinite`` checks a vector for NaN / inf, and ``vprefetch`` /
+  ``vprefetch_rest`` / ``SQNOPT_PREFETCH`` issue cache hints for the row layer and the loops.
+
+The axpy has one implementation, ``sq_axpy`` / ``sq_axpy_f32``: elementwise ``y[j] + x[j] * alpha``
+rounds the same in any order, so the dispatched kernel serves every caller.
+
+Building against this module: the extension's C include path needs the directory of
+``_simd.h`` (sqnopt's package directory); ``Cython.Build.cythonize`` adds it from this file's
+location, and ``setup.py`` lists it explicitly.
 """
 
 from libc.math cimport isfinite
+
+
+cdef extern from "_simd.h" nogil:
+    # the variant in use: 0 baseline, 1 AVX2, 2 AVX-512F
+    int sq_simd_level()
+    # sum_j a[j] b[j] (sixteen partial sums, the order of _simd.h)
+    double sq_dot(const double* a, const double* b, Py_ssize_t n)
+    double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
+    # y += alpha x
+    void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
+    void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
+    # y += alpha x; returns x . x in the order of sq_dot(x, x, n)
+    double sq_axpy_sqnorm(double alpha, const double* x, double* y, Py_ssize_t n)
+    # out = w - eps d; returns True iff every entry of out is finite
+    bint sq_step_allfinite(const double* w, double eps, const double* d, double* out,
+                           Py_ssize_t n)
+    # q += alpha x, then returns y . q
+    double sq_axpy_dot(double alpha, const double* x, double* q, const double* y, Py_ssize_t n)
+    # the L-BFGS two-loop recursion over a ring of tau pairs (see sqnopt/curvature/_lbfgs.pyx)
+    void sq_two_loop(Py_ssize_t n, const double* V, const double* R, Py_ssize_t ld,
+                     Py_ssize_t tau, Py_ssize_t m, Py_ssize_t head, const double* rho,
+                     double* alpha, double gamma, const double* g, double* out)
+    # the oBFGS matrix passes (see sqnopt/curvature/_bfgs.pyx)
+    void sq_symv2_merge_upper(Py_ssize_t n, double* M, Py_ssize_t ld, Py_ssize_t m,
+                              const double* A, const double* B, Py_ssize_t lda,
+                              const double* x1, const double* x2, double* y1, double* y2)
+    void sq_syr2_shift_copy_upper(Py_ssize_t n, double* B, Py_ssize_t ld, double alpha,
+                                  const double* x, double beta, const double* y, double delta,
+                                  double* F)
+    int sq_potrf_upper(Py_ssize_t n, double* F, Py_ssize_t ld)
+    void sq_potrs_upper(Py_ssize_t n, const double* U, Py_ssize_t ld, double* b)
 
 
 cdef extern from *:
@@ -74,18 +130,25 @@ cdef inline double vdot_f(const float* a, const double* b, Py_ssize_t n) noexcep
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline void vaxpy(double alpha, const double* x, double* y, Py_ssize_t n) noexcept nogil:
-    """``y += alpha * x``."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        y[j] += alpha * x[j]
-
-
-cdef inline void vaxpy_f(double alpha, const float* x, double* y, Py_ssize_t n) noexcept nogil:
-    """``y += alpha * x`` with a float32 ``x``."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        y[j] += alpha * <double> x[j]
+cdef inline double vsqnorm_f(const float* a, Py_ssize_t n) noexcept nogil:
+    """``sum_j a[j]^2`` of a float32 ``a``, accumulated in float64 in ``vdot``'s order."""
+    cdef Py_ssize_t j = 0
+    cdef double x0, x1, x2, x3, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        x0 = <double> a[j]
+        x1 = <double> a[j + 1]
+        x2 = <double> a[j + 2]
+        x3 = <double> a[j + 3]
+        s0 += x0 * x0
+        s1 += x1 * x1
+        s2 += x2 * x2
+        s3 += x3 * x3
+        j += 4
+    while j < n:
+        x0 = <double> a[j]
+        s0 += x0 * x0
+        j += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline bint vallfinite(const double* a, Py_ssize_t n) noexcept nogil:

@@ -56,12 +56,11 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dsymv, dsyr2
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
-from sqnopt._simd cimport (
-    sq_simd_level, sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
-    sq_syr2_shift_copy_upper,
-)
 from sqnopt._simd_info import VARIANTS as _VARIANTS
-from sqnopt._vec cimport vaxpy, vdot
+from sqnopt._vec cimport (
+    sq_simd_level, sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
+    sq_syr2_shift_copy_upper, vdot,
+)
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -193,7 +192,7 @@ cdef class BFGSKernel(SecantKernel):
         else:
             self._products(g, g, out, &self.h2[0], False)
         if Gamma != 0.0:
-            vaxpy(Gamma, g, out, self.dim)
+            sq_axpy(Gamma, g, out, self.dim)
 
     cdef void _products(self, const double* x1, const double* x2, double* y1, double* y2,
                         bint two) noexcept nogil:

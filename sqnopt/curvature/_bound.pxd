@@ -2,7 +2,7 @@
 """Quadratic-bound curvature (SQB, Aravkin, Choromanska, Jebara & Kanevsky 2014)."""
 
 from sqnopt.curvature._base cimport CurvatureKernel
-from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
+from sqnopt.objectives._partition_bound cimport BoundObjectiveKernel
 
 cdef enum:
     SOLVE_CG = 0

@@ -30,11 +30,11 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
-from sqnopt._vec cimport vaxpy, vdot
+from sqnopt._vec cimport sq_axpy, vdot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
-from sqnopt.objectives._loglinear cimport BoundObjectiveKernel
+from sqnopt.objectives._partition_bound cimport BoundObjectiveKernel
 
 METHODS = {"cg": SOLVE_CG, "lsqr": SOLVE_LSQR, "exact": SOLVE_EXACT}
 
@@ -185,7 +185,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             self._obj.cy_bound_matvec(self._batch, self.batch_size, self._factor, v, out)
         else:
             memset(out, 0, n * sizeof(double))
-        vaxpy(self.eta, v, out, n)
+        sq_axpy(self.eta, v, out, n)
         self.n_matvecs += 1
 
     cdef int _factorize(self) noexcept nogil:
@@ -259,9 +259,9 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             if not pAp > 0.0:
                 break
             a = rr / pAp
-            vaxpy(a, p, out, n)
+            sq_axpy(a, p, out, n)
             cd += a * cp
-            vaxpy(-a, Ap, r, n)
+            sq_axpy(-a, Ap, r, n)
             cr -= a * cap
             rr_new = vdot(r, r, n) + cr * cr * off2
             it += 1

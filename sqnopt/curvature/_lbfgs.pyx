@@ -26,8 +26,7 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
-from sqnopt._simd cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop
-from sqnopt._vec cimport vaxpy, vdot
+from sqnopt._vec cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop, vdot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -85,9 +84,9 @@ cdef class LBFGSKernel(SecantKernel):
             jdx = first
             for k in range(i):
                 c = self.rho[jdx] * vdot(&self.R[jdx, 0], &self.V[idx, 0], n)
-                vaxpy(c, &self.R[jdx, 0], a, n)
+                sq_axpy(c, &self.R[jdx, 0], a, n)
                 c = vdot(&self.A[k, 0], &self.V[idx, 0], n)
-                vaxpy(-c, &self.A[k, 0], a, n)
+                sq_axpy(-c, &self.A[k, 0], a, n)
                 jdx = jdx + 1 if jdx < tau - 1 else 0
             sbs = vdot(a, &self.V[idx, 0], n)
             if not (isfinite(sbs) and sbs > 0.0):
@@ -101,9 +100,9 @@ cdef class LBFGSKernel(SecantKernel):
         idx = first
         for i in range(m):
             c = self.rho[idx] * vdot(&self.R[idx, 0], v, n)
-            vaxpy(c, &self.R[idx, 0], out, n)
+            sq_axpy(c, &self.R[idx, 0], out, n)
             c = vdot(&self.A[i, 0], v, n)
-            vaxpy(-c, &self.A[i, 0], out, n)
+            sq_axpy(-c, &self.A[i, 0], out, n)
             idx = idx + 1 if idx < tau - 1 else 0
         return 0
 

@@ -17,7 +17,7 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from sqnopt._simd cimport sq_dot
+from sqnopt._vec cimport sq_dot
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel

@@ -38,7 +38,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd, dsytrf, dsytrs
 
-from sqnopt._vec cimport vaxpy, vdot
+from sqnopt._vec cimport sq_axpy, vdot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -260,7 +260,7 @@ cdef class RESEigKernel(SecantKernel):
                 self.xh[i] = self.gh[i] / (self.lam[i] + self.shift)
         self._rotate(&self.xh[0], out, False)
         if self.Gamma != 0.0:
-            vaxpy(self.Gamma, g, out, n)
+            sq_axpy(self.Gamma, g, out, n)
 
     cdef int cy_hessian_vector(self, const double* v, double* out) noexcept nogil:
         self._rotate(v, &self.t1[0], True)

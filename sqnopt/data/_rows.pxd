@@ -6,8 +6,7 @@ Kernels never look at the storage; they ask a :class:`RowData` for ``x_i . w`` a
 coordinate of every parameter block (``w[dim - 1]``) and the row behaves as ``[x_i, 1]``.
 """
 
-from sqnopt._simd cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
-from sqnopt._vec cimport vprefetch_rest
+from sqnopt._vec cimport sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32, vprefetch_rest
 
 
 # ---- the row arithmetic (one definition: the RowData methods and the row views below) ------

@@ -5,7 +5,6 @@ from sqnopt.objectives._base import MarginObjectiveKernel, ObjectiveKernel
 from sqnopt.objectives._components import Hinge, LogLoss, SquaredHinge
 from sqnopt.objectives._loglinear import (
     BinaryLogisticKernel,
-    BoundObjectiveKernel,
     LogLinearKernel,
     SoftmaxKernel,
     StackedLogLinearKernel,
@@ -17,6 +16,7 @@ from sqnopt.objectives._loglinear_components import (
     softmax_joint_features,
 )
 from sqnopt.objectives._margin import HingeKernel, LogisticKernel, SquaredHingeKernel
+from sqnopt.objectives._partition_bound import BoundObjectiveKernel
 
 __all__ = [
     "BinaryLogistic",

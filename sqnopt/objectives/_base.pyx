@@ -6,7 +6,7 @@ import numpy as np
 from libc.math cimport NAN, isfinite
 from libc.string cimport memset
 
-from sqnopt._simd cimport sq_axpy, sq_axpy_sqnorm, sq_dot
+from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
 
 

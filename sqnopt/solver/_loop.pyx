@@ -40,8 +40,7 @@ import numpy as np
 
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 
-from sqnopt._simd cimport sq_step_allfinite
-from sqnopt._vec cimport vallfinite
+from sqnopt._vec cimport sq_step_allfinite, vallfinite
 from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )

@@ -65,7 +65,7 @@ from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state
 
 from libc.math cimport fabs, isfinite, sqrt
 
-from sqnopt._vec cimport SQNOPT_PREFETCH, vaxpy, vaxpy_f, vdot, vdot_f
+from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, vdot, vdot_f, vsqnorm_f
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
@@ -170,9 +170,9 @@ cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_s
                 v[ind[p] * st] += alpha * <double> d32[p]
     elif st == 1:
         if d64 != NULL:
-            vaxpy(alpha, d64, v, nnz)
+            sq_axpy(alpha, d64, v, nnz)
         else:
-            vaxpy_f(alpha, d32, v, nnz)
+            sq_axpy_f32(alpha, d32, v, nnz)
     else:
         for p in range(nnz):
             v[p * st] += alpha * (d64[p] if d64 != NULL else <double> d32[p])
@@ -653,28 +653,9 @@ cdef class ScaledLoop:
 
 
 cdef inline double _row_sqnorm(const double* d64, const float* d32, Py_ssize_t nnz) noexcept nogil:
-    """``||x||^2`` of one stored row (its values ``d64`` or ``d32``, ``nnz`` of them): float64
-    through the dispatched SIMD dot (``vdot``, independent partial sums); float32 with four
-    accumulators (a single dependent chain of adds runs at the adds' latency)."""
-    cdef Py_ssize_t p = 0
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, x0, x1, x2, x3
-    if d64 != NULL:
-        return vdot(d64, d64, nnz)
-    while p + 4 <= nnz:
-        x0 = <double> d32[p]
-        x1 = <double> d32[p + 1]
-        x2 = <double> d32[p + 2]
-        x3 = <double> d32[p + 3]
-        a0 += x0 * x0
-        a1 += x1 * x1
-        a2 += x2 * x2
-        a3 += x3 * x3
-        p += 4
-    while p < nnz:
-        x0 = <double> d32[p]
-        a0 += x0 * x0
-        p += 1
-    return (a0 + a1) + (a2 + a3)
+    """``||x||^2`` of one stored row (its values ``d64`` or ``d32``, ``nnz`` of them), with
+    independent partial sums (``vdot`` / ``vsqnorm_f``)."""
+    return vdot(d64, d64, nnz) if d64 != NULL else vsqnorm_f(d32, nnz)
 
 
 def _row_sqnorms(RowData data):

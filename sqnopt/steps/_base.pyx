@@ -18,7 +18,7 @@ import numpy as np
 
 from libc.math cimport isfinite, sqrt, NAN
 
-from sqnopt._simd cimport sq_dot, sq_step_allfinite
+from sqnopt._vec cimport sq_dot, sq_step_allfinite
 from sqnopt.objectives._base cimport ObjectiveKernel
 
 

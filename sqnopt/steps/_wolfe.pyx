@@ -27,7 +27,7 @@ import numpy as np
 
 from libc.math cimport isfinite, fabs, sqrt, NAN, INFINITY
 
-from sqnopt._simd cimport sq_dot, sq_step_allfinite
+from sqnopt._vec cimport sq_dot, sq_step_allfinite
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.steps._base cimport StepKernel
 

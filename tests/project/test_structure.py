@@ -23,8 +23,9 @@ def test_every_compiled_module_has_a_stub() -> None:
 
 
 def test_pxd_files_are_installed_for_cimport() -> None:
-    for name in ("objectives/_base.pxd", "curvature/_base.pxd", "schedules/_base.pxd",
-                 "steps/_base.pxd", "projections/_base.pxd", "data/_rows.pxd", "_vec.pxd"):
+    for name in ("objectives/_base.pxd", "objectives/_partition_bound.pxd", "curvature/_base.pxd",
+                 "schedules/_base.pxd", "steps/_base.pxd", "projections/_base.pxd", "data/_rows.pxd",
+                 "_vec.pxd"):
         assert (PKG / name).exists(), f"{name} is not installed"
 
 

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sqnopt import BinaryLogistic, LogLinear, Softmax
 from sqnopt.data import prepare
 from sqnopt.objectives import softmax_joint_features
-from sqnopt.objectives._loglinear import py_bound_weight
+from sqnopt.objectives._partition_bound import py_bound_weight
 from sqnopt.objectives.reference import bound_numpy
 from tests.conftest import as_format
 
