@@ -1,11 +1,15 @@
 """Convergence figures in the style of the papers (needs ``pip install 'sqnopt[plot]'``).
 
 * :func:`plot_histories`: objective vs samples processed (``Lt``), effective passes or time,
-  one line per method, logarithmic axes (papers 000/003 Figs. 1-2, paper 004 Fig. 1);
+  one line per method, logarithmic axes (the RES and oLBFGS papers' Figs. 1-2, SQB's Fig. 1);
 * :func:`plot_histograms`: distribution of a final value (objective, time to target, accuracy)
-  over many realizations, one histogram per method (paper 000 Fig. 3, paper 003 Figs. 1-4);
+  over many realizations, one histogram per method (RES Fig. 3, oLBFGS Figs. 1-4);
 * :func:`plot_binned_fractions`: fraction of samples per value bin, grouped bars per method
-  (paper 003 Figs. 6-7: predicted click-through rates).
+  (oLBFGS Figs. 6-7: predicted click-through rates).
+
+(RES: Mokhtari & Ribeiro, "A quasi-Newton method for large scale support vector machines", 2014;
+oLBFGS: Mokhtari & Ribeiro, "Global convergence of online limited memory BFGS", 2015; SQB:
+Aravkin, Choromanska, Jebara & Kanevsky, "Semistochastic quadratic bound methods", 2014.)
 
 Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot state, works
 without a display); :func:`save_figure` writes them.
@@ -122,7 +126,7 @@ def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, Hi
     """Objective vs ``x``, one line per method, in the style of the papers' figures; returns
     the figure.
 
-    * ``x``: samples processed ``Lt`` (papers 000 and 003), effective passes (paper 004),
+    * ``x``: samples processed ``Lt`` (RES, oLBFGS), effective passes (SQB),
       time or iterations; logarithmic axes unless ``logx`` / ``logy`` are false.
     * The starting point ``F(w_0)`` (at ``x = 0``) is kept on a logarithmic x axis: the axis is
       then linear between 0 and its first decade (``symlog``), so every run starts at its
@@ -226,7 +230,7 @@ def plot_binned_fractions(values: Mapping[str, ArrayLike], *,
                           xlabel: str = "predicted probability", title: str | None = None,
                           figsize: tuple[float, float] = (6.0, 4.2)) -> Any:
     """Fraction of each method's values falling in each bin ``[a, b]`` of ``edges``, as grouped
-    bars (paper 003, eqs. 41-42 and Figs. 6-7); returns the figure."""
+    bars (oLBFGS, eqs. 41-42 and Figs. 6-7); returns the figure."""
     fig, ax = _new_axes(ax, figsize)
     e = np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or e.size < 2 or np.any(np.diff(e) <= 0):

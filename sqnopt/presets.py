@@ -128,7 +128,7 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
 def sgd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
         batch_size: int = 1, average: bool | int = False, projection: Projection | None = None,
         **solver_kwargs: Any) -> Solver:
-    """Stochastic (sub)gradient descent with ``eps_t = eps0 / sqrt(t + 1)`` (paper 002's SGD)."""
+    """Stochastic (sub)gradient descent with ``eps_t = eps0 / sqrt(t + 1)`` (the SGD of the Pegasos course notes, "On Pegasos and first order optimizers")."""
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
                   projection=projection, average=average, **solver_kwargs)
@@ -154,7 +154,7 @@ def smd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: f
         radius: float = 10.0, inner: Projection | None = None, batch_size: int = 1,
         average: bool | int = False, **solver_kwargs: Any) -> Solver:
     """Stochastic mirror descent, Euclidean and lazy: ``theta -= eps_t g``, ``w = P(theta)``
-    with ``P`` the l1 ball of ``radius`` unless ``inner`` is given (paper 002, Sec. 3.2)."""
+    with ``P`` the l1 ball of ``radius`` unless ``inner`` is given (the Pegasos course notes, Sec. 3.2)."""
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
                   projection=LazyProjection(inner=inner if inner is not None else L1Ball(radius)),
@@ -164,7 +164,7 @@ def smd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: f
 def seg_pm(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
            radius: float = 10.0, batch_size: int = 1, average: bool | int = False,
            **solver_kwargs: Any) -> Solver:
-    """Stochastic exponentiated gradient +- on the l1 ball of ``radius`` (paper 002)."""
+    """Stochastic exponentiated gradient +- on the l1 ball of ``radius`` (the Pegasos course notes)."""
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
                   schedule=Fixed(batch_size), step=InverseSqrt(eps0=eps0),
                   projection=ExpGradPM(radius=radius), average=average, **solver_kwargs)
@@ -174,7 +174,7 @@ def gd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps: flo
        step: StepRule | None = None, projection: Projection | None = None,
        **solver_kwargs: Any) -> Solver:
     """Full-batch (sub)gradient descent: ``Full`` schedule, ``Constant(eps)`` unless ``step`` is
-    given (e.g. ``PegasosStep()`` for the ``1/(lam t)`` step of paper 002's GD). Every batch is
+    given (e.g. ``PegasosStep()`` for the ``1/(lam t)`` step of the Pegasos course notes' GD). Every batch is
     the whole training set: the samplers answer a request for ``N`` indices with the full batch."""
     return Solver(objective=_objective(objective, lam), curvature=Identity(), schedule=Full(),
                   step=step if step is not None else Constant(eps=eps), projection=projection,

@@ -12,7 +12,7 @@ with ``r~ = r - delta v`` and provided ``v'r~ > 0``,
 Two exact implementations:
 
 * **inverse form** (``delta = 0``): keep ``H = B^{-1}`` and apply the BFGS inverse update
-  (Nocedal & Wright 2006, eq. 6.17; paper 003 eq. 6), the Sherman-Morrison-Woodbury image of the
+  (Nocedal & Wright 2006, eq. 6.17; Mokhtari & Ribeiro 2015 eq. 6), the Sherman-Morrison-Woodbury image of the
   rank-two update of ``B``:
   ``H+ = (I - rho v r') H (I - rho r v') + rho v v'`` with ``rho = 1/v'r``, written as one
   symmetric rank-two update ``H+ = H - rho (v z' + z v')`` with ``u = H r`` and

@@ -233,7 +233,7 @@ def _to_float(v: Any, col: str) -> float:
 
 def balancing_gamma(y: ArrayLike, positive: Any = 1) -> float:
     """``γ = #negatives / #positives``: with clicked ads weighted by ``γ`` both classes weigh the
-    same (paper 003, Sec. 5.3: ``γ = 18.2`` for 5.2% clicks)."""
+    same (Mokhtari & Ribeiro 2015, oLBFGS, Sec. 5.3: ``γ = 18.2`` for 5.2% clicks)."""
     yy = np.asarray(y)
     n_pos = int(np.sum(yy == positive))
     if n_pos == 0:
@@ -243,7 +243,7 @@ def balancing_gamma(y: ArrayLike, positive: Any = 1) -> float:
 
 def click_weights(y: ArrayLike, gamma: float | str = "balance", positive: Any = 1
                   ) -> NDArray[np.float64]:
-    """Sample weights of eq. (43) of paper 003: ``γ`` for clicked ads, 1 for the others
+    """Sample weights of eq. (43) of Mokhtari & Ribeiro 2015 (oLBFGS): ``γ`` for clicked ads, 1 for the others
     (``gamma="balance"`` uses :func:`balancing_gamma`)."""
     yy = np.asarray(y)
     g = balancing_gamma(yy, positive) if gamma == "balance" else float(gamma)

@@ -97,7 +97,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Minibatch sampling; ``"auto"`` is the recipe's (``"subset"``, distinct samples per
         batch, for growing batches; else ``"uniform"``). ``"weighted"`` draws samples with
         probability proportional to their (class) weights instead of weighting their losses
-        (paper 003, Sec. 5.3).
+        (Mokhtari & Ribeiro 2015, oLBFGS, Sec. 5.3).
     multiclass : {"auto", "ovr", "multinomial"}, default="auto"
         Strategy for more than two classes (see above).
     class_weight : dict, "balanced" or None, default=None

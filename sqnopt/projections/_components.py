@@ -50,7 +50,7 @@ class L1Ball(Projection):
     r"""Euclidean projection onto ``{w : ||w_reg||_1 <= radius}`` (soft thresholding).
 
     Exact, expected O(n) (randomized pivot; Duchi, Shalev-Shwartz, Singer & Chandra, ICML 2008,
-    Fig. 2). The Pegasos notes (paper 002, Sec. 3.2) constrain every method to the l1 ball of
+    Fig. 2). The Pegasos course notes (Sec. 3.2) constrain every method to the l1 ball of
     radius 10.
     """
 
@@ -102,7 +102,7 @@ class LazyProjection(MirrorMap):
     r"""Euclidean lazy mirror descent: ``theta <- theta - eps d``, ``w = P(theta)``.
 
     With ``inner=L1Ball(10)`` and a ``1/sqrt(t)`` step this is the stochastic mirror descent
-    (SMD) of the Pegasos notes (paper 002, Sec. 3.2); with ``inner=None`` it is plain SGD. The
+    (SMD) of the Pegasos course notes (Sec. 3.2); with ``inner=None`` it is plain SGD. The
     gradient is taken at the projected point ``w``, the update accumulates in the unprojected
     ``theta`` (unlike projected SGD, which restarts from ``P(theta)``).
     """
@@ -134,7 +134,7 @@ class ExpGradPM(MirrorMap):
 
     i.e. multiplicative updates of ``2n`` weights on the simplex whose difference, times ``z``,
     is ``w``; the iterates stay inside the l1 ball (its own Bregman projection is the
-    normalisation). With a ``1/sqrt(t)`` step: the SEG+- of the Pegasos notes (paper 002).
+    normalisation). With a ``1/sqrt(t)`` step: the SEG+- of the Pegasos course notes.
     Starts at ``w = 0`` (uniform weights) unless ``w0`` is given strictly inside the ball.
     """
 

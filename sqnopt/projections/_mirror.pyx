@@ -14,7 +14,7 @@ stateful map, not an idempotent projection; :meth:`MirrorMapKernel.start` sets `
 starting point (the solver calls it when the solve is built).
 
 * :class:`LazyProjectionKernel`: ``psi = ||w||^2 / 2``, ``w = P_K(theta)`` with a Euclidean
-  projection ``P_K`` (e.g. the l1 ball): stochastic mirror descent of the Pegasos notes (paper 002).
+  projection ``P_K`` (e.g. the l1 ball): stochastic mirror descent of the Pegasos course notes.
   Without constraint it is plain SGD.
 * :class:`ExpGradPMKernel`: exponentiated gradient +- (Kivinen & Warmuth 1997): ``w = z (p+ - p-)``
   with ``(p+, p-)`` on the ``2n``-simplex, ``p+-_j ~ exp(+-theta_j)``, i.e.
