@@ -13,11 +13,12 @@ process. Prints min / median over rounds (µs per iteration) and python-loop/com
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _ab  # noqa: E402
 
 CODE = r'''
 import json, sys
@@ -37,32 +38,13 @@ print(json.dumps(out))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--short", action="store_true",
-                    help="only compiled and bare at n = 100, rows in L3")
-    a = ap.parse_args()
-    trees = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
-    res: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-    for _ in range(a.rounds):
-        for tag, root in trees.items():
-            env = dict(os.environ, PYTHONPATH=root, OPENBLAS_NUM_THREADS="1")
-            p = subprocess.run([sys.executable, "-c", CODE, "short" if a.short else "full"],
-                               cwd=root, env=env,
-                               capture_output=True, text=True, check=True)
-            res[tag].append(json.loads(p.stdout.strip().splitlines()[-1]))
-    print(f"{'case':24s} {'old min / q1 / median':>26s} {'new min / q1 / median':>26s}"
-          "  (us per iteration)")
-    for key in res["old"][0]:
-        o = sorted(d[key] for d in res["old"])
-        nw = sorted(d[key] for d in res["new"])
-        print(f"{key:24s} {o[0]:8.3f} / {o[len(o) // 4]:6.3f} / {o[len(o) // 2]:6.3f} "
-              f"{nw[0]:8.3f} / {nw[len(nw) // 4]:6.3f} / {nw[len(nw) // 2]:6.3f}")
+    a = _ab.parse(__doc__, rounds=5, extra=lambda ap: ap.add_argument(
+        "--short", action="store_true", help="only compiled and bare at n = 100, rows in L3"))
+    res = _ab.interleave(a, CODE, "short" if a.short else "full")
+    _ab.table(res, "us per iteration", width=24, quantiles=(4, 2), digits=3)
     if a.short:
         return
-    for tag in trees:
+    for tag in res:
         r = [d["python n=100 N=10000"] / d["compiled n=100 N=10000"] for d in res[tag]]
         print(f"{tag} python-loop/compiled per round: " + ", ".join(f"{x:.1f}" for x in r))
 

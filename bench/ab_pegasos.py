@@ -13,14 +13,13 @@ its process. Prints min / median over rounds (ms) and the 10-epoch ratio to SGDC
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import _ab  # noqa: E402
 
 CODE = r'''
 import gc, json, sys, time, warnings
@@ -57,29 +56,10 @@ print(json.dumps(out))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--rounds", type=int, default=7)
-    a = ap.parse_args()
-    trees = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
-    res: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-    for _ in range(a.rounds):
-        for tag, root in trees.items():
-            env = dict(os.environ, PYTHONPATH=root, OPENBLAS_NUM_THREADS="1")
-            proc = subprocess.run([sys.executable, "-c", CODE, str(BENCH)], cwd=root, env=env,
-                                  capture_output=True, text=True, check=True)
-            out = json.loads(proc.stdout.strip().splitlines()[-1])
-            if not out.pop("sqnopt").startswith(root):
-                raise SystemExit(f"{tag}: imported sqnopt from outside {root}")
-            res[tag].append(out)
-    print(f"{'case':26s} {'old min / median':>18s} {'new min / median':>18s}  (ms)")
-    for key in res["old"][0]:
-        o = sorted(d[key] for d in res["old"])
-        nw = sorted(d[key] for d in res["new"])
-        print(f"{key:26s} {o[0]:8.2f} / {o[len(o) // 2]:6.2f}  {nw[0]:8.2f} / "
-              f"{nw[len(nw) // 2]:6.2f}")
-    for tag in trees:
+    a = _ab.parse(__doc__, rounds=7)
+    res = _ab.interleave(a, CODE, str(BENCH))
+    _ab.table(res, "ms")
+    for tag in res:
         r = [d["fit 10 epochs"] / d["SGDClassifier 10 epochs"] for d in res[tag]]
         print(f"{tag}: Pegasos / SGDClassifier, 10 epochs, per round: "
               + ", ".join(f"{x:.3f}" for x in r))

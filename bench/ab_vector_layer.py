@@ -19,11 +19,12 @@ same kernels (float64 and float32 rows), and whether the trees agree bit for bit
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _ab  # noqa: E402
 
 SETUP = r'''
 import json, sys, time
@@ -131,39 +132,16 @@ print(json.dumps(out))
 '''
 
 
-def _child(code: str, root: str) -> dict[str, object]:
-    env = dict(os.environ, PYTHONPATH=root, OPENBLAS_NUM_THREADS="1")
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
-                       text=True, check=True)
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iterates", action="store_true",
-                    help="compare iterate fingerprints instead of timing")
-    a = ap.parse_args()
-    trees = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
+    a = _ab.parse(__doc__, rounds=5, extra=lambda ap: ap.add_argument(
+        "--iterates", action="store_true", help="compare iterate fingerprints instead of timing"))
     if a.iterates:
-        fp = {tag: _child(ITERATES, root) for tag, root in trees.items()}
+        fp = {tag: _ab.child(ITERATES, root) for tag, root in (("old", a.old), ("new", a.new))}
         for key in fp["old"]:
             same = "same" if fp["old"][key] == fp["new"].get(key) else "DIFFERENT"
             print(f"{key:24s} {fp['old'][key]} {fp['new'].get(key)} {same}")
         return
-    res: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-    for _ in range(a.rounds):
-        for tag, root in trees.items():
-            res[tag].append(_child(TIMING, root))  # type: ignore[arg-type]
-    print(f"{'case':36s} {'old min / median':>20s} {'new min / median':>20s} {'new/old':>8s}"
-          "  (us per call)")
-    for key in res["old"][0]:
-        o = sorted(d[key] for d in res["old"])
-        nw = sorted(d[key] for d in res["new"])
-        print(f"{key:36s} {o[0]:10.1f} / {o[len(o) // 2]:7.1f} {nw[0]:10.1f} / "
-              f"{nw[len(nw) // 2]:7.1f} {nw[0] / o[0]:8.3f}")
+    _ab.table(_ab.interleave(a, TIMING), "us per call", width=36, digits=1)
 
 
 if __name__ == "__main__":
