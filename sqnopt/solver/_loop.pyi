@@ -71,6 +71,15 @@ class CompiledLoop:
     def get_state(self, *, data_state: bool = True) -> dict[str, Any]: ...
     def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None: ...
 
+def restore_generic_loop_state(
+    state: dict[str, Any],
+    new_data: bool,
+    prev_batch: NDArray[np.intp],
+    g_next: NDArray[np.float64],
+    w_saved: NDArray[np.float64],
+    owner: object,
+    path: str,
+) -> tuple[int, bool, float, float] | None: ...
 def generic_loop_state(
     have_next: bool,
     prev_size: int,

@@ -232,25 +232,11 @@ cdef class CompiledLoop:
 
     def set_state(self, state, *, bint new_data=False) -> None:
         """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
-        cdef Py_ssize_t size
-        if state.get("loop") != "generic":
-            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
-                                  "solve runs the generic compiled loop: the solver's path or "
-                                  "components differ")
-        if new_data:
-            return
-        size = state_value(state, "prev_size", int, self)
-        batch = state_array(state, "prev_batch", self, np.intp)
-        if batch.shape[0] != size or size > self.prev_batch.shape[0]:
-            raise CheckpointError(f"CompiledLoop: the checkpointed batch of {size} samples does "
-                                  "not fit this data")
-        np.asarray(self.prev_batch)[:size] = batch
-        restore_array(self.g_next, state, "g_next", self)
-        restore_array(self.w_saved, state, "w_saved", self)
-        self.prev_size = size
-        self.have_next = state_value(state, "have_next", bool, self)
-        self.loss_next = state_value(state, "loss_next", float, self)
-        self.prev_full_loss = state_value(state, "prev_full_loss", float, self)
+        got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
+                                         np.asarray(self.g_next), np.asarray(self.w_saved), self,
+                                         "the generic compiled loop")
+        if got is not None:
+            self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
@@ -433,6 +419,29 @@ cdef class CompiledLoop:
         if d != d_home:
             memcpy(d_home, d, n * sizeof(double))
         return status
+
+
+def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, owner, path):
+    """The inverse of :func:`generic_loop_state` for either generic loop (``path`` names it in
+    the error): checks the format, writes the batch, ``g_next`` and ``w_saved`` into the given
+    arrays and returns ``(prev_size, have_next, loss_next, prev_full_loss)``; None on new data
+    (nothing to restore)."""
+    if state.get("loop") != "generic":
+        raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                              f"solve runs {path}: the solver's path or components differ")
+    if new_data:
+        return None
+    size = state_value(state, "prev_size", int, owner)
+    batch = state_array(state, "prev_batch", owner, np.intp)
+    if batch.shape[0] != size or size > prev_batch.shape[0]:
+        raise CheckpointError(f"{type(owner).__name__}: the checkpointed batch of {size} samples "
+                              "does not fit this data")
+    prev_batch[:size] = batch
+    restore_array(g_next, state, "g_next", owner)
+    restore_array(w_saved, state, "w_saved", owner)
+    return (size, state_value(state, "have_next", bool, owner),
+            state_value(state, "loss_next", float, owner),
+            state_value(state, "prev_full_loss", float, owner))
 
 
 def generic_loop_state(have_next, prev_size, prev_batch, loss_next, g_next, w_saved,

@@ -24,8 +24,12 @@ from sqnopt.interfaces import (
     ScheduleKernelLike,
     StepKernelLike,
 )
-from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
-from sqnopt.solver._loop import EXIT_CODES, Counters, generic_loop_state
+from sqnopt.solver._loop import (
+    EXIT_CODES,
+    Counters,
+    generic_loop_state,
+    restore_generic_loop_state,
+)
 from sqnopt.solver._sampler import Sampler
 
 FloatArray = NDArray[np.float64]
@@ -98,24 +102,10 @@ class PythonLoop:
 
     def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None:
         """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
-        if state.get("loop") != "generic":
-            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
-                                  "solve runs the Python loop: the solver's path or components "
-                                  "differ")
-        if new_data:
-            return
-        size = state_value(state, "prev_size", int, self)
-        batch = state_array(state, "prev_batch", self, np.intp)
-        if batch.shape[0] != size or size > self.prev_batch.shape[0]:
-            raise CheckpointError(f"PythonLoop: the checkpointed batch of {size} samples does "
-                                  "not fit this data")
-        self.prev_batch[:size] = batch
-        restore_array(self.g_next, state, "g_next", self)
-        restore_array(self.w_saved, state, "w_saved", self)
-        self.prev_size = size
-        self.have_next = state_value(state, "have_next", bool, self)
-        self.loss_next = state_value(state, "loss_next", float, self)
-        self.prev_full_loss = state_value(state, "prev_full_loss", float, self)
+        got = restore_generic_loop_state(state, new_data, self.prev_batch, self.g_next,
+                                         self.w_saved, self, "the Python loop")
+        if got is not None:
+            self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
 
     def run(self, n_iter: int, max_samples: int) -> int:
         if not np.array_equal(self.w, self.w_saved):
