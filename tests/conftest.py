@@ -118,6 +118,23 @@ def gaussian_classes(n: int = 300, p: int = 6, k: int = 3, seed: int = 0
     return centers[y] + rng.normal(size=(n, p)), y
 
 
+def scipy_minimum(objective: object) -> float:
+    """``min F`` of a compiled objective kernel by SciPy's L-BFGS-B from ``w = 0`` to gradient
+    1e-12: the reference the full-batch solvers are checked against."""
+    import scipy.optimize
+
+    obj = objective
+
+    def fg(w: np.ndarray) -> tuple[float, np.ndarray]:
+        g = np.empty_like(w)
+        return float(obj.full_gradient(w, g)), g  # type: ignore[attr-defined]
+
+    res = scipy.optimize.minimize(fg, np.zeros(obj.n_params), jac=True,  # type: ignore[attr-defined]
+                                  method="L-BFGS-B",
+                                  options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000})
+    return float(res.fun)
+
+
 def as_format(X: np.ndarray, fmt: str, dtype: type) -> object:
     """X as dense or CSR in the given dtype."""
     Xc = np.ascontiguousarray(X, dtype=dtype)

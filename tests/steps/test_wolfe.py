@@ -1,13 +1,13 @@
 """The strong-Wolfe line search step rule: both conditions at every accepted step, longer steps
-than the first trial when the direction is short, the fallback and the failures, both loop paths
-and the NumPy twin, full-batch quasi-Newton to SciPy's minimum without a skipped pair, and the
-settings and combinations it refuses."""
+than the first trial when the direction is short, the fallback and the failures, full-batch
+quasi-Newton to SciPy's minimum without a skipped pair, and the settings and combinations it
+refuses. Both loop paths, the NumPy twin and the failed-search stop: tests/steps/test_line_search.py,
+shared with Armijo."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.optimize
 
 from sqnopt import (
     LBFGS,
@@ -24,12 +24,8 @@ from sqnopt import (
     Wolfe,
     get_registry,
 )
-from sqnopt.curvature.reference import IdentityNumPy
-from sqnopt.objectives.reference import SquaredHingeNumPy
-from sqnopt.schedules.reference import FixedNumPy
-from sqnopt.steps.reference import WolfeNumPy
 
-from conftest import as_format
+from conftest import as_format, scipy_minimum
 
 C1, C2 = 1e-4, 0.9
 
@@ -126,47 +122,6 @@ def test_fallback_takes_the_best_sufficient_decrease_trial(boxes):
     assert np.isnan(eps) and evals == 1
 
 
-@pytest.mark.parametrize("path", ["compiled", "python"])
-def test_line_search_failure_is_a_reported_stop(boxes, path):
-    X, y = boxes
-    solver = Solver(LogLoss(lam=1e-3), Identity(), Fixed(5), Wolfe(eps0=1e8, max_evals=1),
-                    max_iter=50, random_state=0, path=path)
-    res = solver.fit(X, y)
-    assert res.status is Status.LINE_SEARCH_FAILED and not res.success
-    assert res.n_iter == 0 and np.all(res.w == 0)
-
-
-def test_both_paths_and_the_numpy_twin_agree(boxes):
-    X, y = boxes
-    seq = np.random.default_rng(5).integers(0, X.shape[0], 5 * 60)
-    runs = []
-    for path in ("compiled", "python"):
-        runs.append(Solver(SquaredHinge(lam=1e-3), Identity(), Fixed(5), Wolfe(eps0=0.05),
-                           batch_sequence=seq, max_iter=60, path=path).fit(X, y))
-    twin = Solver(SquaredHingeNumPy(lam=1e-3), IdentityNumPy(), FixedNumPy(5),
-                  WolfeNumPy(eps0=0.05), batch_sequence=seq, max_iter=60).fit(X, y)
-    a, b = runs
-    assert a.compiled and not b.compiled and not twin.compiled
-    np.testing.assert_array_equal(a.w, b.w)
-    assert (a.n_grad_evals, a.n_search_samples) == (b.n_grad_evals, b.n_search_samples)
-    assert a.n_grad_evals > 2 * 60          # the searches took more than one trial
-    np.testing.assert_allclose(twin.w, a.w, rtol=1e-9, atol=1e-12)
-    assert twin.n_grad_evals == a.n_grad_evals
-
-
-def _scipy_minimum(objective: object) -> float:
-    obj = objective
-
-    def fg(w: np.ndarray) -> tuple[float, np.ndarray]:
-        g = np.empty_like(w)
-        return float(obj.full_gradient(w, g)), g  # type: ignore[attr-defined]
-
-    res = scipy.optimize.minimize(fg, np.zeros(obj.n_params), jac=True,  # type: ignore[attr-defined]
-                                  method="L-BFGS-B",
-                                  options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000})
-    return float(res.fun)
-
-
 @pytest.mark.parametrize("fmt,curvature", [
     ("dense", LBFGS(memory=10)), ("csr", LBFGS(memory=10)), ("dense", FullBFGS())])
 def test_full_batch_quasi_newton_reaches_scipys_minimum_without_skipping_a_pair(boxes, fmt,
@@ -176,7 +131,7 @@ def test_full_batch_quasi_newton_reaches_scipys_minimum_without_skipping_a_pair(
     solver = Solver(LogLoss(lam=1e-3), curvature, Full(), Wolfe(), max_iter=200, gtol=1e-9,
                     report_every=1, random_state=0)
     res = solver.fit(Xf, y)
-    fstar = _scipy_minimum(solver.init_state(Xf, y).objective)
+    fstar = scipy_minimum(solver.init_state(Xf, y).objective)
     assert res.status is Status.GTOL and res.success
     assert res.fun == pytest.approx(fstar, rel=1e-10)
     assert res.n_pairs_skipped == 0 and res.n_pairs_accepted == res.n_iter
