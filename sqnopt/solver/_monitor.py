@@ -119,6 +119,12 @@ class MonitorState:
             else:
                 self.w_best[:] = w
 
+    def copy_due(self, samples: int, values_per_sample: float, n_params: int) -> bool:
+        """Whether the iterations since the last copy of the best iterate (now ``samples``
+        processed, each touching ``values_per_sample`` stored values) touched ``KEEP_WORK *
+        n_params`` values: enough to pay for another copy at a minibatch-estimate check."""
+        return (samples - self.best_samples) * values_per_sample >= KEEP_WORK * n_params
+
     def suspicious(self, monitor: DivergenceMonitor, estimate: float) -> bool:
         """Update the rise count with a window ``estimate``; True if the full objective should
         be checked."""

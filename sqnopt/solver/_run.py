@@ -24,7 +24,6 @@ from sqnopt.solver._result import (
     SolveResult,
     Status,
 )
-from sqnopt.solver._monitor import KEEP_WORK
 from sqnopt.solver._state import SolverState
 
 __all__: list[str] = []
@@ -232,18 +231,10 @@ class _Runner(_SolverConfig):
                         f"against F(w0) = {ms.f_ref:.6g} where the solve started")
             estimate = full
             fval = full
-        if estimate < ms.best and (fval is not None or self._keep_due(state)):
+        if estimate < ms.best and (fval is not None or ms.copy_due(
+                c.n_samples, _values_per_sample(state.data.X), state.problem.n_params)):
             ms.keep(estimate, state.output_iterate(), state.t, c.n_samples)
         return None
-
-    @staticmethod
-    def _keep_due(state: SolverState) -> bool:
-        """Whether the iterations since the monitor's last copy of the best iterate touched
-        enough stored values (``KEEP_WORK * n_params``) to pay for another copy."""
-        X = state.data.X
-        per_sample = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1]
-        done = (state.counters.n_samples - state.monitor.best_samples) * per_sample
-        return bool(done >= KEEP_WORK * state.problem.n_params)
 
     def _diverged(self, state: SolverState, what: str) -> SolveResult:
         """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,
@@ -412,3 +403,8 @@ class _Runner(_SolverConfig):
             components=components, grad_norm=grad_norm,
             memory_bytes=int(self.curvature.memory_bytes(state.problem)
                              + self.gradient.memory_bytes(state.problem)))
+
+
+def _values_per_sample(X: Any) -> float:
+    """Stored values per row of the design matrix (the work of one sample's dot product)."""
+    return float(X.nnz / max(X.shape[0], 1)) if sp.issparse(X) else float(X.shape[1])
