@@ -12,24 +12,38 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-_controller: Any = None
+_blas: list[Any] | None = None
 #: BLAS thread counts are process-wide, but fits run in several threads at once (see
 #: docs/usage.md, "Threads"). Limits are therefore shared: the first run to start saves the
-#: library's setting and the last to end restores it; in between the smallest requested limit
-#: applies. (Plain nested ``threadpoolctl`` limits restore out of order when runs overlap, and
-#: left the process with 1 BLAS thread for good.)
+#: libraries' settings and the last to end restores them; in between the smallest requested
+#: limit applies. (Plain nested ``threadpoolctl`` limits restore out of order when runs overlap,
+#: and left the process with 1 BLAS thread for good.)
 _lock = threading.Lock()
 _active: list[int] = []
-_original: Any = None
+_original: list[tuple[Any, int]] | None = None
 
 
-def _apply(n_threads: int) -> Any:
-    global _controller
-    if _controller is None:
+def _libraries() -> list[Any]:
+    """The loaded BLAS libraries' ``threadpoolctl`` controllers, discovered once: discovery
+    scans the process's shared libraries, while reading or setting a thread count afterwards is
+    one call into the library (``threadpoolctl``'s ``limit`` also queries every library's full
+    description on each use, which cost more than a small fit)."""
+    global _blas
+    if _blas is None:
         from threadpoolctl import ThreadpoolController
 
-        _controller = ThreadpoolController()  # library discovery once (~ms); limits are ~20 us
-    return _controller.limit(limits=n_threads, user_api="blas")
+        _blas = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return _blas
+
+
+def _set(n_threads: int | None) -> None:
+    """Every BLAS library at ``min(its own setting, n_threads)`` (``None``: its own setting);
+    a library already there is not touched (the common case under ``OPENBLAS_NUM_THREADS=1``)."""
+    assert _original is not None
+    for lib, own in _original:
+        target = own if n_threads is None else min(own, n_threads)
+        if int(lib.num_threads) != target:
+            lib.set_num_threads(target)
 
 
 @contextmanager
@@ -42,9 +56,10 @@ def blas_threads_limited(n_threads: int | None) -> Iterator[None]:
         return
     with _lock:
         if not _active:
-            _original = _apply(n_threads)  # remembers the library's own setting
+            _original = [(lib, int(lib.num_threads)) for lib in _libraries()]
+            _set(n_threads)
         elif n_threads < min(_active):
-            _apply(n_threads)
+            _set(n_threads)
         _active.append(n_threads)
     try:
         yield
@@ -52,7 +67,7 @@ def blas_threads_limited(n_threads: int | None) -> Iterator[None]:
         with _lock:
             _active.remove(n_threads)
             if not _active:
-                _original.restore_original_limits()
+                _set(None)
                 _original = None
             elif n_threads < min(_active):
-                _apply(min(_active))
+                _set(min(_active))

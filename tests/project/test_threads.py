@@ -89,19 +89,15 @@ def test_eight_threads_give_the_single_thread_results(tmp_path: Path) -> None:
 
 
 class _FakeBLAS:
-    """Stands in for threadpoolctl's controller: one process-wide thread count."""
+    """Stands in for a BLAS library's threadpoolctl controller: one process-wide thread count."""
 
     def __init__(self, threads: int) -> None:
-        self.threads = threads
+        self.num_threads = threads
+        self.calls = 0
 
-    def limit(self, *, limits: int, user_api: str) -> object:
-        fake, saved = self, self.threads
-        self.threads = limits
-
-        class Limiter:
-            def restore_original_limits(self) -> None:
-                fake.threads = saved
-        return Limiter()
+    def set_num_threads(self, n: int) -> None:
+        self.num_threads = n
+        self.calls += 1
 
 
 @pytest.mark.parametrize("limits", [(1, 1), (1, 2), (2, 1), (3, 1, 2)])
@@ -114,15 +110,31 @@ def test_overlapping_limits_restore_the_setting(monkeypatch: pytest.MonkeyPatch,
     from sqnopt.solver import _blas
 
     fake = _FakeBLAS(4)
-    monkeypatch.setattr(_blas, "_controller", fake)
+    monkeypatch.setattr(_blas, "_blas", [fake])
     runs = [_blas.blas_threads_limited(n) for n in limits]
     for k, run in enumerate(runs):
         run.__enter__()
-        assert fake.threads == min(limits[:k + 1])
+        assert fake.num_threads == min(limits[:k + 1])
     for k, run in enumerate(runs):
         run.__exit__(None, None, None)
         if k + 1 < len(runs):
-            assert fake.threads == min(limits[k + 1:])
-    assert fake.threads == 4
+            assert fake.num_threads == min(limits[k + 1:])
+    assert fake.num_threads == 4
     with _blas.blas_threads_limited(None):
-        assert fake.threads == 4
+        assert fake.num_threads == 4
+
+
+def test_a_library_already_within_the_limit_is_not_touched(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Under ``OPENBLAS_NUM_THREADS=1`` a run with ``blas_threads=1`` sets nothing, and a
+    library with fewer threads than the limit keeps them (a limit never raises a count)."""
+    from sqnopt.solver import _blas
+
+    one, two = _FakeBLAS(1), _FakeBLAS(2)
+    monkeypatch.setattr(_blas, "_blas", [one, two])
+    with _blas.blas_threads_limited(4):
+        assert (one.num_threads, two.num_threads) == (1, 2)
+    with _blas.blas_threads_limited(1):
+        assert (one.num_threads, two.num_threads) == (1, 1)
+    assert (one.num_threads, two.num_threads) == (1, 2)
+    assert (one.calls, two.calls) == (0, 2)
