@@ -55,7 +55,8 @@ from sqnopt.progress import ProgressBar as ProgressBar
 from sqnopt.training import _progress
 from sqnopt.training._epochs import FTOL as FTOL
 from sqnopt.training._finish import ConvergenceWarning
-from sqnopt.training._setup import DEFAULT_CURVATURE, Setup
+from sqnopt.training._setup import DEFAULT_CURVATURE as _DEFAULT_CURVATURE
+from sqnopt.training._setup import Setup
 from sqnopt.training._setup import FEATURE_SPREAD_WARN as FEATURE_SPREAD_WARN
 from sqnopt.training._trainer import Trainer
 from sqnopt.training._weights import class_weight_vector
@@ -73,6 +74,10 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+#: Curvature model used when none is given (estimators, command line): ``"auto"`` lets
+#: :func:`sqnopt.recipes.default_curvature` choose.
+DEFAULT_CURVATURE = _DEFAULT_CURVATURE
 
 #: The setup's class as pickles of Trainers by sqnopt before this package find it.
 _Setup = Setup
