@@ -14,13 +14,18 @@ over 5 repeats in its process (the contenders interleaved). Prints min / median 
 microseconds per call and new/old of the minima.
 
 ``--iterates`` instead prints, per tree, a SHA-256 of the iterates of solver runs through the
-same kernels (float64 and float32 rows), and whether the trees agree bit for bit.
+same kernels (float64 and float32 rows, 40 iterations each), whether the trees agree bit for
+bit, and the largest relative distance between their iterates ``w_t`` over the run; then the same
+for the final coefficients of whole ``Trainer`` fits with the defaults' recipes (and their
+iteration counts).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -111,7 +116,8 @@ def run(name, *args, X, y, **kw):
     its = []
     Solver(*args, random_state=3, monitor=None, max_iter=40, report_every=1,
            callback=lambda info: its.append(info.w.copy()), **kw).fit(X, y)
-    out[name] = hashlib.sha256(np.ascontiguousarray(its).tobytes()).hexdigest()[:16]
+    out[name] = {"sha": hashlib.sha256(np.ascontiguousarray(its).tobytes()).hexdigest()[:16],
+                 "w": np.asarray(its).tolist()}
 for X, tag in ((X64, "f64"), (X64.astype(np.float32), "f32")):
     run("lbfgs damped " + tag, SquaredHinge(1e-3),  # min_curvature: pairs damped, B v runs
         LBFGS(5, min_curvature=50.0, on_bad_pair="damp"), Fixed(10),
@@ -128,6 +134,17 @@ for X, tag in ((X64, "f64"), (X64.astype(np.float32), "f32")):
 for X, tag in ((Xs, "f64"), (Xs.astype(np.float32), "f32")):
     run("scaled loop sparse " + tag, Hinge(1e-3), "identity", Fixed(8), Decaying(0.1, 10), X=X,
         y=ys, projection=L2Ball(), average=True)
+# whole fits with the defaults' recipes (tol=1e-6): the final coefficients and iteration counts
+import warnings
+from sqnopt.datasets import make_boxes
+from sqnopt.training import Trainer
+warnings.simplefilter("ignore")
+Xb, yb2 = make_boxes(2000, 50, random_state=0)
+for curv in ("lbfgs", "quadratic_bound", "regularized_bfgs", "full_bfgs"):
+    t = Trainer("logloss", curvature=curv, random_state=0, tol=1e-6)
+    coef = np.ravel(t.fit(Xb, yb2).coef)
+    out[f"fit {curv}"] = {"sha": hashlib.sha256(coef.tobytes()).hexdigest()[:16],
+                          "w": [coef.tolist()], "t": int(t.t_)}
 print(json.dumps(out))
 '''
 
@@ -137,9 +154,15 @@ def main() -> None:
         "--iterates", action="store_true", help="compare iterate fingerprints instead of timing"))
     if a.iterates:
         fp = {tag: _ab.child(ITERATES, root) for tag, root in (("old", a.old), ("new", a.new))}
-        for key in fp["old"]:
-            same = "same" if fp["old"][key] == fp["new"].get(key) else "DIFFERENT"
-            print(f"{key:24s} {fp['old'][key]} {fp['new'].get(key)} {same}")
+        print(f"{'run':24s} {'old':16s} {'new':16s} {'':9s} max_t |w_new - w_old| / |w_old|")
+        for key, old in fp["old"].items():
+            new = fp["new"][key]
+            same = "same" if old["sha"] == new["sha"] else "DIFFERENT"
+            wo, wn = np.asarray(old["w"]), np.asarray(new["w"])
+            drift = float(np.max(np.linalg.norm(wn - wo, axis=1)
+                                 / np.maximum(np.linalg.norm(wo, axis=1), 1e-300)))
+            its = f"  iterations {old['t']} / {new['t']}" if "t" in old else ""
+            print(f"{key:24s} {old['sha']} {new['sha']} {same:9s} {drift:.2e}{its}")
         return
     _ab.table(_ab.interleave(a, TIMING), "us per call", width=36, digits=1)
 

@@ -13,18 +13,20 @@ Two kinds of primitive, chosen by what the loop needs:
   ``sq_axpy_sqnorm``, ``sq_axpy_dot``) sum 16 partial sums in the fixed order documented in
   ``_simd.h``. Use them for the O(n) and O(n^2) loops over dense vectors and rows: dots,
   axpys, the fused trial step, the L-BFGS two-loop recursion and the oBFGS matrix passes.
-* **Inline helpers** (``v*``, below): compiled into the calling module. ``vdot`` / ``vdot_f``
-  reduce with four accumulators (term ``j`` of the full blocks of 4 into accumulator ``j mod 4``,
-  the tail into the first, result ``(s0 + s1) + (s2 + s3)``), which rounds differently from
-  ``sq_dot``'s sixteen partial sums; the kernels written with them (the curvature models in
-  ``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound`` and ``_secant``, and the scaled
-  sparse loop) keep them so that their iterates stay bit-for-bit what the tests pin, and
-  compiled plugins use them; ``vsqnorm_f`` is the squared norm of a float32 vector in the same
-  order. ``vallfinite`` checks a vector for NaN / inf, and ``vprefetch`` /
-  ``vprefetch_rest`` / ``SQNOPT_PREFETCH`` issue cache hints for the row layer and the loops.
+* **Inline helpers** (``v*``, below): compiled into the calling module. ``vallfinite`` checks
+  a vector for NaN / inf, and ``vprefetch`` / ``vprefetch_rest`` / ``SQNOPT_PREFETCH`` issue
+  cache hints for the row layer and the loops. ``vdot`` / ``vdot_f`` / ``vsqnorm_f`` reduce with
+  four accumulators (term ``j`` of the full blocks of 4 into accumulator ``j mod 4``, the tail
+  into the first, result ``(s0 + s1) + (s2 + s3)``), which rounds differently from ``sq_dot``;
+  only the scaled sparse loop (``solver/_scaled_loop.pyx``) still calls them, and they go when
+  it becomes part of the generic driver. New code uses ``sq_dot`` / ``sq_dot_f32``.
 
-The axpy has one implementation, ``sq_axpy`` / ``sq_axpy_f32``: elementwise ``y[j] + x[j] * alpha``
-rounds the same in any order, so the dispatched kernel serves every caller.
+The dense dot product has one summation order, ``sq_dot``'s, everywhere but in that loop:
+the curvature models (``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound``, ``_secant``),
+the dense rows, the objectives and compiled plugins (a sparse row's gather ``sum_p x_p
+w[ind_p]`` is the row layer's own loop, ``data/_rows.pxd``). The axpy has one implementation,
+``sq_axpy`` / ``sq_axpy_f32``: elementwise ``y[j] + x[j] * alpha`` rounds the same in any order,
+so the dispatched kernel serves every caller.
 
 Building against this module: the extension's C include path needs the directory of
 ``_simd.h`` (sqnopt's package directory); ``Cython.Build.cythonize`` adds it from this file's

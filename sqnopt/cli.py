@@ -311,7 +311,7 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
     import inspect
 
     from sqnopt.registry import UnknownComponentError, get_registry
-    from sqnopt.training import _objective_with_lam
+    from sqnopt.training._setup import objective_with_lam
 
     spec = parse_component(args.preset)
     name, params = (spec, {}) if isinstance(spec, str) else spec
@@ -329,7 +329,7 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
             raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
                            "drop --loss, or compose the components with --loss/--curvature/"
                            "--schedule/--step")
-        kwargs["objective"] = _objective_with_lam(parse_component(args.loss), alpha)
+        kwargs["objective"] = objective_with_lam(parse_component(args.loss), alpha)
     kwargs["lam"] = None if "objective" in kwargs else alpha
     try:
         return factory(**kwargs)
@@ -373,7 +373,7 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
     from sqnopt.solver import IncompatibleComponentsError, Solver
     from sqnopt.solver._solver import resolve_component
     from sqnopt.steps import PegasosStep
-    from sqnopt.training import _objective_with_lam
+    from sqnopt.training._setup import objective_with_lam
 
     alpha = float(args.alpha)
     comp: dict[str, Any] = {"curvature": "auto", "schedule": "auto", "step": "auto",
@@ -390,7 +390,7 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(solver.step, PegasosStep) and not args.no_intercept:
             comp["fit_intercept"] = "regularized"   # Pegasos' bias: a regularised feature
     else:
-        comp["objective"] = _objective_with_lam(parse_component(args.loss or "logloss"), alpha)
+        comp["objective"] = objective_with_lam(parse_component(args.loss or "logloss"), alpha)
     if args.curvature != "auto":
         comp["curvature"] = resolve_component("curvature", parse_component(args.curvature),
                                               CurvatureModel)

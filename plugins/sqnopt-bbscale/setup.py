@@ -6,7 +6,9 @@ from setuptools import Extension, setup
 setup(
     ext_modules=cythonize(
         [Extension("sqnopt_bbscale._kernel", ["sqnopt_bbscale/_kernel.pyx"],
-                   extra_compile_args=["-O3"])],
+                   # no FMA contraction: sqnopt's dispatched kernels (sq_dot), compiled
+                   # into this module, then round the same on every CPU, as in sqnopt
+                   extra_compile_args=["-O3", "-ffp-contract=off"])],
         compiler_directives={"language_level": 3, "boundscheck": False, "wraparound": False,
                              "cdivision": True},
     ),

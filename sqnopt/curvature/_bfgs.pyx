@@ -59,7 +59,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 from sqnopt._simd_info import VARIANTS as _VARIANTS
 from sqnopt._vec cimport (
     sq_simd_level, sq_axpy, sq_dot, sq_potrf_upper, sq_potrs_upper, sq_symv2_merge_upper,
-    sq_syr2_shift_copy_upper, vdot,
+    sq_syr2_shift_copy_upper,
 )
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
@@ -237,7 +237,7 @@ cdef class BFGSKernel(SecantKernel):
         cdef double* v = &self.pv[0]
         cdef double* a
         cdef double* b
-        cdef double rho = self._rho, rur = vdot(&self.rt[0], u, n), alpha
+        cdef double rho = self._rho, rur = sq_dot(&self.rt[0], u, n), alpha
         self._unresolved = False
         if not isfinite(rur):
             return -1
@@ -248,7 +248,7 @@ cdef class BFGSKernel(SecantKernel):
             a[j] = -rho * v[j]
             b[j] = u[j] - alpha * v[j]
         self._npend = k + 1
-        self.trace_H += 2.0 * vdot(a, b, n)
+        self.trace_H += 2.0 * sq_dot(a, b, n)
         if g != NULL:
             sq_axpy(sq_dot(b, g, n), a, hg, n)
             sq_axpy(sq_dot(a, g, n), b, hg, n)
@@ -307,8 +307,8 @@ cdef class BFGSKernel(SecantKernel):
         cdef Py_ssize_t j, n = self.dim
         cdef int ni = <int> n
         cdef double one = 1.0, zero = 0.0
-        cdef double vr = vdot(v, r, n)
-        cdef double vv = vdot(v, v, n)
+        cdef double vr = sq_dot(v, r, n)
+        cdef double vv = sq_dot(v, v, n)
         cdef double c, s
         cdef double* rt = &self.rt[0]
         cdef double* u = &self.u[0]
@@ -324,11 +324,11 @@ cdef class BFGSKernel(SecantKernel):
             return self._fail(SECANT_NONFINITE_PAIR)
         for j in range(n):
             rt[j] = r[j] - self.delta * v[j]
-        c = vdot(v, rt, n) if self.delta != 0.0 else vr
+        c = sq_dot(v, rt, n) if self.delta != 0.0 else vr
         if self._scale_pending and c > self.min_curvature * vv:
             # Nocedal & Wright (2006) eq. 6.20: B_0 = (r'r / v'r) I before the first update
             # (> delta when v'r~ > 0, by Cauchy-Schwarz).
-            self._set_scaled_identity(vdot(r, r, n) / vr)
+            self._set_scaled_identity(sq_dot(r, r, n) / vr)
             self._scale_pending = False
 
         if self.cholesky:
@@ -340,7 +340,7 @@ cdef class BFGSKernel(SecantKernel):
                 c = self._powell(v, rt, u, c)
                 if not (isfinite(c) and c > 0.0):
                     return self._fail(SECANT_BAD_DAMPING)
-            s = vdot(v, u, n)
+            s = sq_dot(v, u, n)
             if not (isfinite(s) and s > 0.0):
                 return self._fail(SECANT_BAD_FACTOR)
             # B += r~ r~'/c - u u'/s + delta I and F = B, in one pass; then factor F
@@ -362,7 +362,7 @@ cdef class BFGSKernel(SecantKernel):
             self._rho = 1.0 / c
             self._unresolved = True
             if not (isfinite(self.trace_H) and self.trace_H > 0.0
-                    and self.trace_H * vdot(rt, rt, n) <= self._defer_limit):
+                    and self.trace_H * sq_dot(rt, rt, n) <= self._defer_limit):
                 if self._resolve_now() != 0:
                     return self._fail(SECANT_NONFINITE_PAIR)
         self.n_updates += 1

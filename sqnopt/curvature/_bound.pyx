@@ -30,7 +30,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
-from sqnopt._vec cimport sq_axpy, vdot
+from sqnopt._vec cimport sq_axpy, sq_dot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
@@ -250,12 +250,12 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         memset(out, 0, n * sizeof(double))
         memcpy(r, grad, n * sizeof(double))
         memcpy(p, grad, n * sizeof(double))
-        rr = vdot(r, r, n) + off2
+        rr = sq_dot(r, r, n) + off2
         stop = self.tol * self.tol * rr
         while it < self.inner_iter and rr > 0.0:
             self._apply(p, Ap, self._compact)
             cap = self.eta * cp
-            pAp = vdot(p, Ap, n) + cp * cap * off2
+            pAp = sq_dot(p, Ap, n) + cp * cap * off2
             if not pAp > 0.0:
                 break
             a = rr / pAp
@@ -263,7 +263,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             cd += a * cp
             sq_axpy(-a, Ap, r, n)
             cr -= a * cap
-            rr_new = vdot(r, r, n) + cr * cr * off2
+            rr_new = sq_dot(r, r, n) + cr * cr * off2
             it += 1
             if rr_new <= stop:
                 break
@@ -290,7 +290,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         cdef double alpha, beta, rho, rhobar, phi, phibar, c, s, theta, stop, t1, t2
         cdef double cu, cv, cw, ct, cd = 0.0
         memset(out, 0, n * sizeof(double))
-        beta = sqrt(vdot(grad, grad, n) + off2)
+        beta = sqrt(sq_dot(grad, grad, n) + off2)
         self.last_inner_iterations = 0
         if not beta > 0.0:
             return cd
@@ -299,7 +299,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         cu = 1.0 / beta
         self._apply(u, v, self._compact)
         cv = self.eta * cu
-        alpha = sqrt(vdot(v, v, n) + cv * cv * off2)
+        alpha = sqrt(sq_dot(v, v, n) + cv * cv * off2)
         if not alpha > 0.0:
             return cd
         for j in range(n):
@@ -317,7 +317,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
             for j in range(n):
                 u[j] = tmp[j] - alpha * u[j]
             cu = ct - alpha * cu
-            beta = sqrt(vdot(u, u, n) + cu * cu * off2)
+            beta = sqrt(sq_dot(u, u, n) + cu * cu * off2)
             if beta > 0.0:
                 for j in range(n):
                     u[j] /= beta
@@ -327,7 +327,7 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
                 for j in range(n):
                     v[j] = tmp[j] - beta * v[j]
                 cv = ct - beta * cv
-                alpha = sqrt(vdot(v, v, n) + cv * cv * off2)
+                alpha = sqrt(sq_dot(v, v, n) + cv * cv * off2)
                 if alpha > 0.0:
                     for j in range(n):
                         v[j] /= alpha

@@ -26,7 +26,7 @@ import numpy as np
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memcpy
 
-from sqnopt._vec cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop, vdot
+from sqnopt._vec cimport sq_axpy, sq_axpy_dot, sq_dot, sq_two_loop
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -83,12 +83,12 @@ cdef class LBFGSKernel(SecantKernel):
                 a[j] = inv_gamma * self.V[idx, j]
             jdx = first
             for k in range(i):
-                c = self.rho[jdx] * vdot(&self.R[jdx, 0], &self.V[idx, 0], n)
+                c = self.rho[jdx] * sq_dot(&self.R[jdx, 0], &self.V[idx, 0], n)
                 sq_axpy(c, &self.R[jdx, 0], a, n)
-                c = vdot(&self.A[k, 0], &self.V[idx, 0], n)
+                c = sq_dot(&self.A[k, 0], &self.V[idx, 0], n)
                 sq_axpy(-c, &self.A[k, 0], a, n)
                 jdx = jdx + 1 if jdx < tau - 1 else 0
-            sbs = vdot(a, &self.V[idx, 0], n)
+            sbs = sq_dot(a, &self.V[idx, 0], n)
             if not (isfinite(sbs) and sbs > 0.0):
                 return -1
             sbs = 1.0 / sqrt(sbs)
@@ -99,9 +99,9 @@ cdef class LBFGSKernel(SecantKernel):
             out[j] = inv_gamma * v[j]
         idx = first
         for i in range(m):
-            c = self.rho[idx] * vdot(&self.R[idx, 0], v, n)
+            c = self.rho[idx] * sq_dot(&self.R[idx, 0], v, n)
             sq_axpy(c, &self.R[idx, 0], out, n)
-            c = vdot(&self.A[i, 0], v, n)
+            c = sq_dot(&self.A[i, 0], v, n)
             sq_axpy(-c, &self.A[i, 0], out, n)
             idx = idx + 1 if idx < tau - 1 else 0
         return 0
@@ -118,7 +118,7 @@ cdef class LBFGSKernel(SecantKernel):
         if not (isfinite(vr) and isfinite(rr)):
             return self._fail(SECANT_NONFINITE_PAIR)
         if self.min_curvature != 0.0 or vr <= 0.0:
-            vv = vdot(v, v, n)
+            vv = sq_dot(v, v, n)
         if not (vr > self.min_curvature * vv):
             if not self.damp or vv == 0.0:
                 return PAIR_SKIPPED
@@ -128,7 +128,7 @@ cdef class LBFGSKernel(SecantKernel):
             rs = &self.R[slot, 0]
             memcpy(rs, r, n * sizeof(double))
             vr = self._powell(v, rs, &self.bv[0], vr)
-            rr = vdot(rs, rs, n)
+            rr = sq_dot(rs, rs, n)
             if not (isfinite(vr) and vr > 0.0 and isfinite(rr)):
                 return self._fail(SECANT_BAD_DAMPING)
         else:

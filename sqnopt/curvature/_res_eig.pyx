@@ -38,7 +38,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd, dsytrf, dsytrs
 
-from sqnopt._vec cimport sq_axpy, vdot
+from sqnopt._vec cimport sq_axpy, sq_dot
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
@@ -195,9 +195,9 @@ cdef class RESEigKernel(SecantKernel):
         self._bhat(x, t)
         for i in range(n):
             t[i] -= g[i]
-        res = sqrt(vdot(t, t, n))
-        gn = sqrt(vdot(g, g, n))
-        xn = sqrt(vdot(x, x, n))
+        res = sqrt(sq_dot(t, t, n))
+        gn = sqrt(sq_dot(g, g, n))
+        xn = sqrt(sq_dot(x, x, n))
         bound = (self.lam[n - 1] + self.shift + self.anorm2) * xn + gn
         self.last_residual = res / bound if bound > 0.0 else 0.0
         if not (self.last_residual <= self.residual_tol):
@@ -272,8 +272,8 @@ cdef class RESEigKernel(SecantKernel):
         cdef Py_ssize_t j, n = self.dim, p
         cdef int ni = <int> n, two = 2
         cdef double one = 1.0, zero = 0.0
-        cdef double vr = vdot(v, r, n)
-        cdef double vv = vdot(v, v, n)
+        cdef double vr = sq_dot(v, r, n)
+        cdef double vv = sq_dot(v, v, n)
         cdef double c, s, ca, cc
         cdef bint bad
         cdef double* vh = &self.H2[0, 0]
@@ -287,10 +287,10 @@ cdef class RESEigKernel(SecantKernel):
         for j in range(n):
             self.X2[0, j] = v[j]
             self.X2[1, j] = r[j] - self.delta * v[j]
-        c = vdot(v, &self.X2[1, 0], n) if self.delta != 0.0 else vr
+        c = sq_dot(v, &self.X2[1, 0], n) if self.delta != 0.0 else vr
         if self._scale_pending and c > self.min_curvature * vv:
             # Nocedal & Wright (2006) eq. 6.20, as in the Cholesky form
-            self._set_scaled_identity(vdot(r, r, n) / vr)
+            self._set_scaled_identity(sq_dot(r, r, n) / vr)
             self._scale_pending = False
         bad = not (c > self.min_curvature * vv)
         if bad and (not self.damp or vv == 0.0):
@@ -306,7 +306,7 @@ cdef class RESEigKernel(SecantKernel):
             c = self._powell(vh, rh, u, c)
             if not (isfinite(c) and c > 0.0):
                 return self._fail(SECANT_BAD_DAMPING)
-        s = vdot(vh, u, n)
+        s = sq_dot(vh, u, n)
         if not (isfinite(s) and s > 0.0):
             return self._fail(SECANT_BAD_FACTOR)
         p = self._p
@@ -315,7 +315,7 @@ cdef class RESEigKernel(SecantKernel):
         for j in range(n):
             self.WA[p, j] = rh[j] * ca
             self.WC[p, j] = u[j] * cc
-        self.anorm2 += vdot(&self.WA[p, 0], &self.WA[p, 0], n)
+        self.anorm2 += sq_dot(&self.WA[p, 0], &self.WA[p, 0], n)
         self._p = p + 1
         self.shift += self.delta
         self._gram_ok = False

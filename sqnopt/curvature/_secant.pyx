@@ -5,7 +5,7 @@ import numpy as np
 
 from libc.math cimport isfinite
 
-from sqnopt._vec cimport vdot
+from sqnopt._vec cimport sq_dot
 from sqnopt.checkpoint import state_value
 from sqnopt.curvature._base cimport CURVATURE_ERROR, PAIR_RESET, CurvatureKernel
 
@@ -60,7 +60,7 @@ cdef class SecantKernel(CurvatureKernel):
     cdef double _powell(self, const double* v, double* r, const double* bv,
                         double vr) noexcept nogil:
         cdef Py_ssize_t j
-        cdef double s = vdot(v, bv, self.dim)
+        cdef double s = sq_dot(v, bv, self.dim)
         cdef double theta, sigma = self.damping
         if not (isfinite(s) and s > 0.0):
             return -1.0
@@ -70,7 +70,7 @@ cdef class SecantKernel(CurvatureKernel):
         for j in range(self.dim):
             r[j] = theta * r[j] + (1.0 - theta) * bv[j]
         self.n_damped += 1
-        return vdot(v, r, self.dim)
+        return sq_dot(v, r, self.dim)
 
     # ---- Python-level API ---------------------------------------------------------------
     def reset(self) -> None:

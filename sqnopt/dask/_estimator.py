@@ -26,8 +26,6 @@ from sqnopt.dask._objective import (
 from sqnopt.estimators._classifier import SQNConvergenceWarning
 from sqnopt.gradients import SVRG
 from sqnopt.interfaces import (
-    MULTICLASS,
-    PROBABILISTIC,
     SMOOTH,
     BatchSchedule,
     CurvatureModel,
@@ -36,8 +34,17 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.model import LinearModel, Strategy
-from sqnopt.solver import History, SolveResult, Solver, SolverState, Status, resolve_component
-from sqnopt.training import DEFAULT_CURVATURE, FTOL, Trainer, class_weight_vector
+from sqnopt.solver import History, SolveResult, Solver, Status
+from sqnopt.training import DEFAULT_CURVATURE, Trainer, class_weight_vector
+from sqnopt.training._epochs import Budget, new_loop_record, run_budget
+from sqnopt.training._finish import build_model, unconverged_message
+from sqnopt.training._setup import (
+    check_settings,
+    choose_strategy,
+    objective_with_lam,
+    requested_components,
+    spawn_seeds,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -63,22 +70,6 @@ class _Setup:
     report_every: int
     strategy: Strategy
     distributed: bool
-
-
-def _spawn(random_state: Any, k: int) -> list[Any]:
-    """``k`` independent seeds derived from ``random_state`` (as the Trainer derives those of
-    one-vs-rest problems)."""
-    if isinstance(random_state, np.random.SeedSequence):
-        return list(random_state.spawn(k))
-    if isinstance(random_state, np.random.RandomState):
-        entropy: Any = int(random_state.randint(0, 2**31 - 1))
-    elif isinstance(random_state, np.random.Generator):
-        entropy = int(random_state.integers(0, 2**63 - 1))
-    elif isinstance(random_state, np.random.BitGenerator):
-        entropy = int(np.random.Generator(random_state).integers(0, 2**63 - 1))
-    else:
-        entropy = random_state
-    return list(np.random.SeedSequence(entropy).spawn(k))
 
 
 def _is_dask(obj: Any) -> bool:
@@ -215,7 +206,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 and not isinstance(self.local_batch, bool) and self.local_batch >= 0):
             raise ValueError(f"local_batch must be an integer >= 0, got {self.local_batch!r}")
         # the parameters it shares with SQNClassifier: the Trainer's own checks
-        Trainer(**self._trainer_params())._check_params()
+        check_settings(Trainer(**self._trainer_params()))
 
     def _trainer_params(self) -> dict[str, Any]:
         return dict(loss=self.loss, alpha=self.alpha, curvature=self.curvature,
@@ -233,23 +224,6 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return None
         return class_weight_vector(self.class_weight, data.classes, data.counts)
 
-    def _objective(self) -> Objective:
-        lam = float(self.alpha)
-        spec = self.loss
-        if isinstance(spec, str):
-            obj: Objective = resolve_component("objective", (spec, {"lam": lam}), Objective)
-        elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
-            obj = resolve_component("objective", (spec[0], dict(spec[1], lam=lam)), Objective)
-        else:
-            obj = resolve_component("objective", spec, Objective)
-            if float(obj.lam) != lam:
-                if not getattr(obj, "__dataclass_fields__", None):
-                    raise ValueError(f"loss {obj.describe()} has lam={obj.lam} but "
-                                     f"alpha={lam}; set alpha to the regularisation you want")
-                replace: Any = dataclasses.replace
-                obj = replace(obj, lam=lam)
-        return obj
-
     def _make_setup(self, data: ChunkedData, cw: FloatArray | None) -> _Setup:
         """Objective, strategy and recipe, as :class:`sqnopt.training.Trainer` chooses them."""
         weights = data.weight_sums * (cw if cw is not None else 1.0)
@@ -257,60 +231,27 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if positive.shape[0] < 2:
             raise ValueError("a classifier needs at least two classes with samples of positive "
                              f"weight; got {positive.tolist()[:10]}")
-        objective = self._objective()
         k = int(data.classes.shape[0])
-        strategy: Strategy
-        if objective.label_kind == "multiclass":
-            if self.multiclass == "ovr":
-                raise ValueError(f"multiclass='ovr' needs a binary loss; {objective.describe()} "
-                                 "is multiclass")
-            strategy = "multinomial"
-        elif k == 2:
-            strategy = "binary"
-        elif self.multiclass == "ovr":
-            strategy = "ovr"
-        else:
-            multi = objective.with_capability(MULTICLASS)
-            if multi is not None and multi.label_kind == "multiclass":
-                objective, strategy = multi, "multinomial"
-            elif self.multiclass == "multinomial":
-                raise ValueError(f"multiclass='multinomial': loss {objective.name!r} has no "
-                                 "multiclass form; use multiclass='ovr'")
-            else:
-                strategy = "ovr"
+        objective, strategy = choose_strategy(objective_with_lam(self.loss, float(self.alpha)),
+                                              k, self.multiclass)
         stand_in = _Shape(data.n_samples, data.n_features - int(data.constant_column))
-        if isinstance(self.curvature, str) and self.curvature == "auto":
-            curvature: CurvatureModel = recipes.default_curvature(objective, stand_in, k)
-            by_name = True
-        else:
-            curvature = resolve_component("curvature", self.curvature, CurvatureModel)
-            by_name = isinstance(self.curvature, str)
-
-        def auto_or(value: Any, kind: Any, base: type) -> Any:
-            if isinstance(value, str) and value == "auto":
-                return value
-            return resolve_component(kind, value, base)
-
-        schedule = auto_or(self.schedule, "schedule", BatchSchedule)
-        step = auto_or(self.step, "step", StepRule)
-        gradient = auto_or(self.gradient, "gradient", GradientEstimator)
+        requested = requested_components(objective, stand_in, k, curvature=self.curvature,
+                                         schedule=self.schedule, step=self.step,
+                                         gradient=self.gradient)
+        curvature = requested.curvature
         fi = self.fit_intercept is True
         secant_like = curvature.needs_secant_pair or (
             curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
         if curvature.needs_curvature_batch or secant_like:
             # the recipes of these models read only the data's size
-            recipe = recipes.choose(objective, curvature, stand_in, np.ones(1),
-                                    fit_intercept=fi, schedule=schedule, step=step,
-                                    sampling=self.sampling, gradient=gradient,
-                                    curvature_by_name=by_name)
+            recipe = requested.recipe(objective, stand_in, np.ones(1), fit_intercept=fi,
+                                      sampling=self.sampling)
         else:
             # first-order steps and batch sizes are read from the data: from the first chunk,
             # as partial_fit reads them from its first batch
             X0, _, sw0 = self._first_chunk(data, cw)
-            recipe = recipes.choose(objective, curvature, X0, sw0 / np.mean(sw0),
-                                    fit_intercept=fi, schedule=schedule, step=step,
-                                    sampling=self.sampling, gradient=gradient,
-                                    curvature_by_name=by_name)
+            recipe = requested.recipe(objective, X0, sw0 / np.mean(sw0), fit_intercept=fi,
+                                      sampling=self.sampling)
         distributed = recipe.full_batch_phase or isinstance(recipe.gradient, SVRG)
         if distributed and recipe.curvature_schedule is not None:
             size = _batch_size(recipe.curvature_schedule, data.n_samples)
@@ -368,18 +309,23 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _fit_distributed(self, data: ChunkedData, setup: _Setup,
                          cw: FloatArray | None) -> None:
         subs = self._sub_problems(data, setup)
-        seeds = [self.random_state] if len(subs) == 1 else _spawn(self.random_state, len(subs))
+        seeds = [self.random_state] if len(subs) == 1 else spawn_seeds(self.random_state,
+                                                                       len(subs))
         starts = self._warm(len(subs), data)
         results: list[SolveResult] = []
         unconverged: list[str] = []
         n_iter = t = grad_evals = 0
+        budget = Budget(max_epochs=self.max_iter, tol=self.tol,
+                        n_iter_no_change=self.n_iter_no_change,
+                        smooth=SMOOTH in setup.objective.capabilities,
+                        full_batch_phase=setup.full_batch_phase)
         for (mode, positive), seed, w0 in zip(subs, seeds, starts):
             dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
                                         class_weight=cw, local_batch=int(self.local_batch))
             solver = distribute(self._solver(setup, seed), dobj)
             Xp, yp, classes = dobj.placeholder()
             state = solver.init_state(Xp, yp, classes=classes, w0=w0)
-            done, res, why = self._run_epochs(solver, state, setup)
+            done, res, why = run_budget(solver, state, budget, new_loop_record(state))
             results.append(res)
             n_iter, t = max(n_iter, done), max(t, state.t)
             grad_evals += res.n_grad_evals
@@ -393,75 +339,14 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if unconverged:
             self._warn_unconverged(setup, unconverged)
 
-    def _run_epochs(self, solver: Solver, state: SolverState, setup: _Setup
-                    ) -> tuple[int, SolveResult, str | None]:
-        """``fit``'s budget, with the stopping rules of :class:`sqnopt.training.Trainer`."""
-        total = float(self.max_iter)
-        p0 = state.effective_passes()
-        if setup.full_batch_phase or self.tol is None:
-            tol = None if self.tol is None else float(self.tol)
-            res = solver.run(state, max_epochs=total, gtol=tol,
-                             ftol=FTOL if tol is not None else None)
-            done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
-            if tol is None or res.success or res.status is Status.DIVERGED:
-                return done, res, None
-            return done, res, (f"stopped at max_iter={self.max_iter:g} passes ({res.message}); "
-                               f"largest gradient entry {res.grad_norm:.3g} > tol={tol:g}")
-        tol = float(self.tol)
-        best, stall, done = math.inf, 0, 0
-        last: SolveResult | None = None
-        previous, change = math.nan, math.nan
-        while total > 0:
-            last = res = solver.run(state, max_epochs=min(1.0, total))
-            total -= 1.0
-            done += 1
-            if res.status is Status.DIVERGED:
-                return done, res, None
-            gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
-            if gnorm <= tol and SMOOTH in setup.objective.capabilities:
-                return done, res, None
-            change = (previous - res.fun) / max(abs(res.fun), 1e-300)
-            previous = res.fun
-            stall = stall + 1 if res.fun > best - tol * max(abs(best), 1.0) else 0
-            best = min(best, res.fun)
-            if stall >= self.n_iter_no_change:
-                if SMOOTH not in setup.objective.capabilities:
-                    return done, res, None
-                return done, res, (
-                    f"the objective stopped improving for {self.n_iter_no_change} passes "
-                    f"(F = {res.fun:.6g}) with the largest gradient entry at {gnorm:.3g} > "
-                    f"tol={tol:g}: the stochastic steps reached their noise floor")
-        assert last is not None
-        gnorm = float(last.history.grad_norm[-1]) if len(last.history) else math.nan
-        return done, last, (f"stopped at max_iter={self.max_iter:g} passes with the largest "
-                            f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {last.fun:.6g}, "
-                            f"relative change in the last pass {change:.2g})")
-
     def _warn_unconverged(self, setup: _Setup, unconverged: list[str]) -> None:
-        warnings.warn(f"{setup.curvature.name or type(setup.curvature).__name__} did not "
-                      "converge: " + "; ".join(unconverged[:3])
-                      + (f" (and {len(unconverged) - 3} more)" if len(unconverged) > 3 else "")
-                      + ". Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to "
-                      "tol on full batches).", SQNConvergenceWarning, stacklevel=4)
+        warnings.warn(unconverged_message(setup.curvature, unconverged), SQNConvergenceWarning,
+                      stacklevel=4)
 
     def _finish(self, data: ChunkedData, setup: _Setup, results: list[SolveResult],
                 n_iter: int, t: int) -> None:
         self._params = [np.array(r.w) for r in results]
-        if setup.strategy == "ovr":
-            coef = np.vstack([np.atleast_2d(r.coef) for r in results])
-            icpt = np.array([float(np.asarray(r.intercept)) for r in results])
-        else:
-            coef = np.atleast_2d(results[0].coef)
-            icpt = np.atleast_1d(np.asarray(results[0].intercept, dtype=np.float64))
-            if setup.strategy == "multinomial" and len(data.classes) == 2:
-                coef, icpt = (coef[1] - coef[0])[None, :], icpt[1:] - icpt[:1]
-        self._model = LinearModel(
-            coef=coef, intercept=icpt, classes=data.classes, strategy=setup.strategy,
-            loss=setup.objective.name, probabilistic=PROBABILISTIC in setup.objective.capabilities,
-            info={"objective": setup.objective.describe(), "gradient": setup.gradient.describe(),
-                  "curvature": setup.curvature.describe(), "schedule": setup.schedule.describe(),
-                  "step": setup.step.describe(), "fit_intercept": bool(self.fit_intercept),
-                  "strategy": setup.strategy})
+        self._model = build_model(setup, data.classes, results, self.fit_intercept)
         self.coef_ = self._model.coef.copy()
         self.intercept_ = self._model.intercept.copy()
         self.classes_ = data.classes

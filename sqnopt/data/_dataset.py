@@ -394,16 +394,15 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     return np.ascontiguousarray(enc, dtype=np.float64), cls
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> tuple[FloatArray, float]:
-    """Validate weights; returns ``(weights normalised to mean 1, sum of the given weights)``."""
-    if sample_weight is None:
-        return np.ones(n_samples), float(n_samples)
+def sample_weight_array(sample_weight: ArrayLike, n_samples: int) -> FloatArray:
+    """``sample_weight`` checked -- numbers, one per sample (or one for all), finite, >= 0 --
+    as a new float64 array."""
     sw = np.asarray(sample_weight)
     if sw.ndim == 0:
         sw = np.full(n_samples, float(sw))
     if sw.dtype.kind not in "biuf":
         raise TypeError(f"sample_weight: unsupported dtype {sw.dtype}; pass numbers")
-    sw = np.asarray(sw, dtype=np.float64)
+    sw = np.array(sw, dtype=np.float64)
     if sw.ndim != 1 or sw.shape[0] != n_samples:
         raise _fail("sample_weight", f"has shape {sw.shape} but X has {n_samples} samples",
                     "Pass one weight per sample")
@@ -411,6 +410,14 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> tupl
         raise _fail("sample_weight", "contains NaN or infinity", "Pass finite weights")
     if np.any(sw < 0):
         raise _fail("sample_weight", "contains negative weights", "Weights must be >= 0")
+    return sw
+
+
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> tuple[FloatArray, float]:
+    """Validate weights; returns ``(weights normalised to mean 1, sum of the given weights)``."""
+    if sample_weight is None:
+        return np.ones(n_samples), float(n_samples)
+    sw = sample_weight_array(sample_weight, n_samples)
     total = float(sw.sum())
     if total <= 0:
         raise _fail("sample_weight", "sums to zero", "Give at least one sample a positive weight")

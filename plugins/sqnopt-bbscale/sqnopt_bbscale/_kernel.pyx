@@ -5,7 +5,7 @@ oLBFGS, Mokhtari & Ribeiro 2015, eq. 19). ``gamma_0 = gamma_init``."""
 
 from libc.math cimport isfinite
 
-from sqnopt._vec cimport vdot
+from sqnopt._vec cimport sq_dot
 from sqnopt.curvature._base cimport (
     PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
@@ -35,9 +35,9 @@ cdef class BBScaleKernel(CurvatureKernel):
             out[j] = gamma * grad[j]
 
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
-        cdef double vr = vdot(v, r, self.dim)
-        cdef double rr = vdot(r, r, self.dim)
-        cdef double vv = vdot(v, v, self.dim)
+        cdef double vr = sq_dot(v, r, self.dim)
+        cdef double rr = sq_dot(r, r, self.dim)
+        cdef double vv = sq_dot(v, v, self.dim)
         cdef double g
         if not (isfinite(vr) and isfinite(rr) and isfinite(vv)):
             self.gamma = self.gamma_init

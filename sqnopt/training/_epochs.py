@@ -1,0 +1,197 @@
+"""``fit``'s budget and stopping rules on one sub-problem: :func:`run_budget`.
+
+Two regimes, by the recipe:
+
+* **deterministic** (batches grow to the whole data set) or ``tol=None``: one
+  :meth:`~sqnopt.Solver.run` of the whole budget, with the loop testing ``gtol = tol``
+  (``max_j |∂F/∂w_j|``) and ``ftol = FTOL`` on every full-batch iteration's own gradient.
+  A fit that is checkpointed runs the budget in runs of ``every`` passes, each stopped at the
+  sample count the single run stops at: the same iterates, one more history point per run;
+* **stochastic**: one pass per run. After each pass the gradient norm the loop computed with
+  the pass-end objective is tested against ``tol``; a pass that does not improve the best
+  objective by ``tol`` (relative) counts towards ``n_iter_no_change``. For a non-smooth
+  objective (a subgradient never vanishes) stagnation is the convergence test, as for
+  scikit-learn's ``SGDClassifier``; for a smooth one it ends the fit unconverged.
+
+The progress of a sub-problem is a JSON-able *loop record* (:func:`new_loop_record`), updated
+in place, so that a training checkpoint can resume in the middle of the budget and end with
+the result the uninterrupted fit ends with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sqnopt.checkpoint import CheckpointError
+from sqnopt.progress import ProgressBar
+from sqnopt.solver import SolveResult, Solver, SolverState, Status
+
+#: Relative objective decrease between full-batch iterations below which a deterministic run
+#: has converged (scikit-learn's lbfgs uses the same, ``64 * machine epsilon``).
+FTOL = 64 * float(np.finfo(np.float64).eps)
+
+LoopRecord = dict[str, Any]
+
+__all__ = ["FTOL", "Budget", "new_loop_record", "rebuild_result", "run_budget", "summary"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How long a fit may run and when it stops."""
+
+    #: passes over the data (``max_iter``), counted from the start of the first fit
+    max_epochs: float
+    #: ``max_j |∂F/∂w_j|`` at which the fit has converged; ``None``: run the whole budget
+    tol: float | None
+    #: stochastic passes without improvement after which the fit stops
+    n_iter_no_change: int
+    #: the objective is smooth (its gradient can meet ``tol``)
+    smooth: bool
+    #: the recipe's batches grow to the whole data set
+    full_batch_phase: bool
+
+
+def new_loop_record(state: SolverState) -> LoopRecord:
+    """The progress of ``fit`` on one sub-problem, before its first run (JSON-able)."""
+    return {"s0": int(state.counters.n_samples), "p0": float(state.effective_passes()),
+            "done": 0, "total": None, "budget": None, "best": math.inf, "stall": 0,
+            "previous": math.nan, "change": math.nan, "ended": False, "why": None,
+            "last": None}
+
+
+def summary(res: SolveResult) -> dict[str, Any]:
+    """What a result adds to its state (the rest is rebuilt from a restored state)."""
+    return {"status": res.status.value, "message": res.message, "fun": float(res.fun),
+            "grad_norm": float(res.grad_norm)}
+
+
+def rebuild_result(solver: Solver, state: SolverState, last: Any) -> SolveResult:
+    """The result the run that left ``state`` returned (a fit resumed with no run left)."""
+    if not isinstance(last, dict):
+        raise CheckpointError("the training checkpoint has no result of its last run")
+    return solver._result(state, Status(last["status"]), str(last["message"]),
+                          float(last["fun"]), float(last["grad_norm"]))
+
+
+def run_budget(solver: Solver, state: SolverState, budget: Budget, loop: LoopRecord,
+               bar: ProgressBar | None = None,
+               emit: Callable[[LoopRecord], None] | None = None,
+               every: float = 1.0) -> tuple[int, SolveResult, str | None]:
+    """Run ``fit``'s budget; returns the passes made, the last result and, when the run
+    did not meet ``tol``, why (for the warning).
+
+    ``loop`` is the fit's progress on this sub-problem (:func:`new_loop_record`), updated
+    in place; a fit resumed from a checkpoint passes the checkpointed one and continues
+    from it. ``emit(loop)`` is called every ``every`` passes with the state between two
+    runs (the caller takes the checkpoint)."""
+    if budget.full_batch_phase or budget.tol is None:
+        return _run_whole(solver, state, budget, loop, emit, every)
+    return _run_passes(solver, state, budget, loop, bar, emit, every)
+
+
+def _run_whole(solver: Solver, state: SolverState, budget: Budget, loop: LoopRecord,
+               emit: Callable[[LoopRecord], None] | None,
+               every: float) -> tuple[int, SolveResult, str | None]:
+    total = float(budget.max_epochs)
+    p0 = float(loop["p0"])
+    tol = None if budget.tol is None else float(budget.tol)
+    kw: dict[str, Any] = {"gtol": tol, "ftol": FTOL if tol is not None else None}
+    res: SolveResult | None = None
+    if emit is None and loop["last"] is None:
+        res = solver.run(state, max_epochs=total, **kw)
+        loop["last"] = summary(res)
+    else:
+        # runs of ``every`` passes, stopped at the sample count one run of the whole
+        # budget stops at: the same iterates (only the history gains a point per run)
+        s0 = int(loop["s0"])
+        target = s0 + int(math.ceil(total * state.data.n_samples))
+        chunk = max(1, int(math.ceil(every * state.data.n_samples)))
+        while not loop["ended"] and state.counters.n_samples < target:
+            n = int(state.counters.n_samples)
+            stop = target if emit is None else \
+                min(target, s0 + chunk * ((n - s0) // chunk + 1))
+            res = solver.run(state, max_samples=stop - n, **kw)
+            if res.status is not Status.MAX_SAMPLES:
+                loop["ended"] = True
+            elif state.counters.n_samples >= target:
+                res = dataclasses.replace(
+                    res, message=f"reached max_samples={target - s0} samples processed")
+            loop["last"] = summary(res)
+            if emit is not None and not loop["ended"] and \
+                    state.counters.n_samples < target:
+                emit(loop)
+        if res is None:     # resumed with nothing left to run
+            res = rebuild_result(solver, state, loop["last"])
+    done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
+    if tol is None or res.success or res.status is Status.DIVERGED:
+        return done, res, None
+    return done, res, (f"stopped at max_iter={budget.max_epochs:g} passes "
+                       f"({res.message}); largest gradient entry "
+                       f"{res.grad_norm:.3g} > tol={tol:g}")
+
+
+def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRecord,
+                bar: ProgressBar | None, emit: Callable[[LoopRecord], None] | None,
+                every: float) -> tuple[int, SolveResult, str | None]:
+    assert budget.tol is not None
+    tol = float(budget.tol)
+    total = float(budget.max_epochs)
+    done = int(loop["done"])
+    if loop["total"] is not None and loop["budget"] == total:
+        total = float(loop["total"])    # the remaining budget, exactly as it was counted
+    else:
+        total -= done
+    best, stall = float(loop["best"]), int(loop["stall"])
+    previous, change = float(loop["previous"]), float(loop["change"])
+    if loop["ended"]:                   # resumed after the fit had stopped
+        return done, rebuild_result(solver, state, loop["last"]), loop["why"]
+    max_epochs = float(budget.max_epochs)
+    last: SolveResult | None = None
+
+    def keep(res: SolveResult, ended: bool, why: str | None) -> None:
+        loop.update(done=done, total=total, budget=max_epochs, best=best, stall=stall,
+                    previous=previous, change=change, ended=ended, why=why,
+                    last=summary(res))
+
+    while total > 0:
+        last = res = solver.run(state, max_epochs=min(1.0, total))
+        total -= 1.0
+        done += 1
+        if bar is not None:
+            bar.set_objective(res.fun)
+        if res.status is Status.DIVERGED:
+            keep(res, True, None)
+            return done, res, None
+        gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
+        if gnorm <= tol and budget.smooth:
+            keep(res, True, None)
+            return done, res, None
+        change = (previous - res.fun) / max(abs(res.fun), 1e-300)
+        previous = res.fun
+        stall = stall + 1 if res.fun > best - tol * max(abs(best), 1.0) else 0
+        best = min(best, res.fun)
+        if stall >= budget.n_iter_no_change:
+            if not budget.smooth:
+                keep(res, True, None)
+                return done, res, None     # a subgradient never vanishes: stagnation is
+                                           # the convergence test (as SGDClassifier's)
+            why = (f"the objective stopped improving for {budget.n_iter_no_change} passes "
+                   f"(F = {res.fun:.6g}, relative change in the last pass {change:.2g}) with "
+                   f"the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the stochastic "
+                   "steps reached their noise floor")
+            keep(res, True, why)
+            return done, res, why
+        keep(res, False, None)
+        if emit is not None and total > 0 and \
+                math.floor(done / every) > math.floor((done - 1) / every):
+            emit(loop)
+    res = last if last is not None else rebuild_result(solver, state, loop["last"])
+    gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
+    return done, res, (f"stopped at max_iter={budget.max_epochs:g} passes with the largest "
+                       f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {res.fun:.6g}, "
+                       f"relative change in the last pass {change:.2g})")

@@ -1,0 +1,112 @@
+"""From the sub-problems' results to a fitted model, and the warnings a finished fit owes.
+
+* :func:`build_model` joins the solutions of the sub-problems into one
+  :class:`~sqnopt.model.LinearModel`: one row of ``coef`` per class for one-vs-rest, the
+  multiclass objective's blocks for multinomial fits -- two softmax blocks of a binary problem
+  become their score difference ``w_1 - w_0``, the model a binary logistic fit gives;
+* :func:`unconverged_message` says which sub-problems ended without meeting ``tol`` and what
+  to change; :func:`check_majority` warns when the model's weighted training accuracy is below
+  the heaviest class's -- a solve that failed, or data (and ``alpha``) with nothing to learn.
+
+Both warnings are :class:`ConvergenceWarning`. The same code serves the in-memory
+:class:`~sqnopt.training.Trainer` and the Dask estimator.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.interfaces import (
+    PROBABILISTIC,
+    BatchSchedule,
+    CurvatureModel,
+    GradientEstimator,
+    Objective,
+    StepRule,
+)
+from sqnopt.model import LinearModel, Strategy
+from sqnopt.solver import SolveResult
+
+__all__ = ["ConvergenceWarning", "build_model", "check_majority", "unconverged_message"]
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit ended without meeting its tolerance, or with a model worse than predicting the
+    majority class; the message says what was reached and what to change."""
+
+
+class Composition(Protocol):
+    """The resolved components of a fit and its label strategy (what a model records)."""
+
+    @property
+    def objective(self) -> Objective: ...
+    @property
+    def curvature(self) -> CurvatureModel: ...
+    @property
+    def gradient(self) -> GradientEstimator: ...
+    @property
+    def schedule(self) -> BatchSchedule: ...
+    @property
+    def step(self) -> StepRule: ...
+    @property
+    def strategy(self) -> Strategy: ...
+
+
+def build_model(setup: Composition, classes: NDArray[Any], results: Sequence[SolveResult],
+                fit_intercept: object) -> LinearModel:
+    """The model of the sub-problems' ``results`` (one per class for one-vs-rest, else one)."""
+    if setup.strategy == "ovr":
+        coef = np.vstack([np.atleast_2d(r.coef) for r in results])
+        icpt = np.array([float(np.asarray(r.intercept)) for r in results])
+    else:
+        coef = np.atleast_2d(results[0].coef)
+        icpt = np.atleast_1d(np.asarray(results[0].intercept, dtype=np.float64))
+        if setup.strategy == "multinomial" and len(classes) == 2:
+            coef, icpt = (coef[1] - coef[0])[None, :], icpt[1:] - icpt[:1]
+    info = {"objective": setup.objective.describe(), "gradient": setup.gradient.describe(),
+            "curvature": setup.curvature.describe(), "schedule": setup.schedule.describe(),
+            "step": setup.step.describe(), "fit_intercept": bool(fit_intercept),
+            "strategy": setup.strategy}
+    return LinearModel(coef=coef, intercept=icpt, classes=classes, strategy=setup.strategy,
+                       loss=setup.objective.name,
+                       probabilistic=PROBABILISTIC in setup.objective.capabilities, info=info)
+
+
+def unconverged_message(curvature: CurvatureModel, whys: Sequence[str]) -> str:
+    """The warning of a fit whose sub-problems ended for the reasons ``whys`` (at most three
+    quoted) without meeting ``tol``."""
+    return (f"{curvature.name or type(curvature).__name__} did not converge: "
+            + "; ".join(whys[:3])
+            + (f" (and {len(whys) - 3} more)" if len(whys) > 3 else "")
+            + ". Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to "
+            "tol on full batches).")
+
+
+def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray[Any],
+                   weights: NDArray[np.float64], converged: bool,
+                   results: Sequence[SolveResult], stacklevel: int) -> None:
+    """Warn when the model's weighted training accuracy is below that of predicting the
+    heaviest class: a failed solve when it did not converge, else a model (and data) no
+    better than a constant."""
+    pred = model.predict(X)
+    total = float(np.sum(weights))
+    acc = float(np.sum(weights * (pred == y))) / total
+    majority = max(float(np.sum(weights[y == c])) for c in classes) / total
+    if acc >= majority - 1e-12:
+        return
+    if converged:
+        msg = (f"the fitted model's training accuracy {acc:.4f} is below the majority "
+               f"class's {majority:.4f}, though the solve converged: at this alpha the "
+               "optimum of the loss is no better than predicting a constant (features "
+               "without signal, or alpha too large)")
+    else:
+        msg = (f"the fitted model's training accuracy {acc:.4f} is below the majority "
+               f"class's {majority:.4f}: the solve failed "
+               f"({'; '.join(r.message for r in results)[:300]}). Use the defaults "
+               "(curvature='auto'), a smaller step, or centred and scaled features")
+    warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel)

@@ -1,0 +1,298 @@
+"""What a fit fixes before its first iteration: the components, the label strategy and the
+sub-problems.
+
+* The **objective** is the ``loss`` with ``λ = alpha`` (:func:`objective_with_lam`).
+* The **strategy** (:func:`choose_strategy`): a multiclass objective is solved as one
+  multinomial problem; binary labels as one binary problem; more labels as one multinomial
+  problem when the loss declares a multiclass form
+  (:meth:`~sqnopt.interfaces.Objective.with_capability`, e.g. ``logloss`` -> ``softmax``), else
+  as one binary problem per class (one-vs-rest), each with its own seed (:func:`spawn_seeds`).
+* The **components** left at ``"auto"`` come from :mod:`sqnopt.recipes`, which reads what the
+  components declare (never their names): :func:`requested_components` resolves what the user
+  named, :meth:`Requested.recipe` completes it for the data.
+
+Policy lives in the recipes; this module only asks them. The Dask estimator shares it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt import recipes
+from sqnopt.interfaces import (
+    MULTICLASS,
+    SMOOTH,
+    BatchSchedule,
+    CurvatureModel,
+    GradientEstimator,
+    Objective,
+    StepRule,
+)
+from sqnopt.model import Strategy
+from sqnopt.solver import IterationInfo, Solver
+from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
+from sqnopt.training._finish import ConvergenceWarning
+
+Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
+
+#: Curvature model used when none is given (estimators, command line): ``"auto"`` lets
+#: :func:`sqnopt.recipes.default_curvature` choose.
+DEFAULT_CURVATURE = "auto"
+#: Spread of the feature columns' scales (largest over smallest max-abs value) from which a
+#: first-order stochastic recipe warns that the features should be scaled.
+FEATURE_SPREAD_WARN = 1e2
+
+__all__ = ["DEFAULT_CURVATURE", "FEATURE_SPREAD_WARN", "Requested", "Settings", "Setup",
+           "check_settings", "choose_strategy", "make_setup", "make_solver", "n_subproblems",
+           "objective_with_lam", "requested_components", "spawn_seeds", "sub_labels"]
+
+
+class Settings(Protocol):
+    """The constructor parameters of a :class:`~sqnopt.training.Trainer` this module reads."""
+
+    @property
+    def loss(self) -> ComponentSpec: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def curvature(self) -> ComponentSpec: ...
+    @property
+    def gradient(self) -> ComponentSpec: ...
+    @property
+    def schedule(self) -> ComponentSpec: ...
+    @property
+    def step(self) -> ComponentSpec: ...
+    @property
+    def projection(self) -> ComponentSpec | None: ...
+    @property
+    def fit_intercept(self) -> bool | Literal["regularized"]: ...
+    @property
+    def average(self) -> bool | int: ...
+    @property
+    def sampling(self) -> Literal["auto", "uniform", "shuffle", "subset", "weighted"]: ...
+    @property
+    def multiclass(self) -> Literal["auto", "ovr", "multinomial"]: ...
+    @property
+    def max_epochs(self) -> float: ...
+    @property
+    def tol(self) -> float | None: ...
+    @property
+    def n_iter_no_change(self) -> int: ...
+    @property
+    def report_every(self) -> int | None: ...
+    @property
+    def history_every(self) -> Any: ...
+    @property
+    def path(self) -> Literal["auto", "compiled", "python"]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """What is fixed once training starts (resolved components and the label layout)."""
+
+    objective: Objective
+    curvature: CurvatureModel
+    gradient: GradientEstimator
+    schedule: BatchSchedule
+    curvature_schedule: BatchSchedule | None
+    step: StepRule
+    sampling: Sampling
+    full_batch_phase: bool
+    report_every: int
+    strategy: Strategy
+    classes: NDArray[Any]
+    n_features: int
+
+
+def check_settings(s: Settings) -> None:
+    """Refuse settings no fit can use (before any data is looked at)."""
+    if s.multiclass not in ("auto", "ovr", "multinomial"):
+        raise ValueError(f"multiclass must be 'auto', 'ovr' or 'multinomial', got "
+                         f"{s.multiclass!r}")
+    a = s.alpha
+    if not isinstance(a, (int, float, np.number)) or not math.isfinite(a) or a < 0:
+        raise ValueError(f"alpha must be a finite number >= 0, got {a!r}")
+    me = s.max_epochs
+    if not isinstance(me, (int, float, np.number)) or not math.isfinite(me) or me <= 0:
+        raise ValueError(f"max_epochs (max_iter) must be a number > 0, got {me!r}")
+    if s.tol is not None and not (isinstance(s.tol, (int, float, np.number))
+                                  and math.isfinite(s.tol)):
+        raise ValueError(f"tol must be a finite number or None, got {s.tol!r}")
+    if not isinstance(s.n_iter_no_change, (int, np.integer)) or s.n_iter_no_change < 1:
+        raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
+                         f"{s.n_iter_no_change!r}")
+
+
+def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
+    """The objective of ``spec`` with ``lam`` as its regularisation."""
+    if isinstance(spec, str):
+        return resolve_component("objective", (spec, {"lam": lam}), Objective)  # type: ignore[no-any-return]
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        params = dict(spec[1])
+        params["lam"] = lam
+        return resolve_component("objective", (spec[0], params), Objective)  # type: ignore[no-any-return]
+    obj: Objective = resolve_component("objective", spec, Objective)
+    if float(obj.lam) == lam:
+        return obj
+    if hasattr(obj, "__dataclass_fields__"):
+        replace: Any = dataclasses.replace
+        replaced: Objective = replace(obj, lam=lam)
+        return replaced
+    raise ValueError(f"loss {obj.describe()} has lam={obj.lam} but alpha={lam}; set alpha to the "
+                     "regularisation you want")
+
+
+def choose_strategy(objective: Objective, n_classes: int,
+                    multiclass: str) -> tuple[Objective, Strategy]:
+    """The objective to solve (the loss's multiclass form where the strategy needs it) and
+    how its solutions make the model (module docstring)."""
+    if objective.label_kind == "multiclass":
+        if multiclass == "ovr":
+            raise ValueError(f"multiclass='ovr' needs a binary loss; {objective.describe()} "
+                             "is multiclass")
+        return objective, "multinomial"
+    if n_classes == 2:
+        return objective, "binary"
+    if multiclass == "ovr":
+        return objective, "ovr"
+    multi = objective.with_capability(MULTICLASS)
+    if multi is not None and multi.label_kind == "multiclass":
+        return multi, "multinomial"
+    if multiclass == "multinomial":
+        raise ValueError(f"multiclass='multinomial': loss {objective.name!r} has no "
+                         "multiclass form; use multiclass='ovr'")
+    return objective, "ovr"
+
+
+def _auto_or(value: ComponentSpec, kind: Literal["schedule", "step", "gradient"],
+             base: type) -> Any:
+    if isinstance(value, str) and value == "auto":
+        return value
+    return resolve_component(kind, value, base)
+
+
+@dataclasses.dataclass(frozen=True)
+class Requested:
+    """The components the user named, resolved; ``"auto"`` where the recipe chooses."""
+
+    curvature: CurvatureModel
+    #: the curvature model was named (or chosen) rather than built: the recipe may tune it
+    curvature_by_name: bool
+    schedule: BatchSchedule | str
+    step: StepRule | str
+    gradient: GradientEstimator | str
+
+    def recipe(self, objective: Objective, X: Any, grad_weight: NDArray[np.float64], *,
+               fit_intercept: bool,
+               sampling: Literal["auto", "uniform", "shuffle", "subset", "weighted"]
+               ) -> recipes.Recipe:
+        """:func:`sqnopt.recipes.choose` for these components on ``objective`` and ``X``."""
+        return recipes.choose(objective, self.curvature, X, grad_weight,
+                              fit_intercept=fit_intercept, schedule=self.schedule,
+                              step=self.step, sampling=sampling, gradient=self.gradient,
+                              curvature_by_name=self.curvature_by_name)
+
+
+def requested_components(objective: Objective, X: Any, n_classes: int, *,
+                         curvature: ComponentSpec, schedule: ComponentSpec,
+                         step: ComponentSpec, gradient: ComponentSpec) -> Requested:
+    """Resolve the named components; ``curvature="auto"`` is
+    :func:`sqnopt.recipes.default_curvature` for ``objective`` on data shaped like ``X``."""
+    if isinstance(curvature, str) and curvature == "auto":
+        model: CurvatureModel = recipes.default_curvature(objective, X, n_classes)
+        by_name = True
+    else:
+        model = resolve_component("curvature", curvature, CurvatureModel)
+        by_name = isinstance(curvature, str)
+    return Requested(curvature=model, curvature_by_name=by_name,
+                     schedule=_auto_or(schedule, "schedule", BatchSchedule),
+                     step=_auto_or(step, "step", StepRule),
+                     gradient=_auto_or(gradient, "gradient", GradientEstimator))
+
+
+def make_setup(s: Settings, X: Any, classes: NDArray[Any],
+               weights: NDArray[np.float64]) -> Setup:
+    """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``."""
+    objective, strategy = choose_strategy(objective_with_lam(s.loss, float(s.alpha)),
+                                          len(classes), s.multiclass)
+    requested = requested_components(objective, X, len(classes), curvature=s.curvature,
+                                     schedule=s.schedule, step=s.step, gradient=s.gradient)
+    gw = weights / np.mean(weights) if s.sampling != "weighted" else np.ones_like(weights)
+    recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
+                              sampling=s.sampling)
+    warn_feature_scale(X, recipe, s.fit_intercept is True)
+    return Setup(objective=recipe.objective, curvature=recipe.curvature,
+                 gradient=recipe.gradient,
+                 schedule=recipe.schedule, curvature_schedule=recipe.curvature_schedule,
+                 step=recipe.step, sampling=recipe.sampling,
+                 full_batch_phase=recipe.full_batch_phase,
+                 report_every=recipe.report_every, strategy=strategy, classes=classes,
+                 n_features=int(X.shape[1]))
+
+
+def warn_feature_scale(X: Any, recipe: recipes.Recipe, intercept: bool) -> None:
+    """Warn once when a first-order stochastic recipe (SGD, AdaGrad: one step size for
+    every coordinate) meets columns -- the intercept's constant among them -- whose scales
+    differ by orders of magnitude: conditioning such methods feel and curvature models
+    undo."""
+    if recipe.full_batch_phase or recipe.curvature.direction_scale == "newton":
+        return
+    spread = recipes.feature_scale_spread(X, intercept)
+    if spread >= FEATURE_SPREAD_WARN:
+        warnings.warn(
+            f"the largest absolute values of the feature columns differ by a factor of "
+            f"{spread:.3g}: first-order stochastic steps ({recipe.curvature.describe()}) "
+            "converge slowly on such data. Scale the features (e.g. scikit-learn's "
+            "StandardScaler for dense, MaxAbsScaler for sparse data) or use a curvature "
+            "model (curvature='lbfgs')", ConvergenceWarning, stacklevel=4)
+
+
+def spawn_seeds(random_state: RandomState, k: int) -> list[Any]:
+    """``k`` independent seeds derived from ``random_state`` (one per one-vs-rest problem)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return list(random_state.spawn(k))
+    if isinstance(random_state, np.random.RandomState):
+        entropy: Any = int(random_state.randint(0, 2**31 - 1))
+    elif isinstance(random_state, np.random.Generator):
+        entropy = int(random_state.integers(0, 2**63 - 1))
+    elif isinstance(random_state, np.random.BitGenerator):
+        entropy = int(np.random.Generator(random_state).integers(0, 2**63 - 1))
+    else:
+        entropy = random_state
+    return list(np.random.SeedSequence(entropy).spawn(k))
+
+
+def n_subproblems(setup: Setup) -> int:
+    """One solve, or one per class for one-vs-rest."""
+    return 1 if setup.strategy != "ovr" else len(setup.classes)
+
+
+def sub_labels(setup: Setup, y: NDArray[Any], j: int) -> tuple[Any, NDArray[Any]]:
+    """Labels and label set of sub-problem ``j`` (``±1`` for class ``j`` against the rest)."""
+    if setup.strategy == "ovr":
+        return np.where(y == setup.classes[j], 1.0, -1.0), np.array([-1.0, 1.0])
+    return y, setup.classes
+
+
+def make_solver(s: Settings, setup: Setup, random_state: Any,
+                callback: Callable[[IterationInfo], bool | None]) -> Solver:
+    """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report."""
+    history = s.history_every if s.history_every is not None else (0,)
+    report = setup.report_every if s.report_every is None else int(s.report_every)
+    return Solver(objective=setup.objective, curvature=setup.curvature,
+                  gradient=setup.gradient,
+                  schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
+                  step=setup.step, projection=s.projection,
+                  fit_intercept=s.fit_intercept, average=s.average,
+                  sampling=setup.sampling, random_state=random_state,
+                  report_every=report, history_every=history,
+                  record_grad_norm=(not setup.full_batch_phase and s.tol is not None
+                                    and SMOOTH in setup.objective.capabilities),
+                  callback=callback, path=s.path)
