@@ -191,6 +191,17 @@ def test_estimator_progressive_gradient_runs_distributed(client: Any) -> None:
         assert (dist.n_iter_, dist.t_) == (local.n_iter_, local.t_)
         assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
         assert dist.comm_["round_trips"] > 0 and dist.comm_["bytes_received"] > 0
+    # a multinomial model: K = 3 scores per sample in the test's products
+    rng = np.random.default_rng(2)
+    Xm = rng.standard_normal((1500, 6))
+    ym = np.argmax(Xm @ rng.standard_normal((6, 3)) + 0.5 * rng.standard_normal((1500, 3)),
+                   axis=1)
+    kw = dict(composition, schedule=("fixed", {"size": 64}))
+    local = SQNClassifier(alpha=1e-2, random_state=0, **kw).fit(Xm, ym)
+    dist = DaskSQNClassifier(alpha=1e-2, random_state=0, local_batch=200,
+                             **kw).fit(*_dask(Xm, ym, 250))
+    assert dist.distributed_ and dist.t_ == local.t_ and dist.coef_.shape == (3, 6)
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
 
 
 def test_what_runs_distributed_is_what_the_estimator_declares() -> None:
