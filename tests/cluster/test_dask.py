@@ -279,15 +279,26 @@ def test_dataframe_input_and_weights(client: Any) -> None:
 
 # ---- fault tolerance -------------------------------------------------------------------------
 
-def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None:
-    """Kill one worker process (SIGKILL) at iteration 4 of a full-batch solve: the nanny
-    restarts it, the scheduler recomputes its chunks from the input graph, and the result is
-    the undisturbed run's, bit for bit."""
+def _full_batch(**kw: Any) -> Solver:
+    return Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), **kw)
+
+
+def _progressive(**kw: Any) -> Solver:
+    return Solver.preset("progressive_lbfgs", lam=1e-3, batch_size=100, theta=0.3,
+                         random_state=1, **kw)
+
+
+@pytest.mark.parametrize("make", [_full_batch, _progressive], ids=["full_batch", "progressive"])
+def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any, make: Any) -> None:
+    """Kill one worker process (SIGKILL) at iteration 4 of a full-batch solve, and of a
+    progressive-batching solve with every batch on the workers (its variance tasks keep no
+    state): the nanny restarts it, the scheduler recomputes its chunks from the input graph,
+    and the result is the undisturbed run's, bit for bit."""
+    client.wait_for_workers(2, timeout=60)
     X, y = _binary(n=2000, sparse=True)
     Xd, yd = _dask(X, y, 250)
     settings = dict(max_iter=25, report_every=1)
-    clean = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), **settings), Xd, yd,
-                  client=client)
+    clean = solve(make(**settings), Xd, yd, client=client, local_batch=0)
     pids = client.run(os.getpid)
     killed: list[int] = []
 
@@ -299,8 +310,7 @@ def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None
 
     with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
         warnings.simplefilter("ignore")      # the nanny's and scheduler's reports of the death
-        hit = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), callback=kill,
-                           **settings), Xd, yd, client=client)
+        hit = solve(make(callback=kill, **settings), Xd, yd, client=client, local_batch=0)
     assert killed and killed[0] not in client.run(os.getpid).values()
     # the dead worker's chunks were computed again (from the input's graph)
     runs: dict[str, int] = {}
@@ -308,7 +318,7 @@ def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None
         if "make_chunk" in str(task["key"]):
             runs[str(task["key"])] = runs.get(str(task["key"]), 0) + 1
     assert len(runs) == 8 and max(runs.values()) == 2 and min(runs.values()) == 1, runs
-    assert hit.n_iter == clean.n_iter
+    assert (hit.n_iter, hit.n_estimator_samples) == (clean.n_iter, clean.n_estimator_samples)
     assert np.array_equal(hit.w, clean.w) and hit.fun == clean.fun
     client.wait_for_workers(2, timeout=60)
 
