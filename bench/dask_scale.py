@@ -11,6 +11,11 @@ wall time until ``F(w) <= F* (1 + rel)``:
   Armijo search, stopped at the target; the time is the solver's own clock from its history
   (the objective recorded at every iteration, those evaluations excluded). The distributed setup (validated chunks built on the
   workers) is reported separately.
+* sqnopt progressive-batching L-BFGS (the ``progressive_lbfgs`` preset: first batch 512,
+  ``theta = 0.2``, Armijo, batches of distinct samples, seed 0), stopped at the target, on one
+  machine and with ``sqnopt.dask.solve``: batches of at most ``--local-batch`` samples are
+  gathered to the client, larger ones (and their inner-product test, a second round trip)
+  run on the workers; timed as full-batch L-BFGS above.
 * dask-ml ``lbfgs``: scipy's L-BFGS-B on the client, each function/gradient evaluation a Dask
   graph over the chunks; the time is read at every evaluation by wrapping the
   ``fmin_l_bfgs_b`` that dask-glm calls (the algorithm is unchanged; an evaluation inside a line
@@ -36,6 +41,8 @@ evaluations (one graph over all chunks each) are counted. Writes ``bench/results
     OPENBLAS_NUM_THREADS=1 python bench/dask_scale.py                 # a9a x32 and criteo
     OPENBLAS_NUM_THREADS=1 python bench/dask_scale.py --replicate 2 --datasets a9a  # smoke
     python bench/dask_scale.py --table          # the table of docs/benchmarks.md
+    OPENBLAS_NUM_THREADS=1 python bench/dask_scale.py --replicate 2 --local-batch 1000 \
+        --out bench/results/dask_scale_local1000.json   # progressive batches on the workers
 """
 
 from __future__ import annotations
@@ -100,10 +107,22 @@ def trace_of(res: Any) -> list[tuple[float, float]]:
     return list(zip(h.time.tolist(), h.objective.tolist()))
 
 
+def progressive_solver(lam: float, **kw: Any) -> Solver:
+    """The ``progressive_lbfgs`` preset (first batch 512, theta 0.2, Armijo, subset sampling)
+    on the same objective; its own gtol is replaced by the target."""
+    return Solver.preset("progressive_lbfgs", lam=lam, fit_intercept=False, gtol=None,
+                         random_state=0, **kw)
+
+
 def sqnopt_local(X: np.ndarray, y: np.ndarray, lam: float, target: float | None,
-                 max_iter: int) -> dict[str, Any]:
-    solver = lbfgs_solver(lam, max_iter=max_iter, gtol=1e-11 if target is None else None,
-                          history_every=1, report_every=1, target_objective=target)
+                 max_iter: int, progressive: bool = False) -> dict[str, Any]:
+    if progressive:
+        assert target is not None
+        solver = progressive_solver(lam, max_iter=max_iter, history_every=1, report_every=1,
+                                    target_objective=target)
+    else:
+        solver = lbfgs_solver(lam, max_iter=max_iter, gtol=1e-11 if target is None else None,
+                              history_every=1, report_every=1, target_objective=target)
     tic = time.perf_counter()
     res = solver.fit(X, y)
     wall = time.perf_counter() - tic
@@ -112,25 +131,33 @@ def sqnopt_local(X: np.ndarray, y: np.ndarray, lam: float, target: float | None,
 
 
 def sqnopt_dask(client: Any, Xd: Any, yd: Any, lam: float, target: float,
-                max_iter: int) -> dict[str, Any]:
-    from sqnopt.dask import ChunkedData, solve
+                max_iter: int, progressive: bool = False,
+                local_batch: int | None = None) -> dict[str, Any]:
+    from sqnopt.dask import LOCAL_BATCH, ChunkedData, solve
 
     tic = time.perf_counter()
     data = ChunkedData.from_dask(Xd, yd, client=client)
     setup = time.perf_counter() - tic
-    solver = lbfgs_solver(lam, max_iter=max_iter, history_every=1, report_every=1,
-                          target_objective=target)
+    make = progressive_solver if progressive else lbfgs_solver
+    solver = make(lam, max_iter=max_iter, history_every=1, report_every=1,
+                  target_objective=target)
     before = data.stats.as_dict()
     tic = time.perf_counter()
-    res = solve(solver, None, None, data=data)
+    res = solve(solver, None, None, data=data,
+                local_batch=LOCAL_BATCH if local_batch is None else local_batch)
     wall = time.perf_counter() - tic
     after = data.stats.as_dict()
+    n_chunks = data.n_chunks
     data.release()
     per_iter = {k: (after[k] - before[k]) / max(res.n_iter, 1)
                 for k in ("round_trips", "tasks", "bytes_sent", "bytes_received")}
-    return {"fun": float(res.fun), "n_iter": int(res.n_iter), "wall": wall, "setup": setup,
-            "time_to_target": first_time(trace_of(res), target), "comm_per_iter": per_iter,
-            "n_chunks": data.n_chunks}
+    out = {"fun": float(res.fun), "n_iter": int(res.n_iter), "wall": wall, "setup": setup,
+           "time_to_target": first_time(trace_of(res), target), "comm_per_iter": per_iter,
+           "n_chunks": n_chunks, "passes": float(res.effective_passes),
+           "rows_gathered": int(after["rows_gathered"] - before["rows_gathered"])}
+    if progressive:
+        out["last_batch"] = int(np.diff(res.history.samples)[-1]) if res.n_iter else 0
+    return out
 
 
 def daskml_lbfgs(Xd: Any, yd01: Any, lam: float, n: int, target: float,
@@ -205,10 +232,17 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict[str, Any]:
     target = fstar * (1.0 + args.rel)
     local = sqnopt_local(X, y, lam, target, max_iter=2000)
     info.update(f_star=fstar, target_rel=args.rel)
+    keys = ("time_to_target", "n_iter", "wall")
     out: dict[str, Any] = {"info": info, "one_machine": {
-        "sqnopt": {k: local[k] for k in ("time_to_target", "n_iter", "wall")}}}
+        "sqnopt": {k: local[k] for k in keys}}}
     print(f"F* = {fstar:.10f} ({ref['n_iter']} iterations); sqnopt one machine: "
           f"{local['time_to_target']:.2f} s to target", flush=True)
+    if args.progressive:
+        pl = sqnopt_local(X, y, lam, target, max_iter=args.max_iter, progressive=True)
+        out["one_machine"]["sqnopt progressive L-BFGS"] = {k: pl[k] for k in keys}
+        t = pl["time_to_target"]
+        print(f"sqnopt progressive L-BFGS one machine: "
+              f"{'not reached' if t is None else f'{t:.2f} s'} to target", flush=True)
     y01 = (y > 0).astype(np.float64)
     for workers in args.workers:
         with warnings.catch_warnings():
@@ -220,6 +254,10 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict[str, Any]:
             Xd, yd, yd01 = (scattered(client, A, rows) for A in (X, y, y01))
             row: dict[str, Any] = {}
             row["sqnopt.dask"] = sqnopt_dask(client, Xd, yd, lam, target, args.max_iter)
+            if args.progressive:
+                row["sqnopt.dask progressive L-BFGS"] = sqnopt_dask(
+                    client, Xd, yd, lam, target, args.max_iter, progressive=True,
+                    local_batch=args.local_batch)
             if name == "a9a" or args.sparse_too:
                 import scipy.sparse as sp
 
@@ -262,9 +300,10 @@ def table(results: dict[str, Any]) -> str:
     for name, d in results["datasets"].items():
         info = d["info"]
         label = f"{name} ({info['n_samples']} x {info['n_features']})"
-        one = d["one_machine"]["sqnopt"]
-        lines.append(f"| {label} | sqnopt, one machine (in process) | - | "
-                     f"{sec(one['time_to_target'])} | | | {one['n_iter']} iterations |")
+        for method, one in d["one_machine"].items():
+            name_ = "sqnopt" if method == "sqnopt" else method
+            lines.append(f"| {label} | {name_}, one machine (in process) | - | "
+                         f"{sec(one['time_to_target'])} | | | {one['n_iter']} iterations |")
         for key in sorted(k for k in d if k.startswith("workers_")):
             workers = key.split("_")[1]
             row = d[key]
@@ -278,6 +317,9 @@ def table(results: dict[str, Any]) -> str:
                     extra = (f"{c['round_trips']:.1f} round trips, "
                              f"{(c['bytes_sent'] + c['bytes_received']) / 1024:.1f} KiB "
                              f"(+ {r['setup']:.2f} s setup)")
+                    if "last_batch" in r:
+                        extra += (f"; {r['n_iter']} iterations, {r['passes']:.0f} passes, "
+                                  f"last batch {r['last_batch']}")
                 elif "evaluations" in r:
                     extra = f"{r['evaluations']} evaluations in {r['wall']:.1f} s"
                 else:
@@ -300,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-iter", type=int, default=500)
     ap.add_argument("--admm-iters", type=int, nargs="+", default=[5, 20, 60])
     ap.add_argument("--sparse-too", action="store_true", help="sparse sqnopt run on criteo too")
+    ap.add_argument("--no-progressive", dest="progressive", action="store_false",
+                    help="skip progressive-batching L-BFGS (the progressive_lbfgs preset)")
+    ap.add_argument("--local-batch", type=int, default=None,
+                    help="sqnopt.dask's local_batch for the progressive run (default: "
+                         "sqnopt.dask.LOCAL_BATCH)")
     ap.add_argument("--out", type=Path, default=RESULTS / "dask_scale.json")
     ap.add_argument("--table", action="store_true",
                     help="print the markdown table of --out (no runs)")

@@ -48,6 +48,10 @@ HESSIAN_VECTOR = "hessian_vector"    # Hessian-vector products on a batch (hess_
 #: What a unit step along a curvature model's direction means (``CurvatureModel.direction_scale``).
 DirectionScale = Literal["gradient", "newton", "normalized"]
 
+#: How a gradient estimate is assembled from sums over the data's row blocks
+#: (``GradientEstimator.partial_sums``).
+PartialSums = Literal["minibatch", "snapshot", "variance_test"]
+
 # Return codes of ``update_pair`` / ``observe_batch`` (mirrors ``sqnopt/curvature/_base.pxd``).
 PAIR_SKIPPED = 0
 PAIR_ACCEPTED = 1
@@ -78,6 +82,7 @@ __all__ = [
     "MULTICLASS",
     "Objective",
     "ObjectiveKernelLike",
+    "PartialSums",
     "Problem",
     "Projection",
     "ProjectionKernelLike",
@@ -331,6 +336,22 @@ class GradientEstimator(Component):
     or a variance-reduced estimate (SVRG, SAGA) whose error vanishes at the optimum."""
 
     kind: ClassVar[Kind] = "gradient"
+    #: How the estimate is assembled from sums over row blocks of the data, for an engine that
+    #: evaluates the objective where the data lives (:mod:`sqnopt.dask`), with the estimator's
+    #: parameters read from its fields:
+    #:
+    #: * ``"minibatch"`` -- the minibatch gradient ``s(w, B)`` itself;
+    #: * ``"snapshot"`` -- ``s(w, B) - s(w~, B) + grad F(w~)``, the snapshot ``w~`` retaken
+    #:   every ``period`` batch samples (``None``: one pass), as SVRG;
+    #: * ``"variance_test"`` -- ``s(w, B)`` on batches sized by the inner-product test with
+    #:   ``theta``: the batch's gradient ``g``, then the sample variance of
+    #:   ``grad F_i(w)' g`` over the batch (sums of it and of its squares), as progressive
+    #:   batching.
+    #:
+    #: ``None``: the estimate needs per-sample state (SAGA's table) or operations not listed
+    #: here; it is computed where the data is in one piece (on a cluster: on the client over
+    #: the sample stream).
+    partial_sums: ClassVar[PartialSums | None] = None
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps (tables, snapshots), for the cost accounting."""

@@ -8,9 +8,10 @@
 * :class:`ChunkedData`, :class:`DistributedObjective` -- the building blocks.
 
 The driver (curvature memory, direction, step, schedules, tolerances) runs on the client; every
-large batch, full gradient, full objective and SVRG snapshot runs on the workers, each chunk
-through the compiled kernels, and only vectors of the parameters' size travel. See
-``docs/dask.md`` for what runs where, what travels, and the limits.
+large batch (progressive batching's variance test included), full gradient, full objective and
+SVRG snapshot runs on the workers, each chunk through the compiled kernels, and only vectors of
+the parameters' size travel. See ``docs/dask.md`` for what runs where, what travels, and the
+limits.
 
 ``import sqnopt`` never imports Dask; this subpackage does.
 """
@@ -30,6 +31,7 @@ from sqnopt.dask._data import ChunkedData, CommStats
 from sqnopt.dask._objective import (
     LOCAL_BATCH,
     DistributedObjective,
+    DistributedProgressiveBatch,
     DistributedSVRG,
     GatheredCurvature,
     solve,
@@ -60,6 +62,7 @@ __all__ = [
     "CommStats",
     "DaskSQNClassifier",
     "DistributedObjective",
+    "DistributedProgressiveBatch",
     "DistributedSVRG",
     "GatheredCurvature",
     "SequentialOnClientWarning",

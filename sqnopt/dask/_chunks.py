@@ -32,7 +32,7 @@ from sqnopt.interfaces import Objective, ObjectiveKernelLike
 FloatArray = NDArray[np.float64]
 LabelMode = Literal["binary", "ovr", "multiclass"]
 
-__all__ = ["Chunk", "ChunkSpec", "Partial", "make_chunk"]
+__all__ = ["Chunk", "ChunkSpec", "Partial", "combine_variance", "inner_product_sums", "make_chunk"]
 
 #: A chunk's contribution: ``(chunk index, loss sum, gradient sum)``; the gradient sum is dense
 #: (float64, ``n_params``) or ``(indices, values)`` when fewer than a third of its entries are
@@ -242,6 +242,70 @@ def evaluate(chunks: list[Chunk], spec: ChunkSpec, w: FloatArray,
             g2v *= size
             g2 = _pack(g2v)
         out.append((chunk.index, f, _pack(g), g2))
+    return out
+
+
+def inner_product_sums(coef: FloatArray, dots: FloatArray) -> tuple[int, float, float]:
+    r"""``(n, sum_i a_i, sum_i (a_i - mean)^2)`` of ``a_i = sum_k coef_ik dots_ik`` over the
+    rows of one block: with ``coef`` the score derivatives of the rows at ``w`` and ``dots``
+    their scores of ``g``, ``a_i = grad l_i(w)' g`` (the loss part of
+    :math:`\nabla F_i^\top g`; the regulariser shifts every ``a_i`` alike). The centred sum of
+    squares is taken about the block's own mean (two passes), so that combining the blocks
+    (:func:`combine_variance`) needs no difference of large sums."""
+    a = np.einsum("ik,ik->i", coef, dots)
+    n = int(a.shape[0])
+    if n == 0:
+        return 0, 0.0, 0.0
+    total = float(np.sum(a))
+    dev = a - total / n
+    return n, total, float(np.dot(dev, dev))
+
+
+def combine_variance(parts: list[tuple[int, float, float]]) -> float:
+    r"""The sample variance (divisor ``n - 1``) of the union of blocks, from each block's
+    ``(n_c, s_c, M_c)`` (count, sum, centred sum of squares; :func:`inner_product_sums`), added
+    in block order by the pairwise formula of Chan, Golub & LeVeque (1979):
+
+    .. math:: M = \sum_c M_c + \sum_c n_c (s_c / n_c - \bar a)^2, \qquad
+              \bar a = \frac{1}{n}\sum_c s_c, \qquad \operatorname{Var} = \frac{M}{n - 1}.
+
+    This is exactly the variance of the concatenated values (expand
+    :math:`\sum_{i \in c} (a_i - \bar a)^2 = M_c + n_c(\bar a_c - \bar a)^2`); unlike
+    :math:`(\sum a_i^2 - (\sum a_i)^2 / n)/(n-1)` it does not lose the variance to
+    cancellation when it is small against the squared mean -- the regime where the batch
+    stops growing."""
+    n = sum(p[0] for p in parts)
+    if n < 2:
+        return float("nan")
+    total = 0.0
+    for p in parts:
+        total += p[1]
+    mean = total / n
+    m2 = 0.0
+    for c, s, m in parts:
+        if c:
+            d = s / c - mean
+            m2 += m + c * d * d
+    return m2 / (n - 1)
+
+
+def variance_sums(chunks: list[Chunk], spec: ChunkSpec, w: FloatArray, g: FloatArray,
+                  batches: list[NDArray[Any] | None]) -> list[tuple[int, int, float, float]]:
+    """Per chunk, for progressive batching's inner-product test: ``(chunk index,`` and
+    :func:`inner_product_sums` of its rows of the batch ``)`` at the iterate ``w`` and the
+    batch gradient ``g`` (one pass of score derivatives at ``w`` and one row product with
+    ``g``; the worker keeps nothing between tasks, so a chunk recomputed elsewhere gives the
+    same sums)."""
+    out: list[tuple[int, int, float, float]] = []
+    for chunk, local in zip(chunks, batches):
+        view = chunk.view(spec)
+        k: Any = view.kernel            # linear_scores: score_derivatives, rows_dot
+        idx = view.everyone if local is None else np.asarray(local, dtype=np.intp)
+        if idx.shape[0] == 0:
+            continue
+        coef, _ = k.score_derivatives(w, idx)
+        out.append((chunk.index, *inner_product_sums(np.asarray(coef),
+                                                     np.asarray(k.rows_dot(idx, g)))))
     return out
 
 

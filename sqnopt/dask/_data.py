@@ -27,10 +27,12 @@ from numpy.typing import NDArray
 
 from sqnopt.dask._chunks import (
     ChunkSpec,
+    combine_variance,
     evaluate,
     gather_rows,
     make_chunk,
     summarize,
+    variance_sums,
 )
 
 FloatArray = NDArray[np.float64]
@@ -297,6 +299,26 @@ class ChunkedData:
         grad2 = _add_in_order([p[3] for p in parts], p_len) if w2 is not None else None
         return loss, grad, grad2
 
+    def variance(self, spec: ChunkSpec, w: FloatArray, g: FloatArray, *,
+                 local: list[NDArray[Any] | None] | None = None) -> float:
+        """The sample variance of ``grad l_i(w)' g`` over every row (``local=None``) or the
+        given per-chunk rows (progressive batching's inner-product test): one round trip
+        carrying ``w`` and ``g`` (and the row indices); each chunk returns its count, sum and
+        centred sum of squares (three numbers), combined in chunk order
+        (:func:`~sqnopt.dask._chunks.combine_variance`)."""
+        chunks = None if local is None else [i for i, b in enumerate(local)
+                                             if b is not None and len(b)]
+        per_chunk = None if local is None else [None if b is None else _compact(b)
+                                                for b in local]
+        submitted = self._submit(_variance_task, per_chunk, self._spec_bytes(spec), w, g,
+                                 chunks=chunks)
+        parts: list[tuple[int, int, float, float]] = []
+        for res in self._wait(submitted):
+            parts.extend(res)
+        parts.sort(key=lambda p: p[0])
+        self.stats.bytes_received += 24 * len(parts)
+        return combine_variance([(n, s, m) for _, n, s, m in parts])
+
     def gather(self, spec: ChunkSpec, rows: NDArray[np.intp]) -> tuple[Any, FloatArray,
                                                                          FloatArray]:
         """The rows ``rows`` (global indices, any order, repeats allowed) brought to the client
@@ -366,6 +388,11 @@ def _evaluate_task(chunks: list[Any], spec: ChunkSpec, w: FloatArray, w2: FloatA
                    mode: Literal["value", "gradient"], per_chunk: list[Any]
                    ) -> list[tuple[int, float, Any, Any]]:
     return evaluate(chunks, spec, w, w2, per_chunk, mode)
+
+
+def _variance_task(chunks: list[Any], spec: ChunkSpec, w: FloatArray, g: FloatArray,
+                   per_chunk: list[Any]) -> list[tuple[int, int, float, float]]:
+    return variance_sums(chunks, spec, w, g, per_chunk)
 
 
 def _gather_task(chunks: list[Any], spec: ChunkSpec, per_chunk: list[Any]

@@ -22,9 +22,9 @@ from sqnopt.dask._objective import (
     DistributedObjective,
     DistributedObjectiveKernel,
     distribute,
+    runs_distributed,
 )
 from sqnopt.estimators._classifier import SQNConvergenceWarning
-from sqnopt.gradients import SVRG
 from sqnopt.interfaces import (
     SMOOTH,
     BatchSchedule,
@@ -87,14 +87,24 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     What runs where:
 
     * the compositions whose batches grow to the whole data set -- the default (L-BFGS with
-      progressive batching and an Armijo search, ending as full-batch L-BFGS), any secant model
-      with ``schedule="full"``, SQB (``curvature="quadratic_bound"``) -- and those with SVRG
-      (``gradient="svrg"``) run **distributed**: the driver (curvature memory, direction, step)
-      runs on the client, every large batch, full gradient, full objective and SVRG snapshot on
-      the workers, where each chunk runs the compiled kernel; only ``n_params``-long vectors
-      (``n_features``, or ``K x n_features``), and row indices of partial batches, travel.
-      Batches of at most ``local_batch`` samples (the first progressive batches, SQB's
-      curvature batches) are gathered to the client and evaluated there. With the same
+      growing batches and an Armijo search, ending as full-batch L-BFGS), any secant model
+      with ``schedule="full"``, SQB (``curvature="quadratic_bound"``) -- and those whose
+      gradient estimator evaluates the whole data set whatever the schedule: SVRG
+      (``gradient="svrg"``: full-gradient snapshots) and progressive batching
+      (``gradient="progressive"``, alone or as the ``progressive_lbfgs`` composition with a
+      fixed first batch: batches grown by the inner-product test of Bollapragada et al.
+      2018) -- run **distributed**. The estimator decides by what it declares
+      (:attr:`~sqnopt.interfaces.GradientEstimator.partial_sums`: how its estimate is made of
+      sums over row blocks), not by its type. The driver (curvature memory, direction, step,
+      batch sizes) runs on the client; every large batch, full gradient, full objective and
+      SVRG snapshot runs on the workers, where each chunk runs the compiled kernel; only
+      ``n_params``-long vectors (``n_features``, or ``K x n_features``), and row indices of
+      partial batches, travel. Progressive batching's test on a batch evaluated on the workers
+      takes a second round trip carrying the batch gradient ``g``, and each chunk returns
+      three numbers: the count, sum and centred sum of squares of ``grad l_i(w)' g`` over its
+      rows of the batch, from which the client forms the batch's sample variance exactly.
+      Batches of at most ``local_batch`` samples (the first growing or progressive batches,
+      SQB's curvature batches) are gathered to the client and evaluated there. With the same
       ``random_state`` the iterates are those of ``SQNClassifier`` on the concatenated rows,
       up to rounding (the chunks' sums are added in chunk order);
     * every other composition (SGD, SAGA, AdaGrad, Pegasos, oLBFGS with a small fixed batch) is
@@ -252,7 +262,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             X0, _, sw0 = self._first_chunk(data, cw)
             recipe = requested.recipe(objective, X0, sw0 / np.mean(sw0), fit_intercept=fi,
                                       sampling=self.sampling)
-        distributed = recipe.full_batch_phase or isinstance(recipe.gradient, SVRG)
+        distributed = runs_distributed(recipe.gradient, recipe.full_batch_phase)
         if distributed and recipe.curvature_schedule is not None:
             size = _batch_size(recipe.curvature_schedule, data.n_samples)
             if size > max(int(self.local_batch), recipes.BOUND_BATCH):
@@ -366,7 +376,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "chunk, each brought to the client once per pass), not on the workers. The "
             "distributed compositions are those whose batches grow to the whole data set "
             "(curvature 'auto', 'lbfgs' or 'quadratic_bound' with schedule='auto') and "
-            "gradient='svrg'", SequentialOnClientWarning, stacklevel=3)
+            "gradient='svrg' or 'progressive'", SequentialOnClientWarning, stacklevel=3)
         params = self._trainer_params()
         params["class_weight"] = (None if cw is None else
                                   {c: float(v) for c, v in zip(data.classes.tolist(), cw)})

@@ -16,7 +16,8 @@ seed it draws the same batches as a solve of the concatenated data on one machin
 
 Where a batch is evaluated:
 
-* the whole data set (full-batch iterations, full objective, SVRG snapshots): on the workers;
+* the whole data set (full-batch iterations, full objective, SVRG snapshots, progressive
+  batches grown to ``N``): on the workers;
   only ``w`` (one copy per worker) and the chunks' sums (``n_params`` numbers per chunk, or their
   nonzeros) travel;
 * a batch of more than ``local_batch`` samples: on the workers; ``w`` and the batch's row
@@ -26,11 +27,16 @@ Where a batch is evaluated:
   machine); the rows stay cached while the driver reuses the batch (line-search trials, the
   secant pair's second gradient, the next full-batch iteration's gradient).
 
-Two components the driver cannot use on a Python objective have client-side counterparts here:
-SVRG (:class:`DistributedSVRG`: the snapshot's full gradient on the workers, the batch's two
-gradients in one round trip) and curvature models that draw their own batches, such as SQB's
-quadratic bound (:class:`GatheredCurvature`: the curvature batch's rows are brought to the
-client and the compiled model works on them).
+Components the driver cannot use on a Python objective have client-side counterparts here,
+chosen by what the gradient estimator declares
+(:attr:`~sqnopt.interfaces.GradientEstimator.partial_sums`), not by its type: SVRG's
+``"snapshot"`` form (:class:`DistributedSVRG`: the snapshot's full gradient on the workers, the
+batch's two gradients in one round trip), progressive batching's ``"variance_test"``
+(:class:`DistributedProgressiveBatch`: the batch gradient, then, in a second round trip
+carrying it, each chunk's count, sum and centred sum of squares of ``grad l_i(w)' g``, from
+which the client forms the test's variance exactly), and curvature models that draw their own
+batches, such as SQB's quadratic bound (:class:`GatheredCurvature`: the curvature batch's rows
+are brought to the client and the compiled model works on them).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import math
 from collections import OrderedDict
 from typing import Any, Literal
 
@@ -45,10 +52,17 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from sqnopt.dask._chunks import ChunkSpec, LabelMode, local_kernel
+from sqnopt.dask._chunks import (
+    ChunkSpec,
+    LabelMode,
+    combine_variance,
+    inner_product_sums,
+    local_kernel,
+)
 from sqnopt.dask._data import ChunkedData
 from sqnopt.data import Dataset, prepare
 from sqnopt.interfaces import (
+    LINEAR_SCORES,
     CurvatureModel,
     GradientEstimator,
     Objective,
@@ -59,8 +73,9 @@ from sqnopt.interfaces import (
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 
-__all__ = ["DistributedObjective", "DistributedObjectiveKernel", "DistributedSVRG",
-           "GatheredCurvature", "LOCAL_BATCH", "lam_zero"]
+__all__ = ["DistributedObjective", "DistributedObjectiveKernel", "DistributedProgressiveBatch",
+           "DistributedSVRG", "GatheredCurvature", "LOCAL_BATCH", "distributed_gradient",
+           "lam_zero", "runs_distributed"]
 
 #: Default largest batch whose rows are brought to the client instead of evaluated on the
 #: workers.
@@ -265,6 +280,42 @@ class DistributedObjectiveKernel:
         self._finish(0.0, g2, size, w2, out2)
         return self._finish(loss, g, size, w, out)
 
+    def gradient_variance(self, w: FloatArray, batch: IndexArray, out: FloatArray,
+                          test: bool) -> tuple[float, float]:
+        """``s(w, B)`` into ``out``; returns ``f_B(w)`` and, when ``test``, the sample variance
+        over ``B`` of ``grad l_i(w)' g`` with ``g = out`` (progressive batching's
+        inner-product test; else NaN).
+
+        On the workers (a batch of more than ``local_batch`` samples, or the whole data set):
+        two round trips, since the second needs ``g`` -- the batch gradient as
+        :meth:`gradient`, then each chunk's count, sum and centred sum of squares of
+        ``a_i = grad l_i(w)' g`` over its rows of the batch (:meth:`ChunkedData.variance`),
+        combined exactly (:func:`~sqnopt.dask._chunks.combine_variance`). On the client (a
+        gathered batch): the compiled progressive estimator's operations on the gathered rows --
+        score derivatives, ``rows_axpy``, the regulariser, ``rows_dot`` -- in its order."""
+        batch = np.asarray(batch, dtype=np.intp)
+        size = int(batch.shape[0])
+        if size < 1:
+            raise ValueError("batch must contain at least one index")
+        whole = self._is_whole(batch)
+        if size <= self.owner.local_batch and not whole:
+            k: Any = self.local_kernel(batch)   # linear_scores: the score methods below
+            rows = self._arange(size)
+            coef, total = k.score_derivatives(w, rows)
+            out[:] = 0.0
+            k.rows_axpy(rows, coef, 1.0 / size, out)
+            f = float(total) * (1.0 / size) + float(k.reg_gradient_value(w, out))
+            if not test:
+                return f, float("nan")
+            dots = np.asarray(k.rows_dot(rows, out))
+            return f, combine_variance([inner_product_sums(np.asarray(coef), dots)])
+        local = None if whole else [None if s is None else s[1]
+                                    for s in self.source.split(batch)]
+        f = self._finish(*self.source.evaluate(self.spec, w, local=local)[:2], size, w, out)
+        if not test:
+            return f, float("nan")
+        return f, self.source.variance(self.spec, w, out, local=local)
+
     def value(self, w: FloatArray) -> float:
         loss = self.source.evaluate(self.spec, w, mode="value")[0]
         scratch = np.zeros(self._n_params)
@@ -366,12 +417,122 @@ class DistributedSVRG(GradientEstimator):
 
     period: int | None = None
     name = "svrg_distributed"
+    partial_sums = "snapshot"
 
     def memory_bytes(self, problem: Problem) -> int:
         return 8 * 3 * problem.n_params
 
     def init(self, problem: Problem) -> _DistributedSVRGKernel:
         return _DistributedSVRGKernel(problem.n_params, int(self.period or 0))
+
+
+# ---- progressive batching with the test's sums on the workers -------------------------------
+
+class _DistributedProgressiveKernel:
+    """Progressive batching's estimate ``s(w, B)`` and inner-product test (Bollapragada et al.
+    2018) with the operations of :class:`sqnopt.gradients.ProgressiveBatch`'s compiled kernel,
+    its batch gradient and the test's variance computed where the batch's rows are
+    (:meth:`DistributedObjectiveKernel.gradient_variance`)."""
+
+    plain = False
+    batch_gradient = True          # the estimate is s(w, B): the driver reuses secant gradients
+    sizes_batches = True           # batch_size() decides the next batch's size
+
+    def __init__(self, dim: int, theta: float) -> None:
+        if not theta > 0.0:
+            raise ValueError("theta must be > 0")
+        self.dim = dim
+        self.theta = float(theta)
+        self.n_samples = 0
+        self.size = 0
+        self.n_tests = 0
+        self.n_increases = 0
+        self.last_ratio = float("nan")
+
+    def bind(self, objective: Any) -> None:
+        if not isinstance(objective, DistributedObjectiveKernel):
+            raise TypeError("DistributedProgressiveBatch works with a DistributedObjective")
+        if objective.n_params != self.dim:
+            raise ValueError(f"the objective has {objective.n_params} parameters, the gradient "
+                             f"estimator {self.dim}")
+        if LINEAR_SCORES not in objective.owner.base.capabilities:
+            raise TypeError(f"progressive batching needs per-sample score derivatives "
+                            f"(linear_scores); {objective.owner.base.describe()} has none")
+        self.n_samples = int(objective.n_samples)
+        self.size = self.n_tests = self.n_increases = 0
+        self.last_ratio = float("nan")
+
+    def batch_size(self, scheduled: int) -> int:
+        b = max(int(scheduled), self.size)
+        return min(b, self.n_samples) if self.n_samples > 0 else b
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        b = np.asarray(batch, dtype=np.intp)
+        size, N = int(b.shape[0]), self.n_samples
+        test = 2 <= size < N
+        f, var = objective.gradient_variance(w, b, out, test)
+        if plain is not None:
+            plain[:] = out
+        if not test:
+            return f, 0
+        gg = float(np.dot(out, out))
+        th2 = self.theta * self.theta
+        self.n_tests += 1
+        self.last_ratio = _ratio(var, size * th2 * gg * gg)
+        if var > size * th2 * gg * gg:            # the test fails (also for g = 0, Var > 0)
+            need = _ratio(var, th2 * gg * gg)
+            new = N if need >= N else int(math.ceil(need))
+            if new > self.size:
+                self.size = new
+                self.n_increases += 1
+        return f, size
+
+    def get_state(self) -> dict[str, Any]:
+        """The size the test asked for and its counts (the compiled kernel's fields)."""
+        return {"n_samples": self.n_samples, "size": self.size, "n_tests": self.n_tests,
+                "n_increases": self.n_increases, "last_ratio": self.last_ratio}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        from sqnopt.checkpoint import CheckpointError, state_value
+
+        n = state_value(state, "n_samples", int, self)
+        if n != self.n_samples:
+            raise CheckpointError(f"{type(self).__name__}: the checkpoint is for {n} samples, "
+                                  f"this kernel is bound to {self.n_samples}: the checkpoint "
+                                  "is of other data")
+        size = state_value(state, "size", int, self)
+        if not 0 <= size <= self.n_samples:
+            raise CheckpointError(f"{type(self).__name__}: checkpoint field 'size'={size} is "
+                                  f"outside [0, {self.n_samples}]")
+        self.size = size
+        self.n_tests = state_value(state, "n_tests", int, self)
+        self.n_increases = state_value(state, "n_increases", int, self)
+        self.last_ratio = state_value(state, "last_ratio", float, self)
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b`` as IEEE division (the compiled kernel's): ``inf`` or NaN for ``b = 0``."""
+    if b != 0.0:
+        return a / b
+    return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a)
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedProgressiveBatch(GradientEstimator):
+    """:class:`sqnopt.gradients.ProgressiveBatch` for a :class:`DistributedObjective` (same
+    estimate, same test, the same batch sizes up to rounding): a batch larger than
+    ``local_batch`` -- in the end the whole data set -- is evaluated on the workers, its
+    variance test taking a second round trip with the batch gradient; smaller batches are
+    gathered to the client."""
+
+    theta: float = 0.9
+    name = "progressive_distributed"
+    requires = frozenset({LINEAR_SCORES})
+    partial_sums = "variance_test"
+
+    def init(self, problem: Problem) -> _DistributedProgressiveKernel:
+        return _DistributedProgressiveKernel(problem.n_params, float(self.theta))
 
 
 # ---- curvature batches gathered to the client ------------------------------------------------
@@ -437,6 +598,39 @@ class GatheredCurvature(CurvatureModel):
         return _GatheredKernel(self.base.init(problem))
 
 
+#: The estimators' forms (:attr:`~sqnopt.interfaces.GradientEstimator.partial_sums`) whose runs
+#: evaluate the whole data set whatever the batch schedule: SVRG's snapshots (full gradients)
+#: and progressive batching's batches (grown by the test towards ``N``).
+WHOLE_DATA_FORMS: frozenset[str] = frozenset({"snapshot", "variance_test"})
+
+
+def runs_distributed(gradient: GradientEstimator, full_batch_phase: bool) -> bool:
+    """Whether a composition is worth running on the workers: its estimate is made of sums over
+    row blocks (:attr:`~sqnopt.interfaces.GradientEstimator.partial_sums`) and either its
+    batches grow to the whole data set or its estimator evaluates the whole data set."""
+    form = gradient.partial_sums
+    return form is not None and (full_batch_phase or form in WHOLE_DATA_FORMS)
+
+
+def distributed_gradient(gradient: GradientEstimator) -> GradientEstimator:
+    """The counterpart of ``gradient`` for a :class:`DistributedObjective`, chosen by the form
+    the estimator declares (``partial_sums``), with its parameters: the minibatch gradient
+    itself, :class:`DistributedSVRG` (``period``) or :class:`DistributedProgressiveBatch`
+    (``theta``)."""
+    form = gradient.partial_sums
+    if form == "minibatch":
+        return gradient
+    if form == "snapshot":
+        return DistributedSVRG(period=getattr(gradient, "period", None))
+    if form == "variance_test":
+        return DistributedProgressiveBatch(theta=float(getattr(gradient, "theta")))
+    raise ValueError(f"gradient {gradient.describe()} does not declare how its estimate is made "
+                     "of sums over row blocks (partial_sums): it keeps per-sample state, as "
+                     "SAGA's table updated by every step -- a sequential method. Use "
+                     "gradient='svrg' or 'progressive' (their large batches run on the "
+                     "workers) or stream the chunks with partial_fit")
+
+
 def _uses_own_batches(curvature: CurvatureModel) -> bool:
     return bool(curvature.needs_curvature_batch)
 
@@ -445,17 +639,10 @@ def distribute(solver: Any, objective: DistributedObjective) -> Any:
     """A copy of ``solver`` whose objective is ``objective`` and whose components that need a
     compiled objective kernel (SVRG, curvature models with their own batches) are replaced by
     their counterparts here; every other setting is kept."""
-    from sqnopt.gradients import SAGA, SVRG
-
     s = copy.copy(solver)
     s.objective = objective
     s.path = "python"        # the driver's Python loop: the objective kernel is not compiled
-    if isinstance(solver.gradient, SVRG):
-        s.gradient = DistributedSVRG(period=solver.gradient.period)
-    elif isinstance(solver.gradient, SAGA):
-        raise ValueError("gradient SAGA keeps a table of one derivative per sample, updated by "
-                         "every step: a sequential method. Use gradient='svrg' (its snapshots "
-                         "run on the workers) or stream the chunks with partial_fit")
+    s.gradient = distributed_gradient(solver.gradient)
     if _uses_own_batches(solver.curvature) and not isinstance(solver.curvature,
                                                                GatheredCurvature):
         s.curvature = GatheredCurvature(solver.curvature)

@@ -21,6 +21,7 @@ class Minibatch(GradientEstimator):
     batches)."""
 
     name = "minibatch"
+    partial_sums = "minibatch"
 
     def init(self, problem: Problem) -> MinibatchKernel:
         return MinibatchKernel(problem.n_params)
@@ -42,6 +43,7 @@ class SVRG(GradientEstimator):
 
     period: int | None = None
     name = "svrg"
+    partial_sums = "snapshot"
 
     def __post_init__(self) -> None:
         if self.period is not None and not (isinstance(self.period, int)
@@ -108,6 +110,7 @@ class ProgressiveBatch(GradientEstimator):
 
     theta: float = 0.9
     name = "progressive"
+    partial_sums = "variance_test"
     requires = frozenset({LINEAR_SCORES})
 
     def __post_init__(self) -> None:

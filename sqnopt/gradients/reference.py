@@ -181,6 +181,7 @@ class MinibatchNumPy(GradientEstimator):
     """Twin of :class:`~sqnopt.gradients.Minibatch`."""
 
     name = "minibatch_numpy"
+    partial_sums = "minibatch"
 
     def init(self, problem: Problem) -> _MinibatchKernelNumPy:
         return _MinibatchKernelNumPy(problem.n_params)
@@ -192,6 +193,7 @@ class SVRGNumPy(GradientEstimator):
 
     period: int | None = None
     name = "svrg_numpy"
+    partial_sums = "snapshot"
 
     def init(self, problem: Problem) -> _SVRGKernelNumPy:
         return _SVRGKernelNumPy(problem.n_params, self.period or 0)
@@ -214,6 +216,7 @@ class ProgressiveBatchNumPy(GradientEstimator):
 
     theta: float = 0.9
     name = "progressive_numpy"
+    partial_sums = "variance_test"
     requires = frozenset({LINEAR_SCORES})
 
     def init(self, problem: Problem) -> _ProgressiveBatchKernelNumPy:

@@ -144,6 +144,104 @@ def test_svrg_snapshots_equal_one_machine(client: Any) -> None:
     assert _rel(dist.fun, local.fun) <= RTOL
 
 
+def test_progressive_lbfgs_equals_one_machine(client: Any) -> None:
+    """Progressive-batching L-BFGS (the ``progressive_lbfgs`` preset): the first batches are
+    gathered to the client, the larger ones run on the workers, where the inner-product test's
+    variance takes a second round trip carrying the batch gradient. Same seed: the test grows
+    the batches to the same sizes (same samples drawn, same test evaluations), the objective
+    equals the single-machine solve's to 1e-10, and the run reaches the whole data set."""
+    X, y = _binary(n=3000, p=20, sparse=True)
+    solver = Solver.preset("progressive_lbfgs", lam=1e-3, batch_size=100, theta=0.3,
+                           fit_intercept=True, random_state=4, max_iter=60,
+                           history_every=1)
+    local = solver.fit(X, y)
+    data = ChunkedData.from_dask(*_dask(X, y, 375), client=client)
+    try:
+        dist = solve(solver, None, None, data=data, local_batch=400)
+        trips = data.stats.round_trips
+    finally:
+        data.release()
+    sizes = np.diff(local.history.samples)
+    assert sizes.min() < 400 < 3000 == sizes.max()       # both paths, and full batches
+    assert (dist.n_iter, dist.n_samples) == (local.n_iter, local.n_samples)
+    assert dist.n_estimator_samples == local.n_estimator_samples > 0
+    np.testing.assert_array_equal(dist.history.samples, local.history.samples)
+    assert _rel(dist.fun, local.fun) <= RTOL
+    np.testing.assert_allclose(dist.history.objective, local.history.objective, rtol=RTOL)
+    # a tested batch on the workers costs two round trips (gradient, then the variance)
+    tested_on_workers = int(np.sum((sizes > 400) & (sizes < 3000)))
+    assert tested_on_workers > 0 and trips > 2 * tested_on_workers
+
+
+def test_estimator_progressive_gradient_runs_distributed(client: Any) -> None:
+    """``gradient="progressive"`` declares sums over row blocks and whole-data batches
+    (``partial_sums="variance_test"``): DaskSQNClassifier runs it on the workers -- with a
+    fixed first batch (the preset's composition) as with the default growing schedule -- and
+    agrees with SQNClassifier."""
+    X, y = _binary(n=2000)
+    composition = dict(curvature="lbfgs", gradient=("progressive", {"theta": 0.2}),
+                       schedule=("fixed", {"size": 100}), step="armijo", sampling="subset")
+    for kw in (composition, dict(gradient="progressive")):
+        local = SQNClassifier(alpha=1e-3, random_state=2, **kw).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SequentialOnClientWarning)
+            dist = DaskSQNClassifier(alpha=1e-3, random_state=2, local_batch=300,
+                                     **kw).fit(*_dask(X, y, 250))
+        assert dist.distributed_ and dist.converged_ == local.converged_
+        assert (dist.n_iter_, dist.t_) == (local.n_iter_, local.t_)
+        assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+        assert dist.comm_["round_trips"] > 0 and dist.comm_["bytes_received"] > 0
+    # a multinomial model: K = 3 scores per sample in the test's products
+    rng = np.random.default_rng(2)
+    Xm = rng.standard_normal((1500, 6))
+    ym = np.argmax(Xm @ rng.standard_normal((6, 3)) + 0.5 * rng.standard_normal((1500, 3)),
+                   axis=1)
+    kw = dict(composition, schedule=("fixed", {"size": 64}))
+    local = SQNClassifier(alpha=1e-2, random_state=0, **kw).fit(Xm, ym)
+    dist = DaskSQNClassifier(alpha=1e-2, random_state=0, local_batch=200,
+                             **kw).fit(*_dask(Xm, ym, 250))
+    assert dist.distributed_ and dist.t_ == local.t_ and dist.coef_.shape == (3, 6)
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+
+
+def test_what_runs_distributed_is_what_the_estimator_declares() -> None:
+    """The decision reads ``partial_sums``, not the type: an estimator that declares the
+    progressive form (here the NumPy twin, as a plugin would) gets the distributed counterpart
+    with its ``theta``; one that declares none (SAGA's per-sample table) is refused by
+    ``solve`` and streamed by the estimator."""
+    from sqnopt.dask import DistributedProgressiveBatch, DistributedSVRG
+    from sqnopt.dask._objective import distributed_gradient, runs_distributed
+    from sqnopt.gradients import SAGA, Minibatch, ProgressiveBatch
+    from sqnopt.gradients.reference import ProgressiveBatchNumPy, SVRGNumPy
+
+    assert runs_distributed(ProgressiveBatch(), False) and runs_distributed(SVRG(), False)
+    assert runs_distributed(Minibatch(), True) and not runs_distributed(Minibatch(), False)
+    assert not runs_distributed(SAGA(), True)
+    twin = distributed_gradient(ProgressiveBatchNumPy(theta=0.4))
+    assert isinstance(twin, DistributedProgressiveBatch) and twin.theta == 0.4
+    assert distributed_gradient(SVRGNumPy(period=7)) == DistributedSVRG(period=7)
+    with pytest.raises(ValueError, match="partial_sums.*sequential"):
+        distributed_gradient(SAGA())
+
+
+def test_variance_from_chunk_sums_is_exact() -> None:
+    """The test's variance from per-chunk counts, sums and centred sums of squares equals the
+    variance of the concatenated values, also where the plain sums of squares cancel (a small
+    spread about a large mean)."""
+    from sqnopt.dask._chunks import combine_variance, inner_product_sums
+
+    rng = np.random.default_rng(0)
+    for shift, rel in ((0.0, 1e-13), (1e6, 1e-9)):
+        a = shift + rng.standard_normal(1000)
+        parts = [inner_product_sums(a[i:j, None], np.ones((j - i, 1)))
+                 for i, j in ((0, 1), (1, 400), (400, 400), (400, 1000))]
+        exact = np.var(a, ddof=1)
+        assert combine_variance(parts) == pytest.approx(exact, rel=rel)
+    naive = (np.sum(a * a) - np.sum(a) ** 2 / a.shape[0]) / (a.shape[0] - 1)
+    assert abs(naive - exact) > 1e-6 * exact          # what the plain sums of squares lose
+    assert np.isnan(combine_variance([inner_product_sums(np.ones((1, 2)), np.ones((1, 2)))]))
+
+
 def test_multinomial_and_one_vs_rest(client: Any) -> None:
     rng = np.random.default_rng(2)
     X = rng.standard_normal((1500, 6))
@@ -181,15 +279,26 @@ def test_dataframe_input_and_weights(client: Any) -> None:
 
 # ---- fault tolerance -------------------------------------------------------------------------
 
-def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None:
-    """Kill one worker process (SIGKILL) at iteration 4 of a full-batch solve: the nanny
-    restarts it, the scheduler recomputes its chunks from the input graph, and the result is
-    the undisturbed run's, bit for bit."""
+def _full_batch(**kw: Any) -> Solver:
+    return Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), **kw)
+
+
+def _progressive(**kw: Any) -> Solver:
+    return Solver.preset("progressive_lbfgs", lam=1e-3, batch_size=100, theta=0.3,
+                         random_state=1, **kw)
+
+
+@pytest.mark.parametrize("make", [_full_batch, _progressive], ids=["full_batch", "progressive"])
+def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any, make: Any) -> None:
+    """Kill one worker process (SIGKILL) at iteration 4 of a full-batch solve, and of a
+    progressive-batching solve with every batch on the workers (its variance tasks keep no
+    state): the nanny restarts it, the scheduler recomputes its chunks from the input graph,
+    and the result is the undisturbed run's, bit for bit."""
+    client.wait_for_workers(2, timeout=60)
     X, y = _binary(n=2000, sparse=True)
     Xd, yd = _dask(X, y, 250)
     settings = dict(max_iter=25, report_every=1)
-    clean = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), **settings), Xd, yd,
-                  client=client)
+    clean = solve(make(**settings), Xd, yd, client=client, local_batch=0)
     pids = client.run(os.getpid)
     killed: list[int] = []
 
@@ -201,8 +310,7 @@ def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None
 
     with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
         warnings.simplefilter("ignore")      # the nanny's and scheduler's reports of the death
-        hit = solve(Solver(LogLoss(lam=1e-3), LBFGS(), Full(), Armijo(), callback=kill,
-                           **settings), Xd, yd, client=client)
+        hit = solve(make(callback=kill, **settings), Xd, yd, client=client, local_batch=0)
     assert killed and killed[0] not in client.run(os.getpid).values()
     # the dead worker's chunks were computed again (from the input's graph)
     runs: dict[str, int] = {}
@@ -210,7 +318,7 @@ def test_a_worker_killed_mid_fit_does_not_change_the_result(client: Any) -> None
         if "make_chunk" in str(task["key"]):
             runs[str(task["key"])] = runs.get(str(task["key"]), 0) + 1
     assert len(runs) == 8 and max(runs.values()) == 2 and min(runs.values()) == 1, runs
-    assert hit.n_iter == clean.n_iter
+    assert (hit.n_iter, hit.n_estimator_samples) == (clean.n_iter, clean.n_estimator_samples)
     assert np.array_equal(hit.w, clean.w) and hit.fun == clean.fun
     client.wait_for_workers(2, timeout=60)
 
@@ -257,6 +365,24 @@ def test_only_parameter_sized_vectors_travel(client: Any) -> None:
         g_ref = np.empty_like(w)
         f_ref = ref.full_gradient(w, g_ref)
         assert _rel(k.full_gradient(w, g), f_ref) <= 1e-13
+        np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
+        # progressive batching's test on the workers: the batch gradient, then a second round
+        # trip carrying it, three numbers per chunk back; the variance is one machine's
+        dobj0 = DistributedObjective(LogLoss(lam=1e-3), data, local_batch=0)
+        k0 = dobj0.init(dobj0.stand_in(fit_intercept=True))
+        batch = np.random.default_rng(1).permutation(2000)[:700]
+        before = dict(data.stats.as_dict())
+        f, var = k0.gradient_variance(w, batch, g, True)
+        after = data.stats.as_dict()
+        assert after["round_trips"] - before["round_trips"] == 2
+        assert (after["bytes_received"] - before["bytes_received"]
+                == data.n_chunks * (8 + 8 * k.n_params) + data.n_chunks * 24)
+        assert (after["bytes_sent"] - before["bytes_sent"]
+                < (after["tasks"] - before["tasks"]) * (16 * k.n_params + 2000) + 2 * 4 * 700)
+        f_ref = ref.gradient(w, batch, g_ref)
+        coef, _ = ref.score_derivatives(w, batch)
+        a = np.sum(coef * ref.rows_dot(batch, g_ref), axis=1)
+        assert _rel(f, f_ref) <= 1e-13 and _rel(var, float(np.var(a, ddof=1))) <= 1e-12
         np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
     finally:
         data.release()
