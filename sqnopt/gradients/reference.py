@@ -122,8 +122,8 @@ class _ProgressiveBatchKernelNumPy:
     batch_gradient = True          # the estimate is s(w, B)
     sizes_batches = True           # batch_size() decides the next batch's size
 
-    def __init__(self, dim: int, theta: float) -> None:
-        self.dim, self.theta = dim, theta
+    def __init__(self, dim: int, theta: float, nu: float = 0.0) -> None:
+        self.dim, self.theta, self.nu = dim, theta, nu
         self.n_samples = 0
         self.size = 0
         self.n_tests = 0
@@ -140,18 +140,24 @@ class _ProgressiveBatchKernelNumPy:
                  plain: FloatArray | None = None) -> tuple[float, int]:
         b = np.asarray(batch, dtype=np.intp)
         size, N = len(b), self.n_samples
+        ortho = self.nu > 0.0
         coef, total = objective.score_derivatives(w, b)     # (size, n_scores)
         out[:] = 0.0
         objective.rows_axpy(b, coef, 1.0 / size, out)
+        test = 2 <= size < N
+        dd = 0.0
+        if test and ortho:                                  # ||d||^2, d = g - lam w_reg
+            for x in out:
+                dd += float(x) * float(x)
         reg = float(objective.reg_gradient_value(w, out))
         if plain is not None:
             plain[:] = out
         extra = 0
-        if 2 <= size < N:
+        if test:
             dots = objective.rows_dot(b, out)               # score_k(x_i; g)
             extra += size
-            # grad F_i' g (up to the regulariser's common shift) and its sample variance, in
-            # the compiled kernel's order of operations
+            # d_i' g (grad F_i' g up to the regulariser's common shift) and its sample
+            # variance, in the compiled kernel's order of operations
             a = [sum((float(c) * float(d) for c, d in zip(coef[t], dots[t])), 0.0)
                  for t in range(size)]
             mean = 0.0
@@ -167,8 +173,28 @@ class _ProgressiveBatchKernelNumPy:
                 gg += float(x) * float(x)
             th2 = self.theta * self.theta
             self.n_tests += 1
-            if var > size * th2 * gg * gg:                 # the inner-product test fails
-                need = var / (th2 * gg * gg)
+            need = 0.0
+            fail = var > size * th2 * gg * gg              # the inner-product test fails
+            if fail:
+                need = var / (th2 * gg * gg) if gg > 0.0 else float("inf")
+            if ortho:                                       # the orthogonality test
+                sqn = objective.rows_sqnorm(b, coef)        # ||d_i||^2
+                nu2 = self.nu * self.nu
+                perp = 0.0
+                if gg > 0.0:
+                    for q, v in zip(sqn, a):
+                        perp += float(q) - v * v / gg
+                    perp = (perp - size * (dd - mean * mean / gg)) / (size - 1)
+                else:
+                    for q in sqn:
+                        perp += float(q)
+                    perp = perp / (size - 1)
+                if perp > size * nu2 * gg:
+                    fail = True
+                    ask = perp / (nu2 * gg) if gg > 0.0 else float("inf")
+                    if ask > need:
+                        need = ask
+            if fail:
                 new = N if need >= N else int(np.ceil(need))
                 if new > self.size:
                     self.size = new
@@ -213,8 +239,10 @@ class ProgressiveBatchNumPy(GradientEstimator):
     """Twin of :class:`~sqnopt.gradients.ProgressiveBatch`."""
 
     theta: float = 0.9
+    nu: float | None = 0.5
     name = "progressive_numpy"
     requires = frozenset({LINEAR_SCORES})
 
     def init(self, problem: Problem) -> _ProgressiveBatchKernelNumPy:
-        return _ProgressiveBatchKernelNumPy(problem.n_params, float(self.theta))
+        return _ProgressiveBatchKernelNumPy(problem.n_params, float(self.theta),
+                                            0.0 if self.nu is None else float(self.nu))
