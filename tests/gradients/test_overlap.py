@@ -183,3 +183,31 @@ def test_overlapping_batches_are_a_registered_component_that_refuses_what_cannot
     assert other.gradient.n_overlap == 4 and other.gradient.get_state()["n_pairs"] == 6
     with pytest.raises(Exception, match="ov"):
         other.gradient.set_state({**saved, "ov": np.array([10**6])})
+
+
+@pytest.mark.parametrize("schedule", [Fixed(16), Geometric(b1=16, rate=1.5)])
+def test_a_checkpointed_multibatch_solve_continues_with_the_same_iterates(schedule) -> None:
+    """Checkpoint after k iterations, restore into a new solver, run m more: the iterates and
+    pairs are those of the uninterrupted run (the kept samples, their gradient at the last
+    iterate and that iterate are the estimator's state)."""
+    X, y = make_boxes(300, 5, random_state=4)
+
+    def make():
+        return Solver(LogLoss(lam=1e-2), LBFGS(memory=4), schedule, Armijo(),
+                      gradient=OverlapBatch(0.25), sampling="subset", random_state=1,
+                      gtol=None)
+
+    for k in (1, 7):
+        ref_solver = make()
+        ref = ref_solver.init_state(X, y)
+        ref_solver.run(ref, max_iter=k)
+        ref_res = ref_solver.run(ref, max_iter=8)
+        first = make()
+        st = first.init_state(X, y)
+        first.run(st, max_iter=k)
+        ck = st.checkpoint()
+        resumed_solver = make()
+        resumed = resumed_solver.restore(ck, X, y)
+        res = resumed_solver.run(resumed, max_iter=8)
+        np.testing.assert_array_equal(res.w, ref_res.w)
+        assert res.n_pairs_accepted == ref_res.n_pairs_accepted > 0
