@@ -34,7 +34,7 @@ from sqnopt.interfaces import (
     Projection,
     StepRule,
 )
-from sqnopt.gradients import SAGA, SVRG, Minibatch, ProgressiveBatch
+from sqnopt.gradients import SAGA, SVRG, Minibatch, OverlapBatch, ProgressiveBatch
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
 from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
 from sqnopt.registry import get_registry, hookimpl
@@ -102,6 +102,7 @@ __all__ = [
     "MirrorMap",
     "NewtonCG",
     "Objective",
+    "OverlapBatch",
     "PegasosStep",
     "Problem",
     "ProgressiveBatch",

@@ -172,7 +172,13 @@ class GradientKernelLike(Protocol):
     plain minibatch gradient ``s(w, B)`` although the kernel keeps state, so the driver may
     reuse a secant gradient as the estimate when the batch repeats (skipping ``estimate``);
     ``sizes_batches`` -- the kernel chooses the sample size: the driver draws
-    ``batch_size(scheduled)`` samples, ``scheduled`` being the batch schedule's size.
+    ``batch_size(scheduled)`` samples, ``scheduled`` being the batch schedule's size;
+    ``overlap_pairs`` -- the kernel makes consecutive batches share samples and supplies the
+    curvature pairs: the driver passes each drawn batch through ``arrange(batch)`` (which
+    returns it rewritten), asks ``pair(w, v, r)`` after each estimate (True when a pair was
+    written into ``v``, ``r``; the model takes it before the direction), calls
+    ``reused(w, g, size)`` when it reuses a line search's gradient instead of ``estimate``,
+    and forms no secant pair itself.
     """
 
     @property

@@ -459,8 +459,13 @@ CONTENDERS: list[Contender] = [
     Contender("sqnopt progressive L-BFGS", "sqnopt", SMOOTH, "trace",
               preset_trace("progressive_lbfgs", gtol=None), batch=None,
               available=preset_available("progressive_lbfgs"),
-              note="preset 'progressive_lbfgs' (inner-product test, theta = 0.2, b0 = 512, "
-                   "Armijo), gtol=None"),
+              note="preset 'progressive_lbfgs' (inner-product + orthogonality tests, theta = 0.2, "
+                   "nu = 0.5, b0 = 512, Armijo), gtol=None"),
+    Contender("sqnopt multi-batch L-BFGS", "sqnopt", SMOOTH, "trace",
+              preset_trace("multibatch_lbfgs", gtol=None), batch=None,
+              available=preset_available("multibatch_lbfgs"),
+              note="preset 'multibatch_lbfgs' (overlapping batches, overlap 0.5, b0 = 512 "
+                   "doubling per iteration, Armijo), gtol=None"),
     Contender("SQNClassifier()", "sqnopt", ALL, "sweep", sqn_classifier, module="sklearn",
               max_budget=2000, note="defaults; tol=None, max_iter = budget (passes)"),
     # --- scikit-learn

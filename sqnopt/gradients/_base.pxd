@@ -30,7 +30,22 @@ cdef class GradientKernel:
     # ``sizes_batches``: the estimator decides the sample size; the driver asks ``cy_batch_size``
     # with the schedule's size and draws the batch it returns.
     cdef readonly bint sizes_batches
+    # ``overlap_pairs``: the estimator arranges consecutive batches to share samples
+    # (``cy_arrange``, called on each drawn batch before ``cy_estimate``) and supplies the
+    # curvature pair of the last step from the gradients on the shared samples it computed as
+    # part of the two batch gradients (``cy_pair``); the driver then forms no secant pair itself.
+    cdef readonly bint overlap_pairs
     cdef Py_ssize_t cy_batch_size(self, Py_ssize_t scheduled) noexcept nogil
+    # rewrite the drawn batch (in place) so that it holds the samples it shares with the last one
+    cdef void cy_arrange(self, Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
+    # after ``cy_estimate`` at w: v = w - w_prev, r = grad F_O(w) - grad F_O(w_prev) on the
+    # samples O the batch shares with the previous one; returns 1 when a pair was written, 0
+    # when there is none (the first batch)
+    cdef int cy_pair(self, const double* w, double* v, double* r) noexcept nogil
+    # the driver reused ``g = s(w, B)`` from the line search (a repeated batch with
+    # ``batch_gradient``) instead of calling ``cy_estimate``: an ``overlap_pairs`` estimator
+    # takes it as its estimate at ``w``
+    cdef void cy_reused(self, const double* w, const double* g, Py_ssize_t size) noexcept nogil
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,
                             Py_ssize_t* extra) noexcept nogil

@@ -19,6 +19,7 @@ cdef class GradientKernel:
         self.plain = False
         self.batch_gradient = False
         self.sizes_batches = False
+        self.overlap_pairs = False
 
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,
@@ -27,6 +28,37 @@ cdef class GradientKernel:
 
     cdef Py_ssize_t cy_batch_size(self, Py_ssize_t scheduled) noexcept nogil:
         return scheduled
+
+    cdef void cy_arrange(self, Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        pass
+
+    cdef int cy_pair(self, const double* w, double* v, double* r) noexcept nogil:
+        return 0
+
+    cdef void cy_reused(self, const double* w, const double* g, Py_ssize_t size) noexcept nogil:
+        pass
+
+    def reused(self, const double[::1] w, const double[::1] g, Py_ssize_t size):
+        """The Python path's entry of ``cy_reused``."""
+        if w.shape[0] != self.dim or g.shape[0] != self.dim:
+            raise ValueError(f"vectors must have length {self.dim}")
+        self.cy_reused(&w[0], &g[0], size)
+
+    def arrange(self, batch):
+        """The Python path's entry of ``cy_arrange``: a copy of ``batch`` (int array) arranged
+        to share samples with the previous batch (unchanged without ``overlap_pairs``)."""
+        b = np.array(batch, dtype=np.intp)
+        cdef Py_ssize_t[::1] bb = b
+        if bb.shape[0] < 1:
+            raise ValueError("the batch must hold at least one index")
+        self.cy_arrange(&bb[0], bb.shape[0])
+        return b
+
+    def pair(self, const double[::1] w, double[::1] v, double[::1] r):
+        """The Python path's entry of ``cy_pair``: True when ``(v, r)`` were written."""
+        if w.shape[0] != self.dim or v.shape[0] != self.dim or r.shape[0] != self.dim:
+            raise ValueError(f"vectors must have length {self.dim}")
+        return bool(self.cy_pair(&w[0], &v[0], &r[0]))
 
     def batch_size(self, Py_ssize_t scheduled):
         """The size of the next batch, given the schedule's (the Python path's entry; an

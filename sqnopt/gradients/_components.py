@@ -1,18 +1,20 @@
 """Gradient-estimator components: the minibatch gradient, the variance-reduced SVRG and SAGA
-estimates, and progressive batching (the minibatch gradient on batches its variance test
-sizes)."""
+estimates, progressive batching (the minibatch gradient on batches its variance tests size)
+and overlapping batches (multi-batch L-BFGS's curvature pairs on the samples consecutive batches
+share)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sqnopt.gradients._base import MinibatchKernel
+from sqnopt.gradients._overlap import OverlapBatchKernel
 from sqnopt.gradients._progressive import ProgressiveBatchKernel
 from sqnopt.gradients._saga import SAGAKernel
 from sqnopt.gradients._svrg import SVRGKernel
 from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
 
-__all__ = ["SAGA", "SVRG", "Minibatch", "ProgressiveBatch"]
+__all__ = ["SAGA", "SVRG", "Minibatch", "OverlapBatch", "ProgressiveBatch"]
 
 
 @dataclass(frozen=True)
@@ -87,28 +89,83 @@ class SAGA(GradientEstimator):
 
 @dataclass(frozen=True)
 class ProgressiveBatch(GradientEstimator):
-    r"""Progressive batching (Bollapragada, Mudigere, Nocedal, Shi & Tang, ICML 2018): the
-    minibatch gradient :math:`g = s(w, B)` on batches whose size the inner-product test
-    chooses. After each estimate on a batch of fewer than :math:`N` samples,
+    r"""Progressive batching (Bollapragada, Byrd & Nocedal, "Adaptive sampling strategies for
+    stochastic optimization", SIAM J. Optim. 2018; Bollapragada, Mudigere, Nocedal, Shi & Tang,
+    ICML 2018): the minibatch gradient :math:`g = s(w, B)` on batches whose size the
+    inner-product test and the orthogonality test choose. After each estimate on a batch of
+    fewer than :math:`N` samples both are tested (sample variances, divisor :math:`|B| - 1`):
 
-    .. math:: \frac{\operatorname{Var}_{i \in B}\left(\nabla F_i(w)^\top g\right)}{|B|}
-              \le \theta^2 \lVert g \rVert^4
+    .. math:: rac{\operatorname{Var}_{i \in B}\left(
+abla F_i(w)^	op g
+ight)}{|B|}
+              \le 	heta^2 \lVert g 
+Vert^4, \qquad
+              rac{\operatorname{Var}_{i \in B}\left(
+abla F_i(w) - rac{
+abla F_i(w)^	op
+              g}{\lVert g
+Vert^2}\, g
+ight)}{|B|} \le 
+u^2 \lVert g 
+Vert^2;
 
-    is tested (sample variance, divisor :math:`|B| - 1`); when it fails the following batches
-    have :math:`\lceil \operatorname{Var} / (\theta^2 \lVert g\rVert^4) \rceil` samples
-    (never fewer than before, at most :math:`N`; the paper enlarges the current batch, here the
-    new size applies from the next iteration). The test bounds the probability that
-    :math:`-Hg` fails to be a descent direction for :math:`F`; as the iterates approach the
-    optimum :math:`\lVert g \rVert` shrinks and the batch grows, and the paper shows linear
-    convergence on strongly convex problems when the (population) test holds; on finite data
-    the run ends as full-batch iterations. The batch schedule gives the floor (e.g. ``Fixed(b0)``, the first
-    batch). For linear-score objectives :math:`\nabla F_i^\top g = \sum_k c_{ik}\,
-    \mathrm{score}_k(x_i; g)` up to the regulariser's common shift, so the test costs one row
-    product per sample. Requires the ``linear_scores`` capability. The test is the paper's
-    inner-product test; its orthogonality test (the "augmented" one) is not applied.
+    when one fails the following batches have the largest of
+    :math:`\lceil \operatorname{Var} / (	heta^2 \lVert g
+Vert^4) 
+ceil` and
+    :math:`\lceil \operatorname{Var}_\perp / (
+u^2 \lVert g
+Vert^2) 
+ceil` over the failed
+    tests (never fewer than before, at most :math:`N`; the paper enlarges the current batch,
+    here the new size applies from the next iteration). The inner-product test bounds the
+    probability that :math:`-Hg` fails to be a descent direction for :math:`F`; the
+    orthogonality test bounds the part of the sampling noise orthogonal to :math:`g`, which the
+    first cannot see. As the iterates approach the optimum :math:`\lVert g 
+Vert` shrinks and
+    the batch grows; the paper shows linear convergence on strongly convex problems when the
+    (population) tests hold; on finite data the run ends as full-batch iterations. The batch
+    schedule gives the floor (e.g. ``Fixed(b0)``, the first batch). For linear-score
+    objectives :math:`
+abla F_i = \sum_k c_{ik}\, \partial\mathrm{score}_k(x_i)/\partial w +
+    \lambda w_{\mathrm{reg}}`; the regulariser's common term drops out of both variances, so
+    the tests cost one row product per sample (:math:`
+abla F_i^	op g`) and one row norm
+    (:math:`\lVert
+abla F_i - \lambda w_{\mathrm{reg}}
+Vert^2 = c_i^2\lVert x_i
+Vert^2` for
+    margin losses). Requires the ``linear_scores`` capability.
+
+    ``nu`` is below 1, unlike the paper's :math:`	an 80^\circ pprox 5.67`: the sample tests
+    put :math:`g` in place of :math:`
+abla F`, and where the noise dominates a small batch,
+    :math:`\lVert g
+Vert^2 pprox \lVert
+abla F
+Vert^2 + \operatorname{tr}\Sigma/|B|`
+    (:math:`\Sigma` the per-sample gradients' covariance) contains it, so the orthogonality
+    ratio :math:`\operatorname{Var}_\perp / (|B|\,\lVert g
+Vert^2)` is at most about 1 and a
+    test with :math:`
+u \ge 1` passes on pure noise; with :math:`
+u < 1` it asks for
+    :math:`\lvert B
+vert / 
+u^2` samples until :math:`\lVert
+abla F
+Vert^2` is a share
+    :math:`1 - 
+u^2` of :math:`\lVert g
+Vert^2`. Likewise the inner-product ratio is about one
+    over the number of directions the noise spreads over, which on wide sparse data is tiny:
+    there the inner-product test alone keeps a small batch whose steps fit the batch rather
+    than the objective (``docs/benchmarks.md`` has the measurements). ``nu=None``: the
+    inner-product test alone.
     """
 
     theta: float = 0.9
+    nu: float | None = 0.5
     name = "progressive"
     partial_sums = "variance_test"
     requires = frozenset({LINEAR_SCORES})
@@ -118,10 +175,52 @@ class ProgressiveBatch(GradientEstimator):
                 and self.theta > 0):
             raise ValueError(f"ProgressiveBatch: theta must be a number > 0, got "
                              f"{self.theta!r}")
+        if self.nu is not None and not (isinstance(self.nu, (int, float))
+                                        and not isinstance(self.nu, bool) and self.nu > 0):
+            raise ValueError(f"ProgressiveBatch: nu must be a number > 0, or None for the "
+                             f"inner-product test alone; got {self.nu!r}")
 
     def memory_bytes(self, problem: Problem) -> int:
         K = max(problem.n_blocks, 1)        # scores per sample (one per class for softmax)
-        return 8 * 2 * problem.n_samples * K
+        return 8 * (2 * K + (self.nu is not None)) * problem.n_samples
 
     def init(self, problem: Problem) -> ProgressiveBatchKernel:
-        return ProgressiveBatchKernel(problem.n_params, float(self.theta))
+        return ProgressiveBatchKernel(problem.n_params, float(self.theta),
+                                      0.0 if self.nu is None else float(self.nu))
+
+
+@dataclass(frozen=True)
+class OverlapBatch(GradientEstimator):
+    r"""Overlapping batches for multi-batch L-BFGS (Berahas, Nocedal & Takac, "A multi-batch
+    L-BFGS method for machine learning", NIPS 2016). Consecutive batches share samples: of each
+    batch :math:`S_k` the last :math:`\lfloor \text{overlap}\cdot|S_k|\rfloor` samples (at
+    least one) form :math:`O_k`, which replaces the first draws of :math:`S_{k+1}`. The estimate
+    is the batch gradient :math:`g_k = \nabla F_{S_k}(w_k)`, and the curvature pair of the
+    step :math:`w_k \to w_{k+1}` is
+
+    .. math:: v_k = w_{k+1} - w_k, \qquad
+              r_k = \nabla F_{O_k}(w_{k+1}) - \nabla F_{O_k}(w_k),
+
+    a difference of gradients on the same samples (so it carries curvature, not sampling
+    noise) that costs no extra gradient evaluation: both terms are partial sums of the two
+    batch gradients (``overlap_pairs``: the estimator hands the pair to the driver, which forms
+    none of its own). With whole-data batches the pairs are those of full-batch L-BFGS.
+    Requires the ``linear_scores`` capability; ``overlap`` in (0, 0.5].
+    """
+
+    overlap: float = 0.25
+    name = "overlap"
+    requires = frozenset({LINEAR_SCORES})
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.overlap, (int, float)) and not isinstance(self.overlap, bool)
+                and 0.0 < self.overlap <= 0.5):
+            raise ValueError(f"OverlapBatch: overlap must be a number in (0, 0.5], got "
+                             f"{self.overlap!r}")
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)        # scores per sample (one per class for softmax)
+        return 8 * (6 * problem.n_params + (K + 1) * problem.n_samples)
+
+    def init(self, problem: Problem) -> OverlapBatchKernel:
+        return OverlapBatchKernel(problem.n_params, float(self.overlap))

@@ -1,6 +1,6 @@
 """Built-in gradient estimators, registered through the same hook as third-party plugins."""
 
-from sqnopt.gradients._components import SAGA, SVRG, Minibatch, ProgressiveBatch
+from sqnopt.gradients._components import SAGA, SVRG, Minibatch, OverlapBatch, ProgressiveBatch
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 
@@ -11,3 +11,4 @@ def sqnopt_register_gradient_estimators(register: RegisterFn) -> None:
     register("svrg", SVRG)
     register("saga", SAGA)
     register("progressive", ProgressiveBatch, aliases=("progressive_batch",))
+    register("overlap", OverlapBatch, aliases=("multibatch",))

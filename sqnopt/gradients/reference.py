@@ -19,7 +19,8 @@ from sqnopt.interfaces import LINEAR_SCORES, GradientEstimator, Problem
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["MinibatchNumPy", "ProgressiveBatchNumPy", "SAGANumPy", "SVRGNumPy"]
+__all__ = ["MinibatchNumPy", "OverlapBatchNumPy", "ProgressiveBatchNumPy", "SAGANumPy",
+           "SVRGNumPy"]
 
 
 class _MinibatchKernelNumPy:
@@ -122,8 +123,8 @@ class _ProgressiveBatchKernelNumPy:
     batch_gradient = True          # the estimate is s(w, B)
     sizes_batches = True           # batch_size() decides the next batch's size
 
-    def __init__(self, dim: int, theta: float) -> None:
-        self.dim, self.theta = dim, theta
+    def __init__(self, dim: int, theta: float, nu: float = 0.0) -> None:
+        self.dim, self.theta, self.nu = dim, theta, nu
         self.n_samples = 0
         self.size = 0
         self.n_tests = 0
@@ -140,18 +141,24 @@ class _ProgressiveBatchKernelNumPy:
                  plain: FloatArray | None = None) -> tuple[float, int]:
         b = np.asarray(batch, dtype=np.intp)
         size, N = len(b), self.n_samples
+        ortho = self.nu > 0.0
         coef, total = objective.score_derivatives(w, b)     # (size, n_scores)
         out[:] = 0.0
         objective.rows_axpy(b, coef, 1.0 / size, out)
+        test = 2 <= size < N
+        dd = 0.0
+        if test and ortho:                                  # ||d||^2, d = g - lam w_reg
+            for x in out:
+                dd += float(x) * float(x)
         reg = float(objective.reg_gradient_value(w, out))
         if plain is not None:
             plain[:] = out
         extra = 0
-        if 2 <= size < N:
+        if test:
             dots = objective.rows_dot(b, out)               # score_k(x_i; g)
             extra += size
-            # grad F_i' g (up to the regulariser's common shift) and its sample variance, in
-            # the compiled kernel's order of operations
+            # d_i' g (grad F_i' g up to the regulariser's common shift) and its sample
+            # variance, in the compiled kernel's order of operations
             a = [sum((float(c) * float(d) for c, d in zip(coef[t], dots[t])), 0.0)
                  for t in range(size)]
             mean = 0.0
@@ -167,13 +174,149 @@ class _ProgressiveBatchKernelNumPy:
                 gg += float(x) * float(x)
             th2 = self.theta * self.theta
             self.n_tests += 1
-            if var > size * th2 * gg * gg:                 # the inner-product test fails
-                need = var / (th2 * gg * gg)
+            need = 0.0
+            fail = var > size * th2 * gg * gg              # the inner-product test fails
+            if fail:
+                need = var / (th2 * gg * gg) if gg > 0.0 else float("inf")
+            if ortho:                                       # the orthogonality test
+                sqn = objective.rows_sqnorm(b, coef)        # ||d_i||^2
+                nu2 = self.nu * self.nu
+                perp = 0.0
+                if gg > 0.0:
+                    for q, v in zip(sqn, a):
+                        perp += float(q) - v * v / gg
+                    perp = (perp - size * (dd - mean * mean / gg)) / (size - 1)
+                else:
+                    for q in sqn:
+                        perp += float(q)
+                    perp = perp / (size - 1)
+                if perp > size * nu2 * gg:
+                    fail = True
+                    ask = perp / (nu2 * gg) if gg > 0.0 else float("inf")
+                    if ask > need:
+                        need = ask
+            if fail:
                 new = N if need >= N else int(np.ceil(need))
                 if new > self.size:
                     self.size = new
                     self.n_increases += 1
         return float(total) * (1.0 / size) + reg, extra
+
+
+class _OverlapBatchKernelNumPy:
+    plain = False
+    batch_gradient = True          # the estimate is s(w, B)
+    overlap_pairs = True           # arrange() shares samples, pair() gives the secant pair
+
+    def __init__(self, dim: int, overlap: float) -> None:
+        self.dim, self.overlap = dim, overlap
+        self.n_samples = 0
+        self.ov = np.zeros(0, dtype=np.intp)
+        self.g_out = np.zeros(dim)
+        self.w_prev = np.zeros(dim)
+        self.pv = np.zeros(dim)
+        self.pr = np.zeros(dim)
+        self.have_prev = self.prev_whole = self.have_pair = False
+        self.arranged_size, self.m_in, self.n_pairs = -1, 0, 0
+
+    def bind(self, objective: Any) -> None:
+        self.n_samples = int(objective.data.n_samples)
+        self.ov = np.zeros(0, dtype=np.intp)
+        self.have_prev = self.prev_whole = self.have_pair = False
+        self.arranged_size, self.m_in, self.n_pairs = -1, 0, 0
+
+    def arrange(self, batch: Any) -> Any:
+        b = np.array(batch, dtype=np.intp)
+        size = len(b)
+        self.arranged_size, self.m_in = size, 0
+        m = len(self.ov)
+        if size >= self.n_samples or m == 0 or not self.have_prev or self.prev_whole:
+            return b
+        m = min(m, size)
+        b[:m] = self.ov[:m]
+        self.m_in = m
+        return b
+
+    def estimate(self, objective: Any, w: FloatArray, batch: Any, out: FloatArray,
+                 plain: FloatArray | None = None) -> tuple[float, int]:
+        b = np.asarray(batch, dtype=np.intp)
+        size, N = len(b), self.n_samples
+        whole = size >= N
+        m_in = self.m_in if self.arranged_size == size else 0
+        self.arranged_size = -1
+        m_out = 0
+        if not whole:
+            m_out = min(max(int(self.overlap * size), 1), size - m_in)
+        mid = size - m_in - m_out
+        coef, total = objective.score_derivatives(w, b)
+        inv = 1.0 / size
+        out[:] = 0.0
+        a, bsum = np.zeros(self.dim), np.zeros(self.dim)
+        extra = 0
+        # the three parts in the compiled kernel's order: shared leading, middle, kept trailing
+        if m_in:
+            objective.rows_axpy(b[:m_in], coef[:m_in], 1.0, a)
+        if mid:
+            objective.rows_axpy(b[m_in:m_in + mid], coef[m_in:m_in + mid], 1.0, out)
+        if m_out:
+            objective.rows_axpy(b[m_in + mid:], coef[m_in + mid:], 1.0, bsum)
+        out[:] = ((out + a) + bsum) * inv
+        reg = float(objective.reg_gradient_value(w, out))
+        if plain is not None:
+            plain[:] = out
+        self.have_pair = False
+        if self.have_prev:
+            in_part = True
+            if whole and self.prev_whole:
+                a[:] = out
+            elif m_in > 0:
+                a /= m_in
+                objective.reg_gradient_value(w, a)
+            elif len(self.ov) > 0 and not self.prev_whole:
+                objective.gradient(w, self.ov, a)
+                extra += len(self.ov)
+            else:
+                in_part = False
+            if in_part:
+                self.pv[:] = w - self.w_prev
+                self.pr[:] = a - self.g_out
+                self.have_pair = True
+        if whole:
+            self.g_out[:] = out
+            self.ov = np.zeros(0, dtype=np.intp)
+        else:
+            self.g_out[:] = bsum / m_out
+            objective.reg_gradient_value(w, self.g_out)
+            self.ov = b[m_in + mid:].copy()
+        self.w_prev[:] = w
+        self.prev_whole = whole
+        self.have_prev = True
+        return float(total) * inv + reg, extra
+
+    def reused(self, w: FloatArray, g: FloatArray, size: int) -> None:
+        self.arranged_size = -1
+        self.have_pair = False
+        if size < self.n_samples:
+            self.have_prev = False
+            self.ov = np.zeros(0, dtype=np.intp)
+            return
+        if self.have_prev and self.prev_whole:
+            self.pv[:] = w - self.w_prev
+            self.pr[:] = g - self.g_out
+            self.have_pair = True
+        self.g_out[:] = g
+        self.w_prev[:] = w
+        self.ov = np.zeros(0, dtype=np.intp)
+        self.prev_whole = self.have_prev = True
+
+    def pair(self, w: FloatArray, v: FloatArray, r: FloatArray) -> bool:
+        if not self.have_pair:
+            return False
+        v[:] = self.pv
+        r[:] = self.pr
+        self.have_pair = False
+        self.n_pairs += 1
+        return True
 
 
 @dataclass(frozen=True)
@@ -215,9 +358,23 @@ class ProgressiveBatchNumPy(GradientEstimator):
     """Twin of :class:`~sqnopt.gradients.ProgressiveBatch`."""
 
     theta: float = 0.9
+    nu: float | None = 0.5
     name = "progressive_numpy"
     partial_sums = "variance_test"
     requires = frozenset({LINEAR_SCORES})
 
     def init(self, problem: Problem) -> _ProgressiveBatchKernelNumPy:
-        return _ProgressiveBatchKernelNumPy(problem.n_params, float(self.theta))
+        return _ProgressiveBatchKernelNumPy(problem.n_params, float(self.theta),
+                                            0.0 if self.nu is None else float(self.nu))
+
+
+@dataclass(frozen=True)
+class OverlapBatchNumPy(GradientEstimator):
+    """Twin of :class:`~sqnopt.gradients.OverlapBatch`."""
+
+    overlap: float = 0.25
+    name = "overlap_numpy"
+    requires = frozenset({LINEAR_SCORES})
+
+    def init(self, problem: Problem) -> _OverlapBatchKernelNumPy:
+        return _OverlapBatchKernelNumPy(problem.n_params, float(self.overlap))

@@ -48,6 +48,12 @@ cdef class ObjectiveKernel:
     # base class writes NaN (not provided).
     cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
                           double* out) noexcept nogil
+    # out[t] = || sum_k coef[t * n_scores + k] * d score_k(x_i) / d w ||^2 for sample
+    # i = batch[t]: the squared norm of the sample's loss gradient from its score derivatives
+    # (margin losses: coef_t^2 ||[x_i, 1]||^2; progressive batching's orthogonality test). The
+    # base class writes NaN (not provided).
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil
     # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
 

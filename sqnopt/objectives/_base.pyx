@@ -55,6 +55,12 @@ cdef class ObjectiveKernel:
         for t in range(size * self.n_scores):
             out[t] = NAN
 
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        cdef Py_ssize_t t
+        for t in range(size):
+            out[t] = NAN
+
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
         return self._reg_gradient_value(w, grad)
 
@@ -127,6 +133,27 @@ cdef class ObjectiveKernel:
         cdef double[:, ::1] o = out
         if bb.shape[0]:
             self.cy_rows_dot(&bb[0], bb.shape[0], &v[0], &o[0, 0])
+        return out
+
+    def rows_sqnorm(self, batch, coef):
+        """``q[t] = ||sum_k coef[t, k] d score_k(x_{batch[t]}) / d w||^2``, shape
+        ``(len(batch),)``: the squared norms of the samples' loss gradients given their score
+        derivatives (NaN where the kernel does not provide them)."""
+        if self.n_scores < 1:
+            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
+                            "derivatives (n_scores = 0)")
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        c = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1)
+        cdef const Py_ssize_t[::1] bb = b
+        cdef const double[::1] cc = c
+        if c.shape[0] != bb.shape[0] * self.n_scores:
+            raise ValueError("coef must hold n_scores numbers per batch index")
+        if b.shape[0] and (b.min() < 0 or b.max() >= self.data.n_samples):
+            raise IndexError(f"batch indices must lie in [0, {self.data.n_samples})")
+        out = np.zeros(bb.shape[0])
+        cdef double[::1] o = out
+        if bb.shape[0]:
+            self.cy_rows_sqnorm(&bb[0], bb.shape[0], &cc[0], &o[0])
         return out
 
     def reg_gradient_value(self, const double[::1] w, double[::1] grad) -> float:
@@ -315,6 +342,13 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef Py_ssize_t t
         for t in range(size):
             out[t] = self.data.row_dot(batch[t], v)
+
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        # the gradient of sample i is coef_t [x_i, 1]
+        cdef Py_ssize_t t
+        for t in range(size):
+            out[t] = (coef[t] * coef[t]) * self.data.row_sqnorm(batch[t])
 
     cdef double cy_value(self, const double* w) noexcept nogil:
         cdef Py_ssize_t i

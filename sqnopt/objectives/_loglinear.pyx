@@ -139,6 +139,26 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef void features_axpy(self, Py_ssize_t i, const double* beta, double* out) noexcept nogil:
         pass
 
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        # ||sum_y coef_y f_i(y)||^2 assembled in a scratch vector of n_params (the joint
+        # features of different outputs may share coordinates); subclasses with orthogonal
+        # feature blocks (softmax) override it with the row norm
+        cdef Py_ssize_t t, j, K = self.n_outputs, n = self.n_params
+        cdef double acc
+        cdef double* v = <double*> malloc(n * sizeof(double))
+        for t in range(size):
+            if v == NULL:
+                out[t] = NAN
+                continue
+            memset(v, 0, n * sizeof(double))
+            self.features_axpy(batch[t], coef + t * K, v)
+            acc = 0.0
+            for j in range(n):
+                acc += v[j] * v[j]
+            out[t] = acc
+        free(v)
+
     cdef Py_ssize_t label(self, Py_ssize_t i) noexcept nogil:
         """Observed output index of sample ``i`` (labels are validated as ``0..K-1``)."""
         return <Py_ssize_t> self.data.y[i]
@@ -650,6 +670,18 @@ cdef class SoftmaxKernel(LogLinearKernel):
         free(val)
         return 0
 
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        # f_i(y) = e_y (x) [x_i, 1]: the K blocks are orthogonal, so the gradient
+        # sum_k coef_k f_i(k) has the squared norm (sum_k coef_k^2) ||[x_i, 1]||^2
+        cdef Py_ssize_t t, k, K = self.n_outputs
+        cdef double acc
+        for t in range(size):
+            acc = 0.0
+            for k in range(K):
+                acc += coef[t * K + k] * coef[t * K + k]
+            out[t] = acc * self.data.row_sqnorm(batch[t])
+
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
         # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
         # 4-accumulator dot per block.
@@ -876,6 +908,10 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
                           double* out) noexcept nogil:
         self.margin.cy_rows_dot(batch, size, v, out)
+
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        self.margin.cy_rows_sqnorm(batch, size, coef, out)
 
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:

@@ -4,7 +4,8 @@
 One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 
 1. ``L = schedule(k)`` -- or, for a gradient estimator that ``sizes_batches``, the size it
-   chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t``.
+   chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t`` (an
+   estimator with ``overlap_pairs`` then rewrites it to share samples with ``B_{t-1}``).
 2. ``g = s(w_t, B_t)`` (objective kernel), or the gradient estimator's estimate on ``B_t``.
 3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
    the model observe it at ``w_t`` (a model that forms a curvature pair from its batches
@@ -19,6 +20,10 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    objective's minibatch gradient must be a deterministic function of ``(w, batch)``. The same
    holds for an estimator that declares ``batch_gradient`` (its estimate is ``s(w, B)``); its
    ``cy_estimate`` is then not called for that iteration.
+   With an ``overlap_pairs`` estimator (multi-batch L-BFGS) step 6 forms no pair: after step 2
+   the estimator supplies the pair of the previous step, ``(w_t - w_{t-1}, grad F_O(w_t) -
+   grad F_O(w_{t-1}))`` on the samples ``O`` shared by ``B_{t-1}`` and ``B_t``, and the model
+   takes it before step 4.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
@@ -116,6 +121,8 @@ cdef class CompiledLoop:
     cdef bint plain_est
     cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
     cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
+    cdef bint pair_est              # the estimator arranges overlapping batches and supplies
+                                    # the curvature pairs (``overlap_pairs``)
     cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
                                     # is not it (secant pairs and the line search read it)
     cdef CurvatureKernel curv
@@ -171,6 +178,7 @@ cdef class CompiledLoop:
         self.plain_est = gradient is None or gradient.plain
         self.batch_est = self.plain_est or gradient.batch_gradient
         self.sizing_est = gradient is not None and gradient.sizes_batches
+        self.pair_est = gradient is not None and gradient.overlap_pairs
         self.gp = np.zeros(self.n if not self.plain_est else 1)
         self.curv = curvature
         self.sched = schedule
@@ -258,7 +266,10 @@ cdef class CompiledLoop:
         cdef double* w_avg = NULL
         cdef Py_ssize_t* batch = &self.batch[0]
         cdef Py_ssize_t* cbatch = NULL
-        cdef bint secant = self.curv.needs_secant_pair
+        # secant pairs: formed here on the iteration's batch (step 6), or supplied by an
+        # estimator with ``overlap_pairs`` after its estimate (from the overlap's gradients)
+        cdef bint est_pairs = self.curv.needs_secant_pair and self.pair_est
+        cdef bint secant = self.curv.needs_secant_pair and not self.pair_est
         cdef bint curvature_batch = self.curv.needs_curvature_batch
         cdef bint has_proj = self.proj is not None
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
@@ -271,7 +282,7 @@ cdef class CompiledLoop:
         # non-finite minibatch objective; on return it is copied to the direction buffer, which
         # the divergence diagnostic reads. Saves a copy of g per iteration (an A/B is in
         # docs/benchmarks.md).
-        cdef bint alias = self.direction_is_gradient and not (secant or search)
+        cdef bint alias = self.direction_is_gradient and not (secant or search or est_pairs)
         cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills
         cdef bint want_plain = secant or search or test_full
@@ -297,11 +308,15 @@ cdef class CompiledLoop:
             if self.sampler.cy_draw(size, batch) != 0:
                 status = LOOP_EXHAUSTED
                 break
+            if self.pair_est:
+                self.est.cy_arrange(batch, size)
             if (self.have_next and size == self.prev_size
                     and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
                 memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
                 loss = self.loss_next
                 c.n_reused_samples += size
+                if self.pair_est:
+                    self.est.cy_reused(w, g, size)
             elif self.plain_est:
                 loss = self.obj.cy_gradient(w, batch, size, g)
                 c.n_grad_evals += 1
@@ -346,6 +361,17 @@ cdef class CompiledLoop:
                 elif code == PAIR_RESET:
                     c.n_resets += 1
                 elif code == CURVATURE_ERROR:
+                    status = LOOP_CURVATURE_ERROR
+                    break
+            if est_pairs and self.est.cy_pair(w, v, r):
+                code = self.curv.cy_update_pair(v, r)
+                if code == PAIR_ACCEPTED:
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                else:
                     status = LOOP_CURVATURE_ERROR
                     break
             if alias:

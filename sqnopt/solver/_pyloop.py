@@ -66,6 +66,7 @@ class PythonLoop:
         # capabilities beyond ``plain`` (see sqnopt/gradients/_base.pxd)
         self.batch_est = self.plain_est or bool(getattr(gradient, "batch_gradient", False))
         self.sizing_est = gradient is not None and bool(getattr(gradient, "sizes_batches", False))
+        self.pair_est = gradient is not None and bool(getattr(gradient, "overlap_pairs", False))
         self.gp = np.zeros_like(w)
         self.curv = curvature
         self.sched = schedule
@@ -118,7 +119,9 @@ class PythonLoop:
     def _run(self, n_iter: int, max_samples: int) -> int:
         c = self.counters
         w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
-        secant = bool(self.curv.needs_secant_pair)
+        # secant pairs: formed here (step 6), or supplied by an ``overlap_pairs`` estimator
+        est_pairs = bool(self.curv.needs_secant_pair) and self.pair_est
+        secant = bool(self.curv.needs_secant_pair) and not self.pair_est
         search = self.search
         keep_next = (secant or search) and self.batch_est
         curvature_batch = bool(self.curv.needs_curvature_batch)
@@ -136,12 +139,16 @@ class PythonLoop:
                 self.batch[:size] = self.sampler.draw(size)
             except StopIteration:
                 return LOOP_EXHAUSTED
+            if self.pair_est:
+                self.batch[:size] = cast(Any, self.est).arrange(self.batch[:size])
             batch = self.batch[:size]
             if (self.have_next and size == self.prev_size
                     and np.array_equal(batch, self.prev_batch[:size])):
                 g[:] = g_next           # s(w_t, B_t), evaluated last iteration
                 loss = self.loss_next
                 c.n_reused_samples += size
+                if self.pair_est:
+                    cast(Any, self.est).reused(w, g, size)
             elif self.plain_est:
                 loss = float(self.obj.gradient(w, batch, g))
                 c.n_grad_evals += 1
@@ -185,6 +192,16 @@ class PythonLoop:
                 elif code == PAIR_RESET:
                     c.n_resets += 1
                 elif code == CURVATURE_ERROR:
+                    return LOOP_CURVATURE_ERROR
+            if est_pairs and cast(Any, self.est).pair(w, self.v, self.r):
+                code = int(self.curv.update_pair(self.v, self.r))
+                if code == PAIR_ACCEPTED:
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                else:
                     return LOOP_CURVATURE_ERROR
             self.curv.direction(g, d)
             extra = int(getattr(self.curv, "extra_samples", 0) or 0)

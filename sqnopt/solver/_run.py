@@ -186,6 +186,12 @@ class _Runner(_SolverConfig):
                 if self._call_callbacks(state, fval):
                     status = status or Status.CALLBACK
                     message = message or "stopped by a callback"
+        if status in (Status.MAX_ITER, Status.MAX_SAMPLES, Status.MAX_TIME) and \
+                lim.gtol is not None:
+            # a budget ended the run before the tolerance: say how far the last test was
+            message += (f"; not converged: gradient norm {gnorm:.3g} > gtol={lim.gtol:g} at "
+                        "the last test" if math.isfinite(gnorm) else
+                        f"; not converged: gtol={lim.gtol:g} was not met (no gradient tested)")
         fun = self._record(state) if history_on else self._evaluate(state)[0]
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
                                       and state.monitor.diverged(self.monitor, fun)):

@@ -158,6 +158,7 @@ def test_presets_compose_the_named_components() -> None:
         "svrg": (Identity, Fixed, Constant, type(None)),
         "svrg_lbfgs": (HessianLBFGS, Fixed, Constant, type(None)),
         "progressive_lbfgs": (LBFGS, Fixed, Armijo, type(None)),
+        "multibatch_lbfgs": (LBFGS, Geometric, Armijo, type(None)),
     }
     assert set(expect) == set(PRESETS)
     for name, (curv, sched, step, proj) in expect.items():
@@ -166,8 +167,9 @@ def test_presets_compose_the_named_components() -> None:
         assert isinstance(s.curvature, curv) and isinstance(s.schedule, sched)
         assert isinstance(s.step, step) and isinstance(s.projection, proj), name
         res = s.fit(X, y)
-        if name in ("lbfgs", "progressive_lbfgs"):   # stop at their default gtol=1e-8 first
-            # (progressive_lbfgs: the first batch, 512, is the whole of these 300 samples)
+        if name in ("lbfgs", "progressive_lbfgs", "multibatch_lbfgs"):
+            # they stop at their default gtol=1e-8 first (progressive_lbfgs, multibatch_lbfgs:
+            # the first batch, 512, is the whole of these 300 samples)
             assert res.status.value == "gtol" and 0 < res.n_iter < 50, res.message
         else:
             assert np.isfinite(res.fun) and res.n_iter == 50

@@ -1,6 +1,7 @@
 """Progressive batching (sqnopt.gradients.ProgressiveBatch) and the progressive-batching L-BFGS
-preset: the inner-product statistic against its definition, the compiled estimator against its
-NumPy twin iterate by iterate, batch growth, linear convergence to 1e-6 relative excess, and
+preset: the inner-product and orthogonality statistics against their definitions, the compiled
+estimator against its NumPy twin iterate by iterate, batch growth (also on wide sparse data,
+where the inner-product test alone stalls), linear convergence to 1e-6 relative excess, and
 the driver's use of the ``sizes_batches`` / ``batch_gradient`` capabilities."""
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from sqnopt import (
     ProgressiveBatch,
     Solver,
 )
-from sqnopt.datasets import make_boxes
+from sqnopt.datasets import make_boxes, make_rcv1_like
 from sqnopt.gradients.reference import ProgressiveBatchNumPy
-from sqnopt.objectives import BinaryLogistic, LogLoss, Softmax, SquaredHinge
+from sqnopt.objectives import BinaryLogistic, LogLinear, LogLoss, Softmax, SquaredHinge
+from sqnopt.objectives._loglinear_components import softmax_joint_features
 from sqnopt.objectives.reference import LogLossNumPy
 from sqnopt.registry import get_registry
 
@@ -31,9 +33,9 @@ def _multiclass(n: int = 300, p: int = 6, k: int = 3, seed: int = 0):
     return gaussian_classes(n, p, k, seed)
 
 
-def _bound(objective, X, y, theta=0.9, fit_intercept=False):
+def _bound(objective, X, y, theta=0.9, fit_intercept=False, nu=0.5):
     state = Solver(objective, fit_intercept=fit_intercept).init_state(X, y)
-    kern = ProgressiveBatch(theta=theta).init(state.problem)
+    kern = ProgressiveBatch(theta=theta, nu=nu).init(state.problem)
     kern.bind(state.objective)
     return state.objective, kern
 
@@ -58,6 +60,78 @@ def test_rows_dot_is_the_transpose_of_rows_axpy(objective, multi, sparse) -> Non
     assert float(out @ v) == pytest.approx(float(np.sum(coef * u)), rel=1e-12)
 
 
+def _per_sample_gradients(k, w, batch):
+    per = np.empty((len(batch), k.n_params))
+    for t, i in enumerate(batch):
+        k.gradient(w, np.array([i], dtype=np.intp), per[t])
+    return per
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("objective,kind", [(LogLoss(lam=0.1), "binary"),
+                                            (SquaredHinge(lam=0.1), "binary"),
+                                            (BinaryLogistic(lam=0.1), "binary"),
+                                            (Softmax(lam=0.1), "multi"),
+                                            (LogLinear(n_outputs=3, lam=0.1), "joint")])
+def test_rows_sqnorm_is_the_squared_norm_of_the_sample_gradients(objective, kind,
+                                                                 sparse) -> None:
+    """||sum_k c_k d score_k(x_i)/dw||^2 against the per-sample gradients formed densely: at
+    the score derivatives of w they are the loss gradients, grad F_i - lam w_reg."""
+    if kind == "binary":
+        X, y = make_boxes(120, 5, random_state=1)
+    else:
+        X, y = _multiclass(120)
+        if kind == "joint":
+            X = softmax_joint_features(X, 3)
+    X = sp.csr_matrix(X) if sparse else X
+    fit_intercept = kind != "joint"
+    k, _ = _bound(objective, X, y, fit_intercept=fit_intercept)
+    rng = np.random.default_rng(2)
+    w = rng.normal(size=k.n_params) * 0.3
+    batch = np.array([3, 7, 7, 20, 41, 119], dtype=np.intp)
+    coef, _ = k.score_derivatives(w, batch)
+    q = k.rows_sqnorm(batch, coef)
+    assert q.shape == (6,)
+    reg = np.zeros(k.n_params)
+    k.reg_gradient_value(w, reg)
+    per = _per_sample_gradients(k, w, batch) - reg
+    np.testing.assert_allclose(q, np.sum(per * per, axis=1), rtol=1e-12)
+    with pytest.raises(ValueError, match="n_scores"):
+        k.rows_sqnorm(batch, coef[:-1])
+    with pytest.raises(IndexError, match="batch indices"):
+        k.rows_sqnorm(np.array([120]), coef[:1])
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_the_orthogonality_test_follows_its_definition(multi) -> None:
+    """With a loose inner-product test the size asked for is ceil(Var_perp / (nu^2 ||g||^2))
+    exactly when Var_perp / |B| > nu^2 ||g||^2, with Var_perp the sample variance of the parts
+    of the per-sample gradients (regulariser included) orthogonal to g, formed densely here."""
+    X, y = _multiclass(200) if multi else make_boxes(200, 5, random_state=3)
+    obj = Softmax(lam=0.05) if multi else LogLoss(lam=0.05)
+    nu = 0.3
+    k, kern = _bound(obj, X, y, theta=1e6, fit_intercept=True, nu=nu)
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=k.n_params) * 0.5
+    batch = rng.choice(200, size=12, replace=False).astype(np.intp)
+    g = np.zeros(k.n_params)
+    kern.estimate(k, w, batch, g)
+    per = _per_sample_gradients(k, w, batch)                 # grad F_i, regulariser included
+    np.testing.assert_allclose(per.mean(axis=0), g, rtol=1e-12, atol=1e-14)
+    gg = float(g @ g)
+    perp = per - np.outer(per @ g / gg, g)                   # their mean is P g = 0
+    var = np.sum(perp * perp) / (12 - 1)
+    assert kern.last_ortho_ratio == pytest.approx(var / (12 * nu ** 2 * gg), rel=1e-9)
+    assert kern.last_ratio < 1.0                             # the inner-product test passes
+    expected = int(np.ceil(var / (nu ** 2 * gg)))
+    assert var / 12 > nu ** 2 * gg and expected > 12         # this batch is too noisy at nu
+    assert kern.size == min(expected, 200)
+    # nu=None: the inner-product test alone, which passes here
+    k2, alone = _bound(obj, X, y, theta=1e6, fit_intercept=True, nu=None)
+    alone.estimate(k2, w, batch, g)
+    assert alone.size == 0 and alone.n_tests == 1 and np.isnan(alone.last_ortho_ratio)
+
+
 @pytest.mark.parametrize("multi", [False, True])
 def test_the_inner_product_test_follows_its_definition(multi) -> None:
     """The estimate is s(w, B); the next size is ceil(Var_i(grad F_i' g) / (theta^2 ||g||^4))
@@ -65,7 +139,7 @@ def test_the_inner_product_test_follows_its_definition(multi) -> None:
     densely here."""
     X, y = _multiclass(200) if multi else make_boxes(200, 5, random_state=3)
     obj = Softmax(lam=0.05) if multi else LogLoss(lam=0.05)
-    k, kern = _bound(obj, X, y, theta=0.02, fit_intercept=True)
+    k, kern = _bound(obj, X, y, theta=0.02, fit_intercept=True, nu=None)
     rng = np.random.default_rng(1)
     w = rng.normal(size=k.n_params) * 0.5
     batch = rng.choice(200, size=12, replace=False).astype(np.intp)
@@ -112,12 +186,16 @@ def _runs(estimators, objective, X, y, n_iter=40, schedule=None, **kw):
     return out
 
 
+@pytest.mark.parametrize("theta,nu", [(0.05, None), (0.05, 0.5), (10.0, 0.2)])
 @pytest.mark.parametrize("multi", [False, True])
-def test_compiled_progressive_batching_matches_its_numpy_twin_iterate_by_iterate(multi) -> None:
+def test_compiled_progressive_batching_matches_its_numpy_twin_iterate_by_iterate(
+        multi, theta, nu) -> None:
+    """Bit for bit, with the inner-product test alone, with both tests, and with the
+    orthogonality test deciding (a loose inner-product test)."""
     X, y = _multiclass() if multi else make_boxes(300, 5, random_state=2)
     objective = Softmax(lam=0.02) if multi else LogLoss(lam=0.02)
-    (a, sa, ra), (b, sb, rb) = _runs([ProgressiveBatch(theta=0.05),
-                                      ProgressiveBatchNumPy(theta=0.05)],
+    (a, sa, ra), (b, sb, rb) = _runs([ProgressiveBatch(theta=theta, nu=nu),
+                                      ProgressiveBatchNumPy(theta=theta, nu=nu)],
                                      objective, X, y, fit_intercept=True)
     assert ra.compiled and not rb.compiled
     np.testing.assert_array_equal(a, b)
@@ -126,8 +204,8 @@ def test_compiled_progressive_batching_matches_its_numpy_twin_iterate_by_iterate
     assert ra.n_estimator_samples == rb.n_estimator_samples > 0
     assert ra.n_pairs_accepted == rb.n_pairs_accepted > 0
     # the compiled path with a Python objective kernel in the loop gives the same iterates too
-    (c, sc, rc), = _runs([ProgressiveBatch(theta=0.05)], objective, X, y, fit_intercept=True,
-                         path="python")
+    (c, sc, rc), = _runs([ProgressiveBatch(theta=theta, nu=nu)], objective, X, y,
+                         fit_intercept=True, path="python")
     assert not rc.compiled
     np.testing.assert_array_equal(a, c)
 
@@ -139,11 +217,46 @@ def test_the_batch_grows_on_a_noisy_problem_and_a_loose_test_keeps_the_schedules
     state = grown.init_state(X, y)
     grown.run(state)
     assert state.gradient.n_increases >= 3 and state.gradient.size > 16 * 8
-    # a loose test (huge theta) never asks for more: the schedule's size is kept
+    # loose tests (huge theta and nu) never ask for more: the schedule's size is kept
     loose = Solver(LogLoss(lam=1e-3), LBFGS(), Fixed(16), Armijo(), sampling="subset",
-                   gradient=ProgressiveBatch(theta=1e3), max_iter=50, random_state=0)
+                   gradient=ProgressiveBatch(theta=1e3, nu=1e3), max_iter=50, random_state=0)
     res = loose.fit(X, y)
     assert res.n_samples == 50 * 16
+
+
+def test_on_wide_sparse_data_the_orthogonality_test_grows_the_batch_the_other_test_keeps() -> None:
+    """Sparse text-like data with five times more features than samples (the race's news20
+    in small): the batch gradient's noise spreads over many directions, so the inner-product
+    test passes on the first batch and the run stalls far from the optimum; the orthogonality
+    test (nu < 1) sees the noise, the batch grows to N and the preset reaches 1e-6."""
+    X, y = make_rcv1_like(2000, 10000, random_state=0)
+    lam = 1.0 / 2000
+    fstar = Solver(LogLoss(lam=lam), "lbfgs", Full(), Armijo(), gtol=1e-12,
+                   max_iter=2000).fit(X, y).fun
+    gaps, sizes = {}, {}
+    for nu in (None, 0.5):
+        solver = Solver.preset("progressive_lbfgs", lam=lam, nu=nu, batch_size=64,
+                               random_state=0, gtol=None, max_iter=150)
+        state = solver.init_state(X, y)
+        res = solver.run(state)
+        gaps[nu], sizes[nu] = (res.fun - fstar) / fstar, state.gradient.size
+    assert gaps[None] > 1e-2 and sizes[None] < 2000 // 4
+    assert gaps[0.5] <= 1e-6 and sizes[0.5] == 2000
+
+
+def test_a_run_that_ends_at_its_budget_says_it_did_not_converge() -> None:
+    X, y = make_rcv1_like(2000, 10000, random_state=0)
+    res = Solver.preset("progressive_lbfgs", lam=1 / 2000, nu=None, batch_size=64,
+                        random_state=0, max_iter=40, report_every=20).fit(X, y)
+    assert not res.success and res.status.value == "max_iter"
+    assert "not converged: gradient norm" in res.message and "gtol=1e-08" in res.message
+    assert res.grad_norm > 1e-8
+    res = Solver.preset("progressive_lbfgs", lam=1 / 2000, random_state=0, max_iter=5,
+                        report_every=100).fit(X, y)
+    assert "not converged: gtol=1e-08 was not met (no gradient tested)" in res.message
+    assert "not converged" not in Solver.preset(
+        "progressive_lbfgs", lam=1 / 2000, random_state=0, max_iter=5, gtol=None).fit(
+        X, y).message
 
 
 def test_progressive_lbfgs_converges_linearly_to_1e6_relative_excess() -> None:
@@ -187,17 +300,22 @@ def test_progressive_batching_is_a_registered_component_that_refuses_what_cannot
     assert Solver(gradient="progressive").gradient == ProgressiveBatch()
     assert "progressive_lbfgs" in get_registry().preset_names()
     s = Solver.preset("progressive_lbfgs", lam=1e-3)
-    assert s.gradient == ProgressiveBatch(0.2) and s.step == Armijo()
+    assert s.gradient == ProgressiveBatch(0.2, nu=0.5) and s.step == Armijo()
     assert ProgressiveBatch().theta == 0.9                 # the paper's value
+    assert ProgressiveBatch().nu == 0.5                    # below 1: see the docstring
     with pytest.raises(ValueError, match="theta"):
         ProgressiveBatch(theta=0)
+    for bad in (0, -1.0, True, "1"):
+        with pytest.raises(ValueError, match="nu must be a number > 0, or None"):
+            ProgressiveBatch(nu=bad)
     with pytest.raises(IncompatibleComponentsError, match="weighted"):
         Solver(gradient="progressive", sampling="weighted")
     X, y = make_boxes(100, 3, random_state=0)
     with pytest.raises(IncompatibleComponentsError, match="linear_scores|cannot work"):
         Solver(LogLossNumPy(lam=0.1), gradient="progressive").fit(X, y)
-    assert ProgressiveBatch().memory_bytes(
-        Solver().init_state(X, y).problem) == 8 * 2 * 100
+    problem = Solver().init_state(X, y).problem
+    assert ProgressiveBatch().memory_bytes(problem) == 8 * 3 * 100
+    assert ProgressiveBatch(nu=None).memory_bytes(problem) == 8 * 2 * 100
 
 
 def test_a_checkpointed_solve_resumes_with_the_batch_size_it_had(tmp_path) -> None:
