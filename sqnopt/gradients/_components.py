@@ -95,69 +95,36 @@ class ProgressiveBatch(GradientEstimator):
     inner-product test and the orthogonality test choose. After each estimate on a batch of
     fewer than :math:`N` samples both are tested (sample variances, divisor :math:`|B| - 1`):
 
-    .. math:: rac{\operatorname{Var}_{i \in B}\left(
-abla F_i(w)^	op g
-ight)}{|B|}
-              \le 	heta^2 \lVert g 
-Vert^4, \qquad
-              rac{\operatorname{Var}_{i \in B}\left(
-abla F_i(w) - rac{
-abla F_i(w)^	op
-              g}{\lVert g
-Vert^2}\, g
-ight)}{|B|} \le 
-u^2 \lVert g 
-Vert^2;
+    .. math:: \frac{\operatorname{Var}_{i \in B}\left(\nabla F_i(w)^\top g\right)}{|B|}
+              \le \theta^2 \lVert g \rVert^4, \qquad
+              \frac{\operatorname{Var}_{i \in B}\left(\nabla F_i(w) - \frac{\nabla F_i(w)^\top
+              g}{\lVert g\rVert^2}\, g\right)}{|B|} \le \nu^2 \lVert g \rVert^2;
 
     when one fails the following batches have the largest of
-    :math:`\lceil \operatorname{Var} / (	heta^2 \lVert g
-Vert^4) 
-ceil` and
-    :math:`\lceil \operatorname{Var}_\perp / (
-u^2 \lVert g
-Vert^2) 
-ceil` over the failed
+    :math:`\lceil \operatorname{Var} / (\theta^2 \lVert g\rVert^4) \rceil` and
+    :math:`\lceil \operatorname{Var}_\perp / (\nu^2 \lVert g\rVert^2) \rceil` over the failed
     tests (never fewer than before, at most :math:`N`; the paper enlarges the current batch,
     here the new size applies from the next iteration). The inner-product test bounds the
     probability that :math:`-Hg` fails to be a descent direction for :math:`F`; the
     orthogonality test bounds the part of the sampling noise orthogonal to :math:`g`, which the
-    first cannot see. As the iterates approach the optimum :math:`\lVert g 
-Vert` shrinks and
+    first cannot see. As the iterates approach the optimum :math:`\lVert g \rVert` shrinks and
     the batch grows; the paper shows linear convergence on strongly convex problems when the
     (population) tests hold; on finite data the run ends as full-batch iterations. The batch
     schedule gives the floor (e.g. ``Fixed(b0)``, the first batch). For linear-score
-    objectives :math:`
-abla F_i = \sum_k c_{ik}\, \partial\mathrm{score}_k(x_i)/\partial w +
+    objectives :math:`\nabla F_i = \sum_k c_{ik}\, \partial\mathrm{score}_k(x_i)/\partial w +
     \lambda w_{\mathrm{reg}}`; the regulariser's common term drops out of both variances, so
-    the tests cost one row product per sample (:math:`
-abla F_i^	op g`) and one row norm
-    (:math:`\lVert
-abla F_i - \lambda w_{\mathrm{reg}}
-Vert^2 = c_i^2\lVert x_i
-Vert^2` for
+    the tests cost one row product per sample (:math:`\nabla F_i^\top g`) and one row norm
+    (:math:`\lVert\nabla F_i - \lambda w_{\mathrm{reg}}\rVert^2 = c_i^2\lVert x_i\rVert^2` for
     margin losses). Requires the ``linear_scores`` capability.
 
-    ``nu`` is below 1, unlike the paper's :math:`	an 80^\circ pprox 5.67`: the sample tests
-    put :math:`g` in place of :math:`
-abla F`, and where the noise dominates a small batch,
-    :math:`\lVert g
-Vert^2 pprox \lVert
-abla F
-Vert^2 + \operatorname{tr}\Sigma/|B|`
+    ``nu`` is below 1, unlike the paper's :math:`\tan 80^\circ \approx 5.67`: the sample tests
+    put :math:`g` in place of :math:`\nabla F`, and where the noise dominates a small batch,
+    :math:`\lVert g\rVert^2 \approx \lVert\nabla F\rVert^2 + \operatorname{tr}\Sigma/|B|`
     (:math:`\Sigma` the per-sample gradients' covariance) contains it, so the orthogonality
-    ratio :math:`\operatorname{Var}_\perp / (|B|\,\lVert g
-Vert^2)` is at most about 1 and a
-    test with :math:`
-u \ge 1` passes on pure noise; with :math:`
-u < 1` it asks for
-    :math:`\lvert B
-vert / 
-u^2` samples until :math:`\lVert
-abla F
-Vert^2` is a share
-    :math:`1 - 
-u^2` of :math:`\lVert g
-Vert^2`. Likewise the inner-product ratio is about one
+    ratio :math:`\operatorname{Var}_\perp / (|B|\,\lVert g\rVert^2)` is at most about 1 and a
+    test with :math:`\nu \ge 1` passes on pure noise; with :math:`\nu < 1` it asks for
+    :math:`\lvert B\rvert / \nu^2` samples until :math:`\lVert\nabla F\rVert^2` is a share
+    :math:`1 - \nu^2` of :math:`\lVert g\rVert^2`. Likewise the inner-product ratio is about one
     over the number of directions the noise spreads over, which on wide sparse data is tiny:
     there the inner-product test alone keeps a small batch whose steps fit the batch rather
     than the objective (``docs/benchmarks.md`` has the measurements). ``nu=None``: the
