@@ -32,7 +32,8 @@ from sqnopt.interfaces import Objective, ObjectiveKernelLike
 FloatArray = NDArray[np.float64]
 LabelMode = Literal["binary", "ovr", "multiclass"]
 
-__all__ = ["Chunk", "ChunkSpec", "Partial", "combine_variance", "inner_product_sums", "make_chunk"]
+__all__ = ["Chunk", "ChunkSpec", "Partial", "combine_sums", "combine_variance", "inner_product_sums",
+           "make_chunk", "orthogonal_variance"]
 
 #: A chunk's contribution: ``(chunk index, loss sum, gradient sum)``; the gradient sum is dense
 #: (float64, ``n_params``) or ``(indices, values)`` when fewer than a third of its entries are
@@ -261,22 +262,22 @@ def inner_product_sums(coef: FloatArray, dots: FloatArray) -> tuple[int, float, 
     return n, total, float(np.dot(dev, dev))
 
 
-def combine_variance(parts: list[tuple[int, float, float]]) -> float:
-    r"""The sample variance (divisor ``n - 1``) of the union of blocks, from each block's
-    ``(n_c, s_c, M_c)`` (count, sum, centred sum of squares; :func:`inner_product_sums`), added
-    in block order by the pairwise formula of Chan, Golub & LeVeque (1979):
+def combine_sums(parts: list[tuple[int, float, float]]) -> tuple[int, float, float]:
+    r"""``(n, mean, M)`` of the union of blocks -- count, mean and centred sum of squares --
+    from each block's ``(n_c, s_c, M_c)`` (count, sum, centred sum of squares;
+    :func:`inner_product_sums`), added in block order by the pairwise formula of Chan, Golub &
+    LeVeque (1979):
 
     .. math:: M = \sum_c M_c + \sum_c n_c (s_c / n_c - \bar a)^2, \qquad
-              \bar a = \frac{1}{n}\sum_c s_c, \qquad \operatorname{Var} = \frac{M}{n - 1}.
+              \bar a = \frac{1}{n}\sum_c s_c.
 
-    This is exactly the variance of the concatenated values (expand
+    This is exactly the centred sum of squares of the concatenated values (expand
     :math:`\sum_{i \in c} (a_i - \bar a)^2 = M_c + n_c(\bar a_c - \bar a)^2`); unlike
-    :math:`(\sum a_i^2 - (\sum a_i)^2 / n)/(n-1)` it does not lose the variance to
-    cancellation when it is small against the squared mean -- the regime where the batch
-    stops growing."""
+    :math:`\sum a_i^2 - (\sum a_i)^2 / n` it does not lose the variance to cancellation when it
+    is small against the squared mean -- the regime where the batch stops growing."""
     n = sum(p[0] for p in parts)
-    if n < 2:
-        return float("nan")
+    if n < 1:
+        return 0, float("nan"), float("nan")
     total = 0.0
     for p in parts:
         total += p[1]
@@ -286,26 +287,54 @@ def combine_variance(parts: list[tuple[int, float, float]]) -> float:
         if c:
             d = s / c - mean
             m2 += m + c * d * d
-    return m2 / (n - 1)
+    return n, mean, m2
+
+
+def combine_variance(parts: list[tuple[int, float, float]]) -> float:
+    """The sample variance (divisor ``n - 1``) of the union of blocks (:func:`combine_sums`);
+    NaN for fewer than two values."""
+    n, _, m2 = combine_sums(parts)
+    return m2 / (n - 1) if n >= 2 else float("nan")
+
+
+def orthogonal_variance(n: int, m2: float, q: float, dd: float, gg: float) -> float:
+    r"""The orthogonality test's sample variance (Bollapragada, Byrd & Nocedal 2018) of the
+    parts of the per-sample loss gradients :math:`d_i` orthogonal to :math:`g`:
+
+    .. math:: \operatorname{Var}_\perp = \frac{\sum_i \lVert d_i\rVert^2 - n \lVert\bar d
+              \rVert^2 - M / \lVert g\rVert^2}{n - 1},
+
+    from ``q`` :math:`= \sum_i \lVert d_i\rVert^2`, ``dd`` :math:`= \lVert \bar d\rVert^2`
+    (the batch mean's), ``gg`` :math:`= \lVert g\rVert^2` and ``m2`` :math:`= M`, the centred sum of
+    squares of :math:`a_i = d_i^\top g` (:func:`combine_sums`): the compiled estimator's
+    :math:`\sum_i (\lVert d_i\rVert^2 - a_i^2/\lVert g\rVert^2) - n(\lVert\bar d\rVert^2 -
+    \bar a^2/\lVert g\rVert^2)` with :math:`\sum_i a_i^2 - n \bar a^2 = M`. For :math:`g = 0`
+    every gradient is orthogonal to it: :math:`\sum_i \lVert d_i\rVert^2 / (n - 1)`, as there."""
+    if gg > 0.0:
+        return (q - n * dd - m2 / gg) / (n - 1)
+    return q / (n - 1)
 
 
 def variance_sums(chunks: list[Chunk], spec: ChunkSpec, w: FloatArray, g: FloatArray,
-                  batches: list[NDArray[Any] | None]) -> list[tuple[int, int, float, float]]:
-    """Per chunk, for progressive batching's inner-product test: ``(chunk index,`` and
-    :func:`inner_product_sums` of its rows of the batch ``)`` at the iterate ``w`` and the
-    batch gradient ``g`` (one pass of score derivatives at ``w`` and one row product with
-    ``g``; the worker keeps nothing between tasks, so a chunk recomputed elsewhere gives the
-    same sums)."""
-    out: list[tuple[int, int, float, float]] = []
+                  batches: list[NDArray[Any] | None], ortho: bool = False
+                  ) -> list[tuple[int, int, float, float, float]]:
+    """Per chunk, for progressive batching's tests: ``(chunk index,`` the
+    :func:`inner_product_sums` of its rows of the batch, and, when ``ortho``, the sum of the
+    rows' squared loss-gradient norms (the objective kernel's ``rows_sqnorm``; else 0) ``)`` at
+    the iterate ``w`` and the batch gradient ``g`` (one pass of score derivatives at ``w`` and
+    one row product with ``g``; the worker keeps nothing between tasks, so a chunk recomputed
+    elsewhere gives the same sums)."""
+    out: list[tuple[int, int, float, float, float]] = []
     for chunk, local in zip(chunks, batches):
         view = chunk.view(spec)
-        k: Any = view.kernel            # linear_scores: score_derivatives, rows_dot
+        k: Any = view.kernel            # linear_scores: score_derivatives, rows_dot, rows_sqnorm
         idx = view.everyone if local is None else np.asarray(local, dtype=np.intp)
         if idx.shape[0] == 0:
             continue
         coef, _ = k.score_derivatives(w, idx)
-        out.append((chunk.index, *inner_product_sums(np.asarray(coef),
-                                                     np.asarray(k.rows_dot(idx, g)))))
+        coef = np.asarray(coef)
+        q = float(np.sum(np.asarray(k.rows_sqnorm(idx, coef)))) if ortho else 0.0
+        out.append((chunk.index, *inner_product_sums(coef, np.asarray(k.rows_dot(idx, g))), q))
     return out
 
 

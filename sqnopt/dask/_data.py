@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from sqnopt.dask._chunks import (
     ChunkSpec,
-    combine_variance,
+    combine_sums,
     evaluate,
     gather_rows,
     make_chunk,
@@ -300,24 +300,30 @@ class ChunkedData:
         return loss, grad, grad2
 
     def variance(self, spec: ChunkSpec, w: FloatArray, g: FloatArray, *,
-                 local: list[NDArray[Any] | None] | None = None) -> float:
-        """The sample variance of ``grad l_i(w)' g`` over every row (``local=None``) or the
-        given per-chunk rows (progressive batching's inner-product test): one round trip
-        carrying ``w`` and ``g`` (and the row indices); each chunk returns its count, sum and
-        centred sum of squares (three numbers), combined in chunk order
-        (:func:`~sqnopt.dask._chunks.combine_variance`)."""
+                 local: list[NDArray[Any] | None] | None = None, ortho: bool = False
+                 ) -> tuple[int, float, float, float]:
+        """Progressive batching's test sums over every row (``local=None``) or the given
+        per-chunk rows: ``(n, mean, M, q)`` -- the count, mean and centred sum of squares of
+        ``a_i = grad l_i(w)' g`` and, when ``ortho``, the sum ``q`` of the rows' squared
+        loss-gradient norms (else 0). One round trip carrying ``w`` and ``g`` (and the row
+        indices); each chunk returns four numbers, combined in chunk order
+        (:func:`~sqnopt.dask._chunks.combine_sums`)."""
         chunks = None if local is None else [i for i, b in enumerate(local)
                                              if b is not None and len(b)]
         per_chunk = None if local is None else [None if b is None else _compact(b)
                                                 for b in local]
-        submitted = self._submit(_variance_task, per_chunk, self._spec_bytes(spec), w, g,
+        submitted = self._submit(_variance_task, per_chunk, self._spec_bytes(spec), w, g, ortho,
                                  chunks=chunks)
-        parts: list[tuple[int, int, float, float]] = []
+        parts: list[tuple[int, int, float, float, float]] = []
         for res in self._wait(submitted):
             parts.extend(res)
         parts.sort(key=lambda p: p[0])
-        self.stats.bytes_received += 24 * len(parts)
-        return combine_variance([(n, s, m) for _, n, s, m in parts])
+        self.stats.bytes_received += 32 * len(parts)
+        n, mean, m2 = combine_sums([(c, s, m) for _, c, s, m, _ in parts])
+        q = 0.0
+        for part in parts:
+            q += part[4]
+        return n, mean, m2, q
 
     def gather(self, spec: ChunkSpec, rows: NDArray[np.intp]) -> tuple[Any, FloatArray,
                                                                          FloatArray]:
@@ -391,8 +397,9 @@ def _evaluate_task(chunks: list[Any], spec: ChunkSpec, w: FloatArray, w2: FloatA
 
 
 def _variance_task(chunks: list[Any], spec: ChunkSpec, w: FloatArray, g: FloatArray,
-                   per_chunk: list[Any]) -> list[tuple[int, int, float, float]]:
-    return variance_sums(chunks, spec, w, g, per_chunk)
+                   ortho: bool, per_chunk: list[Any]
+                   ) -> list[tuple[int, int, float, float, float]]:
+    return variance_sums(chunks, spec, w, g, per_chunk, ortho)
 
 
 def _gather_task(chunks: list[Any], spec: ChunkSpec, per_chunk: list[Any]

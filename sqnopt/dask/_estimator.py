@@ -92,17 +92,18 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
       gradient estimator evaluates the whole data set whatever the schedule: SVRG
       (``gradient="svrg"``: full-gradient snapshots) and progressive batching
       (``gradient="progressive"``, alone or as the ``progressive_lbfgs`` composition with a
-      fixed first batch: batches grown by the inner-product test of Bollapragada et al.
-      2018) -- run **distributed**. The estimator decides by what it declares
+      fixed first batch: batches grown by the inner-product and orthogonality tests of
+      Bollapragada et al. 2018) -- run **distributed**. The estimator decides by what it declares
       (:attr:`~sqnopt.interfaces.GradientEstimator.partial_sums`: how its estimate is made of
       sums over row blocks), not by its type. The driver (curvature memory, direction, step,
       batch sizes) runs on the client; every large batch, full gradient, full objective and
       SVRG snapshot runs on the workers, where each chunk runs the compiled kernel; only
       ``n_params``-long vectors (``n_features``, or ``K x n_features``), and row indices of
-      partial batches, travel. Progressive batching's test on a batch evaluated on the workers
-      takes a second round trip carrying the batch gradient ``g``, and each chunk returns
-      three numbers: the count, sum and centred sum of squares of ``grad l_i(w)' g`` over its
-      rows of the batch, from which the client forms the batch's sample variance exactly.
+      partial batches, travel. Progressive batching's tests on a batch evaluated on the
+      workers take a second round trip carrying the batch gradient ``g``, and each chunk
+      returns four numbers: the count, sum and centred sum of squares of ``grad l_i(w)' g``
+      over its rows of the batch and the sum of their squared gradient norms, from which the
+      client forms the tests' sample variances.
       Batches of at most ``local_batch`` samples (the first growing or progressive batches,
       SQB's curvature batches) are gathered to the client and evaluated there. With the same
       ``random_state`` the iterates are those of ``SQNClassifier`` on the concatenated rows,

@@ -33,8 +33,8 @@ chosen by what the gradient estimator declares
 ``"snapshot"`` form (:class:`DistributedSVRG`: the snapshot's full gradient on the workers, the
 batch's two gradients in one round trip), progressive batching's ``"variance_test"``
 (:class:`DistributedProgressiveBatch`: the batch gradient, then, in a second round trip
-carrying it, each chunk's count, sum and centred sum of squares of ``grad l_i(w)' g``, from
-which the client forms the test's variance exactly), and curvature models that draw their own
+carrying it, each chunk's count, sum and centred sum of squares of ``grad l_i(w)' g`` and the
+sum of its rows' squared gradient norms, from which the client forms the tests' variances), and curvature models that draw their own
 batches, such as SQB's quadratic bound (:class:`GatheredCurvature`: the curvature batch's rows
 are brought to the client and the compiled model works on them).
 """
@@ -55,8 +55,9 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt.dask._chunks import (
     ChunkSpec,
     LabelMode,
-    combine_variance,
+    combine_sums,
     inner_product_sums,
+    orthogonal_variance,
     local_kernel,
 )
 from sqnopt.dask._data import ChunkedData
@@ -281,18 +282,22 @@ class DistributedObjectiveKernel:
         return self._finish(loss, g, size, w, out)
 
     def gradient_variance(self, w: FloatArray, batch: IndexArray, out: FloatArray,
-                          test: bool) -> tuple[float, float]:
-        """``s(w, B)`` into ``out``; returns ``f_B(w)`` and, when ``test``, the sample variance
-        over ``B`` of ``grad l_i(w)' g`` with ``g = out`` (progressive batching's
-        inner-product test; else NaN).
+                          test: bool, ortho: bool = False) -> tuple[float, float, float]:
+        """``s(w, B)`` into ``out``; returns ``f_B(w)`` and, when ``test``, progressive
+        batching's two sample variances over ``B`` with ``g = out``: of ``a_i = grad l_i(w)' g``
+        (the inner-product test) and, when ``ortho``, of the parts of the loss gradients
+        orthogonal to ``g`` (the orthogonality test; :func:`~sqnopt.dask._chunks.
+        orthogonal_variance`). NaN for a variance not asked for.
 
         On the workers (a batch of more than ``local_batch`` samples, or the whole data set):
         two round trips, since the second needs ``g`` -- the batch gradient as
-        :meth:`gradient`, then each chunk's count, sum and centred sum of squares of
-        ``a_i = grad l_i(w)' g`` over its rows of the batch (:meth:`ChunkedData.variance`),
-        combined exactly (:func:`~sqnopt.dask._chunks.combine_variance`). On the client (a
-        gathered batch): the compiled progressive estimator's operations on the gathered rows --
-        score derivatives, ``rows_axpy``, the regulariser, ``rows_dot`` -- in its order."""
+        :meth:`gradient`, then each chunk's count, sum and centred sum of squares of the
+        ``a_i`` and the sum of its rows' squared gradient norms over its rows of the batch
+        (:meth:`ChunkedData.variance`), combined exactly
+        (:func:`~sqnopt.dask._chunks.combine_sums`). On the client (a gathered batch): the
+        compiled progressive estimator's operations on the gathered rows -- score derivatives,
+        ``rows_axpy``, the regulariser, ``rows_dot``, ``rows_sqnorm`` -- in its order."""
+        nan = float("nan")
         batch = np.asarray(batch, dtype=np.intp)
         size = int(batch.shape[0])
         if size < 1:
@@ -302,19 +307,31 @@ class DistributedObjectiveKernel:
             k: Any = self.local_kernel(batch)   # linear_scores: the score methods below
             rows = self._arange(size)
             coef, total = k.score_derivatives(w, rows)
+            coef = np.asarray(coef)
             out[:] = 0.0
             k.rows_axpy(rows, coef, 1.0 / size, out)
+            dd = float(np.dot(out, out))          # ||mean d_i||^2, before the regulariser
             f = float(total) * (1.0 / size) + float(k.reg_gradient_value(w, out))
             if not test:
-                return f, float("nan")
-            dots = np.asarray(k.rows_dot(rows, out))
-            return f, combine_variance([inner_product_sums(np.asarray(coef), dots)])
-        local = None if whole else [None if s is None else s[1]
-                                    for s in self.source.split(batch)]
-        f = self._finish(*self.source.evaluate(self.spec, w, local=local)[:2], size, w, out)
-        if not test:
-            return f, float("nan")
-        return f, self.source.variance(self.spec, w, out, local=local)
+                return f, nan, nan
+            n, mean, m2 = combine_sums([inner_product_sums(coef,
+                                                           np.asarray(k.rows_dot(rows, out)))])
+            q = float(np.sum(np.asarray(k.rows_sqnorm(rows, coef)))) if ortho else 0.0
+        else:
+            local = None if whole else [None if s is None else s[1]
+                                        for s in self.source.split(batch)]
+            loss, grad = self.source.evaluate(self.spec, w, local=local)[:2]
+            assert grad is not None
+            np.multiply(grad, 1.0 / size, out=out)
+            dd = float(np.dot(out, out))
+            f = float(loss) * (1.0 / size) + float(self._reg.reg_gradient_value(w, out))
+            if not test:
+                return f, nan, nan
+            n, mean, m2, q = self.source.variance(self.spec, w, out, local=local, ortho=ortho)
+        var = m2 / (n - 1) if n >= 2 else nan
+        if not ortho:
+            return f, var, nan
+        return f, var, orthogonal_variance(n, m2, q, dd, float(np.dot(out, out)))
 
     def value(self, w: FloatArray) -> float:
         loss = self.source.evaluate(self.spec, w, mode="value")[0]
@@ -429,25 +446,30 @@ class DistributedSVRG(GradientEstimator):
 # ---- progressive batching with the test's sums on the workers -------------------------------
 
 class _DistributedProgressiveKernel:
-    """Progressive batching's estimate ``s(w, B)`` and inner-product test (Bollapragada et al.
-    2018) with the operations of :class:`sqnopt.gradients.ProgressiveBatch`'s compiled kernel,
-    its batch gradient and the test's variance computed where the batch's rows are
+    """Progressive batching's estimate ``s(w, B)``, inner-product and orthogonality tests
+    (Bollapragada, Byrd & Nocedal 2018; Bollapragada et al. 2018) with the operations of
+    :class:`sqnopt.gradients.ProgressiveBatch`'s compiled kernel, its batch gradient and the
+    tests' variances computed where the batch's rows are
     (:meth:`DistributedObjectiveKernel.gradient_variance`)."""
 
     plain = False
     batch_gradient = True          # the estimate is s(w, B): the driver reuses secant gradients
     sizes_batches = True           # batch_size() decides the next batch's size
 
-    def __init__(self, dim: int, theta: float) -> None:
+    def __init__(self, dim: int, theta: float, nu: float | None = None) -> None:
         if not theta > 0.0:
             raise ValueError("theta must be > 0")
+        if nu is not None and not nu > 0.0:
+            raise ValueError("nu must be > 0, or None for the inner-product test alone")
         self.dim = dim
         self.theta = float(theta)
+        self.nu = 0.0 if nu is None else float(nu)
         self.n_samples = 0
         self.size = 0
         self.n_tests = 0
         self.n_increases = 0
         self.last_ratio = float("nan")
+        self.last_ortho_ratio = float("nan")
 
     def bind(self, objective: Any) -> None:
         if not isinstance(objective, DistributedObjectiveKernel):
@@ -460,7 +482,7 @@ class _DistributedProgressiveKernel:
                             f"(linear_scores); {objective.owner.base.describe()} has none")
         self.n_samples = int(objective.n_samples)
         self.size = self.n_tests = self.n_increases = 0
-        self.last_ratio = float("nan")
+        self.last_ratio = self.last_ortho_ratio = float("nan")
 
     def batch_size(self, scheduled: int) -> int:
         b = max(int(scheduled), self.size)
@@ -471,7 +493,8 @@ class _DistributedProgressiveKernel:
         b = np.asarray(batch, dtype=np.intp)
         size, N = int(b.shape[0]), self.n_samples
         test = 2 <= size < N
-        f, var = objective.gradient_variance(w, b, out, test)
+        ortho = self.nu > 0.0
+        f, var, perp = objective.gradient_variance(w, b, out, test, ortho)
         if plain is not None:
             plain[:] = out
         if not test:
@@ -480,8 +503,17 @@ class _DistributedProgressiveKernel:
         th2 = self.theta * self.theta
         self.n_tests += 1
         self.last_ratio = _ratio(var, size * th2 * gg * gg)
-        if var > size * th2 * gg * gg:            # the test fails (also for g = 0, Var > 0)
+        need = 0.0
+        fail = var > size * th2 * gg * gg          # the test fails (also for g = 0, Var > 0)
+        if fail:
             need = _ratio(var, th2 * gg * gg)
+        if ortho:
+            nu2 = self.nu * self.nu
+            self.last_ortho_ratio = _ratio(perp, size * nu2 * gg)
+            if perp > size * nu2 * gg:
+                fail = True
+                need = max(need, _ratio(perp, nu2 * gg))
+        if fail:
             new = N if need >= N else int(math.ceil(need))
             if new > self.size:
                 self.size = new
@@ -491,7 +523,8 @@ class _DistributedProgressiveKernel:
     def get_state(self) -> dict[str, Any]:
         """The size the test asked for and its counts (the compiled kernel's fields)."""
         return {"n_samples": self.n_samples, "size": self.size, "n_tests": self.n_tests,
-                "n_increases": self.n_increases, "last_ratio": self.last_ratio}
+                "n_increases": self.n_increases, "last_ratio": self.last_ratio,
+                "last_ortho_ratio": self.last_ortho_ratio}
 
     def set_state(self, state: dict[str, Any]) -> None:
         from sqnopt.checkpoint import CheckpointError, state_value
@@ -509,6 +542,8 @@ class _DistributedProgressiveKernel:
         self.n_tests = state_value(state, "n_tests", int, self)
         self.n_increases = state_value(state, "n_increases", int, self)
         self.last_ratio = state_value(state, "last_ratio", float, self)
+        self.last_ortho_ratio = (state_value(state, "last_ortho_ratio", float, self)
+                                 if "last_ortho_ratio" in state else float("nan"))
 
 
 def _ratio(a: float, b: float) -> float:
@@ -527,12 +562,14 @@ class DistributedProgressiveBatch(GradientEstimator):
     gathered to the client."""
 
     theta: float = 0.9
+    nu: float | None = 0.5
     name = "progressive_distributed"
     requires = frozenset({LINEAR_SCORES})
     partial_sums = "variance_test"
 
     def init(self, problem: Problem) -> _DistributedProgressiveKernel:
-        return _DistributedProgressiveKernel(problem.n_params, float(self.theta))
+        return _DistributedProgressiveKernel(problem.n_params, float(self.theta),
+                                             None if self.nu is None else float(self.nu))
 
 
 # ---- curvature batches gathered to the client ------------------------------------------------
@@ -616,14 +653,16 @@ def distributed_gradient(gradient: GradientEstimator) -> GradientEstimator:
     """The counterpart of ``gradient`` for a :class:`DistributedObjective`, chosen by the form
     the estimator declares (``partial_sums``), with its parameters: the minibatch gradient
     itself, :class:`DistributedSVRG` (``period``) or :class:`DistributedProgressiveBatch`
-    (``theta``)."""
+    (``theta``, ``nu``)."""
     form = gradient.partial_sums
     if form == "minibatch":
         return gradient
     if form == "snapshot":
         return DistributedSVRG(period=getattr(gradient, "period", None))
     if form == "variance_test":
-        return DistributedProgressiveBatch(theta=float(getattr(gradient, "theta")))
+        nu = getattr(gradient, "nu", None)
+        return DistributedProgressiveBatch(theta=float(getattr(gradient, "theta")),
+                                           nu=None if nu is None else float(nu))
     raise ValueError(f"gradient {gradient.describe()} does not declare how its estimate is made "
                      "of sums over row blocks (partial_sums): it keeps per-sample state, as "
                      "SAGA's table updated by every step -- a sequential method. Use "

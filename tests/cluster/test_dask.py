@@ -366,17 +366,17 @@ def test_only_parameter_sized_vectors_travel(client: Any) -> None:
         f_ref = ref.full_gradient(w, g_ref)
         assert _rel(k.full_gradient(w, g), f_ref) <= 1e-13
         np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
-        # progressive batching's test on the workers: the batch gradient, then a second round
-        # trip carrying it, three numbers per chunk back; the variance is one machine's
+        # progressive batching's tests on the workers: the batch gradient, then a second round
+        # trip carrying it, four numbers per chunk back; the variances are one machine's
         dobj0 = DistributedObjective(LogLoss(lam=1e-3), data, local_batch=0)
         k0 = dobj0.init(dobj0.stand_in(fit_intercept=True))
         batch = np.random.default_rng(1).permutation(2000)[:700]
         before = dict(data.stats.as_dict())
-        f, var = k0.gradient_variance(w, batch, g, True)
+        f, var, perp = k0.gradient_variance(w, batch, g, True, True)
         after = data.stats.as_dict()
         assert after["round_trips"] - before["round_trips"] == 2
         assert (after["bytes_received"] - before["bytes_received"]
-                == data.n_chunks * (8 + 8 * k.n_params) + data.n_chunks * 24)
+                == data.n_chunks * (8 + 8 * k.n_params) + data.n_chunks * 32)
         assert (after["bytes_sent"] - before["bytes_sent"]
                 < (after["tasks"] - before["tasks"]) * (16 * k.n_params + 2000) + 2 * 4 * 700)
         f_ref = ref.gradient(w, batch, g_ref)
@@ -384,6 +384,14 @@ def test_only_parameter_sized_vectors_travel(client: Any) -> None:
         a = np.sum(coef * ref.rows_dot(batch, g_ref), axis=1)
         assert _rel(f, f_ref) <= 1e-13 and _rel(var, float(np.var(a, ddof=1))) <= 1e-12
         np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
+        # the orthogonal variance from the per-sample loss gradients d_i = c_i [x_i, 1], formed
+        # densely: the trace of the covariance of their parts orthogonal to g
+        D = np.asarray(coef).reshape(-1, 1) * np.hstack([X[batch], np.ones((len(batch), 1))])
+        P = D - np.outer(D @ g_ref / float(g_ref @ g_ref), g_ref)
+        assert _rel(perp, float(np.sum(np.var(P, axis=0, ddof=1)))) <= 1e-10
+        # the same on a gathered batch (client side)
+        f1, var1, perp1 = k.gradient_variance(w, batch, g, True, True)
+        assert _rel(var1, var) <= 1e-12 and _rel(perp1, perp) <= 1e-10
     finally:
         data.release()
 
