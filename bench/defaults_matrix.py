@@ -2,8 +2,9 @@
 issue 19 ("no silent failure, robust defaults").
 
 For each data set of ``../shared/datasets`` (a9a, w8a, news20, mushrooms, dna, fashion-mnist)
-and each curvature model (the default ``"auto"``, ``lbfgs``, ``full_bfgs``, ``newton_cg``,
-``hessian_lbfgs``, ``regularized_bfgs``, ``adagrad``, ``quadratic_bound``, ``identity``) this fits
+and each curvature model (the default ``"auto"``, ``lbfgs``, ``full_bfgs``, ``newton``,
+``newton_cg``, ``hessian_lbfgs``, ``regularized_bfgs``, ``adagrad``, ``quadratic_bound``,
+``identity``) this fits
 
     SQNClassifier(alpha=1/N, curvature=c, fit_intercept=fi, random_state=0)
 
@@ -47,8 +48,8 @@ except ImportError:
 from _data import datasets_dir, load_svmlight_xz, read_idx  # noqa: E402
 
 DATASETS = ("a9a", "w8a", "mushrooms", "dna", "fashion-mnist", "news20")
-CURVATURES = ("auto", "lbfgs", "full_bfgs", "regularized_bfgs", "newton_cg", "hessian_lbfgs",
-              "adagrad", "quadratic_bound", "identity")
+CURVATURES = ("auto", "lbfgs", "full_bfgs", "regularized_bfgs", "newton", "newton_cg",
+              "hessian_lbfgs", "adagrad", "quadratic_bound", "identity")
 GOOD = 1e-2
 
 
