@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     if out.exists():   # keep cells of other data sets / curvatures from earlier runs
         old = json.loads(out.read_text())
         record["results"] = old.get("results", {})
+    requested = args.curvatures.split(",")     # _write widens record["curvatures"] to the table's
     for ds in ([] if args.render_only else args.datasets.split(",")):
         try:
             X, y = load(ds)
@@ -227,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
                     n_classes=int(len(classes)), majority=majority)
         for fi in intercepts:
             fstar = optimum(ds, X, y, fi)
-            for c in record["curvatures"]:
+            for c in requested:
                 cell = run_cell(X, y, c, fi, fstar, majority)
                 cell["fstar"] = fstar
                 info["cells"][f"{c}|{int(fi)}"] = cell
