@@ -48,14 +48,15 @@ def _unsorted(X):
     return B
 
 
-@pytest.mark.parametrize("layout", ["dense", "csr", "csr_unsorted"])
+@pytest.mark.parametrize("layout", ["dense", "dense32", "csr", "csr32", "csr_unsorted"])
 @pytest.mark.parametrize("objective,multi", [(LogLoss(lam=0.1), False),
                                              (BinaryLogistic(lam=0.1), False),
                                              (SquaredHinge(lam=0.1), False),
                                              (Softmax(lam=0.1), True)])
 def test_the_formed_hessian_is_the_finite_difference_of_the_gradient(objective, multi, layout):
     X, y = _data(multi)
-    Xf = {"dense": X, "csr": sp.csr_matrix(X), "csr_unsorted": _unsorted(X)}[layout]
+    Xf = {"dense": X, "dense32": X.astype(np.float32), "csr": sp.csr_matrix(X),
+          "csr32": sp.csr_matrix(X, dtype=np.float32), "csr_unsorted": _unsorted(X)}[layout]
     # softmax with an intercept is singular along its class shifts (tested below)
     state = Solver(objective, Newton(), fit_intercept=not multi).init_state(Xf, y)
     k, kern = state.objective, state.curvature
