@@ -32,7 +32,8 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
-from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+from sqnopt.objectives._loglinear cimport BinaryLogisticKernel
 
 # Row-major upper triangle = LAPACK's (column-major) lower one.
 cdef char UPLO = b'L'
@@ -58,6 +59,7 @@ cdef class NewtonKernel(CurvatureKernel):
                               const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         cdef Py_ssize_t K = objective.hess_size, n = self.dim, B = objective.n_blocks
         cdef int nn = <int> n, info = 0
+        cdef bint fused
         self.have_factor = False
         if K < 1 or objective.n_params != n or objective.n_params != B * objective.data.dim \
                 or not (K == B or (K == 1 and B == 1)):
@@ -67,10 +69,23 @@ cdef class NewtonKernel(CurvatureKernel):
             with gil:                   # rare: a larger batch than the data seen at init
                 self.D = np.zeros(size * K)
                 self.S = np.zeros(K * K)
-        if objective.cy_hessian_factors(w, batch, size, &self.D[0]) != 0:
-            self._failed = 2
-            return CURVATURE_ERROR
-        self._form(objective, batch, size)
+        with gil:                       # the objective's margin loss, directly or wrapped
+            if self._bound_to is not objective:
+                self._bound_to = objective
+                self.margin = (objective if isinstance(objective, MarginObjectiveKernel) else
+                               (<BinaryLogisticKernel> objective).margin
+                               if isinstance(objective, BinaryLogisticKernel) else None)
+            fused = self.margin is not None and K == 1
+        if fused:
+            # the margins and l'' computed from the rows as they are gathered (one pass less)
+            if self._form(objective, batch, size, w) != 0:
+                self._failed = 2
+                return CURVATURE_ERROR
+        else:
+            if objective.cy_hessian_factors(w, batch, size, &self.D[0]) != 0:
+                self._failed = 2
+                return CURVATURE_ERROR
+            self._form(objective, batch, size, NULL)
         dpotrf(&UPLO, &nn, &self.H[0, 0], &nn, &info)
         self.n_factorizations += 1
         if info != 0:
@@ -81,11 +96,13 @@ cdef class NewtonKernel(CurvatureKernel):
         return BATCH_OBSERVED
 
     cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
-                   Py_ssize_t size) noexcept nogil:
+                   Py_ssize_t size, const double* w) noexcept nogil:
         """``H`` (upper triangle, row-major) from the factors in ``D``: each row's pairs of
         entries ``p <= q`` are added once in the orientation they come in (half the diagonal
         pairs), then the matrix is folded, ``H <- U + U'``, which also gathers the entries of
-        unsorted rows and of the class blocks below the diagonal."""
+        unsorted rows and of the class blocks below the diagonal. With ``w`` (a margin loss,
+        ``self.margin``) each row's factor ``g_i l''(y_i x_i . w)`` is computed here from the
+        gathered row instead of read from ``D``; returns -1 if a margin is not finite."""
         cdef Py_ssize_t K = objective.hess_size, n = self.dim, dim = objective.data.dim
         cdef Py_ssize_t nf = objective.data.n_features
         cdef bint intercept = objective.data.has_intercept
@@ -98,18 +115,19 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef const double* d64
         cdef const float* d32
         cdef const int* ind
-        cdef const double* dk
+        cdef double* dk
         cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c
-        cdef double inv = 1.0 / size, coef, vp, xx, gi
+        cdef double inv = 1.0 / size, coef, vp, xx, gi, margin
         cdef double* row
         memset(H, 0, n * n * sizeof(double))
         for t in range(size):
             dk = D + t * K
-            gi = 0.0
-            for k in range(K):
-                gi += dk[k]
-            if gi == 0.0:
-                continue
+            if w == NULL:
+                gi = 0.0
+                for k in range(K):
+                    gi += dk[k]
+                if gi == 0.0:
+                    continue
             nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
             for p in range(nnz):
                 idx[p] = ind[p] if ind != NULL else p
@@ -119,6 +137,19 @@ cdef class NewtonKernel(CurvatureKernel):
                 idx[m] = nf
                 val[m] = 1.0
                 m += 1
+            if w != NULL:
+                # margin y_i (x_i . w + b) from the gathered entries, as row_dot sums them
+                margin = 0.0
+                for p in range(nnz):
+                    margin += val[p] * w[idx[p]]
+                if intercept:
+                    margin += w[nf]
+                margin = objective.data.y[batch[t]] * margin
+                if not isfinite(margin):
+                    return -1
+                dk[0] = objective.data.grad_weight[batch[t]] * self.margin.d2loss_dmargin2(margin)
+                if dk[0] == 0.0:
+                    continue
             if K == 1:
                 coef = inv * dk[0]
                 for p in range(m):
