@@ -44,6 +44,9 @@ PROBABILISTIC = "probabilistic"      # a negative log-likelihood: scores map to 
 LINEAR_SCORES = "linear_scores"      # per-sample losses of linear scores; the kernel exposes the
                                      # scores' derivatives (n_scores > 0), SAGA's table
 HESSIAN_VECTOR = "hessian_vector"    # Hessian-vector products on a batch (hess_size > 0)
+DENSE_HESSIAN = "dense_hessian"      # parameters are K blocks of [x_i, 1]-linear scores with a
+                                     # K x K score Hessian (hess_size = K, or 1 for a margin):
+                                     # the exact n x n Hessian can be formed row by row
 
 #: What a unit step along a curvature model's direction means (``CurvatureModel.direction_scale``).
 DirectionScale = Literal["gradient", "newton", "normalized"]
@@ -63,6 +66,7 @@ __all__ = [
     "BATCH_OBSERVED",
     "BINARY",
     "CURVATURE_ERROR",
+    "DENSE_HESSIAN",
     "PAIR_ACCEPTED",
     "PAIR_RESET",
     "PAIR_SKIPPED",
@@ -320,6 +324,10 @@ class CurvatureModel(Component):
     #: along its direction decreases that majoriser (SQB's partition-function bound): a constant
     #: step 1 is safe without a line search.
     majorizes: ClassVar[bool] = False
+    #: The model's curvature is exact on its batch and costs more than a pass to form (Newton's
+    #: method): a subsample's Hessian buys nothing a full one does not, so the recipe runs the
+    #: model on the whole data set from the first iteration, gradient and curvature alike.
+    full_batch: ClassVar[bool] = False
 
     @property
     def batches_per_update(self) -> int:

@@ -11,6 +11,10 @@ declares the same properties gets the same recipe.
 ==========================  =========================================================================
 the curvature model         recipe
 ==========================  =========================================================================
+exact curvature on its      the whole data set from the first iteration, for the gradient and the
+batch (Newton)              curvature batch (``Full()``), each step found by ``Armijo()``
+                            backtracking: the deterministic damped Newton method, whose
+                            tolerances the loop tests on each iteration's full gradient
 builds a majoriser from    semistochastic batches (Aravkin et al. 2014): gradient batches growing
 its own batches (SQB)       ``Geometric(100, 1.5)`` to the whole data set, bound batches
                             ``Fixed(1000)``, the constant step 1 of a majoriser, subset sampling
@@ -44,16 +48,18 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
+    DENSE_HESSIAN,
     LINEAR_SCORES,
     MARGIN,
     SMOOTH,
+    STRONGLY_CONVEX,
     BatchSchedule,
     CurvatureModel,
     GradientEstimator,
     Objective,
     StepRule,
 )
-from sqnopt.schedules import Fixed, Geometric
+from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.steps import Armijo, Constant, Decaying
 
 FloatArray = NDArray[np.float64]
@@ -68,6 +74,7 @@ __all__ = [
     "gradient_step",
     "hessian_batch",
     "lipschitz_estimate",
+    "newton_cost_passes",
     "normalized_step",
     "row_norm_spread",
     "stochastic_batch",
@@ -83,6 +90,9 @@ PROGRESSIVE_RATE = 2.0
 SAGA_SPREAD = 10.0
 #: Subsampled Hessians: one sample in this many (at least PROGRESSIVE_B1 samples).
 HESSIAN_FRACTION = 10
+#: ``curvature="auto"`` takes Newton's method when forming and factoring the Hessian costs at
+#: most this many passes (:func:`newton_cost_passes`); measured in ``bench/newton_cost.py``.
+NEWTON_PASSES = 20.0
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
 BOUND_RATE = 1.5
@@ -227,20 +237,62 @@ def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objec
     return out
 
 
+def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
+    r"""What forming and factoring the exact Hessian costs, in passes over the data:
+    ``(sum_i K^2 m_i (m_i + 1) / 2 + n^2 + n^3 / 3) / (2 K nnz)`` with ``m_i`` the entries of
+    row ``i`` (its intercept's counted), ``K`` the parameter blocks (classes of softmax, 1 for a
+    margin loss) and ``n`` the parameters: the multiply-adds of :class:`~sqnopt.curvature.Newton`'s
+    kernel (every pair of a row's entries for every pair of classes, the fold of the triangle,
+    the Cholesky factorisation) over a gradient pass's (a dot and an axpy per entry and
+    class)."""
+    n_rows, p = X.shape
+    extra = 1 if fit_intercept else 0
+    if sp.issparse(X):
+        m = np.diff(sp.csr_matrix(X).indptr).astype(np.float64) + extra
+    else:
+        m = np.full(n_rows, float(p + extra))
+    K = float(max(n_blocks, 1))
+    n = K * (p + extra)
+    nnz = max(float(np.sum(m)), 1.0)
+    form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
+    return float((form + n * n + n ** 3 / 3.0) / (2.0 * K * nnz))
+
+
 def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
-    """The curvature model of ``curvature="auto"``: for a smooth objective, limited-memory BFGS
-    (memory 10), whose recipe grows its batches to the whole data set and ends as deterministic
-    L-BFGS with a line search -- O(10 n) memory and one pass per iteration, whatever the data's
-    shape; for a non-smooth one (hinge), where secant pairs mean nothing, the identity (SGD).
+    """The curvature model of ``curvature="auto"``, from the objective and the data's shape.
 
-    Subsampled Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on
-    badly conditioned high-dimensional ones (``bench/full_batch_solvers.py``,
-    ``docs/gradients.md``), so it is not the default."""
-    from sqnopt.curvature import LBFGS, Identity
+    * Newton's method (:class:`~sqnopt.curvature.Newton`: the exact Hessian formed and factored
+      at every iterate, on the whole data set with a line search) when the objective provides
+      the Hessian's layout (``dense_hessian``), is strongly convex (``lam > 0``: the Hessian is
+      then positive definite) and forming and factoring the Hessian costs at most
+      ``NEWTON_PASSES`` passes over the data (:func:`newton_cost_passes`: rows with few
+      entries, few parameters -- a9a, w8a, mushrooms) and the rows are in memory (an array or
+      a sparse matrix, not chunks out of core). It converges quadratically, in a handful
+      of iterations of about two passes plus that cost each, where L-BFGS needs tens of passes.
+    * Otherwise, for a smooth objective, limited-memory BFGS (memory 10), whose recipe grows its
+      batches to the whole data set and ends as deterministic L-BFGS with a line search --
+      O(10 n) memory and one pass per iteration, whatever the data's shape (news20's 1.2
+      million softmax weights, criteo's hashed features, dense images with many classes).
+    * For a non-smooth objective (hinge), where curvature means nothing, the identity (SGD).
 
-    if SMOOTH in objective.capabilities:
-        return LBFGS()
-    return Identity()
+    The threshold comes from ``bench/newton_cost.py`` (the measured cost of a Hessian in passes
+    and whole fits of both models; docs/choosing.md). Subsampled Newton-CG (``"newton_cg"``)
+    was faster on a low-dimensional set but far slower on badly conditioned high-dimensional
+    ones (``bench/full_batch_solvers.py``, ``docs/gradients.md``), so it is not a default."""
+    from sqnopt.curvature import LBFGS, Identity, Newton
+    from sqnopt.curvature._components import NEWTON_MAX_PARAMS
+
+    if SMOOTH not in objective.capabilities:
+        return Identity()
+    # rows at hand (an array or a sparse matrix): data described only by its shape (the
+    # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
+    in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
+    if in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities:
+        K = objective.n_blocks(max(int(n_classes), 2))
+        if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
+                and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
+            return Newton()
+    return LBFGS()
 
 
 def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureModel:
@@ -297,10 +349,18 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     auto_schedule = isinstance(schedule, str)
     csched: BatchSchedule | None = None
     rec_sampling: Sampling = "uniform"
-    if curvature.needs_curvature_batch and curvature.majorizes:
-        sched: BatchSchedule = Geometric(b1=float(BOUND_B1), rate=BOUND_RATE)
+    sched: BatchSchedule
+    rec_step: StepRule
+    if curvature.full_batch:
+        sched = Full()
+        csched = Full()
+        rec_step = Armijo()
+        rec_sampling = "subset"
+        full_phase, report = True, 10
+    elif curvature.needs_curvature_batch and curvature.majorizes:
+        sched = Geometric(b1=float(BOUND_B1), rate=BOUND_RATE)
         csched = Fixed(BOUND_BATCH)
-        rec_step: StepRule = Constant(eps=1.0)
+        rec_step = Constant(eps=1.0)
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif curvature.needs_curvature_batch:
@@ -324,7 +384,9 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         assert isinstance(schedule, BatchSchedule)
         sched = schedule
         csched = None
-        if curvature.needs_curvature_batch:
+        if curvature.full_batch:
+            csched = Full()
+        elif curvature.needs_curvature_batch:
             csched = Fixed(BOUND_BATCH if curvature.majorizes
                            else _curvature_batch(curvature, X.shape[0]))
         full_phase = _reaches_full(schedule, X.shape[0])

@@ -22,6 +22,8 @@ Entries whose library or sqnopt component is missing are skipped with a printed 
 
 from __future__ import annotations
 
+import functools
+
 import importlib
 import math
 import os
@@ -195,16 +197,16 @@ def preset_available(name: str) -> Callable[[], str | None]:
     return check
 
 
-def sqn_classifier(p: Problem, params: Params, budget: int, seed: int
+def sqn_classifier(p: Problem, params: Params, budget: int, seed: int, **kw: Any
                    ) -> tuple[Callable[[], Any], Callable[[], tuple[Any, float, int]]]:
     """``SQNClassifier()`` at its defaults, except what poses the race's problem (``loss``,
     ``alpha``, ``fit_intercept=False``) and the budget: ``max_iter`` passes with ``tol=None``
-    (no early stop, so that ``max_iter`` is the budget)."""
+    (no early stop, so that ``max_iter`` is the budget); ``kw``: settings of a variant."""
     from sqnopt import SQNClassifier
 
     loss = "logloss" if p.loss == "softmax" else _NAMES[p.loss]
     est = SQNClassifier(loss=loss, alpha=p.alpha, fit_intercept=False, max_iter=budget,
-                        tol=None, random_state=seed)
+                        tol=None, random_state=seed, **kw)
 
     def extract() -> tuple[Any, float, int]:
         h = est.history_
@@ -468,6 +470,10 @@ CONTENDERS: list[Contender] = [
                    "doubling per iteration, Armijo), gtol=None"),
     Contender("SQNClassifier()", "sqnopt", ALL, "sweep", sqn_classifier, module="sklearn",
               max_budget=2000, note="defaults; tol=None, max_iter = budget (passes)"),
+    Contender("SQNClassifier(curvature='newton')", "sqnopt", ("logistic", "softmax", "sqhinge"),
+              "sweep", functools.partial(sqn_classifier, curvature="newton"), module="sklearn",
+              max_budget=2000, max_params=5000,
+              note="defaults with Newton's method; tol=None, max_iter = budget (passes)"),
     # --- scikit-learn
     Contender("sklearn lbfgs", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("lbfgs"), module="sklearn", passes_kind="iterations"),

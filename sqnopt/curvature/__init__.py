@@ -10,6 +10,7 @@ from sqnopt.curvature._components import (
     FullBFGS,
     HessianLBFGS,
     Identity,
+    Newton,
     NewtonCG,
     RegularizedBFGS,
 )
@@ -17,6 +18,7 @@ from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._newton import NewtonKernel
 from sqnopt.curvature._newton_cg import NewtonCGKernel
 from sqnopt.curvature._res_eig import RESEigKernel
 from sqnopt.curvature._secant import SecantKernel
@@ -35,8 +37,10 @@ __all__ = [
     "IdentityKernel",
     "LBFGS",
     "LBFGSKernel",
+    "Newton",
     "NewtonCG",
     "NewtonCGKernel",
+    "NewtonKernel",
     "QuadraticBound",
     "QuadraticBoundKernel",
     "RESEigKernel",

@@ -10,12 +10,22 @@ from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
 from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.curvature._newton import NewtonKernel
 from sqnopt.curvature._newton_cg import NewtonCGKernel
 from sqnopt.curvature._res_eig import MAX_DIM as EIG_MAX_DIM
 from sqnopt.curvature._res_eig import RESEigKernel
-from sqnopt.interfaces import HESSIAN_VECTOR, SMOOTH, CurvatureModel, Problem
+from sqnopt.interfaces import (
+    DENSE_HESSIAN,
+    HESSIAN_VECTOR,
+    SMOOTH,
+    CurvatureModel,
+    Problem,
+)
 
 _SAFEGUARDS = ("min_curvature", "on_bad_pair", "damping", "on_nonfinite")
+# Newton's method refuses more parameters than this: its n x n Hessian (8 n^2 bytes: 800 MB at
+# the bound) and the n^3 / 3 flops of each factorisation.
+NEWTON_MAX_PARAMS = 10_000
 # From this many parameters on, RegularizedBFGS(method="auto") with delta > 0 uses the
 # eigendecomposition + Woodbury form instead of a Cholesky factorisation per iteration: the
 # crossover measured in docs/curvature.md, "RES".
@@ -383,3 +393,47 @@ class NewtonCG(CurvatureModel):
         return NewtonCGKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
                               int(self.max_iter),
                               0.0 if self.forcing is None else float(self.forcing))
+
+
+@dataclass(frozen=True)
+class Newton(CurvatureModel):
+    r"""Newton's method: ``d = H^{-1} g`` with the exact Hessian of the objective on the
+    curvature batch, formed and factored by Cholesky (LAPACK) at every iterate.
+
+    .. math:: H = \frac{1}{|S|}\sum_{i \in S} J_i^\top \Sigma_i J_i + \lambda I_{\text{reg}}
+
+    with :math:`\Sigma_i` the score Hessian of sample :math:`i` (``l''(m_i)`` for a margin loss,
+    :math:`\operatorname{diag}(p_i) - p_i p_i^\top` for softmax) and :math:`J_i` its scores'
+    Jacobian. Forming it costs :math:`\sum_i K^2 \mathrm{nnz}_i^2 / 2` multiply-adds,
+    factoring it :math:`n^3/3` for :math:`n` parameters, with :math:`O(n^2)` memory; each
+    direction is two triangular solves. With the whole data set as the batch (the recipe) and a
+    line search this is the classical damped Newton method, quadratically convergent near the
+    optimum of a strongly convex objective (Nocedal & Wright 2006, Sec. 3.3 and Thm. 3.5), the
+    solver scikit-learn calls ``newton-cholesky``. The formation and the factorisation are
+    counted as one pass over the batch (``n_curvature_samples``).
+
+    Requires the ``dense_hessian`` capability (logistic, squared hinge, binary logistic,
+    softmax) and at most ``NEWTON_MAX_PARAMS`` parameters (``MemoryError`` beyond: use
+    ``"lbfgs"``). A Hessian that is not positive definite (``lam = 0`` on separable data)
+    stops the solve with a :class:`~sqnopt.CurvatureError`.
+    """
+
+    name = "newton"
+    needs_curvature_batch = True
+    full_batch = True
+    requires = frozenset({SMOOTH, DENSE_HESSIAN})
+    direction_scale = "newton"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        K = max(problem.n_blocks, 1)
+        return 8 * (problem.n_params * (problem.n_params + 4) + problem.n_samples * K + K * K)
+
+    def init(self, problem: Problem) -> NewtonKernel:
+        if problem.n_params > NEWTON_MAX_PARAMS:
+            raise MemoryError(
+                f"curvature model {self.describe()} forms the dense {problem.n_params} x "
+                f"{problem.n_params} Hessian ({8 * problem.n_params ** 2 / 2**30:.3g} GiB) and "
+                f"factors it at every iterate; it is limited to {NEWTON_MAX_PARAMS} parameters. "
+                "Use curvature='lbfgs' (limited memory, O(memory x n)) or 'newton_cg' "
+                "(Hessian-vector products).")
+        return NewtonKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1))

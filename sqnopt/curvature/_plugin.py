@@ -6,6 +6,7 @@ from sqnopt.curvature._components import (
     FullBFGS,
     HessianLBFGS,
     Identity,
+    Newton,
     NewtonCG,
     RegularizedBFGS,
 )
@@ -23,4 +24,5 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))
     register("quadratic_bound", QuadraticBound, aliases=("sqb",))
     register("hessian_lbfgs", HessianLBFGS, aliases=("sqn", "slbfgs"))
+    register("newton", Newton, aliases=("newton_cholesky",))
     register("newton_cg", NewtonCG, aliases=("subsampled_newton", "hessian_free"))

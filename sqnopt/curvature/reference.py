@@ -7,6 +7,8 @@ tests comparing them check the derivations too:
 * :class:`LBFGSNumPy` builds the dense L-BFGS matrix by the product form
   ``H <- (I - rho v r') H (I - rho r v') + rho v v'`` over the stored pairs (Nocedal & Wright 2006,
   eq. 7.19) instead of running the two-loop recursion;
+* :class:`NewtonNumPy` builds the Hessian column by column from the objective's
+  Hessian-vector products (``hessian_product``) instead of from the rows' outer products;
 * :class:`FullBFGSNumPy` and :class:`RegularizedBFGSNumPy` keep the explicit ``B`` of RES
   (Mokhtari & Ribeiro 2014, eq. 9) and solve with it, instead of the inverse update / Cholesky
   form.
@@ -24,6 +26,7 @@ from numpy.typing import NDArray
 from sqnopt.interfaces import (
     BATCH_OBSERVED,
     CURVATURE_ERROR,
+    DENSE_HESSIAN,
     HESSIAN_VECTOR,
     PAIR_ACCEPTED,
     PAIR_RESET,
@@ -47,6 +50,8 @@ __all__ = [
     "IdentityNumPy",
     "LBFGSKernelNumPy",
     "LBFGSNumPy",
+    "NewtonKernelNumPy",
+    "NewtonNumPy",
     "QuadraticBoundKernelNumPy",
     "QuadraticBoundNumPy",
     "RegularizedBFGSNumPy",
@@ -549,3 +554,79 @@ class NewtonCGNumPy(CurvatureModel):
 
     def init(self, problem: Problem) -> NewtonCGKernelNumPy:
         return NewtonCGKernelNumPy(problem.n_params, self.max_iter, self.forcing or 0.0)
+
+
+class NewtonKernelNumPy:
+    """Twin of :class:`~sqnopt.curvature.Newton`'s kernel: the Hessian on the batch as the
+    columns ``H e_j`` of the objective's Python ``hessian_product``, factored by
+    ``numpy.linalg.cholesky`` (softmax's flat class-shift directions of the unregularised
+    coordinates filled as the compiled kernel does, from the problem's description) and
+    solved with it."""
+
+    needs_secant_pair = False
+    needs_curvature_batch = True
+
+    def __init__(self, dim: int, n_blocks: int = 1, lam: float = 0.0,
+                 fit_intercept: bool = False) -> None:
+        self.dim, self.n_blocks, self.lam, self.fit_intercept = dim, n_blocks, lam, fit_intercept
+        self.L: FloatArray | None = None
+        self.extra_samples = 0
+        self.n_factorizations = 0
+
+    def observe_batch(self, objective: Any, w: FloatArray, batch: Any) -> int:
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        H = np.empty((self.dim, self.dim))
+        e = np.zeros(self.dim)
+        col = np.zeros(self.dim)
+        for j in range(self.dim):
+            e[j] = 1.0
+            objective.hessian_product(w, b, e, col)
+            H[:, j] = col
+            e[j] = 0.0
+        self.n_factorizations += 1
+        H = 0.5 * (H + H.T)
+        if self.n_blocks > 1:
+            # softmax's flat directions u_j (class-shifts of an unregularised coordinate j)
+            dim = self.dim // self.n_blocks
+            free = range(dim) if self.lam == 0 else ([dim - 1] if self.fit_intercept else [])
+            for j in free:
+                u = np.zeros(self.dim)
+                u[j::dim] = 1.0 / np.sqrt(self.n_blocks)
+                c = float(np.mean(np.diag(H)[j::dim]))
+                H += (c if c > 0 else 1.0) * np.outer(u, u)
+        try:
+            self.L = np.asarray(np.linalg.cholesky(H), dtype=np.float64)
+        except np.linalg.LinAlgError:
+            self.L = None
+            return CURVATURE_ERROR
+        return BATCH_OBSERVED
+
+    def direction(self, grad: FloatArray, out: FloatArray) -> None:
+        g = np.asarray(grad, dtype=np.float64)
+        if self.L is None:
+            out[:] = g
+            return
+        z = np.linalg.solve(self.L, g)
+        out[:] = np.linalg.solve(self.L.T, z)
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        return PAIR_SKIPPED
+
+    def error_message(self) -> str:
+        return "the Hessian is not positive definite"
+
+
+@dataclass(frozen=True)
+class NewtonNumPy(CurvatureModel):
+    """Reference twin of :class:`sqnopt.curvature.Newton`."""
+
+    name = "newton_numpy"
+    needs_curvature_batch = True
+    full_batch = True
+    requires = frozenset({SMOOTH, DENSE_HESSIAN})
+    direction_scale = "newton"
+
+    def init(self, problem: Problem) -> NewtonKernelNumPy:
+        return NewtonKernelNumPy(problem.n_params, problem.n_blocks, problem.lam,
+                                 problem.fit_intercept)

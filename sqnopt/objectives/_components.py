@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    DENSE_HESSIAN,
     HESSIAN_VECTOR,
     LINEAR_SCORES,
     MARGIN,
@@ -56,7 +57,7 @@ class SquaredHinge(_MarginObjective):
     @property
     def capabilities(self) -> frozenset[str]:
         # the generalised Hessian (2 below the margin) of Mangasarian (2002)
-        return super().capabilities | {SMOOTH, HESSIAN_VECTOR}
+        return super().capabilities | {SMOOTH, HESSIAN_VECTOR, DENSE_HESSIAN}
 
     def init(self, data: Dataset) -> SquaredHingeKernel:
         return SquaredHingeKernel(data.rows, float(self.lam))
@@ -76,7 +77,7 @@ class LogLoss(_MarginObjective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return super().capabilities | {SMOOTH, PROBABILISTIC, HESSIAN_VECTOR}
+        return super().capabilities | {SMOOTH, PROBABILISTIC, HESSIAN_VECTOR, DENSE_HESSIAN}
 
     def with_capability(self, capability: str) -> Objective | None:
         """The log-linear form :class:`BinaryLogistic` (same function) for the

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
+    DENSE_HESSIAN,
     HESSIAN_VECTOR,
     LINEAR_SCORES,
     MULTICLASS,
@@ -67,7 +68,7 @@ class BinaryLogistic(Objective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return _caps(BINARY, self.lam)
+        return _caps(BINARY, self.lam) | {DENSE_HESSIAN}
 
     def with_capability(self, capability: str) -> Objective | None:
         """The multinomial :class:`Softmax` for ``multiclass``."""
@@ -103,7 +104,7 @@ class Softmax(Objective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return _caps(MULTICLASS, self.lam)
+        return _caps(MULTICLASS, self.lam) | {DENSE_HESSIAN}
 
     def n_blocks(self, n_classes: int) -> int:
         return n_classes

@@ -108,7 +108,9 @@ def test_estimator_defaults_equal_sqnclassifier(client: Any) -> None:
     L-BFGS), same seed: same batches, same iterations, objective equal to 1e-10; the first
     batches are gathered to the client, the later ones evaluated on the workers."""
     X, y = _binary(n=4000)
-    local = SQNClassifier(alpha=1e-3, random_state=3).fit(X, y)
+    # out of core "auto" stays L-BFGS (recipes.default_curvature; in memory this data gets
+    # Newton): the local fit names it
+    local = SQNClassifier(alpha=1e-3, random_state=3, curvature="lbfgs").fit(X, y)
     dist = DaskSQNClassifier(alpha=1e-3, random_state=3, local_batch=1500).fit(*_dask(X, y, 500))
     assert dist.distributed_ and dist.converged_ and local.converged_
     assert (dist.n_iter_, dist.t_) == (local.n_iter_, local.t_)
@@ -249,7 +251,9 @@ def test_multinomial_and_one_vs_rest(client: Any) -> None:
     Xd = da.from_array(X, chunks=(250, -1))
     yd = da.from_array(y, chunks=250)
     for kw in (dict(), dict(multiclass="ovr", loss="squared_hinge", schedule="full")):
-        local = SQNClassifier(alpha=1e-2, random_state=0, **kw).fit(X, y)
+        # out of core "auto" stays L-BFGS (recipes.default_curvature); in memory these six
+        # features get Newton: the local fit names the distributed one's model
+        local = SQNClassifier(alpha=1e-2, random_state=0, curvature="lbfgs", **kw).fit(X, y)
         dist = DaskSQNClassifier(alpha=1e-2, random_state=0, **kw).fit(Xd, yd)
         assert dist.coef_.shape == local.coef_.shape == (3, 6)
         hl = local.history_ if isinstance(local.history_, list) else [local.history_]
@@ -271,7 +275,7 @@ def test_dataframe_input_and_weights(client: Any) -> None:
     df = dd.from_pandas(pd.DataFrame(X, columns=list("abcde")), npartitions=4)
     ys = dd.from_pandas(pd.Series(y), npartitions=4)
     kw = dict(alpha=1e-3, schedule="full", class_weight="balanced")
-    local = SQNClassifier(**kw).fit(X, y, sample_weight=w)
+    local = SQNClassifier(**kw, curvature="lbfgs").fit(X, y, sample_weight=w)   # as above
     dist = DaskSQNClassifier(**kw).fit(df, ys, sample_weight=w)
     assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
     assert dist.n_features_in_ == 5

@@ -25,7 +25,15 @@ from sqnopt import (
     Status,
 )
 from sqnopt import recipes
-from sqnopt.curvature import LBFGS, AdaGrad, Identity, NewtonCG, QuadraticBound, RegularizedBFGS
+from sqnopt.curvature import (
+    LBFGS,
+    AdaGrad,
+    Identity,
+    Newton,
+    NewtonCG,
+    QuadraticBound,
+    RegularizedBFGS,
+)
 from sqnopt.datasets import make_boxes
 from sqnopt.interfaces import CurvatureModel, Problem
 from sqnopt.objectives import BinaryLogistic, Hinge, Softmax
@@ -142,9 +150,25 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     assert recipes.stochastic_batch(LogLoss(), AdaGrad(), wide) == 40      # n_features / nnz
     assert recipes.stochastic_batch(LogLoss(), Identity(), wide) == 5        # the scaled path
     assert recipes.stochastic_batch(Softmax(), Identity(), wide) == 40
-    assert recipes.default_curvature(LogLoss(), X, 2) == LBFGS()
-    assert recipes.default_curvature(Softmax(), X, 3) == LBFGS()
+    # the curvature follows the data's shape: Newton where a Hessian costs a few passes (four
+    # dense features), L-BFGS where it would cost thousands (5000 features, 10 per row) or
+    # is singular (lam = 0), or the rows are not in memory (a shape only)
+    assert recipes.newton_cost_passes(X, 1) == pytest.approx(
+        (3000 * 4 * 5 / 2 + 16 + 64 / 3) / (2 * 3000 * 4))
+    assert recipes.default_curvature(LogLoss(), X, 2) == Newton()
+    assert recipes.default_curvature(Softmax(), X, 3) == Newton()
+    assert recipes.newton_cost_passes(wide, 1) > 100 * recipes.NEWTON_PASSES
+    assert recipes.default_curvature(LogLoss(), wide, 2) == LBFGS()
+    assert recipes.default_curvature(LogLoss(lam=0.0), X, 2) == LBFGS()
+    assert recipes.default_curvature(LogLoss(), _ShapeOnly(X.shape), 2) == LBFGS()
     assert recipes.default_curvature(Hinge(), X, 2) == Identity()
+    # Newton's recipe: the whole data set for the gradient and the Hessian, a line search
+    r = recipes.choose(LogLoss(lam=1e-4), Newton(), X, w, fit_intercept=False)
+    assert r.schedule == Full() and r.curvature_schedule == Full() and r.full_batch_phase
+    assert isinstance(r.step, Armijo)
+    r = recipes.choose(LogLoss(lam=1e-4), Newton(), X, w, fit_intercept=False,
+                       schedule=Fixed(500))
+    assert r.curvature_schedule == Full()
     # a Hessian-sampling model: progressive gradient batches, a tenth of the data for the
     # Hessian, a line search (it does not majorise); SQB's bound does
     r = recipes.choose(LogLoss(lam=1e-4), NewtonCG(), X, w, fit_intercept=False)
@@ -256,3 +280,10 @@ def test_a_model_below_the_majority_class_warns() -> None:
     messages = [str(w.message) for w in rec if issubclass(w.category, ConvergenceWarning)]
     assert any("below the majority class" in m and "the solve failed" in m for m in messages)
     assert any("differ by a factor of 103" in m for m in messages)   # the intercept vs x ~ 100
+
+
+class _ShapeOnly:
+    """Data described by its shape alone, as the out-of-core estimators describe theirs."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.shape = shape

@@ -496,7 +496,7 @@ def test_a_solver_state_does_not_pickle_but_points_to_the_checkpoint() -> None:
 
 # ---------------------------------------------------------------------------- files
 def test_checkpoint_files_round_trip_exactly(tmp_path: Any) -> None:
-    for curvature in ("regularized_bfgs", "quadratic_bound", "newton_cg"):
+    for curvature in ("regularized_bfgs", "quadratic_bound", "newton_cg", "newton"):
         make, objective = solver_factory("curvature", curvature)
         X, y = data_for(objective, True)
         resume_matches(make, X, y, 12, 9, via="file")

@@ -1,0 +1,21 @@
+# cython: language_level=3
+from sqnopt.curvature._base cimport CurvatureKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+
+
+cdef class NewtonKernel(CurvatureKernel):
+    cdef double[:, ::1] H               # the Hessian on the last batch, then its Cholesky factor
+    cdef double[::1] D                  # the batch's score-Hessian factors at w
+    cdef double[::1] reg                # the regulariser's Hessian diagonal (lam or 0)
+    cdef double[::1] ones
+    cdef double[::1] S                  # one sample's K x K score Hessian
+    cdef Py_ssize_t[::1] idx            # one row's entries (with the intercept's)
+    cdef double[::1] val
+    cdef readonly bint have_factor
+    cdef readonly Py_ssize_t n_factorizations
+    cdef int _failed
+    cdef int _info
+    cdef MarginObjectiveKernel margin   # the margin loss of the objective, if it is one
+    cdef object _bound_to               # the objective ``margin`` was looked up for
+    cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
+                   Py_ssize_t size, const double* w) noexcept nogil

@@ -1,0 +1,244 @@
+# cython: language_level=3
+r"""Newton's method with the exact Hessian, formed and factored on the curvature batch.
+
+On the batch ``S`` (for the recipe: the whole data set) at ``w_t`` the kernel forms
+
+.. math:: H = \frac{1}{|S|}\sum_{i \in S} J_i^\top\, \Sigma_i\, J_i + \Lambda
+
+with ``J_i`` the Jacobian of sample ``i``'s linear scores in the parameters, ``Sigma_i`` its
+score Hessian from the objective's factors (``cy_hessian_factors``: ``g_i l''(m_i)`` for a margin
+loss, where ``J_i = y_i [x_i, 1]`` and ``y_i^2 = 1``; ``g_i (diag(p) - p p')`` for softmax, where
+``J_i = I_K \otimes [x_i, 1]``) and ``Lambda`` the regulariser's diagonal (``lam`` on the
+regularised coordinates), factors it by Cholesky (LAPACK ``dpotrf``) and returns
+``d = H^{-1} g`` (``dpotrs``) until the next batch. Forming ``H`` costs
+``sum_i K^2 nnz_i^2 / 2`` multiply-adds (each row's pairs of entries, for each pair of classes)
+and factoring it ``n^3 / 3`` for ``n`` parameters; ``O(n^2)`` memory. This is the exact Newton
+step of the objective on the batch: with the full batch and a line search the iterates converge
+quadratically near the optimum (Nocedal & Wright 2006, Thm. 3.5), the method scikit-learn calls
+``newton-cholesky``. The objective must provide this layout (capability ``dense_hessian``).
+
+Softmax is over-parameterised: adding one number to coordinate ``j`` of every class leaves the
+probabilities unchanged, so where ``j`` is not regularised (the intercepts; every coordinate
+when ``lam = 0``) ``H`` is singular along ``u_j = sum_k e_{k dim + j} / sqrt(K)`` while the
+gradient is orthogonal to ``u_j``. The kernel factors ``H + c_j u_j u_j'`` (``c_j`` the mean of
+``u_j``'s diagonal entries of ``H``) instead, whose solution is the minimum-norm Newton step.
+"""
+
+import numpy as np
+
+from libc.math cimport isfinite
+from libc.string cimport memcpy, memset
+from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+
+from sqnopt.checkpoint import CheckpointError, state_array, state_value
+from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+from sqnopt.objectives._loglinear cimport BinaryLogisticKernel
+
+# Row-major upper triangle = LAPACK's (column-major) lower one.
+cdef char UPLO = b'L'
+
+
+cdef class NewtonKernel(CurvatureKernel):
+    def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size):
+        CurvatureKernel.__init__(self, dim)
+        self.needs_curvature_batch = True
+        self.H = np.zeros((dim, dim))
+        self.D = np.zeros(max(n_samples * max(hess_size, 1), 1))
+        self.reg = np.zeros(dim)
+        self.ones = np.ones(dim)
+        self.S = np.zeros(max(hess_size, 1) ** 2)
+        self.idx = np.zeros(dim + 1, dtype=np.intp)
+        self.val = np.zeros(dim + 1)
+        self.have_factor = False
+        self.n_factorizations = 0
+        self._failed = 0
+        self._info = 0
+
+    cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
+                              const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        cdef Py_ssize_t K = objective.hess_size, n = self.dim, B = objective.n_blocks
+        cdef int nn = <int> n, info = 0
+        cdef bint fused
+        self.have_factor = False
+        if K < 1 or objective.n_params != n or objective.n_params != B * objective.data.dim \
+                or not (K == B or (K == 1 and B == 1)):
+            self._failed = 1
+            return CURVATURE_ERROR
+        if size * K > self.D.shape[0] or K * K > self.S.shape[0]:
+            with gil:                   # rare: a larger batch than the data seen at init
+                self.D = np.zeros(size * K)
+                self.S = np.zeros(K * K)
+        with gil:                       # the objective's margin loss, directly or wrapped
+            if self._bound_to is not objective:
+                self._bound_to = objective
+                self.margin = (objective if isinstance(objective, MarginObjectiveKernel) else
+                               (<BinaryLogisticKernel> objective).margin
+                               if isinstance(objective, BinaryLogisticKernel) else None)
+            fused = self.margin is not None and K == 1
+        if fused:
+            # the margins and l'' computed from the rows as they are gathered (one pass less)
+            if self._form(objective, batch, size, w) != 0:
+                self._failed = 2
+                return CURVATURE_ERROR
+        else:
+            if objective.cy_hessian_factors(w, batch, size, &self.D[0]) != 0:
+                self._failed = 2
+                return CURVATURE_ERROR
+            self._form(objective, batch, size, NULL)
+        dpotrf(&UPLO, &nn, &self.H[0, 0], &nn, &info)
+        self.n_factorizations += 1
+        if info != 0:
+            self._failed = 3
+            self._info = info
+            return CURVATURE_ERROR
+        self.have_factor = True
+        return BATCH_OBSERVED
+
+    cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
+                   Py_ssize_t size, const double* w) noexcept nogil:
+        """``H`` (upper triangle, row-major) from the factors in ``D``: each row's pairs of
+        entries ``p <= q`` are added once in the orientation they come in (half the diagonal
+        pairs), then the matrix is folded, ``H <- U + U'``, which also gathers the entries of
+        unsorted rows and of the class blocks below the diagonal. With ``w`` (a margin loss,
+        ``self.margin``) each row's factor ``g_i l''(y_i x_i . w)`` is computed here from the
+        gathered row instead of read from ``D``; returns -1 if a margin is not finite."""
+        cdef Py_ssize_t K = objective.hess_size, n = self.dim, dim = objective.data.dim
+        cdef Py_ssize_t nf = objective.data.n_features
+        cdef bint intercept = objective.data.has_intercept
+        cdef double* H = &self.H[0, 0]
+        cdef double* D = &self.D[0]
+        cdef double* S = &self.S[0]
+        cdef Py_ssize_t* idx = &self.idx[0]
+        cdef double* val = &self.val[0]
+        cdef double* reg = &self.reg[0]
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef double* dk
+        cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c
+        cdef double inv = 1.0 / size, coef, vp, xx, gi, margin
+        cdef double* row
+        memset(H, 0, n * n * sizeof(double))
+        for t in range(size):
+            dk = D + t * K
+            if w == NULL:
+                gi = 0.0
+                for k in range(K):
+                    gi += dk[k]
+                if gi == 0.0:
+                    continue
+            nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
+            for p in range(nnz):
+                idx[p] = ind[p] if ind != NULL else p
+                val[p] = d64[p] if d64 != NULL else <double> d32[p]
+            m = nnz
+            if intercept:
+                idx[m] = nf
+                val[m] = 1.0
+                m += 1
+            if w != NULL:
+                # margin y_i (x_i . w + b) from the gathered entries, as row_dot sums them
+                margin = 0.0
+                for p in range(nnz):
+                    margin += val[p] * w[idx[p]]
+                if intercept:
+                    margin += w[nf]
+                margin = objective.data.y[batch[t]] * margin
+                if not isfinite(margin):
+                    return -1
+                dk[0] = objective.data.grad_weight[batch[t]] * self.margin.d2loss_dmargin2(margin)
+                if dk[0] == 0.0:
+                    continue
+            if K == 1:
+                coef = inv * dk[0]
+                for p in range(m):
+                    row = H + idx[p] * n
+                    vp = coef * val[p]
+                    row[idx[p]] += 0.5 * vp * val[p]
+                    for q in range(p + 1, m):
+                        row[idx[q]] += vp * val[q]
+            else:
+                # Sigma = g (diag(p) - p p') with g p in D: S[k, l] = D_k [k == l] - D_k D_l / g
+                for k in range(K):
+                    for l in range(K):
+                        S[k * K + l] = inv * ((dk[k] if k == l else 0.0) - dk[k] * dk[l] / gi)
+                for p in range(m):
+                    a = idx[p]
+                    for q in range(p, m):
+                        xx = val[p] * val[q]
+                        if q == p:
+                            xx *= 0.5
+                        for k in range(K):
+                            row = H + (k * dim + a) * n + idx[q]
+                            for l in range(K):
+                                row[l * dim] += S[k * K + l] * xx
+        # fold U + U' into the upper triangle, add the regulariser
+        memset(reg, 0, n * sizeof(double))
+        objective.cy_reg_gradient_value(&self.ones[0], reg)
+        for r in range(n):
+            H[r * n + r] = 2.0 * H[r * n + r] + reg[r]
+            for c in range(r + 1, n):
+                H[r * n + c] += H[c * n + r]
+        if K > 1:
+            # softmax's scores are unchanged by adding one number to every class's coordinate j,
+            # so the data term is flat along u_j = sum_k e_{k dim + j} / sqrt(K); when j is not
+            # regularised (intercepts; every j if lam = 0) H is singular along u_j, and the
+            # gradient is orthogonal to it. H + c u_j u_j' (c: the mean of u_j's diagonal
+            # entries) has the same solution orthogonal to u_j: the minimum-norm Newton step.
+            for a in range(dim):
+                coef = 0.0
+                for k in range(K):
+                    if reg[k * dim + a] != 0.0:
+                        coef = -1.0
+                        break
+                    coef += H[(k * dim + a) * n + k * dim + a]
+                if coef < 0.0:
+                    continue
+                coef = coef / (K * K) if coef > 0.0 else 1.0 / K
+                for k in range(K):
+                    for l in range(k, K):
+                        H[(k * dim + a) * n + l * dim + a] += coef
+        return 0
+
+    cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
+        cdef int nn = <int> self.dim, nrhs = 1, info = 0
+        memcpy(out, grad, self.dim * sizeof(double))
+        if self.have_factor:
+            dpotrs(&UPLO, &nn, &nrhs, &self.H[0, 0], &nn, out, &nn, &info)
+
+    def error_message(self) -> str:
+        if self._failed == 1:
+            return ("the objective's parameters are not K blocks of per-sample linear scores "
+                    "with a K x K score Hessian (capability 'dense_hessian'); use "
+                    "curvature='newton_cg' or 'lbfgs'")
+        if self._failed == 3:
+            return (f"the Hessian is not positive definite (LAPACK dpotrf info={self._info}): "
+                    "with lam = 0 a loss flat in some direction (separable data, an "
+                    "unregularised intercept beyond every margin) has a singular Hessian; use "
+                    "lam > 0 or curvature='lbfgs'")
+        return "a score is not finite at the iterate (the Hessian cannot be formed)"
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """The Cholesky factor of the last batch's Hessian (``n^2`` doubles) and the counters."""
+        state = CurvatureKernel.get_state(self)
+        state.update(have_factor=bool(self.have_factor),
+                     factor=np.array(self.H) if self.have_factor else np.zeros((0, 0)),
+                     n_factorizations=int(self.n_factorizations), failed=int(self._failed),
+                     info=int(self._info))
+        return state
+
+    def set_state(self, state) -> None:
+        CurvatureKernel.set_state(self, state)
+        have = state_value(state, "have_factor", bool, self)
+        factor = state_array(state, "factor", self, np.float64, ndim=2)
+        if have:
+            if factor.shape != (self.dim, self.dim):
+                raise CheckpointError(f"NewtonKernel: checkpoint field 'factor' has shape "
+                                      f"{factor.shape}, expected ({self.dim}, {self.dim})")
+            np.asarray(self.H)[...] = factor
+        self.have_factor = have
+        self.n_factorizations = state_value(state, "n_factorizations", int, self)
+        self._failed = state_value(state, "failed", int, self)
+        self._info = state_value(state, "info", int, self)
