@@ -82,7 +82,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     Same parameters, same defaults and same fitted attributes as ``SQNClassifier``; ``fit``
     takes a ``dask.array`` (dense, or with ``scipy.sparse`` chunks) or a dask DataFrame ``X``,
     labels ``y`` (a dask array or Series chunked like ``X``'s rows, or an in-memory array) and
-    runs on the active ``dask.distributed`` client.
+    runs on the active ``dask.distributed`` client. One default resolves differently:
+    ``curvature="auto"`` is L-BFGS here whatever the data's shape, where ``SQNClassifier``
+    takes Newton's method on data with few features (:func:`sqnopt.recipes.default_curvature`
+    reads the in-memory matrix to estimate the Hessian's cost; a distributed Hessian is not
+    built).
 
     What runs where:
 

@@ -183,7 +183,8 @@ def test_estimator_progressive_gradient_runs_distributed(client: Any) -> None:
     X, y = _binary(n=2000)
     composition = dict(curvature="lbfgs", gradient=("progressive", {"theta": 0.2}),
                        schedule=("fixed", {"size": 100}), step="armijo", sampling="subset")
-    for kw in (composition, dict(gradient="progressive")):
+    # curvature named: out of core "auto" stays L-BFGS, in memory this data gets Newton
+    for kw in (composition, dict(curvature="lbfgs", gradient="progressive")):
         local = SQNClassifier(alpha=1e-3, random_state=2, **kw).fit(X, y)
         with warnings.catch_warnings():
             warnings.simplefilter("error", SequentialOnClientWarning)
