@@ -1,0 +1,64 @@
+# cython: language_level=3
+"""The iterate-representation interface (see ``_iterate.pxd``): the base class.
+
+The base class stores nothing and is not used by a solve; an implementation (the scaled sparse
+representation of :mod:`sqnopt.solver._scaled_loop`) overrides every ``cy_*`` method and the
+Python-level state methods below.
+"""
+
+from libc.math cimport NAN
+
+
+cdef class IterateKernel:
+    """Base class of an iterate representation for coefficient-form first-order steps."""
+
+    def __init__(self, Py_ssize_t n_params, Py_ssize_t lookahead=0):
+        if n_params < 1 or not 0 <= lookahead <= MAX_LOOKAHEAD:
+            raise ValueError(f"n_params must be >= 1 and 0 <= lookahead <= {MAX_LOOKAHEAD}")
+        self.n_params = n_params
+        self.lookahead = lookahead
+        self.sqnorm = 0.0
+
+    cdef void cy_scores(self, const Py_ssize_t* batch, Py_ssize_t size,
+                        double* scores) noexcept nogil:
+        cdef Py_ssize_t s
+        for s in range(size):
+            scores[s] = NAN
+
+    cdef int cy_step(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                     double eps, double shrink, double radius, Py_ssize_t n_avg) noexcept nogil:
+        return -1
+
+    cdef void cy_prefetch(self, const Py_ssize_t* const* batches, const Py_ssize_t* sizes,
+                          Py_ssize_t n_ahead) noexcept nogil:
+        pass
+
+    cdef void cy_sync(self, Py_ssize_t n_avg) noexcept nogil:
+        pass
+
+    def sync(self, Py_ssize_t n_avg) -> None:
+        """Write the dense iterate and the average of ``n_avg`` iterates (``cy_sync``)."""
+        with nogil:
+            self.cy_sync(n_avg)
+
+    def reload(self, Py_ssize_t n_avg) -> None:
+        """Rebuild the representation from the dense iterate and the average of ``n_avg``
+        iterates (after they were written from outside, e.g. a restored state)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement reload")
+
+    def adopt(self, IterateKernel previous) -> bool:
+        """Take over the representation of ``previous`` (the same solve on new data), exactly;
+        False when it is not of the same kind and shape (then the caller reloads)."""
+        return False
+
+    def check_state(self, state) -> None:
+        """Raise :class:`~sqnopt.checkpoint.CheckpointError` unless ``state`` (a
+        :meth:`get_state` result) fits this representation; the default accepts any."""
+
+    def get_state(self) -> dict:
+        """The representation (copies)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_state")
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement set_state")
