@@ -309,8 +309,7 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
     if not isinstance(loop_state, Mapping):
         raise CheckpointError("the checkpoint has no loop state")
     loop: Any = state.loop
-    # a loop with an iterate representation keeps its own state format (the scaled one)
-    loop_kind = "scaled" if getattr(loop, "iterate", None) is not None else "generic"
+    loop_kind = "scaled" if hasattr(loop, "reload") else "generic"
     if new_data and loop_state.get("loop") != loop_kind:
         if loop_kind == "scaled":
             loop.reload()      # another loop ran before: start from w, as Solver.rebind does

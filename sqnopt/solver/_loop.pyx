@@ -1,19 +1,17 @@
 # cython: language_level=3
-"""The compiled driver: one iteration loop for every compiled composition.
+"""The compiled iteration loop of the generic stochastic-descent driver.
 
 One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
 
-1. Batch: ``L = schedule(k)`` -- or, for a gradient estimator that ``sizes_batches``, the size
-   it chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t``.
-2. Gradient: ``g = s(w_t, B_t)`` (objective kernel), or the gradient estimator's estimate on
-   ``B_t``.
+1. ``L = schedule(k)`` -- or, for a gradient estimator that ``sizes_batches``, the size it
+   chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t``.
+2. ``g = s(w_t, B_t)`` (objective kernel), or the gradient estimator's estimate on ``B_t``.
 3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
    the model observe it at ``w_t`` (a model that forms a curvature pair from its batches
    returns the pair's code, counted like step 6's).
-4. Direction and step: ``d = H g`` (curvature kernel); ``eps = step(t)``, or, for a
-   line-search rule, the step its search accepts on ``B_t`` (which leaves ``s(w_{t+1}, B_t)``,
-   so step 6 evaluates nothing).
-5. Update: ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection; none with a line search).
+4. ``d = H g`` (curvature kernel); ``eps = step(t)``, or, for a line-search rule, the step its
+   search accepts on ``B_t`` (which leaves ``s(w_{t+1}, B_t)``, so step 6 evaluates nothing).
+5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection; none with a line search).
 6. Secant models: ``r = s(w_{t+1}, B_t) - g`` on the *same* batch, ``v = w_{t+1} - w_t``,
    offer ``(v, r)``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in
    index order every iteration), step 2 of the next iteration is that same evaluation,
@@ -21,25 +19,7 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    objective's minibatch gradient must be a deterministic function of ``(w, batch)``. The same
    holds for an estimator that declares ``batch_gradient`` (its estimate is ``s(w, B)``); its
    ``cy_estimate`` is then not called for that iteration.
-7. Record: counters, and the optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n``
-   once ``t + 1 > avg_start``.
-
-**The iterate's representation.** By default ``w`` is a dense vector (two buffers that swap
-roles each iteration) and every kernel works on it. A loop built with an iterate representation
-(:class:`~sqnopt.solver._iterate.IterateKernel`, e.g. the scaled sparse iterate ``w = a v`` of
-:mod:`sqnopt.solver._scaled_loop`) runs the same iteration with a margin objective, the
-minibatch gradient and the identity direction in *coefficient form*: step 2 asks the
-representation for the batch rows' scores ``x_i . w + b`` and turns them into the minibatch
-objective and one coefficient ``c_i = g_i y_i loss'(m_i) / |B|`` per row (so
-``s(w, B) = lam w_reg + sum_i c_i x_i``), step 4 is ``d = g``, step 5 hands ``c``, ``eps`` and
-``1 - eps lam`` to the representation (with the radius of a Euclidean ball, a projection that
-declares ``ball_radius``, and the averaging of step 7, in the same call: each part is O(1) or
-O(nnz) there, so a call per part would cost as much as the work).
-Such a representation may also ask for the batches to be drawn ``lookahead`` iterations ahead
-(within the current ``run`` call's iteration and sample budgets, so between calls the sampler
-is where it would be otherwise) and gets a ``cy_prefetch`` call for each batch ahead. The
-full-batch tolerance tests below need a dense gradient and are not done in coefficient form
-(the solver tests tolerances at report points instead).
+7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
 monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
@@ -129,11 +109,39 @@ def _rebuild_counters(state):
 
 
 cdef class CompiledLoop:
-    """The driver: runs iterations with compiled kernels only (see the module docstring).
+    """Runs iterations with compiled kernels only (see the module docstring)."""
 
-    The constructor builds the dense-iterate driver; a subclass builds it with an iterate
-    representation (:class:`~sqnopt.solver._scaled_loop.ScaledLoop`).
-    """
+    cdef ObjectiveKernel obj
+    cdef GradientKernel est
+    cdef bint plain_est
+    cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
+    cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
+    cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
+                                    # is not it (secant pairs and the line search read it)
+    cdef CurvatureKernel curv
+    cdef ScheduleKernel sched
+    cdef ScheduleKernel csched
+    cdef StepKernel step
+    cdef ProjectionKernel proj
+    cdef Sampler sampler
+    cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
+    cdef Py_ssize_t[::1] batch, cbatch
+    # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
+    # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).
+    cdef Py_ssize_t[::1] prev_batch
+    cdef double[::1] w_saved
+    cdef Py_ssize_t prev_size
+    cdef bint have_next
+    cdef double loss_next
+    # Tolerances tested on full-batch gradients (0: off) and the previous full-batch objective.
+    cdef public double gtol
+    cdef public double ftol
+    cdef double prev_full_loss
+    cdef readonly Counters counters
+    cdef bint average
+    cdef bint direction_is_gradient
+    cdef Py_ssize_t avg_start
+    cdef Py_ssize_t n
 
     def __init__(self, ObjectiveKernel objective, CurvatureKernel curvature,
                  ScheduleKernel schedule, ScheduleKernel curvature_schedule,
@@ -196,177 +204,39 @@ cdef class CompiledLoop:
         self.gtol = 0.0
         self.ftol = 0.0
         self.prev_full_loss = float("nan")
-        self.iterate = None
-        self.depth = 0
-
-    cdef int _coefficient_setup(self, MarginObjectiveKernel objective, IterateKernel iterate,
-                                ProjectionKernel projection) except -1:
-        """Make this loop update ``iterate`` in coefficient form (see the module docstring);
-        the schedule, step, sampler, ``w``, ``w_avg``, counters and averaging settings are set
-        by the caller. The dense-path kernels and buffers stay unset: that path is not run."""
-        cdef Py_ssize_t k, n_samples = self.sampler.n_samples
-        if iterate.n_params != objective.n_params:
-            raise ValueError(f"iterate representation has {iterate.n_params} parameters, "
-                             f"expected {objective.n_params}")
-        if self.step.line_search:
-            raise ValueError("a line search needs the dense iterate (it evaluates gradients at "
-                             "trial points)")
-        if projection is not None and not projection.ball_radius > 0:
-            raise ValueError("an iterate representation applies no projection or a Euclidean "
-                             "ball (a projection that declares ball_radius) only")
-        self.obj = objective
-        self.mobj = objective
-        self.n = objective.n_params
-        self.iterate = iterate
-        self.proj = projection
-        self.radius = projection.ball_radius if projection is not None else 0.0
-        self.plain_est = True
-        self.batch_est = True
-        self.sizing_est = False
-        self.direction_is_gradient = True
-        self.coef = np.zeros(n_samples)
-        self.scores = np.zeros(n_samples)
-        self.depth = iterate.lookahead + 1
-        self.ring = np.zeros((self.depth, n_samples), dtype=np.intp)
-        for k in range(2 * self.depth):
-            self.ring_rows[k] = &self.ring[k % self.depth, 0]
-            self.ring_size[k] = 0
-        self.have_next = False
-        self.gtol = 0.0
-        self.ftol = 0.0
-        self.prev_full_loss = float("nan")
-        self._at_counters()
-        return 0
-
-    cdef void _at_counters(self):
-        """No batch drawn ahead; the loop stands where the counters say."""
-        cdef Counters pc = self.counters
-        self.drawn_upto = pc.t
-        self.exhausted_at = -1
-        self.ahead_samples = 0
-        self.last_t = pc.t
-        self.last_samples = pc.n_samples
-        self.last_n_avg = pc.n_avg
 
     def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
-        (if > 0) samples were processed. Returns an exit code (``LOOP_*``). With an iterate
-        representation, ``w`` is written by :meth:`sync`."""
+        (if > 0) samples were processed. Returns an exit code (``LOOP_*``)."""
         cdef int status
         cdef LoopCounts c
         cdef Counters pc = self.counters
-        if self.iterate is None:
-            if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
-                self.have_next = False      # w was changed between runs
-                self.prev_full_loss = float("nan")
-        else:
-            if (pc.t != self.last_t or pc.n_samples != self.last_samples
-                    or pc.n_avg != self.last_n_avg):
-                self.reload()   # the state was restored or edited from outside
-            self.t_limit = pc.t + n_iter
-            self.call_max_samples = max_samples
         counts_load(pc, &c)
+        if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
+            self.have_next = False      # w was changed between runs
+            self.prev_full_loss = float("nan")
         with nogil:
             status = self._run(n_iter, max_samples, &c)
-        if self.iterate is None:
-            memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
-        else:
-            self.last_t = c.t
-            self.last_samples = c.n_samples
-            self.last_n_avg = c.n_avg
+        memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
         counts_store(&c, pc)
         return status
 
-    def sync(self) -> None:
-        """Write the current iterate into ``w`` and the average into ``w_avg`` (O(n)) when an
-        iterate representation holds them; the dense path keeps them current (nothing to do)."""
-        if self.iterate is not None:
-            self.iterate.sync(self.counters.n_avg)
-
-    def reload(self) -> None:
-        """Rebuild the iterate representation from ``w``, ``w_avg`` and the counters and drop
-        the batches drawn ahead (after ``w`` was written from outside); the dense path reads
-        ``w`` itself (nothing to do)."""
-        if self.iterate is not None:
-            self.iterate.reload(self.counters.n_avg)
-            self._at_counters()
-
     def get_state(self, *, bint data_state=True) -> dict:
-        """What the loop carries from one ``run`` to the next (copies). Dense path: see
-        :func:`generic_loop_state`; ``data_state=False``: nothing (a loop on new data starts
-        afresh, as after ``Solver.rebind``). With an iterate representation: the
-        representation's state, the counters as the loop left them and, with ``data_state``,
-        the batches drawn ahead and not run yet (none when ``run`` returned normally: only
-        iterations of the current call are drawn ahead)."""
-        cdef Py_ssize_t u, slot
-        if self.iterate is None:
-            if not data_state:
-                return {"loop": "generic"}
-            return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
-                                      self.loss_next, self.g_next, self.w_saved,
-                                      self.prev_full_loss)
-        state = self.iterate.get_state()
-        state.update(last_t=int(self.last_t), last_samples=int(self.last_samples),
-                     last_n_avg=int(self.last_n_avg))
-        if data_state:
-            sizes = []
-            rows = []
-            for u in range(self.last_t, self.drawn_upto):
-                slot = u % self.depth
-                sizes.append(int(self.ring_size[slot]))
-                rows.append(np.array(self.ring[slot, :self.ring_size[slot]]))
-            state.update(drawn_upto=int(self.drawn_upto), exhausted_at=int(self.exhausted_at),
-                         ahead_samples=int(self.ahead_samples),
-                         pending_sizes=np.array(sizes, dtype=np.intp),
-                         pending=np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp))
-        return state
+        """What the loop carries from one ``run`` to the next (copies; see
+        :func:`generic_loop_state`). ``data_state=False``: nothing (a loop on new data starts
+        afresh, as after ``Solver.rebind``)."""
+        if not data_state:
+            return {"loop": "generic"}
+        return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
+                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
 
     def set_state(self, state, *, bint new_data=False) -> None:
-        """Restore what :meth:`get_state` returned; the solve's counters must be restored
-        first. On new data (``new_data``) the dense path restores nothing; an iterate
-        representation is kept when the counters are where the loop left them (as
-        ``Solver.rebind`` keeps it), else the loop reloads from ``w``."""
-        cdef Py_ssize_t k, u, off, size, drawn_upto, last_t, last_n_avg
-        if self.iterate is None:
-            got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
-                                             np.asarray(self.g_next), np.asarray(self.w_saved),
-                                             self, "the generic compiled loop")
-            if got is not None:
-                self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
-            return
-        name = type(self).__name__
-        self.iterate.check_state(state)
-        last_t = state_value(state, "last_t", int, self)
-        last_n_avg = state_value(state, "last_n_avg", int, self)
-        if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
-            self.reload()
-            return
-        self.iterate.set_state(state)
-        if new_data:
-            self._at_counters()
-            return
-        drawn_upto = state_value(state, "drawn_upto", int, self)
-        sizes = state_array(state, "pending_sizes", self, np.intp)
-        pending = state_array(state, "pending", self, np.intp)
-        if (sizes.shape[0] != drawn_upto - last_t or sizes.shape[0] > self.depth
-                or int(sizes.sum()) != pending.shape[0]
-                or (sizes.shape[0] and int(sizes.max()) > self.ring.shape[1])):
-            raise CheckpointError(f"{name}: the checkpointed batches drawn ahead do not fit "
-                                  "this data")
-        off = 0
-        for k in range(sizes.shape[0]):
-            size = sizes[k]
-            u = (last_t + k) % self.depth
-            np.asarray(self.ring)[u, :size] = pending[off:off + size]
-            self.ring_size[u] = size
-            self.ring_size[u + self.depth] = size
-            off += size
-        self.drawn_upto = drawn_upto
-        self.exhausted_at = state_value(state, "exhausted_at", int, self)
-        self.ahead_samples = state_value(state, "ahead_samples", int, self)
-        self.last_t = last_t
-        self.last_samples = state_value(state, "last_samples", int, self)
-        self.last_n_avg = last_n_avg
+        """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
+        got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
+                                         np.asarray(self.g_next), np.asarray(self.w_saved), self,
+                                         "the generic compiled loop")
+        if got is not None:
+            self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
@@ -377,25 +247,19 @@ cdef class CompiledLoop:
         # state's ``w`` buffer is made current again before returning.
         cdef double* w_home = &self.w[0]
         cdef double* w = w_home
-        cdef double* w_next = w_home
+        cdef double* w_next = &self.w_next[0]
         cdef double* tmp
-        cdef double* g = NULL
-        cdef double* g_next = NULL
-        cdef double* d_home = NULL
-        cdef double* d = NULL
-        cdef double* v = NULL
-        cdef double* r = NULL
+        cdef double* g = &self.g[0]
+        cdef double* g_next = &self.g_next[0]
+        cdef double* d_home = &self.d[0]
+        cdef double* d = d_home
+        cdef double* v = &self.v[0]
+        cdef double* r = &self.r[0]
         cdef double* w_avg = NULL
-        cdef Py_ssize_t* batch = NULL
+        cdef Py_ssize_t* batch = &self.batch[0]
         cdef Py_ssize_t* cbatch = NULL
-        # The update in coefficient form on an iterate representation (see the module
-        # docstring): the dense buffers are not used, w_next is w (the swap below is a no-op).
-        cdef bint coefficient = self.iterate is not None
-        cdef bint ahead = self.depth > 0
-        cdef Py_ssize_t t_slot = c.t % self.depth if ahead else 0   # ring slot of iteration c.t
-        cdef double lam = self.obj.lam
-        cdef bint secant = self.iterate is None and self.curv.needs_secant_pair
-        cdef bint curvature_batch = self.iterate is None and self.curv.needs_curvature_batch
+        cdef bint secant = self.curv.needs_secant_pair
+        cdef bint curvature_batch = self.curv.needs_curvature_batch
         cdef bint has_proj = self.proj is not None
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
         # pair's second gradient, and the next iteration's gradient if the batch repeats.
@@ -408,25 +272,14 @@ cdef class CompiledLoop:
         # the divergence diagnostic reads. Saves a copy of g per iteration (an A/B is in
         # docs/benchmarks.md).
         cdef bint alias = self.direction_is_gradient and not (secant or search)
-        cdef bint test_full = (self.iterate is None and self.sampler.whole_at_n
-                               and (self.gtol > 0.0 or self.ftol > 0.0))
+        cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills
         cdef bint want_plain = secant or search or test_full
-        cdef double* gp_buf = NULL
-        cdef double* gp = NULL
+        cdef double* gp_buf = &self.gp[0]
+        cdef double* gp
         cdef Py_ssize_t extra = 0
-        if not coefficient:
-            w_next = &self.w_next[0]
-            g = &self.g[0]
-            g_next = &self.g_next[0]
-            d_home = &self.d[0]
-            d = d_home
-            v = &self.v[0]
-            r = &self.r[0]
-            gp_buf = &self.gp[0]
-            batch = &self.batch[0]
-            if self.average:
-                w_avg = &self.w_avg[0]
+        if self.average:
+            w_avg = &self.w_avg[0]
         if curvature_batch:
             cbatch = &self.cbatch[0]
 
@@ -434,234 +287,138 @@ cdef class CompiledLoop:
             if max_samples > 0 and c.n_samples >= max_samples:
                 status = LOOP_MAX_SAMPLES
                 break
-            # 1. the batch: drawn now, or taken from the batches drawn ahead
-            if ahead:
-                if _fill(self, c.t, t_slot, c.n_samples) != 0:
-                    status = LOOP_EXHAUSTED
-                    break
-                batch = &self.ring[t_slot, 0]
-                size = self.ring_size[t_slot]
-                self.ahead_samples -= size
-            else:
-                size = self.sched.cy_batch_size(c.t + 1)
-                if self.sizing_est:
-                    size = self.est.cy_batch_size(size)
-                    if size > self.sampler.n_samples:
-                        size = self.sampler.n_samples
-                    elif size < 1:
-                        size = 1
-                if self.sampler.cy_draw(size, batch) != 0:
-                    status = LOOP_EXHAUSTED
-                    break
-            if coefficient:
-                # 2. the gradient in coefficient form (see the module docstring)
-                loss = _coefficient_gradient(self, batch, size)
+            size = self.sched.cy_batch_size(c.t + 1)
+            if self.sizing_est:
+                size = self.est.cy_batch_size(size)
+                if size > self.sampler.n_samples:
+                    size = self.sampler.n_samples
+                elif size < 1:
+                    size = 1
+            if self.sampler.cy_draw(size, batch) != 0:
+                status = LOOP_EXHAUSTED
+                break
+            if (self.have_next and size == self.prev_size
+                    and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
+                memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
+                loss = self.loss_next
+                c.n_reused_samples += size
+            elif self.plain_est:
+                loss = self.obj.cy_gradient(w, batch, size, g)
                 c.n_grad_evals += 1
-                if not isfinite(loss):
-                    status = LOOP_NONFINITE_LOSS
-                    break
-                c.loss_sum += loss
-                c.n_loss += 1
-                # 3. the direction is the gradient (d = g); 4. the step
-                eps = self.step.cy_step_size(c.t)
-                # 5. the update, with the ball projection and step 7's average (one call)
-                if self.iterate.cy_step(
-                        batch, size, &self.coef[0], eps, 1.0 - eps * lam, self.radius,
-                        c.n_avg + 1 if self.average and c.t + 1 > self.avg_start else 0) != 0:
-                    status = LOOP_NONFINITE_ITERATE
-                    break
-                t_slot += 1
-                if t_slot == self.depth:
-                    t_slot = 0
             else:
-                # 2. the gradient
-                if (self.have_next and size == self.prev_size
-                        and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
-                    # s(w_t, B_t), evaluated last iteration
-                    memcpy(g, g_next, n * sizeof(double))
-                    loss = self.loss_next
-                    c.n_reused_samples += size
-                elif self.plain_est:
-                    loss = self.obj.cy_gradient(w, batch, size, g)
-                    c.n_grad_evals += 1
-                else:
-                    extra = 0
-                    loss = self.est.cy_estimate(self.obj, w, batch, size, g,
-                                                gp_buf if want_plain and not self.batch_est
-                                                else NULL, &extra)
-                    c.n_estimator_samples += extra
-                    c.n_grad_evals += 1
-                self.have_next = False
-                gp = g if self.batch_est else gp_buf
-                if not isfinite(loss):
-                    status = LOOP_NONFINITE_LOSS
+                extra = 0
+                loss = self.est.cy_estimate(self.obj, w, batch, size, g,
+                                            gp_buf if want_plain and not self.batch_est
+                                            else NULL, &extra)
+                c.n_estimator_samples += extra
+                c.n_grad_evals += 1
+            self.have_next = False
+            gp = g if self.batch_est else gp_buf
+            if not isfinite(loss):
+                status = LOOP_NONFINITE_LOSS
+                break
+            c.loss_sum += loss
+            c.n_loss += 1
+            if test_full and size >= self.sampler.n_samples:
+                gnorm = 0.0
+                for j in range(n):
+                    gnorm = fmax(gnorm, fabs(gp[j]))
+                c.last_gnorm = gnorm
+                if gnorm <= self.gtol or (
+                        self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss <= self.ftol * fmax(
+                            fmax(fabs(self.prev_full_loss), fabs(loss)), 1.0)):
+                    c.n_samples += size         # evaluated at w_t; no step taken
+                    c.last_loss = loss
+                    status = LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
                     break
-                c.loss_sum += loss
-                c.n_loss += 1
-                if test_full and size >= self.sampler.n_samples:
-                    gnorm = 0.0
+                self.prev_full_loss = loss
+            if curvature_batch:
+                csize = self.csched.cy_batch_size(c.t + 1)
+                if self.sampler.cy_draw(csize, cbatch) != 0:
+                    status = LOOP_EXHAUSTED
+                    break
+                c.n_curvature_samples += csize
+                code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
+                if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                elif code == CURVATURE_ERROR:
+                    status = LOOP_CURVATURE_ERROR
+                    break
+            if alias:
+                d = g
+            else:
+                self.curv.cy_direction(g, d)
+                if self.curv.extra_samples:
+                    c.n_curvature_samples += self.curv.extra_samples
+                    self.curv.extra_samples = 0
+            if search:             # the Solver rules out a projection with a line search
+                eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next, g_next,
+                                          &f_next, n, &evals)
+                c.n_grad_evals += evals
+                c.n_search_samples += evals * size
+                if not isfinite(eps):
+                    c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
+                    status = LOOP_LINE_SEARCH_FAILED
+                    break
+                self.loss_next = f_next
+            else:
+                eps = self.step.cy_step_size(c.t)
+                if has_proj:
                     for j in range(n):
-                        gnorm = fmax(gnorm, fabs(gp[j]))
-                    c.last_gnorm = gnorm
-                    if gnorm <= self.gtol or (
-                            self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss
-                            <= self.ftol * fmax(fmax(fabs(self.prev_full_loss), fabs(loss)), 1.0)):
-                        c.n_samples += size         # evaluated at w_t; no step taken
-                        c.last_loss = loss
-                        status = LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
-                        break
-                    self.prev_full_loss = loss
-                if curvature_batch:
-                    csize = self.csched.cy_batch_size(c.t + 1)
-                    if self.sampler.cy_draw(csize, cbatch) != 0:
-                        status = LOOP_EXHAUSTED
-                        break
-                    c.n_curvature_samples += csize
-                    code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
-                    if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
-                        c.n_pairs_accepted += 1
-                    elif code == PAIR_SKIPPED:
-                        c.n_pairs_skipped += 1
-                    elif code == PAIR_RESET:
-                        c.n_resets += 1
-                    elif code == CURVATURE_ERROR:
-                        status = LOOP_CURVATURE_ERROR
-                        break
-                # 3. the direction
-                if alias:
-                    d = g
-                else:
-                    self.curv.cy_direction(g, d)
-                    if self.curv.extra_samples:
-                        c.n_curvature_samples += self.curv.extra_samples
-                        self.curv.extra_samples = 0
-                # 4. the step
-                if search:             # the Solver rules out a projection with a line search
-                    eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next,
-                                              g_next, &f_next, n, &evals)
-                    c.n_grad_evals += evals
-                    c.n_search_samples += evals * size
-                    if not isfinite(eps):
-                        c.last_loss = loss      # f_B(w_t): the monitor's precision test reads it
-                        status = LOOP_LINE_SEARCH_FAILED
-                        break
-                    self.loss_next = f_next
-                else:
-                    eps = self.step.cy_step_size(c.t)
-                    # 5. the update (and projection)
-                    if has_proj:
-                        for j in range(n):
-                            w_next[j] = w[j] - eps * d[j]
-                        self.proj.cy_project(w_next)
-                        if not vallfinite(w_next, n):
-                            status = LOOP_NONFINITE_ITERATE
-                            break
-                    elif not sq_step_allfinite(w, eps, d, w_next, n):
+                        w_next[j] = w[j] - eps * d[j]
+                    self.proj.cy_project(w_next)
+                    if not vallfinite(w_next, n):
                         status = LOOP_NONFINITE_ITERATE
                         break
-                # 6. the secant pair
-                if secant:
-                    if not search:
-                        self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
-                        c.n_grad_evals += 1
-                        c.n_secant_samples += size
-                    for j in range(n):
-                        v[j] = w_next[j] - w[j]
-                        r[j] = g_next[j] - gp[j]
-                    code = self.curv.cy_update_pair(v, r)
-                    if code == PAIR_ACCEPTED:
-                        c.n_pairs_accepted += 1
-                    elif code == PAIR_SKIPPED:
-                        c.n_pairs_skipped += 1
-                    elif code == PAIR_RESET:
-                        c.n_resets += 1
-                    else:
-                        status = LOOP_CURVATURE_ERROR
-                        break
-                tmp = w
-                w = w_next
-                w_next = tmp
-                if keep_next:
-                    memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
-                    self.prev_size = size
-                    self.have_next = True
-                if alias:
-                    tmp = g
-                    g = g_next
-                    g_next = tmp
-            # 7. record: the counters and the running average
+                elif not sq_step_allfinite(w, eps, d, w_next, n):
+                    status = LOOP_NONFINITE_ITERATE
+                    break
+            if secant:
+                if not search:
+                    self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
+                    c.n_grad_evals += 1
+                    c.n_secant_samples += size
+                for j in range(n):
+                    v[j] = w_next[j] - w[j]
+                    r[j] = g_next[j] - gp[j]
+                code = self.curv.cy_update_pair(v, r)
+                if code == PAIR_ACCEPTED:
+                    c.n_pairs_accepted += 1
+                elif code == PAIR_SKIPPED:
+                    c.n_pairs_skipped += 1
+                elif code == PAIR_RESET:
+                    c.n_resets += 1
+                else:
+                    status = LOOP_CURVATURE_ERROR
+                    break
+            tmp = w
+            w = w_next
+            w_next = tmp
+            if keep_next:
+                memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
+                self.prev_size = size
+                self.have_next = True
+            if alias:
+                tmp = g
+                g = g_next
+                g_next = tmp
             c.t += 1
             c.n_samples += size
             c.last_step = eps
             c.last_loss = loss
             if self.average and c.t > self.avg_start:
                 c.n_avg += 1
-                if not coefficient:     # (the representation averaged in cy_step)
-                    for j in range(n):
-                        w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
+                for j in range(n):
+                    w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
         if w != w_home:
             memcpy(w_home, w, n * sizeof(double))
         if d != d_home:
             memcpy(d_home, d, n * sizeof(double))
         return status
-
-
-# The driver's stages for an iterate representation (module-level inline functions: direct
-# calls in the loop, not virtual ones).
-
-cdef inline int _fill(CompiledLoop self, Py_ssize_t t, Py_ssize_t t_slot,
-                     Py_ssize_t n_samples) noexcept nogil:
-    """Draw the batches of iterations ``t .. t + depth - 1`` that are not drawn yet and
-    will run in this call (iteration and sample budgets), and let the representation
-    prefetch for the batches ahead. ``t_slot = t % depth`` (the ring slot of ``t``; slots
-    are advanced by wrapping, not by a division per use); ``n_samples``: samples processed
-    before iteration ``t``. Returns -1 if the batch of ``t`` could not be drawn (the sampler
-    is exhausted)."""
-    cdef Py_ssize_t slot, size, n_ahead, depth = self.depth, stop = t + self.depth
-    if stop > self.t_limit:
-        stop = self.t_limit
-    while self.drawn_upto < stop and self.exhausted_at < 0:
-        if (self.drawn_upto > t and self.call_max_samples > 0
-                and n_samples + self.ahead_samples >= self.call_max_samples):
-            break   # that iteration will not run in this call: do not draw its batch
-        slot = t_slot + (self.drawn_upto - t)     # t <= drawn_upto < t + depth
-        if slot >= depth:
-            slot -= depth
-        size = self.sched.cy_batch_size(self.drawn_upto + 1)
-        if self.sampler.cy_draw(size, &self.ring[slot, 0]) != 0:
-            self.exhausted_at = self.drawn_upto
-            break
-        self.ring_size[slot] = size
-        self.ring_size[slot + depth] = size
-        self.ahead_samples += size
-        self.drawn_upto += 1
-    if self.exhausted_at == t:
-        return -1
-    n_ahead = self.drawn_upto - t - 1
-    if n_ahead > 0:
-        self.iterate.cy_prefetch(&self.ring_rows[t_slot + 1], &self.ring_size[t_slot + 1],
-                                 n_ahead)
-    return 0
-
-cdef inline double _coefficient_gradient(CompiledLoop self, const Py_ssize_t* batch,
-                                         Py_ssize_t size) noexcept nogil:
-    """The minibatch gradient in coefficient form: ``coef[s] = g_i y_i loss'(m_i) / |B|``
-    with ``m_i = y_i (x_i . w + b)`` for ``i = batch[s]`` (the representation gives the
-    scores); returns the minibatch objective ``sum_s g_i loss(m_i) / |B| + lam/2 ||w_reg||^2``."""
-    cdef Py_ssize_t s, i
-    cdef double inv = 1.0 / size, total = 0.0, yi, gi, dl
-    cdef double* coef = &self.coef[0]
-    cdef double* scores = &self.scores[0]
-    cdef const double* y = self.mobj.data.y
-    cdef const double* gw = self.mobj.data.grad_weight
-    self.iterate.cy_scores(batch, size, scores)
-    for s in range(size):
-        i = batch[s]
-        yi = y[i]
-        gi = gw[i]
-        total += gi * self.mobj.loss_and_dloss_dmargin(yi * scores[s], &dl)
-        coef[s] = inv * gi * yi * dl
-    return total * inv + 0.5 * self.mobj.lam * self.iterate.sqnorm
 
 
 def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, owner, path):

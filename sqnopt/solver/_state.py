@@ -25,6 +25,7 @@ from sqnopt.solver._monitor import MonitorState
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._result import passes_touched
 from sqnopt.solver._sampler import Sampler
+from sqnopt.solver._scaled_loop import ScaledLoop
 
 FloatArray = NDArray[np.float64]
 
@@ -78,7 +79,7 @@ class SolverState:
     counters: Counters
     avg_start: int
     compiled: bool
-    loop: CompiledLoop | PythonLoop
+    loop: CompiledLoop | ScaledLoop | PythonLoop
     buffers: dict[str, Any] = field(repr=False)
     elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
     eval_time: float = 0.0    #: seconds spent in full-objective evaluations
@@ -116,9 +117,8 @@ class SolverState:
         return int(self.counters.t)
 
     def sync(self) -> None:
-        """Bring ``w`` and ``w_avg`` up to date. A compiled loop with an iterate representation
-        (the scaled sparse one) writes these buffers only on request; the dense path keeps them
-        current."""
+        """Bring ``w`` and ``w_avg`` up to date. The scaled loop keeps the iterate in scaled
+        form and writes these buffers only on request; the other loops keep them current."""
         sync = getattr(self.loop, "sync", None)
         if sync is not None:
             sync()
