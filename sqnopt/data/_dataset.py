@@ -122,8 +122,14 @@ def _index_array(arr: Any, what: str, name: str) -> NDArray[Any]:
 
 def _check_range(idx: NDArray[Any], bound: int, axis: str, name: str, shape: Any,
                  where: Any) -> None:
-    """Every entry of ``idx`` in ``[0, bound)``; ``where(p)`` names the stored entry ``p``."""
-    if idx.size == 0 or (int(idx.min()) >= 0 and int(idx.max()) < bound):
+    """Every entry of ``idx`` in ``[0, bound)``; ``where(p)`` names the stored entry ``p``.
+
+    One pass: read as unsigned integers of the same width, a negative index is larger than any
+    valid one (two's complement), so ``max < bound`` checks both ends."""
+    if idx.size == 0:
+        return
+    unsigned = idx.view(np.dtype(f"u{idx.dtype.itemsize}")) if idx.dtype.kind == "i" else idx
+    if int(unsigned.max()) < bound:
         return
     bad = int(np.flatnonzero((idx < 0) | (idx >= bound))[0])
     value = int(idx[bad])
