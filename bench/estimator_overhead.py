@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     X, y = make_boxes(100, 10, random_state=0)
     X = np.ascontiguousarray(X, dtype=np.float64)
     fits = {
-        "SQNClassifier() (auto: L-BFGS, 1 pass)":
+        "SQNClassifier() (auto: Newton here, 1 pass)":
             lambda: SQNClassifier(max_iter=1, tol=None, random_state=0).fit(X, y),
         "SQNClassifier(curvature='identity') (1 pass)":
             lambda: SQNClassifier(curvature="identity", max_iter=1, tol=None,
