@@ -113,6 +113,21 @@ def _rebuild_counters(state):
     return c
 
 
+cdef inline bint _count_pair(int code, LoopCounts* c, bint unknown_fails) noexcept nogil:
+    """Count a curvature pair's outcome (``PAIR_ACCEPTED`` / ``PAIR_SKIPPED`` / ``PAIR_RESET``);
+    True when the model failed: ``CURVATURE_ERROR``, or, with ``unknown_fails``, any other code
+    (``cy_update_pair`` returns one of the four; ``cy_observe_batch`` may also say "no pair")."""
+    if code == PAIR_ACCEPTED:
+        c.n_pairs_accepted += 1
+    elif code == PAIR_SKIPPED:
+        c.n_pairs_skipped += 1
+    elif code == PAIR_RESET:
+        c.n_resets += 1
+    else:
+        return code == CURVATURE_ERROR or unknown_fails
+    return False
+
+
 cdef class CompiledLoop:
     """Runs iterations with compiled kernels only (see the module docstring)."""
 
@@ -354,24 +369,13 @@ cdef class CompiledLoop:
                     break
                 c.n_curvature_samples += csize
                 code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
-                if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                elif code == CURVATURE_ERROR:
+                # a model forming pairs from its batches returns the pair's code (any other
+                # value: no pair this time)
+                if _count_pair(code, c, False):
                     status = LOOP_CURVATURE_ERROR
                     break
             if est_pairs and self.est.cy_pair(w, v, r):
-                code = self.curv.cy_update_pair(v, r)
-                if code == PAIR_ACCEPTED:
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                else:
+                if _count_pair(self.curv.cy_update_pair(v, r), c, True):
                     status = LOOP_CURVATURE_ERROR
                     break
             if alias:
@@ -411,14 +415,7 @@ cdef class CompiledLoop:
                 for j in range(n):
                     v[j] = w_next[j] - w[j]
                     r[j] = g_next[j] - gp[j]
-                code = self.curv.cy_update_pair(v, r)
-                if code == PAIR_ACCEPTED:
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                else:
+                if _count_pair(self.curv.cy_update_pair(v, r), c, True):
                     status = LOOP_CURVATURE_ERROR
                     break
             tmp = w

@@ -47,6 +47,21 @@ LOOP_GTOL = EXIT_CODES["LOOP_GTOL"]
 LOOP_FTOL = EXIT_CODES["LOOP_FTOL"]
 
 
+
+def _count_pair(code: int, c: Counters, *, unknown_fails: bool) -> bool:
+    """Count a curvature pair's outcome (``PAIR_ACCEPTED`` / ``PAIR_SKIPPED`` / ``PAIR_RESET``);
+    True when the model failed: ``CURVATURE_ERROR``, or, with ``unknown_fails``, any other code
+    (``update_pair`` returns one of the four; ``observe_batch`` may also say "no pair")."""
+    if code == PAIR_ACCEPTED:
+        c.n_pairs_accepted += 1
+    elif code == PAIR_SKIPPED:
+        c.n_pairs_skipped += 1
+    elif code == PAIR_RESET:
+        c.n_resets += 1
+    else:
+        return code == CURVATURE_ERROR or unknown_fails
+    return False
+
 class PythonLoop:
     """Runs the driver iteration calling the kernels' Python-level methods."""
 
@@ -185,23 +200,10 @@ class PythonLoop:
                     return LOOP_EXHAUSTED
                 c.n_curvature_samples += csize
                 code = self.curv.observe_batch(self.obj, w, self.cbatch[:csize])
-                if code == PAIR_ACCEPTED:       # a model forming pairs from its batches
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                elif code == CURVATURE_ERROR:
+                if _count_pair(code, c, unknown_fails=False):   # as the compiled loop
                     return LOOP_CURVATURE_ERROR
             if est_pairs and cast(Any, self.est).pair(w, self.v, self.r):
-                code = int(self.curv.update_pair(self.v, self.r))
-                if code == PAIR_ACCEPTED:
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                else:
+                if _count_pair(int(self.curv.update_pair(self.v, self.r)), c, unknown_fails=True):
                     return LOOP_CURVATURE_ERROR
             self.curv.direction(g, d)
             extra = int(getattr(self.curv, "extra_samples", 0) or 0)
@@ -231,14 +233,7 @@ class PythonLoop:
             if secant:
                 np.subtract(w_next, w, out=self.v)
                 np.subtract(g_next, gp, out=self.r)
-                code = int(self.curv.update_pair(self.v, self.r))
-                if code == PAIR_ACCEPTED:
-                    c.n_pairs_accepted += 1
-                elif code == PAIR_SKIPPED:
-                    c.n_pairs_skipped += 1
-                elif code == PAIR_RESET:
-                    c.n_resets += 1
-                else:
+                if _count_pair(int(self.curv.update_pair(self.v, self.r)), c, unknown_fails=True):
                     return LOOP_CURVATURE_ERROR
             w[:] = w_next
             if keep_next:
