@@ -309,9 +309,8 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
     if not isinstance(loop_state, Mapping):
         raise CheckpointError("the checkpoint has no loop state")
     loop: Any = state.loop
-    loop_kind = "scaled" if hasattr(loop, "reload") else "generic"
-    if new_data and loop_state.get("loop") != loop_kind:
-        if loop_kind == "scaled":
+    if new_data and loop_state.get("loop") != loop.loop_kind:
+        if loop.lazy_iterate:
             loop.reload()      # another loop ran before: start from w, as Solver.rebind does
         return
     loop.set_state(dict(loop_state), new_data=new_data)

@@ -39,6 +39,10 @@ class Counters:
     def as_dict(self) -> dict[str, Any]: ...
 
 class CompiledLoop:
+    loop_kind: str
+    tests_full_batch: bool
+    lazy_iterate: bool
+    def sync(self) -> None: ...
     def __init__(
         self,
         objective: ObjectiveKernel,

@@ -129,7 +129,20 @@ cdef inline bint _count_pair(int code, LoopCounts* c, bint unknown_fails) noexce
 
 
 cdef class CompiledLoop:
-    """Runs iterations with compiled kernels only (see the module docstring)."""
+    """Runs iterations with compiled kernels only (see the module docstring).
+
+    What the solver reads from a loop, declared rather than probed: ``loop_kind`` (the ``"loop"``
+    entry of its checkpoint state), ``tests_full_batch`` (it tests ``gtol`` / ``ftol`` on
+    full-batch gradients itself, through its ``gtol`` and ``ftol`` fields) and ``lazy_iterate``
+    (the dense iterate is written only by ``sync()``, and ``reload()`` rebuilds the loop's own
+    representation from it)."""
+
+    loop_kind = "generic"
+    tests_full_batch = True
+    lazy_iterate = False
+
+    def sync(self) -> None:
+        """Nothing to write: ``w`` and ``w_avg`` are the loop's own buffers, always current."""
 
     cdef ObjectiveKernel obj
     cdef GradientKernel est

@@ -63,7 +63,15 @@ def _count_pair(code: int, c: Counters, *, unknown_fails: bool) -> bool:
     return False
 
 class PythonLoop:
-    """Runs the driver iteration calling the kernels' Python-level methods."""
+    """Runs the driver iteration calling the kernels' Python-level methods (declarations as
+    :class:`sqnopt.solver._loop.CompiledLoop`'s)."""
+
+    loop_kind = "generic"
+    tests_full_batch = True
+    lazy_iterate = False
+
+    def sync(self) -> None:
+        """Nothing to write: ``w`` and ``w_avg`` are the loop's own buffers, always current."""
 
     def __init__(self, objective: ObjectiveKernelLike, curvature: CurvatureKernelLike,
                  schedule: ScheduleKernelLike, curvature_schedule: ScheduleKernelLike | None,

@@ -107,7 +107,7 @@ class _Runner(_SolverConfig):
             self._record(state)
         if self.monitor is not None and not math.isfinite(state.monitor.f_ref):
             self._start_monitor(state)
-        loop_tols = hasattr(state.loop, "gtol")   # the loop tests full-batch gradients itself
+        loop_tols = bool(state.loop.tests_full_batch)   # the loop tests full batches itself
         if loop_tols:
             loop: Any = state.loop
             loop.gtol = float(lim.gtol or 0.0)

@@ -15,6 +15,10 @@ from sqnopt.steps._base import StepKernel
 class ScaledLoop:
     """Sparse first-order loop in scaled form ``w_reg = a * v``."""
 
+    loop_kind: str
+    tests_full_batch: bool
+    lazy_iterate: bool
+
     def __init__(
         self,
         objective: MarginObjectiveKernel,

@@ -182,8 +182,13 @@ cdef class ScaledLoop:
     """Sparse first-order loop in scaled form (see the module docstring).
 
     Built by :meth:`sqnopt.Solver.init_state` when :func:`scaled_loop_supported` holds; the same
-    ``run`` contract as :class:`sqnopt.solver._loop.CompiledLoop`.
+    ``run`` contract and declarations as :class:`sqnopt.solver._loop.CompiledLoop`: its dense
+    iterate is written on request (``sync``), and it leaves the tolerances to the solver.
     """
+
+    loop_kind = "scaled"
+    tests_full_batch = False
+    lazy_iterate = True
 
     cdef MarginObjectiveKernel obj
     cdef RowData data

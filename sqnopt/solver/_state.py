@@ -117,11 +117,10 @@ class SolverState:
         return int(self.counters.t)
 
     def sync(self) -> None:
-        """Bring ``w`` and ``w_avg`` up to date. The scaled loop keeps the iterate in scaled
-        form and writes these buffers only on request; the other loops keep them current."""
-        sync = getattr(self.loop, "sync", None)
-        if sync is not None:
-            sync()
+        """Bring ``w`` and ``w_avg`` up to date. A loop that declares ``lazy_iterate`` (the
+        scaled loop keeps the iterate in scaled form) writes these buffers only on request; the
+        other loops keep them current."""
+        self.loop.sync()
 
     def output_iterate(self) -> FloatArray:
         """The iterate a result reports: the running average once it has started, else ``w``."""
