@@ -274,6 +274,18 @@ def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec
                   curvature_schedule=Fixed(hb), **solver_kwargs)
 
 
+def _growing_batch_defaults(solver_kwargs: dict[str, Any]) -> None:
+    """The settings shared by the quasi-Newton presets whose batches grow to the whole data set
+    (:func:`progressive_lbfgs`, :func:`multibatch_lbfgs`), unless given: batches of distinct
+    samples, ``gtol=1e-8`` (tested for free on full batches), ``report_every=100`` and, with no
+    other budget, ``max_iter=1000`` (as :func:`lbfgs`)."""
+    solver_kwargs.setdefault("sampling", "subset")
+    solver_kwargs.setdefault("gtol", 1e-8)
+    solver_kwargs.setdefault("report_every", 100)
+    if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
+        solver_kwargs["max_iter"] = 1000
+
+
 def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss",
                       batch_size: int = 512, theta: float = 0.2, nu: float | None = 0.5,
                       memory: int = 10, step: StepRule | None = None,
@@ -298,7 +310,7 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
     :math:`(w_{k+1} - w_k,\; \nabla F_{B_k}(w_{k+1}) - \nabla F_{B_k}(w_k))` on the same
     batch -- the second gradient is the one the line search evaluated at the accepted point, so
     it costs nothing more -- rather than the paper's overlap of consecutive batches (Berahas,
-    Nocedal & Takac 2016), which would need the sampler to share samples between batches. The
+    Nocedal & Takac 2016), which is the :func:`multibatch_lbfgs` composition. The
     batch grows geometrically as :math:`g_k` shrinks, so on strongly convex problems the method
     converges linearly and ends as full-batch L-BFGS with Armijo steps (where the line search's
     gradient is reused as the next iteration's: one pass per trial). ``objective`` must have
@@ -322,11 +334,7 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
     from sqnopt.gradients import ProgressiveBatch
     from sqnopt.steps import Armijo
 
-    solver_kwargs.setdefault("sampling", "subset")
-    solver_kwargs.setdefault("gtol", 1e-8)
-    solver_kwargs.setdefault("report_every", 100)
-    if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
-        solver_kwargs["max_iter"] = 1000
+    _growing_batch_defaults(solver_kwargs)
     return Solver(objective=_objective(objective, lam), curvature=LBFGS(memory=memory),
                   schedule=Fixed(batch_size), step=step if step is not None else Armijo(),
                   gradient=ProgressiveBatch(theta=theta, nu=nu), **solver_kwargs)
@@ -363,11 +371,7 @@ def multibatch_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "lo
     from sqnopt.gradients import OverlapBatch
     from sqnopt.steps import Armijo
 
-    solver_kwargs.setdefault("sampling", "subset")
-    solver_kwargs.setdefault("gtol", 1e-8)
-    solver_kwargs.setdefault("report_every", 100)
-    if not any(k in solver_kwargs for k in ("max_iter", "max_samples", "max_epochs", "max_time")):
-        solver_kwargs["max_iter"] = 1000
+    _growing_batch_defaults(solver_kwargs)
     schedule = solver_kwargs.pop("schedule", None)
     if schedule is None:
         schedule = Geometric(b1=float(batch_size), rate=float(growth))

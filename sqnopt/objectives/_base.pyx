@@ -89,14 +89,29 @@ cdef class ObjectiveKernel:
             raise FloatingPointError("a score is not finite at w")
         self.cy_hessian_product(&bb[0], bb.shape[0], &dv[0], &v[0], &out[0])
 
-    def score_derivatives(self, const double[::1] w, batch):
-        """``(coef, weighted loss sum)``: the per-sample score derivatives of
-        ``cy_score_derivatives`` as an array of shape ``(len(batch), n_scores)``."""
+    def _score_batch(self, batch):
+        """``batch`` as a contiguous index array for the score-derivative entries below, after
+        checking that the kernel exposes them and that every index is a sample's."""
         if self.n_scores < 1:
             raise TypeError(f"{type(self).__name__} does not expose per-sample score "
                             "derivatives (n_scores = 0)")
-        self._check_w(w)
         b = np.ascontiguousarray(batch, dtype=np.intp)
+        if b.shape[0] and (b.min() < 0 or b.max() >= self.data.n_samples):
+            raise IndexError(f"batch indices must lie in [0, {self.data.n_samples})")
+        return b
+
+    def _score_coef(self, coef, Py_ssize_t size):
+        """``coef`` flattened, checked to hold ``n_scores`` numbers per batch index."""
+        c = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1)
+        if c.shape[0] != size * self.n_scores:
+            raise ValueError("coef must hold n_scores numbers per batch index")
+        return c
+
+    def score_derivatives(self, const double[::1] w, batch):
+        """``(coef, weighted loss sum)``: the per-sample score derivatives of
+        ``cy_score_derivatives`` as an array of shape ``(len(batch), n_scores)``."""
+        b = self._score_batch(batch)
+        self._check_w(w)
         cdef const Py_ssize_t[::1] bb = b
         out = np.zeros((bb.shape[0], self.n_scores))
         cdef double[:, ::1] o = out
@@ -107,27 +122,21 @@ cdef class ObjectiveKernel:
 
     def rows_axpy(self, batch, coef, double scale, double[::1] out):
         """``out += scale * sum_t sum_k coef[t, k] d score_k(x_{batch[t]}) / d w``."""
-        if self.n_scores < 1:
-            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
-                            "derivatives (n_scores = 0)")
-        b = np.ascontiguousarray(batch, dtype=np.intp)
-        c = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1)
+        b = self._score_batch(batch)
+        c = self._score_coef(coef, b.shape[0])
         cdef const Py_ssize_t[::1] bb = b
         cdef const double[::1] cc = c
-        if c.shape[0] != bb.shape[0] * self.n_scores or out.shape[0] != self.n_params:
-            raise ValueError("coef must hold n_scores numbers per batch index and out n_params")
+        if out.shape[0] != self.n_params:
+            raise ValueError("out must have n_params entries")
         if bb.shape[0]:
             self.cy_rows_axpy(&bb[0], bb.shape[0], &cc[0], scale, &out[0])
 
     def rows_dot(self, batch, const double[::1] v):
         """``u[t, k] = d score_k(x_{batch[t]}) / d w . v``, shape ``(len(batch), n_scores)``:
         the transpose of :meth:`rows_axpy` (NaN where the kernel does not provide it)."""
-        if self.n_scores < 1:
-            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
-                            "derivatives (n_scores = 0)")
+        b = self._score_batch(batch)
         if v.shape[0] != self.n_params:
             raise ValueError("v must have n_params entries")
-        b = np.ascontiguousarray(batch, dtype=np.intp)
         cdef const Py_ssize_t[::1] bb = b
         out = np.zeros((bb.shape[0], self.n_scores))
         cdef double[:, ::1] o = out
@@ -139,17 +148,10 @@ cdef class ObjectiveKernel:
         """``q[t] = ||sum_k coef[t, k] d score_k(x_{batch[t]}) / d w||^2``, shape
         ``(len(batch),)``: the squared norms of the samples' loss gradients given their score
         derivatives (NaN where the kernel does not provide them)."""
-        if self.n_scores < 1:
-            raise TypeError(f"{type(self).__name__} does not expose per-sample score "
-                            "derivatives (n_scores = 0)")
-        b = np.ascontiguousarray(batch, dtype=np.intp)
-        c = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1)
+        b = self._score_batch(batch)
+        c = self._score_coef(coef, b.shape[0])
         cdef const Py_ssize_t[::1] bb = b
         cdef const double[::1] cc = c
-        if c.shape[0] != bb.shape[0] * self.n_scores:
-            raise ValueError("coef must hold n_scores numbers per batch index")
-        if b.shape[0] and (b.min() < 0 or b.max() >= self.data.n_samples):
-            raise IndexError(f"batch indices must lie in [0, {self.data.n_samples})")
         out = np.zeros(bb.shape[0])
         cdef double[::1] o = out
         if bb.shape[0]:
