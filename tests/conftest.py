@@ -148,3 +148,22 @@ def curvature_problem(n: int) -> object:
 
     return Problem(n_samples=10, n_features=n, dim=n, n_blocks=1, n_params=n, lam=0.0,
                    fit_intercept=False, capabilities=frozenset())
+
+
+def curvature_twin_iterates(objective: object, compiled: object, twin: object, X: object,
+                            y: object, *, max_iter: int = 12
+                            ) -> tuple[np.ndarray, object, np.ndarray, object]:
+    """The iterates (and results) of a compiled curvature model and its NumPy twin on the same
+    injected batch sequence: ``Fixed(60)`` gradient batches, ``Fixed(40)`` curvature batches,
+    Armijo steps, an intercept, a callback at every iteration."""
+    from sqnopt import Armijo, Fixed, Solver
+
+    seq = np.random.default_rng(0).integers(0, 300, size=50_000).astype(np.intp)
+    out: list[object] = []
+    for model in (compiled, twin):
+        its: list[np.ndarray] = []
+        res = Solver(objective, model, Fixed(60), Armijo(), curvature_schedule=Fixed(40),
+                     batch_sequence=seq, max_iter=max_iter, report_every=1, fit_intercept=True,
+                     callback=lambda info: its.append(info.w.copy())).fit(X, y)
+        out += [np.array(its), res]
+    return out[0], out[1], out[2], out[3]  # type: ignore[return-value]

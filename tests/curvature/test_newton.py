@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import gaussian_classes
+from conftest import curvature_twin_iterates, gaussian_classes
 
 from sqnopt import (
     Armijo,
     CurvatureError,
-    Fixed,
     Full,
     IncompatibleComponentsError,
     Newton,
@@ -80,15 +79,7 @@ def test_the_formed_hessian_is_the_finite_difference_of_the_gradient(objective, 
 def test_compiled_newton_matches_its_numpy_twin_iterate_by_iterate(multi):
     X, y = _data(multi, 300, 6, 5)
     objective = Softmax(lam=0.01) if multi else LogLoss(lam=0.01)
-    seq = np.random.default_rng(0).integers(0, 300, size=50_000).astype(np.intp)
-    runs = []
-    for model in (Newton(), NewtonNumPy()):
-        its: list[np.ndarray] = []
-        res = Solver(objective, model, Fixed(60), Armijo(), curvature_schedule=Fixed(40),
-                     batch_sequence=seq, max_iter=12, report_every=1, fit_intercept=True,
-                     callback=lambda info: its.append(info.w.copy())).fit(X, y)
-        runs.append((np.array(its), res))
-    (a, ra), (b, rb) = runs
+    a, ra, b, rb = curvature_twin_iterates(objective, Newton(), NewtonNumPy(), X, y)
     assert ra.compiled and not rb.compiled
     assert len(a) == 12
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)

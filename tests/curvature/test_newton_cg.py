@@ -12,7 +12,7 @@ from sqnopt.datasets import make_boxes
 from sqnopt.objectives import BinaryLogistic, Hinge, LogLoss, Softmax, SquaredHinge
 from sqnopt.interfaces import BATCH_OBSERVED
 
-from conftest import gaussian_classes
+from conftest import curvature_twin_iterates, gaussian_classes
 
 
 def _multiclass(n: int = 150, p: int = 6, k: int = 3, seed: int = 0):
@@ -83,15 +83,7 @@ def _hv(k, w, b, v):
 def test_compiled_newton_cg_matches_its_numpy_twin_iterate_by_iterate(multi):
     X, y = _multiclass(300, 6) if multi else make_boxes(300, 6, random_state=5)
     objective = Softmax(lam=0.01) if multi else LogLoss(lam=0.01)
-    seq = np.random.default_rng(0).integers(0, 300, size=50_000).astype(np.intp)
-    runs = []
-    for model in (NewtonCG(max_iter=10), NewtonCGNumPy(max_iter=10)):
-        its: list[np.ndarray] = []
-        res = Solver(objective, model, Fixed(60), Armijo(), curvature_schedule=Fixed(40),
-                     batch_sequence=seq, max_iter=12, report_every=1, fit_intercept=True,
-                     callback=lambda info: its.append(info.w.copy())).fit(X, y)
-        runs.append((np.array(its), res))
-    (a, ra), (b, rb) = runs
+    a, ra, b, rb = curvature_twin_iterates(objective, NewtonCG(max_iter=10), NewtonCGNumPy(max_iter=10), X, y)
     assert ra.compiled and not rb.compiled
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     assert ra.n_curvature_samples == rb.n_curvature_samples > 12 * 40
