@@ -481,7 +481,7 @@ DATASETS: dict[str, DataSet] = {d.name: d for d in (
     DataSet("w8a", ("logistic", "logistic-hard"), _load_w8a, ("w8a.xz", "w8a.t.xz")),
     DataSet("mushrooms", ("logistic",), _load_mushrooms, ("mushrooms.xz",)),
     DataSet("dna", ("softmax",), _load_dna, ("dna.scale.xz", "dna.scale.t.xz")),
-    DataSet("news20", ("logistic", "hinge"), _load_news20, ("news20.xz",), cap=15.0),
+    DataSet("news20", ("logistic", "logistic-1e-6", "hinge"), _load_news20, ("news20.xz",), cap=15.0),
     DataSet("fashion-mnist", ("softmax",), _load_fashion,
             ("fashion-mnist/train-images-idx3-ubyte.gz",), points_per_pass=2, cap=30.0),
     DataSet("criteo", ("logistic", "logistic-hard"), _load_criteo,
@@ -493,6 +493,7 @@ DATASETS: dict[str, DataSet] = {d.name: d for d in (
 PROBLEM_KINDS: dict[str, tuple[str, str, Callable[[int], float]]] = {
     "logistic": ("logistic", "1/N", lambda n: 1.0 / n),
     "logistic-hard": ("logistic", "1/(100 N)", lambda n: 1.0 / (100 * n)),
+    "logistic-1e-6": ("logistic", "1e-6", lambda n: 1e-6),
     "sqhinge": ("sqhinge", "1/N", lambda n: 1.0 / n),
     "softmax": ("softmax", "1/N", lambda n: 1.0 / n),
     "softmax-hard": ("softmax", "1/(100 N)", lambda n: 1.0 / (100 * n)),
