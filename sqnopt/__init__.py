@@ -56,11 +56,11 @@ from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, W
 
 __version__ = "0.1.0"
 
-_LAZY = {"SQNClassifier": "sqnopt.estimators"}
+_LAZY = {"SQNClassifier": "sqnopt.estimators", "SQNConvergenceWarning": "sqnopt.estimators"}
 
 
 def __getattr__(name: str) -> Any:
-    """``sqnopt.SQNClassifier`` imports scikit-learn on first use only."""
+    """``sqnopt.SQNClassifier`` (and its warning class) import scikit-learn on first use only."""
     if name in _LAZY:
         import importlib
 
@@ -113,6 +113,7 @@ __all__ = [
     "RegularizedBFGS",
     "SAGA",
     "SQNClassifier",
+    "SQNConvergenceWarning",
     "SVRG",
     "Softmax",
     "SolveResult",

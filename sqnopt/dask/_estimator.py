@@ -3,7 +3,6 @@ cluster (see ``docs/dask.md``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -28,19 +27,17 @@ from sqnopt.estimators._classifier import SQNConvergenceWarning
 from sqnopt.interfaces import (
     SMOOTH,
     BatchSchedule,
-    CurvatureModel,
-    GradientEstimator,
-    Objective,
-    StepRule,
 )
-from sqnopt.model import LinearModel, Strategy
-from sqnopt.solver import History, SolveResult, Solver, Status
+from sqnopt.model import LinearModel
+from sqnopt.solver import History, SolveResult, Status
 from sqnopt.training import DEFAULT_CURVATURE, Trainer, class_weight_vector
-from sqnopt.training._epochs import Budget, new_loop_record, run_budget
+from sqnopt.training._epochs import Budget, PassTests, new_loop_record, run_budget
 from sqnopt.training._finish import build_model, unconverged_message
 from sqnopt.training._setup import (
+    Setup,
     check_settings,
     choose_strategy,
+    make_solver,
     objective_with_lam,
     requested_components,
     spawn_seeds,
@@ -55,21 +52,6 @@ class SequentialOnClientWarning(UserWarning):
     """The composition is a sequential stochastic method (every step needs the previous one,
     on a small batch): it runs on the client over the chunks as a sample stream, each chunk
     brought to the client once per pass, instead of on the workers."""
-
-
-@dataclasses.dataclass(frozen=True)
-class _Setup:
-    objective: Objective
-    curvature: CurvatureModel
-    gradient: GradientEstimator
-    schedule: BatchSchedule
-    curvature_schedule: BatchSchedule | None
-    step: StepRule
-    sampling: Literal["uniform", "shuffle", "subset", "weighted"]
-    full_batch_phase: bool
-    report_every: int
-    strategy: Strategy
-    distributed: bool
 
 
 def _is_dask(obj: Any) -> bool:
@@ -202,8 +184,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                                      client=client)
         try:
             cw = self._class_weights(data)
-            setup = self._make_setup(data, cw)
-            if setup.distributed:
+            setup, distributed = self._make_setup(data, cw)
+            if distributed:
                 self._fit_distributed(data, setup, cw)
             else:
                 self._fit_stream(data, setup, cw)
@@ -223,6 +205,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         # the parameters it shares with SQNClassifier: the Trainer's own checks
         check_settings(Trainer(**self._trainer_params()))
 
+    def _settings(self) -> Trainer:
+        """The parameters shared with ``SQNClassifier``, as its trainer takes them (the
+        solvers here run the Python driver: the distributed objective is a Python kernel)."""
+        return Trainer(**self._trainer_params(), path="python")
+
     def _trainer_params(self) -> dict[str, Any]:
         return dict(loss=self.loss, alpha=self.alpha, curvature=self.curvature,
                     gradient=self.gradient, schedule=self.schedule, step=self.step,
@@ -239,8 +226,9 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return None
         return class_weight_vector(self.class_weight, data.classes, data.counts)
 
-    def _make_setup(self, data: ChunkedData, cw: FloatArray | None) -> _Setup:
-        """Objective, strategy and recipe, as :class:`sqnopt.training.Trainer` chooses them."""
+    def _make_setup(self, data: ChunkedData, cw: FloatArray | None) -> tuple[Setup, bool]:
+        """Objective, strategy and recipe, as :class:`sqnopt.training.Trainer` chooses them,
+        and whether the composition runs distributed."""
         weights = data.weight_sums * (cw if cw is not None else 1.0)
         positive = data.classes[weights > 0]
         if positive.shape[0] < 2:
@@ -276,12 +264,13 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     f"{size} samples, whose rows would travel to the client every iteration. "
                     "Use curvature='lbfgs' (the default) or 'quadratic_bound' (SQB), or give "
                     "a smaller curvature batch")
-        return _Setup(objective=recipe.objective, curvature=recipe.curvature,
+        setup = Setup(objective=recipe.objective, curvature=recipe.curvature,
                       gradient=recipe.gradient, schedule=recipe.schedule,
                       curvature_schedule=recipe.curvature_schedule, step=recipe.step,
                       sampling=recipe.sampling, full_batch_phase=recipe.full_batch_phase,
                       report_every=recipe.report_every, strategy=strategy,
-                      distributed=distributed)
+                      classes=data.classes, n_features=stand_in.shape[1])
+        return setup, distributed
 
     def _first_chunk(self, data: ChunkedData, cw: FloatArray | None
                      ) -> tuple[Any, Any, FloatArray]:
@@ -294,23 +283,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             w = np.ones_like(w)
         return X0, y0, w
 
-    def _sub_problems(self, data: ChunkedData, setup: _Setup
+    def _sub_problems(self, data: ChunkedData, setup: Setup
                       ) -> list[tuple[LabelMode, Any]]:
         if setup.strategy == "ovr":
             return [("ovr", c) for c in data.classes]
         return [("multiclass" if setup.strategy == "multinomial" else "binary", None)]
-
-    def _solver(self, setup: _Setup, seed: Any) -> Solver:
-        history = self.history_every if self.history_every is not None else (0,)
-        return Solver(objective=setup.objective, curvature=setup.curvature,
-                      gradient=setup.gradient, schedule=setup.schedule,
-                      curvature_schedule=setup.curvature_schedule, step=setup.step,
-                      projection=self.projection, fit_intercept=self.fit_intercept,
-                      average=self.average, sampling=setup.sampling, random_state=seed,
-                      report_every=setup.report_every, history_every=history,
-                      record_grad_norm=(not setup.full_batch_phase and self.tol is not None
-                                        and SMOOTH in setup.objective.capabilities),
-                      callback=self.callback, path="python")
 
     def _warm(self, n_sub: int, data: ChunkedData) -> list[FloatArray | None]:
         prev = getattr(self, "_params", None)
@@ -321,7 +298,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                              "fit; set warm_start=False to start afresh")
         return [np.array(p) for p in prev]
 
-    def _fit_distributed(self, data: ChunkedData, setup: _Setup,
+    def _fit_distributed(self, data: ChunkedData, setup: Setup,
                          cw: FloatArray | None) -> None:
         subs = self._sub_problems(data, setup)
         seeds = [self.random_state] if len(subs) == 1 else spawn_seeds(self.random_state,
@@ -337,7 +314,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         for (mode, positive), seed, w0 in zip(subs, seeds, starts):
             dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
                                         class_weight=cw, local_batch=int(self.local_batch))
-            solver = distribute(self._solver(setup, seed), dobj)
+            solver = distribute(make_solver(self._settings(), setup, seed, self.callback),
+                                dobj)
             Xp, yp, classes = dobj.placeholder()
             state = solver.init_state(Xp, yp, classes=classes, w0=w0)
             done, res, why = run_budget(solver, state, budget, new_loop_record(state))
@@ -354,11 +332,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if unconverged:
             self._warn_unconverged(setup, unconverged)
 
-    def _warn_unconverged(self, setup: _Setup, unconverged: list[str]) -> None:
+    def _warn_unconverged(self, setup: Setup, unconverged: list[str]) -> None:
         warnings.warn(unconverged_message(setup.curvature, unconverged), SQNConvergenceWarning,
                       stacklevel=4)
 
-    def _finish(self, data: ChunkedData, setup: _Setup, results: list[SolveResult],
+    def _finish(self, data: ChunkedData, setup: Setup, results: list[SolveResult],
                 n_iter: int, t: int) -> None:
         self._params = [np.array(r.w) for r in results]
         self._model = build_model(setup, data.classes, results, self.fit_intercept)
@@ -372,7 +350,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else hs
 
     # ------------------------------------------------------------------ the chunk stream
-    def _fit_stream(self, data: ChunkedData, setup: _Setup, cw: FloatArray | None) -> None:
+    def _fit_stream(self, data: ChunkedData, setup: Setup, cw: FloatArray | None) -> None:
         curv = setup.curvature.describe()
         warnings.warn(
             f"curvature {curv} with {setup.schedule.describe()} batches and gradient "
@@ -392,39 +370,34 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._trainer = trainer
         subs = self._sub_problems(data, setup)
         kernels = self._stream_kernels(data, setup, subs, cw)
-        tol = self.tol
-        best, stall, done = math.inf, 0, 0
-        smooth = SMOOTH in setup.objective.capabilities
+        done = 0
+        tests = PassTests(Budget(max_epochs=self.max_iter, tol=self.tol,
+                                 n_iter_no_change=self.n_iter_no_change,
+                                 smooth=SMOOTH in setup.objective.capabilities,
+                                 full_batch_phase=False))
         why: str | None = None
         converged = False
         last: list[SolveResult] = []
+        fun, gnorm = math.nan, math.nan
         while done < int(math.ceil(float(self.max_iter))):
             self._stream_pass(data, trainer)
             done += 1
             last = list(trainer.results_)
+            if self.tol is None:
+                continue
+            # the stopping tests on the whole data set, evaluated on the workers
             fun, gnorm = 0.0, 0.0
             for k, res in zip(kernels, last):
                 g = np.empty(k.n_params)
                 fun += float(k.full_gradient(np.asarray(res.w), g))
                 gnorm = max(gnorm, float(np.max(np.abs(g))))
-            if tol is None:
-                continue
-            if smooth and gnorm <= tol:
-                converged, why = True, None
-                break
-            stall = stall + 1 if fun > best - tol * max(abs(best), 1.0) else 0
-            best = min(best, fun)
-            if stall >= self.n_iter_no_change:
-                converged = not smooth
-                why = None if converged else (
-                    f"the objective stopped improving for {self.n_iter_no_change} passes "
-                    f"(F = {fun:.6g}) with the largest gradient entry at {gnorm:.3g} > "
-                    f"tol={tol:g}: the stochastic steps reached their noise floor")
+            stop, why = tests.after_pass(fun, gnorm)
+            if stop:
+                converged = why is None
                 break
         else:
-            if tol is not None:
-                why = (f"stopped at max_iter={self.max_iter:g} passes over the chunk stream "
-                       f"with the largest gradient entry above tol={tol:g}")
+            if self.tol is not None:
+                why = tests.exhausted(fun, gnorm)
         self._grad_evals = sum(int(r.n_grad_evals) for r in last)
         self._finish(data, setup, last, done, int(trainer.t_))
         self.distributed_ = False
@@ -432,7 +405,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if why is not None:
             self._warn_unconverged(setup, [why])
 
-    def _stream_kernels(self, data: ChunkedData, setup: _Setup,
+    def _stream_kernels(self, data: ChunkedData, setup: Setup,
                         subs: list[tuple[LabelMode, Any]], cw: FloatArray | None
                         ) -> list[DistributedObjectiveKernel]:
         """The training objective of each sub-problem on the workers (stopping tests)."""

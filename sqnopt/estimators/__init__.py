@@ -9,6 +9,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     raise ImportError("sqnopt.estimators needs scikit-learn (>= 1.6). Install it with "
                       "pip install 'sqnopt[sklearn]'") from exc
 
-from sqnopt.estimators._classifier import SQNClassifier
+from sqnopt.estimators._classifier import SQNClassifier, SQNConvergenceWarning
 
-__all__ = ["SQNClassifier"]
+__all__ = ["SQNClassifier", "SQNConvergenceWarning"]

@@ -37,7 +37,7 @@ FTOL = 64 * float(np.finfo(np.float64).eps)
 
 LoopRecord = dict[str, Any]
 
-__all__ = ["FTOL", "Budget", "new_loop_record", "rebuild_result", "run_budget", "summary"]
+__all__ = ["FTOL", "Budget", "PassTests", "new_loop_record", "rebuild_result", "run_budget", "summary"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,28 +135,74 @@ def _run_whole(solver: Solver, state: SolverState, budget: Budget, loop: LoopRec
                        f"{res.grad_norm:.3g} > tol={tol:g}")
 
 
+@dataclasses.dataclass
+class PassTests:
+    """The stopping tests of a stochastic fit after each pass (the module docstring): the
+    gradient-norm test against ``tol`` and the count of passes that did not improve the best
+    objective by ``tol`` (relative). Shared by :func:`run_budget` and the Dask estimator's
+    chunk stream; its fields are the JSON-able progress a training checkpoint keeps."""
+
+    budget: Budget
+    #: the lowest objective after a pass so far
+    best: float = math.inf
+    #: passes in a row that did not improve ``best`` by ``tol``
+    stall: int = 0
+    #: the objective after the previous pass
+    previous: float = math.nan
+    #: relative objective decrease in the last pass
+    change: float = math.nan
+
+    def after_pass(self, fun: float, gnorm: float) -> tuple[bool, str | None]:
+        """Record a pass ending at objective ``fun`` with largest gradient entry ``gnorm``;
+        returns ``(stop, why)``: stop and ``why is None`` means converged, stop with a reason
+        means the fit ends unconverged."""
+        b = self.budget
+        assert b.tol is not None
+        tol = float(b.tol)
+        if gnorm <= tol and b.smooth:
+            return True, None
+        self.change = (self.previous - fun) / max(abs(fun), 1e-300)
+        self.previous = fun
+        self.stall = self.stall + 1 if fun > self.best - tol * max(abs(self.best), 1.0) else 0
+        self.best = min(self.best, fun)
+        if self.stall < b.n_iter_no_change:
+            return False, None
+        if not b.smooth:
+            return True, None       # a subgradient never vanishes: stagnation is the
+                                    # convergence test (as SGDClassifier's)
+        return True, (f"the objective stopped improving for {b.n_iter_no_change} passes "
+                      f"(F = {fun:.6g}, relative change in the last pass {self.change:.2g}) "
+                      f"with the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the "
+                      "stochastic steps reached their noise floor")
+
+    def exhausted(self, fun: float, gnorm: float) -> str:
+        """Why a fit that used its whole budget without meeting ``tol`` did not converge."""
+        return (f"stopped at max_iter={self.budget.max_epochs:g} passes with the largest "
+                f"gradient entry at {gnorm:.3g} > tol={self.budget.tol:g} (F = {fun:.6g}, "
+                f"relative change in the last pass {self.change:.2g})")
+
+
 def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRecord,
                 bar: ProgressBar | None, emit: Callable[[LoopRecord], None] | None,
                 every: float) -> tuple[int, SolveResult, str | None]:
     assert budget.tol is not None
-    tol = float(budget.tol)
     total = float(budget.max_epochs)
     done = int(loop["done"])
     if loop["total"] is not None and loop["budget"] == total:
         total = float(loop["total"])    # the remaining budget, exactly as it was counted
     else:
         total -= done
-    best, stall = float(loop["best"]), int(loop["stall"])
-    previous, change = float(loop["previous"]), float(loop["change"])
+    tests = PassTests(budget, best=float(loop["best"]), stall=int(loop["stall"]),
+                      previous=float(loop["previous"]), change=float(loop["change"]))
     if loop["ended"]:                   # resumed after the fit had stopped
         return done, rebuild_result(solver, state, loop["last"]), loop["why"]
     max_epochs = float(budget.max_epochs)
     last: SolveResult | None = None
 
     def keep(res: SolveResult, ended: bool, why: str | None) -> None:
-        loop.update(done=done, total=total, budget=max_epochs, best=best, stall=stall,
-                    previous=previous, change=change, ended=ended, why=why,
-                    last=summary(res))
+        loop.update(done=done, total=total, budget=max_epochs, best=tests.best,
+                    stall=tests.stall, previous=tests.previous, change=tests.change,
+                    ended=ended, why=why, last=summary(res))
 
     while total > 0:
         last = res = solver.run(state, max_epochs=min(1.0, total))
@@ -167,31 +213,16 @@ def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRe
         if res.status is Status.DIVERGED:
             keep(res, True, None)
             return done, res, None
-        gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
-        if gnorm <= tol and budget.smooth:
-            keep(res, True, None)
-            return done, res, None
-        change = (previous - res.fun) / max(abs(res.fun), 1e-300)
-        previous = res.fun
-        stall = stall + 1 if res.fun > best - tol * max(abs(best), 1.0) else 0
-        best = min(best, res.fun)
-        if stall >= budget.n_iter_no_change:
-            if not budget.smooth:
-                keep(res, True, None)
-                return done, res, None     # a subgradient never vanishes: stagnation is
-                                           # the convergence test (as SGDClassifier's)
-            why = (f"the objective stopped improving for {budget.n_iter_no_change} passes "
-                   f"(F = {res.fun:.6g}, relative change in the last pass {change:.2g}) with "
-                   f"the largest gradient entry at {gnorm:.3g} > tol={tol:g}: the stochastic "
-                   "steps reached their noise floor")
-            keep(res, True, why)
+        stop, why = tests.after_pass(res.fun, _last_grad_norm(res))
+        keep(res, stop, why)
+        if stop:
             return done, res, why
-        keep(res, False, None)
         if emit is not None and total > 0 and \
                 math.floor(done / every) > math.floor((done - 1) / every):
             emit(loop)
     res = last if last is not None else rebuild_result(solver, state, loop["last"])
-    gnorm = float(res.history.grad_norm[-1]) if len(res.history) else math.nan
-    return done, res, (f"stopped at max_iter={budget.max_epochs:g} passes with the largest "
-                       f"gradient entry at {gnorm:.3g} > tol={tol:g} (F = {res.fun:.6g}, "
-                       f"relative change in the last pass {change:.2g})")
+    return done, res, tests.exhausted(res.fun, _last_grad_norm(res))
+
+
+def _last_grad_norm(res: SolveResult) -> float:
+    return float(res.history.grad_norm[-1]) if len(res.history) else math.nan

@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed", exc_type=ImportError)
 pytest.importorskip("sklearn")
 
 from sqnopt import LBFGS, SVRG, Armijo, Fixed, Full, LogLoss, Softmax, Solver  # noqa: E402
-from sqnopt import SQNClassifier  # noqa: E402
+from sqnopt import SQNClassifier, SQNConvergenceWarning  # noqa: E402
 from sqnopt.dask import (  # noqa: E402
     ChunkedData,
     DaskSQNClassifier,
@@ -345,6 +345,30 @@ def test_sequential_methods_run_on_the_client_and_say_so(client: Any) -> None:
                            step=("decaying", {"eps0": 0.1, "T0": 100.0}), random_state=0)
     pf.partial_fit(*_dask(X, y, 250), classes=[-1, 1])
     assert pf.t_ == 1000 // 5 and pf.score(X, y) > 0.8
+
+
+def test_the_chunk_stream_stops_by_the_fit_rules(client: Any) -> None:
+    """The sequential path's stopping tests are SQNClassifier's (PassTests): a budget spent
+    above ``tol`` warns with the gradient entry and the objective; a non-smooth loss whose
+    objective stops improving has converged."""
+    X, y = _binary(n=1000)
+    sgd = dict(alpha=1e-2, curvature="identity", schedule=("fixed", {"size": 5}),
+               step=("decaying", {"eps0": 0.1, "T0": 100.0}), random_state=0)
+    clf = DaskSQNClassifier(max_iter=2, tol=1e-12, **sgd)  # type: ignore[arg-type]
+    with pytest.warns(SequentialOnClientWarning), \
+            pytest.warns(SQNConvergenceWarning,
+                         match=r"stopped at max_iter=2 passes with the largest gradient entry "
+                               r"at [0-9.e+-]+ > tol=1e-12 \(F = "):
+        clf.fit(*_dask(X, y, 250))
+    assert clf.n_iter_ == 2 and not clf.converged_
+    # hinge: the first pass sets the best objective, the second cannot improve it by half
+    svm = DaskSQNClassifier(loss="hinge", max_iter=10, tol=0.5, n_iter_no_change=1,
+                            **sgd)  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SequentialOnClientWarning)
+        warnings.simplefilter("error", SQNConvergenceWarning)
+        svm.fit(*_dask(X, y, 250))
+    assert svm.n_iter_ == 2 and svm.converged_
 
 
 # ---- what travels ------------------------------------------------------------------------------
