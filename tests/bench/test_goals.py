@@ -1,0 +1,79 @@
+"""bench/goals.py: the goals page is read from the records, with verdicts that follow them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import goals
+
+
+def _race(path: Path, created: str, problems: list[dict[str, Any]],
+          duel: dict[str, Any] | None = None) -> Path:
+    table = {"SQNClassifier()": {"library": "sqnopt"}, "sqnopt SAGA": {"library": "sqnopt"},
+             "sklearn lbfgs": {"library": "scikit-learn"},
+             "sklearn liblinear": {"library": "scikit-learn"}}
+    rec = {"created": created, "problems": problems, "contender_table": table,
+           "record_file": str(path)}
+    if duel is not None:
+        rec["pegasos_duel"] = duel
+    path.write_text(json.dumps(rec))
+    return path
+
+
+def _problem(key: str, ours: list[float | None], peer: list[float | None],
+             saga_passes: list[float | None] | None = None) -> dict[str, Any]:
+    cs: dict[str, Any] = {
+        "SQNClassifier()": {"time_to": ours, "passes_to": [1.0, 2.0, 3.0], "final_excess": 1e-9},
+        "sklearn lbfgs": {"time_to": peer, "passes_to": [1, 2, 3], "final_excess": 1e-9},
+    }
+    if saga_passes is not None:
+        cs["sqnopt SAGA"] = {"time_to": [None] * 3, "passes_to": saga_passes,
+                             "final_excess": 0.03, "curve": {"p": [0.0, 1.0]}}
+    return {"key": key, "contenders": cs, "description": "test data", "alpha": 1e-6}
+
+
+def test_verdicts_follow_the_records(tmp_path: Path) -> None:
+    old = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC",
+                [_problem("a9a/logistic", [1.0, 9.0, 9.0], [1.0, 1.0, 1.0])])
+    new = _race(tmp_path / "b.json", "2026-01-02 00:00 UTC",
+                [_problem("a9a/logistic", [1.0, 0.5, 0.4], [1.0, 1.0, 1.0]),
+                 _problem("dna/softmax", [1.0, 2.0, 3.0], [1.0, 1.0, 1.0]),
+                 _problem("news20/logistic-1e-6", [0.1, 0.2, 0.3], [1.0, 1.0, 1.0],
+                          saga_passes=[None, None, None])],
+                duel={"data": "d", "lam": 1e-4, "repeats": 7, "baseline": "sklearn SGDClassifier",
+                      "contenders": {
+                          "sqnopt Pegasos": {"time": 0.9, "fixed": 0.1, "per_epoch": 0.08,
+                                             "excess": 0.02},
+                          "sklearn SGDClassifier": {"time": 1.0, "fixed": 0.2, "per_epoch": 0.08,
+                                                    "excess": 0.02}}})
+    text = goals.render([new, old], tmp_path / "no-overhead.json")
+    # the newer record's a9a wins (0.5 against 1.0: met); dna 2.0 against 1.0: not met
+    assert "met on 1 of 2 measured problems" in text
+    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    assert "| dna/softmax | 2 s | sklearn lbfgs 1 s | 2.00× | **not met** |" in text
+    # 1e-6: a9a 0.4 of 1.0 is met, dna 3.0 is not, news20's hard problem 0.3 is met
+    assert "met on 2 of 3 measured problems" in text
+    # quasi-Newton to 1e-6 in 3 passes; SAGA did not get there in 10 passes
+    assert "SAGA/SVRG on news20 at α = 1e-6 | **met** |" in text
+    assert "not reached in 10" in text
+    assert "faster than `SGDClassifier`, objective no worse | **met** |" in text
+    assert "fixed cost ≤ 0.5× `SGDClassifier`'s | not measured |" in text
+
+
+def test_a_slower_pegasos_or_overhead_is_not_met(tmp_path: Path) -> None:
+    rec = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC", [],
+                duel={"data": "d", "lam": 1e-4, "repeats": 7, "baseline": "sklearn SGDClassifier",
+                      "contenders": {
+                          "sqnopt Pegasos": {"time": 1.01, "fixed": 0.1, "per_epoch": 0.08,
+                                             "excess": 0.02},
+                          "sklearn SGDClassifier": {"time": 1.0, "fixed": 0.2, "per_epoch": 0.08,
+                                                    "excess": 0.02}}})
+    over = tmp_path / "overhead.json"
+    over.write_text(json.dumps({"command": "c", "created": "now", "baseline": "SGD",
+                                "goal_row": "SQN", "rows": {"SQN": 6e-4, "SGD": 1e-3}}))
+    text = goals.render([rec], over)
+    assert "faster than `SGDClassifier`, objective no worse | **not met** |" in text
+    assert "fixed cost ≤ 0.5× `SGDClassifier`'s | **not met** |" in text
+    assert "| SQN | 600 µs | 0.60× |" in text
