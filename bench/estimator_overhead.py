@@ -9,11 +9,18 @@ and ``SQNClassifier.fit`` both call first. A ratio goal below the floor's ratio 
 estimator that validates its input as scikit-learn's do.
 
     OPENBLAS_NUM_THREADS=1 python bench/estimator_overhead.py [--rounds 7] [--calls 200]
+        [--record bench/results/estimator_overhead.json]
+
+``--record`` writes the measurement (best time per fit of each row, the machine's load, the
+versions) as a small JSON record, which ``bench/goals.py`` reads for docs/goals.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import sys
 import time
 import warnings
@@ -31,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--record", type=Path, default=None,
+                    help="also write the measurement to this JSON file")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -77,7 +86,31 @@ def main(argv: list[str] | None = None) -> int:
     base = best["SGDClassifier (1 pass)"]
     for name, t in best.items():
         print(f"{name:48s} {t * 1e3:7.3f} ms per fit   {t / base:5.2f}x SGDClassifier")
+    if args.record is not None:
+        import sklearn
+
+        cmd = "python bench/estimator_overhead.py" + "".join(
+            f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+        record = {
+            "command": cmd, "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "rounds": args.rounds, "calls": args.calls,
+            "baseline": "SGDClassifier (1 pass)",
+            "goal_row": "SQNClassifier() (auto: Newton here, 1 pass)",
+            "rows": {k: float(f"{v:.4g}") for k, v in best.items()},
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "versions": {"sqnopt": sqnopt_version(), "scikit-learn": sklearn.__version__,
+                         "numpy": np.__version__, "python": platform.python_version()},
+        }
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"wrote {args.record}")
     return 0
+
+
+def sqnopt_version() -> str:
+    import sqnopt
+
+    return str(sqnopt.__version__)
 
 
 if __name__ == "__main__":
