@@ -26,6 +26,21 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    takes it before step 4.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
+**The iterate's representation.** By default ``w`` is a dense vector (two buffers that swap roles
+each iteration) and every kernel works on it (``_run``). A loop built with an iterate
+representation (:class:`~sqnopt.solver._iterate.IterateKernel`, e.g. the scaled sparse iterate
+``w = a v`` of :mod:`sqnopt.solver._scaled_loop`; the build checks the composition: margin
+objective, identity direction, plain minibatch gradient, a step that is a function of ``t``, no
+projection or a Euclidean ball) runs the same stages in ``_run_iterate``: step 1 takes the batch
+from the batches drawn ``lookahead`` iterations ahead (drawn only for iterations of the current
+``run`` call, within its sample budget, so between calls the sampler is where ``_run`` leaves
+it), step 4's ``eps_t`` is taken before the gradient (it depends on ``t`` only), and steps 2, 3,
+5 and 7's average are one call, ``cy_first_order``: the minibatch objective and the
+coefficients ``c_i = g_i y_i loss'(m_i) / |B|`` (``s(w, B) = lam w_reg + sum_i c_i x_i``), the
+update with ``d = g``, the ball projection and the average. The record (counters), the stopping
+tests and the checkpoint state stay here. The full-batch tolerance tests below need a dense
+gradient and are not done with a representation (the solver tests tolerances at report points).
+
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
 monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
 (``sampler.whole_at_n`` and ``|B_t| >= N``), ``f_B(w_t) = F(w_t)`` and ``g = grad F(w_t)``
