@@ -3,6 +3,9 @@ held to them bit for bit (``tests/solver/test_scaled_record.py``).
 
     python tests/solver/scaled_record.py [OUT]     # (re)write scaled_record.npz beside this file
 
+(and ``scaled_checkpoint.npz`` beside ``OUT``: a checkpoint file of one run, to check that the
+files the reference tree writes restore and continue bit for bit).
+
 Run it with the tree whose iterates are the reference on the import path (e.g.
 ``PYTHONPATH=/path/to/old/checkout``): it imports ``sqnopt`` from wherever Python finds it. The
 record holds, for every run of :func:`runs`, the iterate after iterations 1, 10 and the last
@@ -25,6 +28,10 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE / "scaled_record.npz"
+# a checkpoint file the reference tree wrote after SPLIT iterations of CHECKPOINT_RUN
+CHECKPOINT = HERE / "scaled_checkpoint.npz"
+CHECKPOINT_RUN = "pegasos_k4_avg"
+SPLIT = 40
 SNAPSHOTS = (1, 10)
 COUNTERS = ("n_iter", "n_samples", "n_grad_evals")
 MAX_STORED = 1000
@@ -102,6 +109,38 @@ def _solve(config: dict[str, Any], X: Any, y: np.ndarray, sw: np.ndarray | None,
     return [out[k] for k in SNAPSHOTS] + [np.array(res.w)], res
 
 
+def split_problem(name: str) -> tuple[dict[str, Any], Any, np.ndarray, np.ndarray]:
+    """The configuration and data of the ``{name}/split`` run."""
+    k = list(_configs()).index(name)
+    X, y = _data(120, 40, 0.2, seed=k)
+    sw = np.random.default_rng(3).uniform(0.2, 2.0, size=y.shape[0])
+    return _configs()[name], sp.csr_matrix(X), y, sw
+
+
+def continue_from_file(path: Path) -> tuple[list[np.ndarray], Any]:
+    """Restore the checkpoint file ``path`` (``SPLIT`` iterations of ``CHECKPOINT_RUN``'s split
+    run) and run the split run's remaining 100 iterations: the last iterate and the result."""
+    from sqnopt import Solver
+    from sqnopt.checkpoint import read_checkpoint_file
+
+    config, X, y, sw = split_problem(CHECKPOINT_RUN)
+    s = Solver(max_iter=100, report_every=1, path="scaled", random_state=7, **config)
+    st = s.restore(read_checkpoint_file(path), X, y, sw)
+    assert type(st.loop).__name__ == "ScaledLoop"
+    res = s.run(st)
+    return [np.array(res.w)], res
+
+
+def write_checkpoint(path: Path) -> None:
+    from sqnopt import Solver
+
+    config, X, y, sw = split_problem(CHECKPOINT_RUN)
+    s = Solver(max_iter=SPLIT, report_every=1, path="scaled", random_state=7, **config)
+    st = s.init_state(X, y, sw)
+    s.run(st)
+    st.checkpoint().save(path)
+
+
 def runs() -> Iterator[tuple[str, Callable[[], tuple[list[np.ndarray], Any]]]]:
     """The recorded runs: every configuration on CSR (float64 and float32, with sample
     weights) and dense float64 rows for 150 iterations, one split through a pickled
@@ -155,7 +194,9 @@ def main() -> None:
     for name, run in runs():
         arrays.update(flatten(name, *run()))
     np.savez_compressed(path, **arrays)
-    print(f"{len(arrays)} arrays from {sqnopt.__file__} -> {path}")
+    ck = path.with_name(CHECKPOINT.name)
+    write_checkpoint(ck)
+    print(f"{len(arrays)} arrays from {sqnopt.__file__} -> {path}; checkpoint -> {ck}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 intercept, ball projection, folds of the scale, a checkpoint split, 20,000 features) gives the
 iterates and counters recorded in ``scaled_record.npz``. The record was written by the scaled
 loop before it became a representation of the one compiled driver; regenerate it only on purpose
-(and list the change in docs/changelog.md)."""
+(and list the change in docs/changelog.md). ``scaled_checkpoint.npz`` is a checkpoint file that
+loop wrote; it restores into the driver and continues bit for bit."""
 
 from __future__ import annotations
 
@@ -32,6 +33,17 @@ def test_scaled_iterates_match_the_record(name: str, record: dict[str, np.ndarra
         if key.startswith(name + "/"):
             assert got[key].dtype == want.dtype and got[key].shape == want.shape, key
             assert np.array_equal(got[key], want), key
+
+
+def test_checkpoint_file_of_the_reference_continues_bit_for_bit(
+        record: dict[str, np.ndarray]) -> None:
+    """A checkpoint file the separate scaled loop wrote (after 40 iterations) restores into the
+    driver and continues to the recorded end of the same split run."""
+    name = f"{scaled_record.CHECKPOINT_RUN}/split"
+    ws, res = scaled_record.continue_from_file(scaled_record.CHECKPOINT)
+    got = scaled_record.flatten(name, ws + ws + ws, res)
+    for key in (f"{name}/wlast", f"{name}/counters", f"{name}/fun"):
+        assert np.array_equal(got[key], record[key]), key
 
 
 def test_the_record_detects_a_one_ulp_change() -> None:
