@@ -313,7 +313,7 @@ class CurvatureModel(Component):
     #: The driver must draw an independent curvature batch each iteration (SQB).
     needs_curvature_batch: ClassVar[bool] = False
     #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the solver run
-    #: margin objectives in the sparse scaled loop (:mod:`sqnopt.solver._scaled_loop`).
+    #: margin objectives on the scaled sparse iterate (:mod:`sqnopt.solver._scaled_loop`).
     is_identity: ClassVar[bool] = False
     #: What a unit step along ``d`` means: ``"gradient"`` (``d`` has the gradient's scale, so a
     #: stable step is about ``1/L``), ``"newton"`` (``d`` approximates ``H^{-1} g``: the step 1

@@ -366,7 +366,7 @@ class _Builder(_SolverConfig):
                    step_k: Any, proj_k: Any, sampler: Sampler, w: FloatArray,
                    w_avg: FloatArray | None, buffers: dict[str, Any], counters: Counters,
                    average: bool, avg_start: int, previous: Any = None
-                   ) -> tuple[bool, CompiledLoop | ScaledLoop | PythonLoop]:
+                   ) -> tuple[bool, CompiledLoop | PythonLoop]:
         kernels = (obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
         if self.path in ("compiled", "generic", "scaled") and not compiled:
@@ -389,7 +389,7 @@ class _Builder(_SolverConfig):
         if use_scaled:
             loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
                               cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
-                              previous if isinstance(previous, ScaledLoop) else None)
+                              previous if isinstance(previous, CompiledLoop) else None)
         else:
             loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
             loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,

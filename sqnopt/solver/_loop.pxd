@@ -1,9 +1,21 @@
 # cython: language_level=3
-"""Cost accounting shared by the compiled loops (``_loop``, ``_scaled_loop``).
+"""The compiled driver (``CompiledLoop``) and its cost accounting.
 
-``Counters`` is the Python-visible record of one solve; a loop copies it into a ``LoopCounts``
-struct before releasing the GIL and back afterwards (``counts_load`` / ``counts_store``).
+``Counters`` is the Python-visible record of one solve; the driver copies it into a
+``LoopCounts`` struct before releasing the GIL and back afterwards (``counts_load`` /
+``counts_store``). ``CompiledLoop`` is declared here so that a module can subclass it with a
+constructor for one configuration (``_scaled_loop.ScaledLoop``: the driver with the scaled sparse
+iterate).
 """
+
+from sqnopt.curvature._base cimport CurvatureKernel
+from sqnopt.gradients._base cimport GradientKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+from sqnopt.projections._base cimport ProjectionKernel
+from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._iterate cimport MAX_LOOKAHEAD, IterateKernel
+from sqnopt.solver._sampler cimport Sampler
+from sqnopt.steps._base cimport StepKernel
 
 
 # Exit codes of a loop's ``run`` (exported to Python as ``_loop.EXIT_CODES``, where the Python
@@ -102,3 +114,65 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.loss_sum = c.loss_sum
     pc.n_loss = c.n_loss
     pc.last_gnorm = c.last_gnorm
+
+
+cdef class CompiledLoop:
+    cdef ObjectiveKernel obj
+    cdef GradientKernel est
+    cdef bint plain_est
+    cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
+    cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
+    cdef bint pair_est              # the estimator arranges overlapping batches and supplies
+                                    # the curvature pairs (``overlap_pairs``)
+    cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
+                                    # is not it (secant pairs and the line search read it)
+    cdef CurvatureKernel curv
+    cdef ScheduleKernel sched
+    cdef ScheduleKernel csched
+    cdef StepKernel step
+    cdef ProjectionKernel proj
+    cdef Sampler sampler
+    cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
+    cdef Py_ssize_t[::1] batch, cbatch
+    # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
+    # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).
+    cdef Py_ssize_t[::1] prev_batch
+    cdef double[::1] w_saved
+    cdef Py_ssize_t prev_size
+    cdef bint have_next
+    cdef double loss_next
+    # Tolerances tested on full-batch gradients (0: off) and the previous full-batch objective.
+    cdef public double gtol
+    cdef public double ftol
+    cdef double prev_full_loss
+    cdef readonly Counters counters
+    cdef bint average
+    cdef bint direction_is_gradient
+    cdef Py_ssize_t avg_start
+    cdef Py_ssize_t n
+    # The iterate representation (None: the dense w above) and the radius of the Euclidean ball
+    # it projects onto (0: none).
+    cdef readonly IterateKernel iterate
+    cdef double radius
+    # Batches drawn ahead for the representation: ring[u % depth] holds the batch of iteration
+    # u for last_t <= u < drawn_upto (depth = lookahead + 1; 0: no representation).
+    cdef Py_ssize_t[:, ::1] ring
+    # The rows of the ring and the sizes of their batches, twice over (index k and k + depth
+    # name slot k), so that the batches after slot k are the window k + 1, k + 2, ... without
+    # wrapping: what ``cy_first_order`` gets as the batches ahead.
+    cdef const Py_ssize_t* ring_rows[2 * MAX_LOOKAHEAD + 2]
+    cdef Py_ssize_t ring_size[2 * MAX_LOOKAHEAD + 2]
+    cdef Py_ssize_t depth
+    cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
+    cdef Py_ssize_t exhausted_at       # the iteration whose draw failed (-1: none)
+    cdef Py_ssize_t t_limit            # this call runs iterations < t_limit at most
+    cdef Py_ssize_t call_max_samples   # this call's sample budget (0: none)
+    cdef Py_ssize_t ahead_samples      # samples in the batches drawn ahead
+    cdef Py_ssize_t last_t, last_samples, last_n_avg   # the counters as the loop left them
+
+    cdef int _iterate_setup(self, MarginObjectiveKernel objective, IterateKernel iterate,
+                            ProjectionKernel projection) except -1
+    cdef void _at_counters(self)
+    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil
+    cdef int _run_iterate(self, Py_ssize_t n_iter, Py_ssize_t max_samples,
+                          LoopCounts* c) noexcept nogil

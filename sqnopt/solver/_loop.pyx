@@ -26,6 +26,21 @@ One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
    takes it before step 4.
 7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
 
+**The iterate's representation.** By default ``w`` is a dense vector (two buffers that swap roles
+each iteration) and every kernel works on it (``_run``). A loop built with an iterate
+representation (:class:`~sqnopt.solver._iterate.IterateKernel`, e.g. the scaled sparse iterate
+``w = a v`` of :mod:`sqnopt.solver._scaled_loop`; the build checks the composition: margin
+objective, identity direction, plain minibatch gradient, a step that is a function of ``t``, no
+projection or a Euclidean ball) runs the same stages in ``_run_iterate``: step 1 takes the batch
+from the batches drawn ``lookahead`` iterations ahead (drawn only for iterations of the current
+``run`` call, within its sample budget, so between calls the sampler is where ``_run`` leaves
+it), step 4's ``eps_t`` is taken before the gradient (it depends on ``t`` only), and steps 2, 3,
+5 and 7's average are one call, ``cy_first_order``: the minibatch objective and the
+coefficients ``c_i = g_i y_i loss'(m_i) / |B|`` (``s(w, B) = lam w_reg + sum_i c_i x_i``), the
+update with ``d = g``, the ball projection and the average. The record (counters), the stopping
+tests and the checkpoint state stay here. The full-batch tolerance tests below need a dense
+gradient and are not done with a representation (the solver tests tolerances at report points).
+
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
 monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
 (``sampler.whole_at_n`` and ``|B_t| >= N``), ``f_B(w_t) = F(w_t)`` and ``g = grad F(w_t)``
@@ -40,6 +55,7 @@ after ``n_iter`` iterations or on an event (sample budget, non-finite values, cu
 
 from libc.math cimport fabs, fmax, isfinite
 from libc.string cimport memcmp, memcpy
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 import numpy as np
 
@@ -50,13 +66,16 @@ from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
 from sqnopt.gradients._base cimport GradientKernel
-from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
     LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_FTOL, LOOP_GTOL, LOOP_MAX_SAMPLES,
     LOOP_NONFINITE_ITERATE, LOOP_LINE_SEARCH_FAILED, LOOP_NONFINITE_LOSS, Counters, LoopCounts,
     counts_load, counts_store,
+)
+from sqnopt.solver._iterate cimport (
+    ITERATE_NONFINITE_LOSS, ITERATE_STEPPED, IterateKernel,
 )
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
@@ -129,54 +148,32 @@ cdef inline bint _count_pair(int code, LoopCounts* c, bint unknown_fails) noexce
 
 
 cdef class CompiledLoop:
-    """Runs iterations with compiled kernels only (see the module docstring).
+    """The driver: runs iterations with compiled kernels only (see the module docstring).
 
-    What the solver reads from a loop, declared rather than probed: ``loop_kind`` (the ``"loop"``
-    entry of its checkpoint state), ``tests_full_batch`` (it tests ``gtol`` / ``ftol`` on
-    full-batch gradients itself, through its ``gtol`` and ``ftol`` fields) and ``lazy_iterate``
-    (the dense iterate is written only by ``sync()``, and ``reload()`` rebuilds the loop's own
-    representation from it)."""
+    The constructor builds the driver with the dense iterate; a subclass builds it with an
+    iterate representation (:class:`~sqnopt.solver._scaled_loop.ScaledLoop`), through
+    ``_iterate_setup``. What the solver reads from a loop, declared rather than probed:
+    ``loop_kind`` (the ``"loop"`` entry of its checkpoint state), ``tests_full_batch`` (it tests
+    ``gtol`` / ``ftol`` on full-batch gradients itself, through its ``gtol`` and ``ftol``
+    fields) and ``lazy_iterate`` (the dense iterate is written only by ``sync()``, and
+    ``reload()`` rebuilds the representation from it)."""
 
-    loop_kind = "generic"
-    tests_full_batch = True
-    lazy_iterate = False
+    @property
+    def loop_kind(self) -> str:
+        """The ``"loop"`` entry of the checkpoint state: ``"generic"`` (dense iterate) or the
+        representation's ``kind``."""
+        return "generic" if self.iterate is None else self.iterate.kind
 
-    def sync(self) -> None:
-        """Nothing to write: ``w`` and ``w_avg`` are the loop's own buffers, always current."""
+    @property
+    def tests_full_batch(self) -> bool:
+        """The dense path tests ``gtol`` / ``ftol`` on full-batch gradients; a representation
+        has no dense gradient (the solver tests at report points)."""
+        return self.iterate is None
 
-    cdef ObjectiveKernel obj
-    cdef GradientKernel est
-    cdef bint plain_est
-    cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
-    cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
-    cdef bint pair_est              # the estimator arranges overlapping batches and supplies
-                                    # the curvature pairs (``overlap_pairs``)
-    cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
-                                    # is not it (secant pairs and the line search read it)
-    cdef CurvatureKernel curv
-    cdef ScheduleKernel sched
-    cdef ScheduleKernel csched
-    cdef StepKernel step
-    cdef ProjectionKernel proj
-    cdef Sampler sampler
-    cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
-    cdef Py_ssize_t[::1] batch, cbatch
-    # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
-    # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).
-    cdef Py_ssize_t[::1] prev_batch
-    cdef double[::1] w_saved
-    cdef Py_ssize_t prev_size
-    cdef bint have_next
-    cdef double loss_next
-    # Tolerances tested on full-batch gradients (0: off) and the previous full-batch objective.
-    cdef public double gtol
-    cdef public double ftol
-    cdef double prev_full_loss
-    cdef readonly Counters counters
-    cdef bint average
-    cdef bint direction_is_gradient
-    cdef Py_ssize_t avg_start
-    cdef Py_ssize_t n
+    @property
+    def lazy_iterate(self) -> bool:
+        """With a representation, ``w`` is written only by :meth:`sync`."""
+        return self.iterate is not None
 
     def __init__(self, ObjectiveKernel objective, CurvatureKernel curvature,
                  ScheduleKernel schedule, ScheduleKernel curvature_schedule,
@@ -240,13 +237,77 @@ cdef class CompiledLoop:
         self.gtol = 0.0
         self.ftol = 0.0
         self.prev_full_loss = float("nan")
+        self.iterate = None
+        self.depth = 0
+
+    cdef int _iterate_setup(self, MarginObjectiveKernel objective, IterateKernel iterate,
+                            ProjectionKernel projection) except -1:
+        """Make this loop run its iterations on ``iterate`` (see the module docstring); the
+        schedule, step, sampler, ``w``, ``w_avg``, counters and averaging settings are set by
+        the caller. The dense-path kernels and buffers stay unset: that path is not run."""
+        cdef Py_ssize_t k, n_samples = self.sampler.n_samples
+        if iterate.n_params != objective.n_params:
+            raise ValueError(f"iterate representation has {iterate.n_params} parameters, "
+                             f"expected {objective.n_params}")
+        if self.step.line_search:
+            raise ValueError("a line search needs the dense iterate (it evaluates gradients at "
+                             "trial points)")
+        if projection is not None and not projection.ball_radius > 0:
+            raise ValueError("an iterate representation applies no projection or a Euclidean "
+                             "ball (a projection that declares ball_radius) only")
+        self.obj = objective
+        self.n = objective.n_params
+        self.iterate = iterate
+        self.proj = projection
+        self.radius = projection.ball_radius if projection is not None else 0.0
+        self.plain_est = True
+        self.batch_est = True
+        self.sizing_est = False
+        self.pair_est = False
+        self.direction_is_gradient = True
+        self.depth = iterate.lookahead + 1
+        self.ring = np.zeros((self.depth, n_samples), dtype=np.intp)
+        for k in range(2 * self.depth):
+            self.ring_rows[k] = &self.ring[k % self.depth, 0]
+            self.ring_size[k] = 0
+        self.have_next = False
+        self.gtol = 0.0
+        self.ftol = 0.0
+        self.prev_full_loss = float("nan")
+        self._at_counters()
+        return 0
+
+    cdef void _at_counters(self):
+        """No batch drawn ahead; the loop stands where the counters say."""
+        cdef Counters pc = self.counters
+        self.drawn_upto = pc.t
+        self.exhausted_at = -1
+        self.ahead_samples = 0
+        self.last_t = pc.t
+        self.last_samples = pc.n_samples
+        self.last_n_avg = pc.n_avg
 
     def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
-        (if > 0) samples were processed. Returns an exit code (``LOOP_*``)."""
+        (if > 0) samples were processed. Returns an exit code (``LOOP_*``). With an iterate
+        representation, ``w`` is written by :meth:`sync`."""
         cdef int status
         cdef LoopCounts c
         cdef Counters pc = self.counters
+        if self.iterate is not None:
+            if (pc.t != self.last_t or pc.n_samples != self.last_samples
+                    or pc.n_avg != self.last_n_avg):
+                self.reload()   # the state was restored or edited from outside
+            self.t_limit = pc.t + n_iter
+            self.call_max_samples = max_samples
+            counts_load(pc, &c)
+            with nogil:
+                status = self._run_iterate(n_iter, max_samples, &c)
+            self.last_t = c.t
+            self.last_samples = c.n_samples
+            self.last_n_avg = c.n_avg
+            counts_store(&c, pc)
+            return status
         counts_load(pc, &c)
         if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
             self.have_next = False      # w was changed between runs
@@ -257,22 +318,96 @@ cdef class CompiledLoop:
         counts_store(&c, pc)
         return status
 
+    def sync(self) -> None:
+        """Write the current iterate into ``w`` and the average into ``w_avg`` (O(n)) when an
+        iterate representation holds them; the dense path keeps them current (nothing to do)."""
+        if self.iterate is not None:
+            self.iterate.sync(self.counters.n_avg)
+
+    def reload(self) -> None:
+        """Rebuild the iterate representation from ``w``, ``w_avg`` and the counters and drop
+        the batches drawn ahead (after ``w`` was written from outside); the dense path reads
+        ``w`` itself (nothing to do)."""
+        if self.iterate is not None:
+            self.iterate.reload(self.counters.n_avg)
+            self._at_counters()
+
     def get_state(self, *, bint data_state=True) -> dict:
-        """What the loop carries from one ``run`` to the next (copies; see
-        :func:`generic_loop_state`). ``data_state=False``: nothing (a loop on new data starts
-        afresh, as after ``Solver.rebind``)."""
-        if not data_state:
-            return {"loop": "generic"}
-        return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
-                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
+        """What the loop carries from one ``run`` to the next (copies). Dense path: see
+        :func:`generic_loop_state`; ``data_state=False``: nothing (a loop on new data starts
+        afresh, as after ``Solver.rebind``). With an iterate representation: the
+        representation's state, the counters as the loop left them and, with ``data_state``,
+        the batches drawn ahead and not run yet (none when ``run`` returned normally: only
+        iterations of the current call are drawn ahead)."""
+        cdef Py_ssize_t u, slot
+        if self.iterate is None:
+            if not data_state:
+                return {"loop": "generic"}
+            return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
+                                      self.loss_next, self.g_next, self.w_saved,
+                                      self.prev_full_loss)
+        state = self.iterate.get_state()
+        state.update(last_t=int(self.last_t), last_samples=int(self.last_samples),
+                     last_n_avg=int(self.last_n_avg))
+        if data_state:
+            sizes = []
+            rows = []
+            for u in range(self.last_t, self.drawn_upto):
+                slot = u % self.depth
+                sizes.append(int(self.ring_size[slot]))
+                rows.append(np.array(self.ring[slot, :self.ring_size[slot]]))
+            state.update(drawn_upto=int(self.drawn_upto), exhausted_at=int(self.exhausted_at),
+                         ahead_samples=int(self.ahead_samples),
+                         pending_sizes=np.array(sizes, dtype=np.intp),
+                         pending=np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp))
+        return state
 
     def set_state(self, state, *, bint new_data=False) -> None:
-        """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
-        got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
-                                         np.asarray(self.g_next), np.asarray(self.w_saved), self,
-                                         "the generic compiled loop")
-        if got is not None:
-            self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
+        """Restore what :meth:`get_state` returned; the solve's counters must be restored
+        first. On new data (``new_data``) the dense path restores nothing; an iterate
+        representation is kept when the counters are where the loop left them (as
+        ``Solver.rebind`` keeps it), else the loop reloads from ``w``."""
+        cdef Py_ssize_t k, u, off, size, drawn_upto, last_t, last_n_avg
+        if self.iterate is None:
+            got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
+                                             np.asarray(self.g_next), np.asarray(self.w_saved),
+                                             self, "the generic compiled loop")
+            if got is not None:
+                self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
+            return
+        name = type(self).__name__
+        self.iterate.check_state(state)
+        last_t = state_value(state, "last_t", int, self)
+        last_n_avg = state_value(state, "last_n_avg", int, self)
+        if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
+            self.reload()
+            return
+        self.iterate.set_state(state)
+        if new_data:
+            self._at_counters()
+            return
+        drawn_upto = state_value(state, "drawn_upto", int, self)
+        sizes = state_array(state, "pending_sizes", self, np.intp)
+        pending = state_array(state, "pending", self, np.intp)
+        if (sizes.shape[0] != drawn_upto - last_t or sizes.shape[0] > self.depth
+                or int(sizes.sum()) != pending.shape[0]
+                or (sizes.shape[0] and int(sizes.max()) > self.ring.shape[1])):
+            raise CheckpointError(f"{name}: the checkpointed batches drawn ahead do not fit "
+                                  "this data")
+        off = 0
+        for k in range(sizes.shape[0]):
+            size = sizes[k]
+            u = (last_t + k) % self.depth
+            np.asarray(self.ring)[u, :size] = pending[off:off + size]
+            self.ring_size[u] = size
+            self.ring_size[u + self.depth] = size
+            off += size
+        self.drawn_upto = drawn_upto
+        self.exhausted_at = state_value(state, "exhausted_at", int, self)
+        self.ahead_samples = state_value(state, "ahead_samples", int, self)
+        self.last_t = last_t
+        self.last_samples = state_value(state, "last_samples", int, self)
+        self.last_n_avg = last_n_avg
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
@@ -456,6 +591,85 @@ cdef class CompiledLoop:
             memcpy(d_home, d, n * sizeof(double))
         return status
 
+
+    cdef int _run_iterate(self, Py_ssize_t n_iter, Py_ssize_t max_samples,
+                          LoopCounts* c) noexcept nogil:
+        """The iteration on an iterate representation (see the module docstring): the same
+        stages and record as ``_run``; the gradient, direction and update stages are the
+        representation's ``cy_first_order``."""
+        cdef Py_ssize_t it, size, depth = self.depth, n_avg
+        cdef Py_ssize_t t_slot = c.t % depth       # the ring slot of iteration c.t
+        cdef Py_ssize_t avg_after = self.avg_start if self.average else PY_SSIZE_T_MAX
+        cdef double eps, loss, radius = self.radius
+        cdef int code, status = LOOP_DONE
+        for it in range(n_iter):
+            if max_samples > 0 and c.n_samples >= max_samples:
+                status = LOOP_MAX_SAMPLES
+                break
+            # 1. the batch, from the batches drawn ahead
+            if _fill(self, c.t, t_slot, c.n_samples) != 0:
+                status = LOOP_EXHAUSTED
+                break
+            size = self.ring_size[t_slot]
+            self.ahead_samples -= size
+            # 4. the step: eps_t, a function of t (so taken before the gradient here)
+            eps = self.step.cy_step_size(c.t)
+            # 2.-5. the gradient in coefficient form, d = g, the update with the ball
+            # projection and step 7's average
+            n_avg = c.n_avg + 1 if c.t >= avg_after else 0
+            code = self.iterate.cy_first_order(
+                self.ring_rows[t_slot], size, &self.ring_rows[t_slot + 1],
+                &self.ring_size[t_slot + 1], self.drawn_upto - c.t - 1, eps, radius, n_avg, &loss)
+            c.n_grad_evals += 1
+            if code == ITERATE_NONFINITE_LOSS:
+                status = LOOP_NONFINITE_LOSS
+                break
+            c.loss_sum += loss
+            c.n_loss += 1
+            if code != ITERATE_STEPPED:
+                status = LOOP_NONFINITE_ITERATE
+                break
+            # 7. record
+            c.t += 1
+            c.n_samples += size
+            c.last_step = eps
+            c.last_loss = loss
+            if n_avg:
+                c.n_avg = n_avg
+            t_slot += 1
+            if t_slot == depth:
+                t_slot = 0
+        return status
+
+
+cdef inline int _fill(CompiledLoop self, Py_ssize_t t, Py_ssize_t t_slot,
+                      Py_ssize_t n_samples) noexcept nogil:
+    """Draw the batches of iterations ``t .. t + depth - 1`` that are not drawn yet and will
+    run in this call (iteration and sample budgets). ``t_slot = t % depth`` (the ring slot of
+    ``t``; slots advance by wrapping, not by a division per use); ``n_samples``: samples
+    processed before iteration ``t``. Returns -1 if the batch of ``t`` could not be drawn (the
+    sampler is exhausted). (A module-level inline function: a direct call, not a virtual one.)"""
+    cdef Py_ssize_t slot, size, depth = self.depth, stop = t + depth
+    if stop > self.t_limit:
+        stop = self.t_limit
+    while self.drawn_upto < stop and self.exhausted_at < 0:
+        if (self.drawn_upto > t and self.call_max_samples > 0
+                and n_samples + self.ahead_samples >= self.call_max_samples):
+            break   # that iteration will not run in this call: do not draw its batch
+        slot = t_slot + (self.drawn_upto - t)     # t <= drawn_upto < t + depth
+        if slot >= depth:
+            slot -= depth
+        size = self.sched.cy_batch_size(self.drawn_upto + 1)
+        if self.sampler.cy_draw(size, &self.ring[slot, 0]) != 0:
+            self.exhausted_at = self.drawn_upto
+            break
+        self.ring_size[slot] = size
+        self.ring_size[slot + depth] = size
+        self.ahead_samples += size
+        self.drawn_upto += 1
+    if self.exhausted_at == t:
+        return -1
+    return 0
 
 def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, owner, path):
     """The inverse of :func:`generic_loop_state` for either generic loop (``path`` names it in

@@ -1,23 +1,43 @@
 """Type stub for the compiled module ``sqnopt.solver._scaled_loop``."""
 
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt.data._rows import RowData
 from sqnopt.objectives._base import MarginObjectiveKernel
 from sqnopt.projections._base import ProjectionKernel
 from sqnopt.schedules._base import ScheduleKernel
-from sqnopt.solver._loop import Counters
+from sqnopt.solver._iterate import IterateKernel
+from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._sampler import Sampler
 from sqnopt.steps._base import StepKernel
 
-class ScaledLoop:
-    """Sparse first-order loop in scaled form ``w_reg = a * v``."""
+@final
+class ScaledIterate(IterateKernel):
+    """The scaled sparse iterate ``w_reg = a * v`` with the lazy average."""
 
-    loop_kind: str
-    tests_full_batch: bool
-    lazy_iterate: bool
+    def __init__(
+        self,
+        objective: MarginObjectiveKernel,
+        w: NDArray[np.float64],  # double[::1]
+        w_avg: NDArray[np.float64] | None,  # double[::1]
+        average: bool,
+    ) -> None: ...
+    @property
+    def scale(self) -> float: ...
+    @property
+    def intercept(self) -> float: ...
+    @property
+    def avg_scale(self) -> float: ...
+    @property
+    def avg_intercept(self) -> float: ...
+    @property
+    def n_folds(self) -> int: ...
+
+class ScaledLoop(CompiledLoop):
+    """The driver with the scaled sparse iterate."""
 
     def __init__(
         self,
@@ -31,10 +51,8 @@ class ScaledLoop:
         counters: Counters,
         average: bool,
         avg_start: int,
-        previous: ScaledLoop | None = None,
+        previous: CompiledLoop | None = None,
     ) -> None: ...
-    @property
-    def counters(self) -> Counters: ...
     @property
     def scale(self) -> float: ...
     @property
@@ -47,12 +65,8 @@ class ScaledLoop:
     def avg_intercept(self) -> float: ...
     @property
     def n_folds(self) -> int: ...
-    def run(self, n_iter: int, max_samples: int) -> int: ...
-    def sync(self) -> None: ...
-    def reload(self) -> None: ...
-    def get_state(self, *, data_state: bool = True) -> dict[str, Any]: ...
-    def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None: ...
 
+def _row_sqnorms(data: RowData) -> NDArray[np.float64]: ...
 def scaled_loop_supported(
     objective: Any,
     objective_kernel: Any,

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""The sparse O(nnz) iteration loop: first-order steps on margin objectives in scaled form.
+"""The scaled sparse iterate: Pegasos' representation ``w_reg = a * v`` for the driver.
 
 For a margin objective (:class:`~sqnopt.objectives._base.MarginObjectiveKernel`) the minibatch
 gradient is ``s(w, B) = lam * w_reg + sum_{i in B} c_i x_i`` with scalars
@@ -17,6 +17,14 @@ tracked incrementally, the projection onto ``{||w_reg|| <= r}`` an O(1) rescalin
 
 An iteration therefore costs O(nnz of the batch), independent of the number of features.
 
+:class:`ScaledIterate` is that representation, an
+:class:`~sqnopt.solver._iterate.IterateKernel`: the driver
+(:class:`~sqnopt.solver._loop.CompiledLoop`) runs the iteration -- the batch (drawn ahead), the
+step size, the record (counters), the stopping tests and checkpoints -- and makes one call per
+iteration, ``cy_first_order``, for the gradient in coefficient form, the update, the ball
+projection and the average. :class:`ScaledLoop` is the driver built with it (a constructor, no
+iteration of its own).
+
 Polyak-Ruppert averaging is kept lazily as well: the *sum* of the averaged iterates is
 ``S = alpha * v + u`` (``u`` dense, updated only where ``v`` changes). Adding the iterate
 ``a v`` to ``S`` is ``alpha += a``; changing ``v`` by ``Delta`` is ``u -= alpha * Delta``. The
@@ -30,38 +38,37 @@ factor 1e3 keeps the cancellation to about one digit). Folds happen about every 
 in ``t`` under the Pegasos step (``a_t ~ 1/t``), every ``log(1e9) / log(1 / (1 - eps lam))``
 iterations under a constant step.
 
-The iteration is the generic driver's (:mod:`sqnopt.solver._loop`) with the identity direction:
-same sampler draws, same schedule and step calls, same counters; iterates agree up to rounding.
-Differences, by design:
+The iterates agree with the dense path's (same sampler draws, schedule and step calls,
+counters) up to rounding. Differences, by design:
 
 * Divergence is reported (``LOOP_NONFINITE_ITERATE``, nothing of the step applied) as soon as an
   upper bound on ``||w_reg||`` after the step reaches 1e150 (beyond that ``nu`` could overflow),
   rather than when an entry of ``w`` becomes infinite.
-* The dense iterate ``w`` (and ``w_avg``) is written on request, by :meth:`ScaledLoop.sync`
-  (O(n)), which ``SolverState.output_iterate`` calls: the solver syncs before every evaluation,
-  callback and result, so plain report points cost O(1), and ``state.w`` is current whenever
-  ``Solver.run`` has returned. The representation persists across calls (iterates do not
-  depend on report points or on splitting a solve into several ``run`` calls), and
-  ``Solver.rebind`` hands it to the new loop (bit-for-bit continuation on new data). When the
-  counters differ at the start of ``run`` from what the loop left (a state restored or edited
-  from outside, e.g. a resumed ``partial_fit``), the loop reloads its representation from
-  ``w``, ``w_avg`` and the counters (``v = w``, ``a = 1``; O(n)): such a continuation agrees
-  with an uninterrupted one up to rounding. Writing into ``state.w`` without touching the
-  counters is not detected: call ``state.loop.reload()`` after such an edit.
-* The loop draws the minibatches ``STAGE1 = 4`` iterations ahead and prefetches in stages
-  (software pipelining): for the batch four iterations ahead the row pointers (CSR ``indptr``),
-  labels, weights and row norms, two ahead the cache lines of the rows, one ahead the entries of
-  ``v`` (and ``u``) the rows touch when ``v`` exceeds 1 MiB (else it stays in cache anyway).
-  Rows are drawn at random from a matrix far larger than the caches, so without this every
-  iteration waits for several memory round trips. Only iterations that will run in the current
-  call are drawn ahead (its iteration budget and the sample budget are known), so between calls
-  the sampler is exactly where the generic loop leaves it.
-  Memory: five batch buffers of ``N`` indices and the ``N`` row norms (48 bytes per sample).
+* The dense iterate ``w`` (and ``w_avg``) is written on request, by ``sync`` (O(n)), which
+  ``SolverState.output_iterate`` calls: the solver syncs before every evaluation, callback and
+  result, so plain report points cost O(1), and ``state.w`` is current whenever ``Solver.run``
+  has returned. The representation persists across calls (iterates do not depend on report
+  points or on splitting a solve into several ``run`` calls), and ``Solver.rebind`` hands it to
+  the new loop (bit-for-bit continuation on new data). When the counters differ at the start
+  of ``run`` from what the loop left (a state restored or edited from outside, e.g. a resumed
+  ``partial_fit``), the driver reloads the representation from ``w``, ``w_avg`` and the counters
+  (``v = w``, ``a = 1``; O(n)): such a continuation agrees with an uninterrupted one up to
+  rounding. Writing into ``state.w`` without touching the counters is not detected: call
+  ``state.loop.reload()`` after such an edit.
+* The representation asks the driver to draw the minibatches ``lookahead = 4`` iterations ahead
+  and prefetches in stages (software pipelining): for the batch four iterations ahead the row
+  pointers (CSR ``indptr``), labels, weights and row norms, two ahead the cache lines of the
+  rows, one ahead the entries of ``v`` (and ``u``) the rows touch when ``v`` exceeds 1 MiB (else
+  it stays in cache anyway). Rows are drawn at random from a matrix far larger than the caches,
+  so without this every iteration waits for several memory round trips.
+  Memory: five batch buffers of ``N`` indices (the driver's), the ``N`` row norms, and per batch
+  position a coefficient and a dot product (64 bytes per sample).
 """
 
+cimport cython
 import numpy as np
 
-from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 
 from libc.math cimport fabs, isfinite, sqrt
 
@@ -70,10 +77,10 @@ from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
-from sqnopt.solver._loop cimport (
-    LOOP_DONE, LOOP_EXHAUSTED, LOOP_MAX_SAMPLES, LOOP_NONFINITE_ITERATE, LOOP_NONFINITE_LOSS,
-    Counters, LoopCounts, counts_load, counts_store,
+from sqnopt.solver._iterate cimport (
+    ITERATE_NONFINITE, ITERATE_NONFINITE_LOSS, ITERATE_STEPPED, IterateKernel,
 )
+from sqnopt.solver._loop cimport CompiledLoop, Counters
 from sqnopt.solver._sampler cimport Sampler
 from sqnopt.steps._base cimport StepKernel
 
@@ -83,12 +90,13 @@ cdef double SCALE_MIN = 1e-9
 cdef double SCALE_MAX = 1e9
 cdef double AVG_SCALE_MIN = 1e-3
 cdef double AVG_SCALE_MAX = 1e3
-# Batches drawn ahead (the current one included), and rows of each batch prefetched ahead.
+# Iterations ahead of each prefetch stage (LOOKAHEAD: the batches the driver draws ahead), and
+# rows of each batch prefetched ahead.
 cdef enum:
     STAGE1 = 4           # iterations ahead: row pointers, labels, norms
     STAGE2 = 2           # iterations ahead: row lines
     STAGE3 = 1           # iterations ahead: entries of v (and u)
-    PIPELINE = 5         # STAGE1 + 1 batches drawn (the current one included)
+    LOOKAHEAD = 4
 cdef Py_ssize_t PREFETCH_ROWS = 16
 # Prefetch the entries of v only when v (with u) is larger than this (a typical L2 cache).
 cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
@@ -178,82 +186,57 @@ cdef inline void _axpy(const double* d64, const float* d32, const int* ind, Py_s
             v[p * st] += alpha * (d64[p] if d64 != NULL else <double> d32[p])
 
 
-cdef class ScaledLoop:
-    """Sparse first-order loop in scaled form (see the module docstring).
-
-    Built by :meth:`sqnopt.Solver.init_state` when :func:`scaled_loop_supported` holds; the same
-    ``run`` contract and declarations as :class:`sqnopt.solver._loop.CompiledLoop`: its dense
-    iterate is written on request (``sync``), and it leaves the tolerances to the solver.
+@cython.final
+cdef class ScaledIterate(IterateKernel):
+    """The iterate ``w = [a v, b]`` with ``nu = ||w_reg||^2`` and the lazy average
+    ``(alpha v + u) / n_avg`` (see the module docstring), bound to one margin objective.
     """
 
-    loop_kind = "scaled"
-    tests_full_batch = False
-    lazy_iterate = True
+    kind = "scaled"
 
-    cdef MarginObjectiveKernel obj
     cdef RowData data
-    cdef ScheduleKernel sched
-    cdef StepKernel step
-    cdef Sampler sampler
-    cdef double[::1] w, w_avg          # dense iterate / average: written at each return
+    cdef double[::1] w, w_avg          # dense iterate / average: written by cy_sync
     # v (and, when averaging, u interleaved: v_j = vu[2j], u_j = vu[2j+1], so that one cache
     # line brings both): w_reg = a * v; the sum of the averaged iterates is alpha * v + u.
     cdef double[::1] vu
     cdef Py_ssize_t st                 # stride of v in vu (1, or 2 when averaging)
-    cdef double[::1] coef, dots        # per batch position
+    cdef MarginObjectiveKernel obj
+    cdef double lam
+    cdef double[::1] coef, dots        # c_i and v . x_i per batch position
     cdef double[::1] rowsq             # ||x_i||^2 of the samples used so far (-1: not yet)
-    cdef Py_ssize_t[:, ::1] ring       # batches of iterations drawn_from .. drawn_upto - 1
-    cdef Py_ssize_t[::1] ring_size
-    cdef Py_ssize_t drawn_upto         # iterations < drawn_upto have their batch drawn
-    cdef Py_ssize_t exhausted_at       # the iteration whose draw failed (-1: none)
-    cdef Py_ssize_t t_limit            # this call runs iterations < t_limit at most
-    cdef Py_ssize_t max_samples        # this call's sample budget (0: none)
-    cdef Py_ssize_t ahead_samples      # samples in the batches drawn ahead
-    cdef Py_ssize_t last_t, last_samples, last_n_avg   # the counters as the loop left them
     # CSR storage for the prefetches (NULL for dense rows)
     cdef const Py_ssize_t* indptr
     cdef const int* xind
     cdef bint prefetch_entries         # v (and u) too large for the cache: prefetch entries
-    cdef readonly object counters
     cdef readonly double scale         # a
-    cdef readonly double sqnorm        # nu = ||w_reg||^2
     cdef readonly double intercept     # b (0 without an intercept)
     cdef readonly double avg_scale     # alpha
     cdef readonly double avg_intercept
     cdef readonly Py_ssize_t n_folds   # O(n) rescalings done so far
-    cdef double lam, radius, scale_min, scale_max
-    cdef bint has_proj, has_intercept, average
-    cdef Py_ssize_t avg_start, nf, n
+    cdef double scale_min, scale_max
+    cdef bint has_intercept, average
+    cdef Py_ssize_t nf
 
-    def __init__(self, MarginObjectiveKernel objective, ScheduleKernel schedule, StepKernel step,
-                 ProjectionKernel projection, Sampler sampler, double[::1] w, double[::1] w_avg,
-                 counters, bint average, Py_ssize_t avg_start, ScaledLoop previous=None):
+    def __init__(self, MarginObjectiveKernel objective, double[::1] w, double[::1] w_avg,
+                 bint average):
+        IterateKernel.__init__(self, objective.n_params, LOOKAHEAD)
         if objective.n_blocks != 1:
-            raise ValueError("the scaled loop needs a single-block (binary margin) objective")
-        if projection is not None and not projection.ball_radius > 0:
-            raise TypeError("the scaled loop supports no projection or an L2 ball only, got "
-                            f"{type(projection).__name__}")
-        self.n = objective.n_params
-        if w.shape[0] != self.n:
-            raise ValueError(f"w has length {w.shape[0]}, expected {self.n}")
-        if average and (w_avg is None or w_avg.shape[0] != self.n):
+            raise ValueError("the scaled representation needs a single-block (binary margin) "
+                             "objective")
+        if w.shape[0] != self.n_params:
+            raise ValueError(f"w has length {w.shape[0]}, expected {self.n_params}")
+        if average and (w_avg is None or w_avg.shape[0] != self.n_params):
             raise ValueError("averaging needs a w_avg buffer of length n_params")
+        cdef Py_ssize_t n_samples = objective.data.n_samples
         self.obj = objective
+        self.lam = objective.lam
         self.data = objective.data
         self.nf = self.data.n_features
         self.has_intercept = self.data.has_intercept
-        self.sched = schedule
-        self.step = step
-        self.sampler = sampler
-        self.has_proj = projection is not None
-        self.radius = projection.ball_radius if self.has_proj else 0.0
-        if self.has_proj and projection.n_reg != self.nf:
-            raise ValueError("the L2 ball must constrain exactly the feature weights")
-        self.lam = objective.lam
         self.w = w
         self.w_avg = w_avg
-        self.ring = np.zeros((PIPELINE, sampler.n_samples), dtype=np.intp)
-        self.ring_size = np.zeros(PIPELINE, dtype=np.intp)
+        self.average = average
+        self.st = 2 if average else 1
         self.indptr = NULL
         self.xind = NULL
         if isinstance(self.data, CSRRows64) and self.data.nnz > 0:
@@ -262,168 +245,161 @@ cdef class ScaledLoop:
         elif isinstance(self.data, CSRRows32) and self.data.nnz > 0:
             self.indptr = &(<CSRRows32> self.data).indptr[0]
             self.xind = &(<CSRRows32> self.data).indices[0]
-        self.counters = counters
-        self.average = average
-        self.avg_start = avg_start
-        self.st = 2 if average else 1
         # Stage 3 only pays when v does not stay in the (L2) cache anyway.
         self.prefetch_entries = self.nf * self.st * 8 > ENTRY_PREFETCH_BYTES
         self.scale_min = AVG_SCALE_MIN if average else SCALE_MIN
         self.scale_max = AVG_SCALE_MAX if average else SCALE_MAX
         self.vu = np.zeros(self.nf * self.st)
-        self.coef = np.zeros(sampler.n_samples)
-        self.dots = np.zeros(sampler.n_samples)
+        self.dots = np.zeros(n_samples)
+        self.coef = np.zeros(n_samples)
         # ||x_i||^2, filled the first time row i takes part in an update (-1: not yet): a pass
         # over every row at set-up would cost as much as a third of an epoch on news20
-        self.rowsq = np.full(sampler.n_samples, -1.0)
+        self.rowsq = np.full(n_samples, -1.0)
         self.n_folds = 0
-        if (previous is not None and previous.nf == self.nf and previous.average == average
-                and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg):
-            # the same solve on new data (Solver.rebind): keep the representation, exactly
-            self.vu = np.array(previous.vu)
-            self.scale = previous.scale
-            self.sqnorm = previous.sqnorm
-            self.intercept = previous.intercept
-            self.avg_scale = previous.avg_scale
-            self.avg_intercept = previous.avg_intercept
-            self.n_folds = previous.n_folds
-            self._at_counters()
-        else:
-            self.reload()
-
-    def run(self, Py_ssize_t n_iter, Py_ssize_t max_samples):
-        """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples``
-        (if > 0) samples were processed. Returns an exit code; ``sync()`` writes ``w``."""
-        cdef int status
-        cdef LoopCounts c
-        cdef Counters pc = self.counters
-        if (pc.t != self.last_t or pc.n_samples != self.last_samples
-                or pc.n_avg != self.last_n_avg):
-            self.reload()   # the state was restored or edited from outside
-        self.t_limit = pc.t + n_iter
-        self.max_samples = max_samples
-        counts_load(pc, &c)
-        with nogil:
-            status = self._run(n_iter, max_samples, &c)
-        counts_store(&c, pc)
-        self.last_t = c.t
-        self.last_samples = c.n_samples
-        self.last_n_avg = c.n_avg
-        return status
-
-    def sync(self) -> None:
-        """Write the current iterate into ``w`` and the average into ``w_avg`` (O(n))."""
-        cdef Py_ssize_t n_avg = self.counters.n_avg
-        with nogil:
-            self._materialize(n_avg)
-
-    def reload(self) -> None:
-        """Rebuild the representation from ``w``, ``w_avg`` and the counters (O(n)): ``v = w``,
-        ``a = 1``, ``nu = ||w||^2``, ``u = n_avg w_avg``, ``alpha = 0``; drop batches drawn
-        ahead."""
-        cdef Py_ssize_t nf = self.nf, n_avg = self.counters.n_avg
-        vu = np.asarray(self.vu)
-        w_reg = np.asarray(self.w[:nf], dtype=np.float64)
-        vu[::self.st] = w_reg
-        if self.average:
-            vu[1::2] = (np.asarray(self.w_avg[:nf], dtype=np.float64) * n_avg) if n_avg > 0 else 0.0
-            self.avg_intercept = self.w_avg[nf] if (self.has_intercept and n_avg > 0) else 0.0
         self.scale = 1.0
-        self.sqnorm = float(np.dot(w_reg, w_reg))
-        self.intercept = self.w[nf] if self.has_intercept else 0.0
-        self.avg_scale = 0.0
-        self._at_counters()
+        self.sqnorm = 0.0
 
-    def get_state(self, *, bint data_state=True) -> dict:
-        """The representation (``v`` and ``u``, ``a``, ``nu``, ``b``, ``alpha``, ``b_avg``, the fold
-        count) and the counters as the loop left them; with ``data_state``, also the batches
-        drawn ahead and not run yet (none when ``run`` returned normally: only iterations of
-        the current call are drawn ahead)."""
-        cdef Py_ssize_t u, slot
-        state = {"loop": "scaled", "nf": int(self.nf), "average": bool(self.average),
-                 "vu": np.array(self.vu), "scale": float(self.scale),
-                 "sqnorm": float(self.sqnorm), "intercept": float(self.intercept),
-                 "avg_scale": float(self.avg_scale), "avg_intercept": float(self.avg_intercept),
-                 "n_folds": int(self.n_folds), "last_t": int(self.last_t),
-                 "last_samples": int(self.last_samples), "last_n_avg": int(self.last_n_avg)}
-        if data_state:
-            sizes = []
-            rows = []
-            for u in range(self.last_t, self.drawn_upto):
-                slot = u % PIPELINE
-                sizes.append(int(self.ring_size[slot]))
-                rows.append(np.array(self.ring[slot, :self.ring_size[slot]]))
-            state.update(drawn_upto=int(self.drawn_upto), exhausted_at=int(self.exhausted_at),
-                         ahead_samples=int(self.ahead_samples),
-                         pending_sizes=np.array(sizes, dtype=np.intp),
-                         pending=np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp))
-        return state
+    cdef int cy_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,
+                            Py_ssize_t n_ahead, double eps, double radius, Py_ssize_t n_avg,
+                            double* loss_out) noexcept nogil:
+        """The iteration's gradient, direction and update stages in scaled form (the module
+        docstring and ``_iterate.pxd``)."""
+        cdef Py_ssize_t s, i, nnz, j, n_upd = 0, upd_nnz = 0, st = self.st
+        cdef double inv = 1.0 / size, total = 0.0, loss, yi, gi, m, cf, dl, gb = 0.0
+        cdef double shrink, a_new, sq_new, bound, b_new, delta, dot, step_v, sc
+        cdef double lam = self.lam
+        cdef double a = self.scale, nu = self.sqnorm, b = self.intercept, al = self.avg_scale
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef bint v_changed, bulk, in_batch
+        cdef double* v = &self.vu[0]
+        cdef double* coef = &self.coef[0]
+        cdef double* dots = &self.dots[0]
+        cdef double* rowsq = &self.rowsq[0]
+        cdef const double* y = self.data.y
+        cdef const double* gw = self.data.grad_weight
+        if n_ahead > 0 and self.indptr != NULL:
+            self._prefetch_ahead(ahead, ahead_sizes, n_ahead)
+        # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
+        # (large batches: the prefetch stages within the batch as well)
+        in_batch = self.indptr != NULL and size > PREFETCH_ROWS
+        for s in range(size):
+            if in_batch:
+                if s + 3 * PREFETCH_ROWS < size:
+                    self._prefetch_pointers(batch[s + 3 * PREFETCH_ROWS])
+                if s + 2 * PREFETCH_ROWS < size:
+                    self._prefetch_row(batch[s + 2 * PREFETCH_ROWS])
+                if s + PREFETCH_ROWS < size and self.prefetch_entries:
+                    self._prefetch_entries(batch[s + PREFETCH_ROWS])
+            i = batch[s]
+            nnz = self.data.row_view(i, &d64, &d32, &ind)
+            dot = _dot(d64, d32, ind, nnz, v, st)
+            dots[s] = dot
+            yi = y[i]
+            gi = gw[i]
+            m = yi * (a * dot + b)
+            total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
+            cf = inv * gi * yi * dl
+            coef[s] = cf
+            if cf != 0.0:
+                gb += cf
+                n_upd += 1
+                upd_nnz += nnz
+        loss = total * inv + 0.5 * lam * nu
+        loss_out[0] = loss
+        if not isfinite(loss):
+            return ITERATE_NONFINITE_LOSS
+        # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.
+        shrink = 1.0 - eps * lam
+        a_new = a * shrink
+        sq_new = nu * shrink * shrink
+        if n_upd > 0:
+            bound = sqrt(sq_new)
+            for s in range(size):
+                if coef[s] != 0.0:
+                    i = batch[s]
+                    if rowsq[i] < 0.0:     # first update with row i (in cache: just read)
+                        nnz = self.data.row_view(i, &d64, &d32, &ind)
+                        rowsq[i] = _row_sqnorm(d64, d32, nnz)
+                    bound += fabs(eps * coef[s]) * sqrt(rowsq[i])
+        else:
+            bound = 0.0
+        b_new = b - eps * gb if self.has_intercept else 0.0
+        if not (bound < NORM_MAX and isfinite(a_new) and isfinite(b_new)):
+            return ITERATE_NONFINITE
+        v_changed = False
+        if a_new == 0.0 or fabs(a_new) < self.scale_min or fabs(a_new) > self.scale_max:
+            self._fold(a_new)          # a = 1, nu exact, alpha v moved into u
+            a = self.scale
+            sq_new = self.sqnorm
+            al = self.avg_scale
+            v_changed = True
+        else:
+            a = a_new
+        # Updating nu row by row needs x . v after each addition (another pass per row once
+        # rows overlap); when the added rows hold more entries than w has coordinates, adding
+        # them all and recomputing nu = a^2 ||v||^2 (O(n)) is cheaper ("bulk").
+        if n_upd > 0:
+            bulk = n_upd > 1 and upd_nnz > self.nf
+            for s in range(size):
+                cf = coef[s]
+                if cf == 0.0:
+                    continue
+                nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
+                delta = -eps * cf
+                if not bulk:
+                    dot = _dot(d64, d32, ind, nnz, v, st) if v_changed else dots[s]
+                    # ||w + delta x||^2 = ||w||^2 + 2 delta (w . x) + delta^2 ||x||^2,
+                    # w . x = a (v . x)
+                    sq_new += 2.0 * delta * a * dot + delta * delta * rowsq[batch[s]]
+                step_v = delta / a
+                _axpy(d64, d32, ind, nnz, step_v, v, st, -al * step_v, al != 0.0)
+                v_changed = True
+            if bulk:
+                sq_new = 0.0
+                for j in range(self.nf):
+                    sq_new += v[j * st] * v[j * st]
+                sq_new *= a * a
+        nu = sq_new if sq_new > 0.0 else 0.0
+        # 3. the projection onto {||w_reg|| <= radius}: a rescaling of a.
+        if radius > 0.0 and nu > radius * radius:
+            sc = radius / sqrt(nu)
+            a *= sc
+            nu *= sc * sc
+        self.scale = a
+        self.sqnorm = nu
+        self.intercept = b_new
+        # 4. the running average: alpha += a (the sum of the averaged iterates is alpha v + u).
+        if n_avg > 0:
+            self.avg_scale = al + a
+            self.avg_intercept += (b_new - self.avg_intercept) / n_avg
+        else:
+            self.avg_scale = al
+        return ITERATE_STEPPED
 
-    def set_state(self, state, *, bint new_data=False) -> None:
-        """Restore what :meth:`get_state` returned; the solve's counters must be restored
-        first. On new data (``new_data``) only the representation is kept, when the counters
-        are where the loop left them (as ``Solver.rebind`` keeps it); else the loop reloads
-        from ``w``."""
-        cdef Py_ssize_t u, slot, k, off, size
-        if state.get("loop") != "scaled":
-            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
-                                  "solve runs the scaled sparse loop: the solver's path, "
-                                  "components or data storage differ")
-        nf = state_value(state, "nf", int, self)
-        average = state_value(state, "average", bool, self)
-        if nf != self.nf or average != self.average:
-            raise CheckpointError(f"ScaledLoop: the checkpoint has {nf} features "
-                                  f"(averaging {average}), this solve {self.nf} "
-                                  f"({bool(self.average)}): it is of another problem")
-        last_t = state_value(state, "last_t", int, self)
-        last_n_avg = state_value(state, "last_n_avg", int, self)
-        if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
-            self.reload()
-            return
-        restore_array(self.vu, state, "vu", self)
-        self.scale = state_value(state, "scale", float, self)
-        self.sqnorm = state_value(state, "sqnorm", float, self)
-        self.intercept = state_value(state, "intercept", float, self)
-        self.avg_scale = state_value(state, "avg_scale", float, self)
-        self.avg_intercept = state_value(state, "avg_intercept", float, self)
-        self.n_folds = state_value(state, "n_folds", int, self)
-        if new_data:
-            self._at_counters()
-            return
-        drawn_upto = state_value(state, "drawn_upto", int, self)
-        sizes = state_array(state, "pending_sizes", self, np.intp)
-        pending = state_array(state, "pending", self, np.intp)
-        if (sizes.shape[0] != drawn_upto - last_t or sizes.shape[0] > PIPELINE
-                or int(sizes.sum()) != pending.shape[0]
-                or (sizes.shape[0] and int(sizes.max()) > self.ring.shape[1])):
-            raise CheckpointError("ScaledLoop: the checkpointed batches drawn ahead do not fit "
-                                  "this data")
-        off = 0
-        for k in range(sizes.shape[0]):
-            u = last_t + k
-            slot = u % PIPELINE
-            size = sizes[k]
-            np.asarray(self.ring)[slot, :size] = pending[off:off + size]
-            self.ring_size[slot] = size
-            off += size
-        self.drawn_upto = drawn_upto
-        self.exhausted_at = state_value(state, "exhausted_at", int, self)
-        self.ahead_samples = state_value(state, "ahead_samples", int, self)
-        self.last_t = last_t
-        self.last_samples = state_value(state, "last_samples", int, self)
-        self.last_n_avg = last_n_avg
+    cdef inline void _prefetch_ahead(self, const Py_ssize_t* const* ahead,
+                                     const Py_ssize_t* sizes, Py_ssize_t n_ahead) noexcept nogil:
+        """The three stages (CSR rows), for the first rows of each batch ahead: ``STAGE3``
+        iteration ahead the entries of ``v`` the rows touch (when ``v`` exceeds the cache),
+        ``STAGE2`` ahead the rows' lines, ``STAGE1`` ahead their pointers, labels, weights and
+        norms."""
+        cdef Py_ssize_t s, m
+        if n_ahead >= STAGE3 and self.prefetch_entries:
+            m = sizes[STAGE3 - 1] if sizes[STAGE3 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for s in range(m):
+                self._prefetch_entries(ahead[STAGE3 - 1][s])
+        if n_ahead >= STAGE2:
+            m = sizes[STAGE2 - 1] if sizes[STAGE2 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for s in range(m):
+                self._prefetch_row(ahead[STAGE2 - 1][s])
+        if n_ahead >= STAGE1:
+            m = sizes[STAGE1 - 1] if sizes[STAGE1 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for s in range(m):
+                self._prefetch_pointers(ahead[STAGE1 - 1][s])
 
-    cdef void _at_counters(self):
-        """No batch drawn ahead; the loop stands where the counters say."""
-        cdef Counters pc = self.counters
-        self.drawn_upto = pc.t
-        self.exhausted_at = -1
-        self.ahead_samples = 0
-        self.last_t = pc.t
-        self.last_samples = pc.n_samples
-        self.last_n_avg = pc.n_avg
-
-    cdef void _materialize(self, Py_ssize_t n_avg) noexcept nogil:
+    cdef void cy_sync(self, Py_ssize_t n_avg) noexcept nogil:
         """Write ``w = [a v, b]`` and ``w_avg = [(alpha v + u) / n_avg, b_avg]``."""
         cdef Py_ssize_t j, st = self.st
         cdef double a = self.scale, al = self.avg_scale, inv
@@ -475,186 +451,133 @@ cdef class ScaledLoop:
         for p in range(self.indptr[i], stop):
             SQNOPT_PREFETCH(v + self.xind[p] * self.st)
 
-    cdef int _fill(self, Py_ssize_t t, Py_ssize_t n_samples) noexcept nogil:
-        """Draw the batches of iterations ``t .. t + PIPELINE - 1`` that are not drawn yet and
-        will run in this call (iteration and sample budgets), and issue the prefetches of the
-        three stages. ``n_samples``: samples processed before iteration ``t``. Returns -1 if
-        the batch of ``t`` could not be drawn (the sampler is exhausted)."""
-        cdef Py_ssize_t u, slot, size, s, m, stop = t + PIPELINE
-        if stop > self.t_limit:
-            stop = self.t_limit
-        while self.drawn_upto < stop and self.exhausted_at < 0:
-            if (self.drawn_upto > t and self.max_samples > 0
-                    and n_samples + self.ahead_samples >= self.max_samples):
-                break   # that iteration will not run in this call: do not draw its batch
-            slot = self.drawn_upto % PIPELINE
-            size = self.sched.cy_batch_size(self.drawn_upto + 1)
-            if self.sampler.cy_draw(size, &self.ring[slot, 0]) != 0:
-                self.exhausted_at = self.drawn_upto
-                break
-            self.ring_size[slot] = size
-            self.ahead_samples += size
-            self.drawn_upto += 1
-        if self.exhausted_at == t:
-            return -1
-        if self.indptr != NULL:
-            for u in range(1, PIPELINE):
-                if t + u >= self.drawn_upto:
-                    break
-                slot = (t + u) % PIPELINE
-                m = self.ring_size[slot]
-                if m > PREFETCH_ROWS:
-                    m = PREFETCH_ROWS
-                for s in range(m):
-                    if u == STAGE1:
-                        self._prefetch_pointers(self.ring[slot, s])
-                    elif u == STAGE2:
-                        self._prefetch_row(self.ring[slot, s])
-                    elif u == STAGE3 and self.prefetch_entries:
-                        self._prefetch_entries(self.ring[slot, s])
-        return 0
+    def reload(self, Py_ssize_t n_avg) -> None:
+        """Rebuild the representation from ``w`` and ``w_avg`` (``n_avg`` iterates averaged):
+        ``v = w``, ``a = 1``, ``nu = ||w||^2``, ``u = n_avg w_avg``, ``alpha = 0`` (O(n))."""
+        cdef Py_ssize_t nf = self.nf
+        vu = np.asarray(self.vu)
+        w_reg = np.asarray(self.w[:nf], dtype=np.float64)
+        vu[::self.st] = w_reg
+        if self.average:
+            vu[1::2] = (np.asarray(self.w_avg[:nf], dtype=np.float64) * n_avg) if n_avg > 0 else 0.0
+            self.avg_intercept = self.w_avg[nf] if (self.has_intercept and n_avg > 0) else 0.0
+        self.scale = 1.0
+        self.sqnorm = float(np.dot(w_reg, w_reg))
+        self.intercept = self.w[nf] if self.has_intercept else 0.0
+        self.avg_scale = 0.0
 
-    cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
-        cdef Py_ssize_t it, s, i, size, nnz, st = self.st, j, n_upd, upd_nnz
-        cdef double inv, total, loss, yi, gi, m, cf, dl, gb, eps, shrink, a_new, sq_new, bound
-        cdef double b_new, delta, dot, step_v, sc
-        cdef const double* d64
-        cdef const float* d32
-        cdef const int* ind
-        cdef bint v_changed, bulk
-        cdef int status = LOOP_DONE
-        cdef Py_ssize_t* batch
-        cdef double* v = &self.vu[0]
-        cdef double* coef = &self.coef[0]
-        cdef double* dots = &self.dots[0]
-        cdef double* rowsq = &self.rowsq[0]
-        cdef double lam = self.lam
-        cdef double r2 = self.radius * self.radius
-        # the scalars of the representation, kept in locals (written back before returning)
-        cdef double a = self.scale, nu = self.sqnorm, b = self.intercept
-        cdef double al = self.avg_scale, b_avg = self.avg_intercept
+    def adopt(self, IterateKernel previous) -> bool:
+        """Take over ``previous``'s representation exactly when it is a scaled iterate of the
+        same features and averaging (the same solve on new data: ``Solver.rebind``)."""
+        if not isinstance(previous, ScaledIterate):
+            return False
+        cdef ScaledIterate p = <ScaledIterate> previous
+        if p.nf != self.nf or p.average != self.average:
+            return False
+        self.vu = np.array(p.vu)
+        self.scale = p.scale
+        self.sqnorm = p.sqnorm
+        self.intercept = p.intercept
+        self.avg_scale = p.avg_scale
+        self.avg_intercept = p.avg_intercept
+        self.n_folds = p.n_folds
+        return True
 
-        for it in range(n_iter):
-            if max_samples > 0 and c.n_samples >= max_samples:
-                status = LOOP_MAX_SAMPLES
-                break
-            if self._fill(c.t, c.n_samples) != 0:
-                status = LOOP_EXHAUSTED
-                break
-            batch = &self.ring[c.t % PIPELINE, 0]
-            size = self.ring_size[c.t % PIPELINE]
-            self.ahead_samples -= size
-            # 1. margins at w_t = a v + b: the minibatch loss and the coefficients c_i.
-            inv = 1.0 / size
-            total = 0.0
-            gb = 0.0
-            n_upd = 0
-            upd_nnz = 0
-            for s in range(size):
-                i = batch[s]
-                if self.indptr != NULL and size > PREFETCH_ROWS:
-                    # large batches: the same three stages within the batch
-                    if s + 3 * PREFETCH_ROWS < size:
-                        self._prefetch_pointers(batch[s + 3 * PREFETCH_ROWS])
-                    if s + 2 * PREFETCH_ROWS < size:
-                        self._prefetch_row(batch[s + 2 * PREFETCH_ROWS])
-                    if s + PREFETCH_ROWS < size and self.prefetch_entries:
-                        self._prefetch_entries(batch[s + PREFETCH_ROWS])
-                nnz = self.data.row_view(i, &d64, &d32, &ind)
-                dot = _dot(d64, d32, ind, nnz, v, st)
-                dots[s] = dot
-                yi = self.data.y[i]
-                gi = self.data.grad_weight[i]
-                m = yi * (a * dot + b)
-                total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
-                cf = inv * gi * yi * dl
-                coef[s] = cf
-                if cf != 0.0:
-                    gb += cf
-                    n_upd += 1
-                    upd_nnz += nnz
-            loss = total * inv + 0.5 * lam * nu
-            c.n_grad_evals += 1
-            if not isfinite(loss):
-                status = LOOP_NONFINITE_LOSS
-                break
-            c.loss_sum += loss
-            c.n_loss += 1
-            eps = self.step.cy_step_size(c.t)
-            # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.
-            shrink = 1.0 - eps * lam
-            a_new = a * shrink
-            sq_new = nu * shrink * shrink
-            if n_upd > 0:
-                bound = sqrt(sq_new)
-                for s in range(size):
-                    if coef[s] != 0.0:
-                        i = batch[s]
-                        if rowsq[i] < 0.0:     # first update with row i (in cache: just read)
-                            nnz = self.data.row_view(i, &d64, &d32, &ind)
-                            rowsq[i] = _row_sqnorm(d64, d32, nnz)
-                        bound += fabs(eps * coef[s]) * sqrt(rowsq[i])
-            else:
-                bound = 0.0
-            b_new = b - eps * gb if self.has_intercept else 0.0
-            if not (bound < NORM_MAX and isfinite(a_new) and isfinite(b_new)):
-                status = LOOP_NONFINITE_ITERATE
-                break
-            v_changed = False
-            if a_new == 0.0 or fabs(a_new) < self.scale_min or fabs(a_new) > self.scale_max:
-                self.avg_scale = al
-                self._fold(a_new)          # a = 1, nu exact, alpha v moved into u
-                a = self.scale
-                sq_new = self.sqnorm
-                al = self.avg_scale
-                v_changed = True
-            else:
-                a = a_new
-            # Updating nu row by row needs x . v after each addition (another pass per row once
-            # rows overlap); when the added rows hold more entries than w has coordinates, adding
-            # them all and recomputing nu = a^2 ||v||^2 (O(n)) is cheaper ("bulk").
-            bulk = n_upd > 1 and upd_nnz > self.nf
-            for s in range(size):
-                cf = coef[s]
-                if cf == 0.0:
-                    continue
-                nnz = self.data.row_view(batch[s], &d64, &d32, &ind)
-                delta = -eps * cf
-                if not bulk:
-                    dot = _dot(d64, d32, ind, nnz, v, st) if v_changed else dots[s]
-                    # ||w + delta x||^2 = ||w||^2 + 2 delta (w . x) + delta^2 ||x||^2,
-                    # w . x = a (v . x)
-                    sq_new += 2.0 * delta * a * dot + delta * delta * rowsq[batch[s]]
-                step_v = delta / a
-                _axpy(d64, d32, ind, nnz, step_v, v, st, -al * step_v, al != 0.0)
-                v_changed = True
-            if bulk:
-                sq_new = 0.0
-                for j in range(self.nf):
-                    sq_new += v[j * st] * v[j * st]
-                sq_new *= a * a
-            nu = sq_new if sq_new > 0.0 else 0.0
-            # 3. projection onto {||w_reg|| <= r}: a rescaling of a.
-            if self.has_proj and nu > r2:
-                sc = self.radius / sqrt(nu)
-                a *= sc
-                nu *= sc * sc
-            b = b_new
-            c.t += 1
-            c.n_samples += size
-            c.last_step = eps
-            c.last_loss = loss
-            # 4. Polyak-Ruppert average of the iterates after avg_start.
-            if self.average and c.t > self.avg_start:
-                c.n_avg += 1
-                al += a
-                b_avg += (b - b_avg) / c.n_avg
-        self.scale = a
-        self.sqnorm = nu
-        self.intercept = b
-        self.avg_scale = al
-        self.avg_intercept = b_avg
-        return status
+    def get_state(self) -> dict:
+        """The representation: ``v`` and ``u``, ``a``, ``nu``, ``b``, ``alpha``, ``b_avg``, the
+        fold count (copies)."""
+        return {"loop": "scaled", "nf": int(self.nf), "average": bool(self.average),
+                "vu": np.array(self.vu), "scale": float(self.scale),
+                "sqnorm": float(self.sqnorm), "intercept": float(self.intercept),
+                "avg_scale": float(self.avg_scale), "avg_intercept": float(self.avg_intercept),
+                "n_folds": int(self.n_folds)}
+
+    def check_state(self, state) -> None:
+        """Raise :class:`~sqnopt.checkpoint.CheckpointError` unless ``state`` is a scaled
+        representation of this problem."""
+        if state.get("loop") != "scaled":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the scaled sparse loop: the solver's path, "
+                                  "components or data storage differ")
+        nf = state_value(state, "nf", int, self)
+        average = state_value(state, "average", bool, self)
+        if nf != self.nf or average != self.average:
+            raise CheckpointError(f"ScaledLoop: the checkpoint has {nf} features "
+                                  f"(averaging {average}), this solve {self.nf} "
+                                  f"({bool(self.average)}): it is of another problem")
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        self.check_state(state)
+        restore_array(self.vu, state, "vu", self)
+        self.scale = state_value(state, "scale", float, self)
+        self.sqnorm = state_value(state, "sqnorm", float, self)
+        self.intercept = state_value(state, "intercept", float, self)
+        self.avg_scale = state_value(state, "avg_scale", float, self)
+        self.avg_intercept = state_value(state, "avg_intercept", float, self)
+        self.n_folds = state_value(state, "n_folds", int, self)
+
+
+cdef class ScaledLoop(CompiledLoop):
+    """The driver (:class:`~sqnopt.solver._loop.CompiledLoop`) with the scaled sparse iterate
+    (:class:`ScaledIterate`): first-order steps of a margin objective in O(nnz of the batch).
+
+    Built by :meth:`sqnopt.Solver.init_state` when :func:`scaled_loop_supported` holds; the
+    ``run`` contract of the driver. ``previous``: the loop this one replaces on new data
+    (``Solver.rebind``), whose representation is taken over when the counters are where it
+    left them.
+    """
+
+    def __init__(self, MarginObjectiveKernel objective, ScheduleKernel schedule, StepKernel step,
+                 ProjectionKernel projection, Sampler sampler, double[::1] w, double[::1] w_avg,
+                 Counters counters, bint average, Py_ssize_t avg_start,
+                 CompiledLoop previous=None):
+        if projection is not None and not projection.ball_radius > 0:
+            raise TypeError("the scaled loop supports no projection or an L2 ball only, got "
+                            f"{type(projection).__name__}")
+        if projection is not None and projection.n_reg != objective.data.n_features:
+            raise ValueError("the L2 ball must constrain exactly the feature weights")
+        iterate = ScaledIterate(objective, w, w_avg, average)
+        self.sched = schedule
+        self.step = step
+        self.sampler = sampler
+        self.w = w
+        self.w_avg = w_avg
+        self.counters = counters
+        self.average = average
+        self.avg_start = avg_start
+        self._iterate_setup(objective, iterate, projection)
+        if not (previous is not None and previous.iterate is not None
+                and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg
+                and iterate.adopt(previous.iterate)):
+            iterate.reload(counters.n_avg)
+
+    @property
+    def scale(self) -> float:
+        """The scale ``a`` of ``w_reg = a v``."""
+        return (<ScaledIterate> self.iterate).scale
+
+    @property
+    def sqnorm(self) -> float:
+        """``nu = ||w_reg||^2``."""
+        return self.iterate.sqnorm
+
+    @property
+    def intercept(self) -> float:
+        return (<ScaledIterate> self.iterate).intercept
+
+    @property
+    def avg_scale(self) -> float:
+        return (<ScaledIterate> self.iterate).avg_scale
+
+    @property
+    def avg_intercept(self) -> float:
+        return (<ScaledIterate> self.iterate).avg_intercept
+
+    @property
+    def n_folds(self) -> int:
+        """O(n) rescalings of ``v`` done so far."""
+        return (<ScaledIterate> self.iterate).n_folds
 
 
 cdef inline double _row_sqnorm(const double* d64, const float* d32, Py_ssize_t nnz) noexcept nogil:

@@ -122,13 +122,15 @@ class Solver(_Builder, _Runner):
         setting. The loop's BLAS calls are small, so threading them costs more than it gains
         (see :mod:`sqnopt.solver._blas`).
     path
-        Which iteration loop runs. ``"auto"``: on sparse (CSR) data, the scaled loop when the
-        combination allows it (margin objective, identity curvature, no projection or the L2
-        ball; an iteration then costs O(nnz of the batch), see
-        :mod:`sqnopt.solver._scaled_loop`), else the generic compiled loop when every component
-        is compiled, else the Python loop. ``"compiled"``: as ``"auto"`` but an error unless
-        every component is compiled. ``"generic"``: the generic compiled loop. ``"scaled"``: the
-        scaled loop, on dense data too (an error if the combination does not allow it).
+        Which loop and iterate representation run. ``"auto"``: on sparse (CSR) data, the
+        compiled driver with the scaled sparse iterate ``w = a v`` when the combination allows
+        it (margin objective, identity curvature, plain minibatch gradient, no line search, no
+        projection or a Euclidean ball; an iteration then costs O(nnz of the batch), see
+        :mod:`sqnopt.solver._scaled_loop`), else the compiled driver with the dense iterate
+        when every component is compiled, else the Python loop. ``"compiled"``: as ``"auto"``
+        but an error unless every component is compiled. ``"generic"``: the compiled driver
+        with the dense iterate. ``"scaled"``: the compiled driver with the scaled sparse
+        iterate, on dense data too (an error if the combination does not allow it).
         ``"python"``: the Python loop.
     """
 

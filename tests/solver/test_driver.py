@@ -1,12 +1,18 @@
-"""The compiled loops' carried state: the scaled sparse loop's checkpoint state keeps the
-format checkpoints were written in, so a restructured loop still reads them."""
+"""The one compiled driver and its iterate representations: the scaled sparse iterate is a
+component of :class:`CompiledLoop` (``ScaledLoop`` only builds the driver with it), its
+checkpoint state keeps the format older versions wrote, and the driver refuses what a
+coefficient-form update cannot apply."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
-from sqnopt import Fixed, Hinge, L2Ball, PegasosStep, Solver
+from sqnopt import Armijo, Fixed, Hinge, L2Ball, LogLoss, PegasosStep, Solver
+from sqnopt.solver._iterate import IterateKernel
+from sqnopt.solver._loop import CompiledLoop
+from sqnopt.solver._scaled_loop import ScaledIterate, ScaledLoop
 
 
 def _data() -> tuple[sp.csr_matrix, np.ndarray]:
@@ -21,7 +27,18 @@ def _pegasos(**kw: object) -> Solver:
                   average=True, random_state=0, **kw)  # type: ignore[arg-type]
 
 
-# The keys of the scaled loop's checkpoint state as checkpoints hold them.
+def test_scaled_loop_is_the_driver_with_the_scaled_iterate() -> None:
+    X, y = _data()
+    loop = _pegasos().init_state(X, y).loop
+    assert isinstance(loop, CompiledLoop) and isinstance(loop, ScaledLoop)
+    assert isinstance(loop.iterate, ScaledIterate) and isinstance(loop.iterate, IterateKernel)
+    assert loop.iterate.lookahead == 4          # batches drawn ahead for its prefetches
+    dense = _pegasos(path="generic").init_state(X, y).loop
+    assert type(dense) is CompiledLoop and dense.iterate is None
+
+
+# The keys of the scaled loop's checkpoint state as earlier versions wrote them: a checkpoint
+# saved before the loop became a component of the driver restores into it.
 SCALED_KEYS = {"loop", "nf", "average", "vu", "scale", "sqnorm", "intercept", "avg_scale",
                "avg_intercept", "n_folds", "last_t", "last_samples", "last_n_avg"}
 AHEAD_KEYS = {"drawn_upto", "exhausted_at", "ahead_samples", "pending_sizes", "pending"}
@@ -37,3 +54,16 @@ def test_scaled_state_keeps_its_checkpoint_format() -> None:
     assert full["pending_sizes"].shape == (0,)   # nothing drawn beyond the call's iterations
     assert set(state.loop.get_state(data_state=False)) == SCALED_KEYS
     assert full["last_t"] == 25 and full["nf"] == X.shape[1]
+
+
+def test_driver_refuses_what_a_coefficient_update_cannot_apply() -> None:
+    X, y = _data()
+    st = Solver(LogLoss(lam=1e-3), "identity", Fixed(5), Armijo(), path="generic",
+                random_state=0).init_state(X, y)
+    with pytest.raises(ValueError, match="line search needs the dense iterate"):
+        ScaledLoop(st.objective, st.schedule, st.step, None, st.sampler,  # type: ignore[arg-type]
+                   st.w, None, st.counters, False, 0)
+    with pytest.raises(ValueError, match="n_params"):
+        IterateKernel(0)
+    with pytest.raises(NotImplementedError):
+        IterateKernel(3).get_state()
