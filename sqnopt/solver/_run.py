@@ -266,7 +266,9 @@ class _Runner(_SolverConfig):
         c = state.counters
         ms = state.monitor
         with np.errstate(all="ignore"):
-            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            # the scaled loop keeps no direction vector (its steps are along the batch rows)
+            direction = state.buffers.get("direction")
+            dnorm = 0.0 if direction is None else float(np.linalg.norm(direction))
             wnorm = float(np.linalg.norm(state.output_iterate()))
         step = self._step_at(state)
         if ms.w_best is not None:
@@ -411,7 +413,11 @@ class _Runner(_SolverConfig):
                       "schedule": self.schedule.describe(), "step": self.step.describe()}
         if self.projection is not None:
             components["projection"] = self.projection.describe()
-        w = state.output_iterate().copy()
+        w = state.output_iterate()
+        if state.private and w.base is None:
+            state.private = False   # handed over once: the state is not run again by anyone
+        else:
+            w = w.copy()
         w.setflags(write=False)
         value: float | PendingObjective = fun if fun is not None else \
             PendingObjective(functools.partial(_objective_value, state.objective, w))

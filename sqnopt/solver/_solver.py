@@ -268,4 +268,6 @@ class Solver(_Builder, _Runner):
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolveResult:
         """Solve on ``(X, y)`` from ``w0`` (zeros by default); see :meth:`run` for the stops."""
-        return self.run(self.init_state(X, y, sample_weight, classes=classes, w0=w0))
+        state = self.init_state(X, y, sample_weight, classes=classes, w0=w0)
+        state.private = True        # the result may take the iterate's buffer: no copy
+        return self.run(state)

@@ -90,6 +90,9 @@ class SolverState:
     #: The solver's components and settings that shape an iteration (what a checkpoint of this
     #: state belongs to; set by the solver that built it).
     identity: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Nothing outside the solver references this state (``Solver.fit``'s own): the result of
+    #: its run takes the iterate's buffer instead of a copy.
+    private: bool = field(default=False, repr=False)
 
     def checkpoint(self, *, data_state: bool = True) -> Checkpoint:
         """Everything the solve carries from one iteration to the next, except the data.

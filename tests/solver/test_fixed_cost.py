@@ -97,3 +97,32 @@ def test_a_fitted_estimator_is_freed_without_the_cycle_collector() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_fit_hands_its_iterate_to_the_result_and_run_still_copies() -> None:
+    X, y = make_boxes(200, 5, random_state=0)
+    res = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(X, y)
+    assert not res.w.flags.writeable
+    # a state the caller holds keeps running: each result owns a copy of its iterate
+    solver = Solver.pegasos(1e-2, random_state=0)
+    state = solver.init_state(X, y)
+    first = solver.run(state, max_epochs=1)
+    kept = first.w.copy()
+    second = solver.run(state, max_epochs=1)
+    np.testing.assert_array_equal(first.w, kept)
+    assert not np.array_equal(second.w, first.w) and not first.w.flags.writeable
+
+
+def test_the_scaled_loop_allocates_no_generic_vectors_and_a_rebind_adds_them() -> None:
+    X, y = make_boxes(300, 6, random_state=1)
+    solver = Solver.pegasos(1e-2, random_state=0)
+    state = solver.init_state(sp.csr_matrix(X), y)
+    assert type(state.loop).__name__ == "ScaledLoop"
+    assert "grad" not in state.buffers and "direction" not in state.buffers
+    solver.run(state, max_epochs=1)
+    solver.rebind(state, X, y)              # dense rows: the generic compiled loop
+    assert type(state.loop).__name__ == "CompiledLoop"
+    for name in ("w_next", "grad", "grad_next", "direction", "v", "r"):
+        assert state.buffers[name].shape == (state.problem.n_params,)
+    res = solver.run(state, max_epochs=1)
+    assert res.status is Status.MAX_SAMPLES and np.all(np.isfinite(res.w))
