@@ -4,6 +4,7 @@ data, the sampler and the loop (:class:`~sqnopt.solver.Solver` inherits this par
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import os
@@ -474,7 +475,9 @@ def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) ->
                 f"gradient {component.describe()} cannot work with this objective: {exc}") from exc
 
 
+@functools.lru_cache(maxsize=1)
 def _physical_memory() -> int | None:
+    """The machine's memory in bytes (looked up once per process)."""
     try:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX

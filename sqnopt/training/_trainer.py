@@ -240,8 +240,9 @@ class Trainer:
                              f"{checkpoint_every!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         check_settings(self)
-        identity = fit_identity(self)
-        # the data's identity is only needed to check a resume and to stamp checkpoints
+        # the settings' and the data's identities are only needed to check a resume and to
+        # stamp checkpoints
+        identity = fit_identity(self) if resume is not None or checkpoint is not None else {}
         fingerprint = (fit_fingerprint(Xc, yarr, classes, weights)
                        if resume is not None or checkpoint is not None else {})
         if resume is not None:

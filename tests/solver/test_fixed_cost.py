@@ -126,3 +126,30 @@ def test_the_scaled_loop_allocates_no_generic_vectors_and_a_rebind_adds_them() -
         assert state.buffers[name].shape == (state.problem.n_params,)
     res = solver.run(state, max_epochs=1)
     assert res.status is Status.MAX_SAMPLES and np.all(np.isfinite(res.w))
+
+
+def test_labels_outside_the_given_classes_are_still_named_sorted_and_unique() -> None:
+    from sqnopt.data import encode_labels
+
+    y = np.array([2, 7, 1, 7, 5, 1, 9, 2])
+    with pytest.raises(ValueError, match=r"contains labels \[5, 7, 9\] not in classes=\[1, 2\]"):
+        encode_labels(y, "binary", classes=[2, 1])
+    enc, cls = encode_labels(np.array(["b", "a", "b"]), "binary", classes=["a", "b"])
+    np.testing.assert_array_equal(enc, [1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(cls, ["a", "b"])
+
+
+def test_an_immutable_component_keeps_its_description_and_a_changeable_one_does_not() -> None:
+    from sqnopt import LBFGS, LogLoss
+
+    c = LogLoss(lam=0.5)
+    assert c.describe() == "logloss(lam=0.5)" and "_sqnopt_described" in vars(c)
+    assert c.describe() == "logloss(lam=0.5)" and c == LogLoss(lam=0.5)
+    assert dataclasses.replace(c, lam=0.25).describe() == "logloss(lam=0.25)"
+    assert pickle.loads(pickle.dumps(c)).describe() == "logloss(lam=0.5)"
+    assert hash(c) == hash(LogLoss(lam=0.5))
+    # a setting of another type (here a NumPy scalar; in general possibly a mutable object)
+    # is described afresh each time
+    m = LogLoss(lam=np.float64(0.5))
+    assert m.describe() == "logloss(lam=np.float64(0.5))" and "_sqnopt_described" not in vars(m)
+    assert LBFGS().describe() == LBFGS().describe()
