@@ -204,10 +204,12 @@ class _Runner(_SolverConfig):
             # another kind, e.g. over a cluster's data, is evaluated now). A non-finite
             # iterate is still never returned (the monitor has watched the minibatch
             # objectives, and the loop their finiteness, throughout the run)
+            w_end = state.output_iterate()
             with np.errstate(all="ignore"):
-                finite = math.isfinite(float(np.sum(state.output_iterate())))
-            if not finite:
-                return self._diverged(state, "the iterate is non-finite at the end of the run")
+                sq = float(np.dot(w_end, w_end))   # NaN/inf entries, or an overflowing norm
+            if not math.isfinite(sq):
+                return self._diverged(state, f"the iterate is non-finite at the end of the run "
+                                             f"(||w||^2 = {sq})")
             return self._result(state, status, message, None, gnorm)
         fun = self._record(state)
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup

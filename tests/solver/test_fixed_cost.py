@@ -153,3 +153,15 @@ def test_an_immutable_component_keeps_its_description_and_a_changeable_one_does_
     m = LogLoss(lam=np.float64(0.5))
     assert m.describe() == "logloss(lam=np.float64(0.5))" and "_sqnopt_described" not in vars(m)
     assert LBFGS().describe() == LBFGS().describe()
+
+
+def test_an_iterate_too_large_to_square_at_the_end_of_a_run_is_divergence() -> None:
+    """Finite entries whose squared norm overflows: F(w) would be infinite (its lam/2 ||w||^2
+    term), as the eager final evaluation reported it; still DIVERGED."""
+    X, y = make_boxes(200, 4, random_state=0)
+    solver = Solver("logloss", "identity", Fixed(5), Constant(0.1), random_state=0)
+    state = solver.init_state(X, y)
+    state.w[:2] = 1e200
+    with np.errstate(all="ignore"), pytest.warns(DivergenceWarning, match=r"\|\|w\|\|\^2 = inf"):
+        res = solver.run(state, max_iter=0)
+    assert res.status is Status.DIVERGED
