@@ -139,7 +139,8 @@ class SolveResult:
     objective (in-memory data) that records no history does not pass over the data for it: it
     is computed on the first read of ``fun`` (one pass; not counted in ``eval_time``, which is
     the run's own evaluations) and the result keeps a reference to the objective bound to the
-    training data until then. Pickling or copying a result computes it first. (The end of such
+    training data until then (for :meth:`~sqnopt.Solver.fit`, only when that data is the
+    caller's own arrays, not a converted copy). Pickling or copying a result computes it first. (The end of such
     a run checks instead that the iterate and its squared norm are finite; the divergence
     monitor has watched the minibatch objectives throughout.)
     """

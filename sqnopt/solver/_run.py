@@ -198,7 +198,8 @@ class _Runner(_SolverConfig):
             message += (f"; not converged: gradient norm {gnorm:.3g} > gtol={lim.gtol:g} at "
                         "the last test" if math.isfinite(gnorm) else
                         f"; not converged: gtol={lim.gtol:g} was not met (no gradient tested)")
-        if not history_on and isinstance(state.objective, ObjectiveKernel):
+        if not history_on and state.lazy_objective and isinstance(state.objective,
+                                                                  ObjectiveKernel):
             # no pass over the data for F(w): the result computes it when ``fun`` is read (a
             # compiled kernel over in-memory data: a pure function of w; an objective of
             # another kind, e.g. over a cluster's data, is evaluated now). A non-finite

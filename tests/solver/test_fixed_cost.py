@@ -165,3 +165,25 @@ def test_an_iterate_too_large_to_square_at_the_end_of_a_run_is_divergence() -> N
     with np.errstate(all="ignore"), pytest.warns(DivergenceWarning, match=r"\|\|w\|\|\^2 = inf"):
         res = solver.run(state, max_iter=0)
     assert res.status is Status.DIVERGED
+
+
+def test_fit_leaves_the_objective_to_the_result_only_over_the_callers_own_data() -> None:
+    """A pending F(w) keeps the data alive: fine for the caller's arrays (views, no copy),
+    not for a copy the data layer made (a Fortran-ordered array, integer data, a COO matrix,
+    the regularised intercept's extra column): those fits evaluate F(w) at their end."""
+    X, y = make_boxes(200, 5, random_state=0)
+    X = np.ascontiguousarray(X)
+
+    def pending(Xin: object, **kw: object) -> bool:
+        res = Solver.pegasos(1e-2, max_epochs=1, random_state=0, **kw).fit(Xin, y)
+        return isinstance(res.__dict__["fun"], PendingObjective)
+
+    assert pending(X) and pending(sp.csr_matrix(X))
+    assert not pending(np.asfortranarray(X))
+    assert not pending(np.round(10 * X).astype(np.int64))
+    assert not pending(sp.coo_matrix(X))
+    assert not pending(X, fit_intercept="regularized")
+    # the same value either way
+    a = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(X, y)
+    b = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(np.asfortranarray(X), y)
+    assert a.fun == b.fun
