@@ -255,9 +255,28 @@ class Component(abc.ABC):
         return {name: getattr(self, name) for name in names}
 
     def describe(self) -> str:
-        """``name(param=value, ...)`` for messages and logs."""
-        inner = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{self.name or type(self).__name__}({inner})"
+        """``name(param=value, ...)`` for messages and logs.
+
+        A frozen dataclass whose settings are plain values (None, bool, int, float, str)
+        cannot change: its description is kept after the first call (a fit describes its
+        components for the result, the model and the checkpoint identity)."""
+        cached = getattr(self, "__dict__", {}).get(_DESCRIBED)
+        if cached is not None:
+            return str(cached)
+        params = self.params()
+        inner = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        text = f"{self.name or type(self).__name__}({inner})"
+        dc = getattr(type(self), "__dataclass_params__", None)
+        if (dc is not None and dc.frozen and hasattr(self, "__dict__")
+                and all(type(v) in _PLAIN for v in params.values())):
+            object.__setattr__(self, _DESCRIBED, text)
+        return text
+
+
+#: Where :meth:`Component.describe` keeps the description of an immutable component.
+_DESCRIBED = "_sqnopt_described"
+#: Setting types whose values cannot change (exact types: a subclass may be mutable).
+_PLAIN = frozenset({type(None), bool, int, float, str})
 
 
 class Objective(Component):

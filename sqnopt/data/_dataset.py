@@ -381,7 +381,9 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
             cls = np.unique(arr)
     else:
         cls = np.unique(np.asarray(classes))
-        unknown = np.setdiff1d(np.unique(arr), cls)
+        # membership test first (no sort of y); the unknown labels are sorted only to report
+        known = np.isin(arr, cls)
+        unknown = np.setdiff1d(np.unique(arr[~known]), cls) if not known.all() else cls[:0]
         if unknown.size:
             raise _fail("y", f"contains labels {unknown.tolist()[:5]} not in classes="
                         f"{cls.tolist()[:10]}", "Pass every label in `classes`")

@@ -4,6 +4,7 @@ data, the sampler and the loop (:class:`~sqnopt.solver.Solver` inherits this par
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import os
@@ -265,11 +266,9 @@ class _Builder(_SolverConfig):
         average = self.average is not False
         avg_start = 0 if isinstance(self.average, bool) else int(self.average)
         w_avg = w.copy() if average else None
-        buffers: dict[str, Any] = {
-            "w_next": np.zeros(p), "grad": np.zeros(p), "grad_next": np.zeros(p),
-            "direction": np.zeros(p), "v": np.zeros(p), "r": np.zeros(p),
-            **_batch_buffers(data.n_samples, csched_k is not None),
-        }
+        # the generic loops' vectors are added by _make_loop when it builds one (the scaled
+        # loop keeps its own: six unused vectors of n_params cost more than its set-up)
+        buffers: dict[str, Any] = _batch_buffers(data.n_samples, csched_k is not None)
         counters = Counters()
         use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
                                              proj_k, sampler, w, w_avg, buffers, counters,
@@ -391,6 +390,7 @@ class _Builder(_SolverConfig):
                               cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
                               previous if isinstance(previous, CompiledLoop) else None)
         else:
+            _vector_buffers(buffers, w.shape[0])
             loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
             loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
                             buffers["w_next"], buffers["grad"], buffers["grad_next"],
@@ -451,6 +451,18 @@ def _batch_buffers(n_samples: int, curvature_batch: bool) -> dict[str, Any]:
             "curvature_batch": np.zeros(n_samples if curvature_batch else 1, dtype=np.intp)}
 
 
+#: The generic loops' scratch vectors of ``n_params`` entries (:func:`_vector_buffers`).
+VECTOR_BUFFERS = ("w_next", "grad", "grad_next", "direction", "v", "r")
+
+
+def _vector_buffers(buffers: dict[str, Any], n_params: int) -> None:
+    """Add the generic loops' scratch vectors to ``buffers`` (in place) where missing: a state
+    first run by the scaled loop gets them when a rebind or restore builds a generic one."""
+    for name in VECTOR_BUFFERS:
+        if name not in buffers:
+            buffers[name] = np.zeros(n_params)
+
+
 def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) -> None:
     """Attach a gradient-estimator kernel to the objective kernel of the solve (a kernel without
     ``bind`` keeps no data-dependent state)."""
@@ -463,7 +475,9 @@ def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) ->
                 f"gradient {component.describe()} cannot work with this objective: {exc}") from exc
 
 
+@functools.lru_cache(maxsize=1)
 def _physical_memory() -> int | None:
+    """The machine's memory in bytes (looked up once per process)."""
     try:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX

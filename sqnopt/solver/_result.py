@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -86,12 +87,62 @@ class History:
                    np.zeros(0), np.zeros(0))
 
 
+class PendingObjective:
+    """``F(w)`` not computed yet: ``SolveResult(fun=PendingObjective(f))`` computes ``f()`` on
+    the first read of ``fun`` (see :class:`SolveResult`)."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute: Callable[[], float]) -> None:
+        self._compute = compute
+
+    def __call__(self) -> float:
+        return float(self._compute())
+
+
+class _Objective:
+    """The descriptor of :attr:`SolveResult.fun`: a float, or a :class:`PendingObjective`
+    replaced by its value on the first read (the instance stays frozen to assignment; only
+    the cache of the pending value changes)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Objective: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> float: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> float | _Objective:
+        if obj is None:
+            return self
+        value = obj.__dict__[self._name]
+        if isinstance(value, PendingObjective):
+            value = value()
+            obj.__dict__[self._name] = value
+        return float(value)
+
+    def __set__(self, obj: object, value: float | PendingObjective) -> None:
+        if not isinstance(value, PendingObjective):
+            value = float(value)
+        obj.__dict__[self._name] = value
+
+
 @dataclass(frozen=True)
 class SolveResult:
     """The outcome of :meth:`sqnopt.Solver.fit` / :meth:`sqnopt.Solver.run`.
 
     ``w`` is the full parameter vector (``n_blocks`` blocks of ``n_features`` weights followed by
     the intercept when fitted); ``coef`` and ``intercept`` split it.
+
+    ``fun`` is ``F(w)`` at the returned iterate on the training data. A run of a compiled
+    objective (in-memory data) that records no history does not pass over the data for it: it
+    is computed on the first read of ``fun`` (one pass; not counted in ``eval_time``, which is
+    the run's own evaluations) and the result keeps a reference to the objective bound to the
+    training data until then (for :meth:`~sqnopt.Solver.fit`, only when that data is the
+    caller's own arrays, not a converted copy). Pickling or copying a result computes it first. (The end of such
+    a run checks instead that the iterate and its squared norm are finite; the divergence
+    monitor has watched the minibatch objectives throughout.)
     """
 
     w: FloatArray
@@ -126,6 +177,11 @@ class SolveResult:
     #: iteration's own gradient, or a stopping test), else NaN.
     grad_norm: float = math.nan
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["fun"] = self.fun             # a pickle holds the value, not the training data
+        return state
+
     @property
     def success(self) -> bool:
         """True exactly when a requested tolerance was met (:attr:`Status.converged`): a budget
@@ -156,6 +212,10 @@ class SolveResult:
             return 0.0 if self.n_blocks == 1 else np.zeros(self.n_blocks)
         icpt = self.w.reshape(self.n_blocks, -1)[:, -1]
         return float(icpt[0]) if self.n_blocks == 1 else icpt.copy()
+
+
+# installed after the dataclass is made, so that ``fun`` stays a required field of type float
+SolveResult.fun = _Objective("fun")  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,19 @@ part)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 import sqnopt.solver._pyloop as codes
+from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._build import _check_positive, _SolverConfig
 from sqnopt.solver._result import (
@@ -21,10 +24,13 @@ from sqnopt.solver._result import (
     DivergenceWarning,
     History,
     IterationInfo,
+    PendingObjective,
     SolveResult,
     Status,
 )
 from sqnopt.solver._state import SolverState
+
+FloatArray = NDArray[np.float64]
 
 __all__: list[str] = []
 
@@ -192,7 +198,21 @@ class _Runner(_SolverConfig):
             message += (f"; not converged: gradient norm {gnorm:.3g} > gtol={lim.gtol:g} at "
                         "the last test" if math.isfinite(gnorm) else
                         f"; not converged: gtol={lim.gtol:g} was not met (no gradient tested)")
-        fun = self._record(state) if history_on else self._evaluate(state)[0]
+        if not history_on and state.lazy_objective and isinstance(state.objective,
+                                                                  ObjectiveKernel):
+            # no pass over the data for F(w): the result computes it when ``fun`` is read (a
+            # compiled kernel over in-memory data: a pure function of w; an objective of
+            # another kind, e.g. over a cluster's data, is evaluated now). A non-finite
+            # iterate is still never returned (the monitor has watched the minibatch
+            # objectives, and the loop their finiteness, throughout the run)
+            w_end = state.output_iterate()
+            with np.errstate(all="ignore"):
+                sq = float(np.dot(w_end, w_end))   # NaN/inf entries, or an overflowing norm
+            if not math.isfinite(sq):
+                return self._diverged(state, f"the iterate is non-finite at the end of the run "
+                                             f"(||w||^2 = {sq})")
+            return self._result(state, status, message, None, gnorm)
+        fun = self._record(state)
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
                                       and state.monitor.diverged(self.monitor, fun)):
             return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
@@ -249,7 +269,9 @@ class _Runner(_SolverConfig):
         c = state.counters
         ms = state.monitor
         with np.errstate(all="ignore"):
-            dnorm = float(np.linalg.norm(state.buffers["direction"]))
+            # the scaled loop keeps no direction vector (its steps are along the batch rows)
+            direction = state.buffers.get("direction")
+            dnorm = 0.0 if direction is None else float(np.linalg.norm(direction))
             wnorm = float(np.linalg.norm(state.output_iterate()))
         step = self._step_at(state)
         if ms.w_best is not None:
@@ -375,7 +397,9 @@ class _Runner(_SolverConfig):
             return math.nan
 
     def _result(self, state: SolverState, status: Status | None, message: str,
-                fun: float, grad_norm: float = math.nan) -> SolveResult:
+                fun: float | None, grad_norm: float = math.nan) -> SolveResult:
+        """The frozen result of ``state``; ``fun=None``: ``F`` at the result's iterate,
+        computed when the result's ``fun`` is first read (:class:`SolveResult`)."""
         c = state.counters
         h = state.history
         history = History(
@@ -392,12 +416,19 @@ class _Runner(_SolverConfig):
                       "schedule": self.schedule.describe(), "step": self.step.describe()}
         if self.projection is not None:
             components["projection"] = self.projection.describe()
-        w = state.output_iterate().copy()
+        w = state.output_iterate()
+        if state.private and w.base is None:
+            state.private = False   # handed over once: the state is not run again by anyone
+        else:
+            w = w.copy()
         w.setflags(write=False)
+        value: float | PendingObjective = fun if fun is not None else \
+            PendingObjective(functools.partial(_objective_value, state.objective, w))
         return SolveResult(
             w=w, n_features=state.data.n_features - self._constant_column,
             n_blocks=state.problem.n_blocks, fit_intercept=bool(self.fit_intercept),
-            classes=state.data.classes, fun=fun,
+            classes=state.data.classes,
+            fun=cast(float, value),   # a pending value is computed on the first read
             status=status or Status.CALLBACK, message=message, n_iter=c.t, n_samples=c.n_samples,
             n_curvature_samples=c.n_curvature_samples, n_secant_samples=c.n_secant_samples,
             n_reused_samples=c.n_reused_samples, n_search_samples=c.n_search_samples,
@@ -409,6 +440,12 @@ class _Runner(_SolverConfig):
             components=components, grad_norm=grad_norm,
             memory_bytes=int(self.curvature.memory_bytes(state.problem)
                              + self.gradient.memory_bytes(state.problem)))
+
+
+def _objective_value(objective: Any, w: FloatArray) -> float:
+    """``F(w)`` of a finished run's result (may be non-finite)."""
+    with np.errstate(all="ignore"):
+        return float(objective.value(w))
 
 
 def _values_per_sample(X: Any) -> float:

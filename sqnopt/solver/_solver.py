@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from sqnopt.interfaces import (
@@ -270,4 +271,19 @@ class Solver(_Builder, _Runner):
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolveResult:
         """Solve on ``(X, y)`` from ``w0`` (zeros by default); see :meth:`run` for the stops."""
-        return self.run(self.init_state(X, y, sample_weight, classes=classes, w0=w0))
+        state = self.init_state(X, y, sample_weight, classes=classes, w0=w0)
+        state.private = True        # the result may take the iterate's buffer: no copy
+        # a final F(w) left to the result keeps the data alive: only the caller's own arrays,
+        # never a converted copy that would otherwise go with the state
+        state.lazy_objective = _shares_input(state.data.X, X)
+        return self.run(state)
+
+
+def _shares_input(Xc: Any, X: Any) -> bool:
+    """Whether the validated design matrix ``Xc`` is (a view of) the caller's ``X``, no copy."""
+    if Xc is X:
+        return True
+    if sp.issparse(Xc):
+        return bool(sp.issparse(X) and isinstance(getattr(X, "data", None), np.ndarray)
+                    and np.may_share_memory(Xc.data, X.data))
+    return isinstance(X, np.ndarray) and bool(np.may_share_memory(Xc, X))

@@ -90,6 +90,13 @@ class SolverState:
     #: The solver's components and settings that shape an iteration (what a checkpoint of this
     #: state belongs to; set by the solver that built it).
     identity: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Nothing outside the solver references this state (``Solver.fit``'s own): the result of
+    #: its run takes the iterate's buffer instead of a copy.
+    private: bool = field(default=False, repr=False)
+    #: A run that records no history may leave ``F(w)`` to its result, computed when read
+    #: (the result then keeps the objective, bound to the data, until then): off for
+    #: ``Solver.fit`` on data the data layer had to convert, whose copy would be kept alive.
+    lazy_objective: bool = field(default=True, repr=False)
 
     def checkpoint(self, *, data_state: bool = True) -> Checkpoint:
         """Everything the solve carries from one iteration to the next, except the data.

@@ -92,8 +92,8 @@ def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray
                    results: Sequence[SolveResult], stacklevel: int) -> None:
     """Warn when the model's weighted training accuracy is below that of predicting the
     heaviest class: a failed solve when it did not converge, else a model (and data) no
-    better than a constant."""
-    pred = model.predict(X)
+    better than a constant. ``X`` is the validated training matrix (not checked again)."""
+    pred = model.labels_of_scores(model.scores_of(X))
     total = float(np.sum(weights))
     acc = float(np.sum(weights * (pred == y))) / total
     majority = max(float(np.sum(weights[y == c])) for c in classes) / total

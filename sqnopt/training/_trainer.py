@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -239,8 +240,9 @@ class Trainer:
                              f"{checkpoint_every!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         check_settings(self)
-        identity = fit_identity(self)
-        # the data's identity is only needed to check a resume and to stamp checkpoints
+        # the settings' and the data's identities are only needed to check a resume and to
+        # stamp checkpoints
+        identity = fit_identity(self) if resume is not None or checkpoint is not None else {}
         fingerprint = (fit_fingerprint(Xc, yarr, classes, weights)
                        if resume is not None or checkpoint is not None else {})
         if resume is not None:
@@ -257,7 +259,7 @@ class Trainer:
         else:
             records = resume_records(resume, n_sub)
             bitgens = [pending_bit_generator(r) for r in records]
-        self._solvers = [make_solver(self, setup, bg, self._on_report) for bg in bitgens]
+        self._solvers = [make_solver(self, setup, bg, _ReportTo(self)) for bg in bitgens]
         self._states = []
         saver = (None if checkpoint is None else
                  FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint))
@@ -420,7 +422,7 @@ class Trainer:
             seeds: list[Any] = [None] * n_sub
         else:
             seeds = [self.random_state] if n_sub == 1 else spawn_seeds(self.random_state, n_sub)
-        self._solvers = [make_solver(self, setup, seed, self._on_report) for seed in seeds]
+        self._solvers = [make_solver(self, setup, seed, _ReportTo(self)) for seed in seeds]
         self._states = []
         for j, solver in enumerate(self._solvers):
             ysub, csub = sub_labels(setup, y, j)
@@ -455,3 +457,19 @@ class Trainer:
 
     def _on_report(self, info: IterationInfo) -> bool | None:
         return report(self._bar, self.callback, info)
+
+
+class _ReportTo:
+    """The solvers' callback: :meth:`Trainer._on_report` through a weak reference, so that a
+    trainer and its solvers form no reference cycle and are freed as soon as the last reference
+    goes (a bound method would make one: trainer -> solvers -> callback -> trainer, kept with
+    the training data until the cyclic garbage collector runs)."""
+
+    __slots__ = ("_trainer",)
+
+    def __init__(self, trainer: Trainer) -> None:
+        self._trainer = weakref.ref(trainer)
+
+    def __call__(self, info: IterationInfo) -> bool | None:
+        trainer = self._trainer()
+        return None if trainer is None else trainer._on_report(info)
