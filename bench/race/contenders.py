@@ -474,6 +474,16 @@ CONTENDERS: list[Contender] = [
               "sweep", functools.partial(sqn_classifier, curvature="newton"), module="sklearn",
               max_budget=2000, max_params=5000,
               note="defaults with Newton's method; tol=None, max_iter = budget (passes)"),
+    Contender("SQNClassifier(curvature='truncated_newton')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature="truncated_newton"),
+              module="sklearn", max_budget=2000,
+              note="defaults with truncated Newton (full-batch Newton-CG, Armijo); tol=None, "
+                   "max_iter = budget"),
+    Contender("SQNClassifier(curvature='lbfgs')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature="lbfgs"), module="sklearn",
+              max_budget=2000,
+              note="defaults with L-BFGS (progressive batches, Armijo); tol=None, "
+                   "max_iter = budget"),
     # --- scikit-learn
     Contender("sklearn lbfgs", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("lbfgs"), module="sklearn", passes_kind="iterations"),
