@@ -280,13 +280,18 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       of iterations of about two passes plus that cost each, where L-BFGS needs tens of passes.
     * Truncated Newton (:class:`~sqnopt.curvature.TruncatedNewton`: Newton-CG on the whole
       data set with a line search, Hessian-vector products reusing the loss's second
-      derivatives computed once per iteration) when the objective provides Hessian-vector
-      products, is strongly convex, the rows are in memory, sparse, and there are at least as
-      many features as samples (hashed one-hot data such as criteo, bag-of-words such as
-      news20): the data term ``X' D X / N`` then has rank at most ``N``, so at least ``n - N``
-      of the Hessian's eigenvalues equal ``lam`` and CG converges in few products, while the
-      outer Newton iterations do not grow with the conditioning that slows L-BFGS down when
-      ``lam`` is small and many features are rare.
+      derivatives computed once per iteration) when the objective is a margin loss (one
+      parameter block) with Hessian-vector products, strongly convex, the rows are in memory,
+      sparse, of similar lengths (:func:`row_norm_spread` at most ``SAGA_SPREAD``) and there
+      are at least as many features as samples (hashed one-hot data such as criteo,
+      normalised bag-of-words such as news20): the data term ``X' D X / N`` then has rank at
+      most ``N``, so at least ``n - N`` of the Hessian's eigenvalues equal ``lam`` and CG
+      converges in few products, while the outer Newton iterations do not grow with the
+      conditioning that slows L-BFGS down when ``lam`` is small and many features are rare.
+      Rows of very different lengths (raw term counts) spread the rest of the spectrum over
+      orders of magnitude, so each CG solve runs to its cap of products: there (20-class
+      news20 on raw counts) L-BFGS was an order of magnitude faster. Softmax on such data was
+      not measured, so it keeps L-BFGS.
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
       O(10 n) memory and one pass per iteration, whatever the data's shape (news20's 1.2
@@ -313,7 +318,9 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
                 and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
             return Newton()
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
-            and X.shape[1] >= X.shape[0]):
+            and X.shape[1] >= X.shape[0]
+            and objective.n_blocks(max(int(n_classes), 2)) == 1
+            and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
         return TruncatedNewton()
     return LBFGS()
 

@@ -55,9 +55,16 @@ def test_recipe_runs_it_on_the_whole_data_set_with_a_line_search():
 def test_default_curvature_follows_the_data_shape():
     X, _ = _wide()
     assert recipes.default_curvature(LogLoss(), X, 2) == TruncatedNewton()
-    assert recipes.default_curvature(Softmax(), X, 3) == TruncatedNewton()
-    # more samples than features (and a Hessian too large to form): L-BFGS; dense: L-BFGS;
-    # no Hessian-vector products (hinge): SGD; lam = 0: L-BFGS
+    # softmax (not measured on such data), rows of very different lengths (one row 100
+    # times the others' squared norm), more samples than features (and a Hessian too large
+    # to form), dense data, lam = 0: L-BFGS; no Hessian-vector products (hinge): SGD
+    assert recipes.default_curvature(Softmax(), X, 3) == LBFGS()
+    long_row = X.tolil()
+    long_row[0, :] = 0.0
+    long_row[0, :600] = 1.0
+    long_row = long_row.tocsr()
+    assert recipes.row_norm_spread(long_row, np.ones(X.shape[0]), True) > recipes.SAGA_SPREAD
+    assert recipes.default_curvature(LogLoss(), long_row, 2) == LBFGS()
     tall = sp.random(6000, 5000, density=0.002, random_state=0, format="csr")
     assert recipes.default_curvature(LogLoss(), tall, 2) == LBFGS()
     assert recipes.default_curvature(LogLoss(), np.ones((20, 20000)), 2) == LBFGS()
