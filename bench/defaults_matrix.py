@@ -3,7 +3,7 @@ issue 19 ("no silent failure, robust defaults").
 
 For each data set of ``../shared/datasets`` (a9a, w8a, news20, mushrooms, dna, fashion-mnist)
 and each curvature model (the default ``"auto"``, ``lbfgs``, ``full_bfgs``, ``newton``,
-``newton_cg``, ``hessian_lbfgs``, ``regularized_bfgs``, ``adagrad``, ``quadratic_bound``,
+``newton_cg``, ``truncated_newton``, ``hessian_lbfgs``, ``regularized_bfgs``, ``adagrad``, ``quadratic_bound``,
 ``identity``) this fits
 
     SQNClassifier(alpha=1/N, curvature=c, fit_intercept=fi, random_state=0)
@@ -49,7 +49,7 @@ from _data import datasets_dir, load_svmlight_xz, read_idx  # noqa: E402
 
 DATASETS = ("a9a", "w8a", "mushrooms", "dna", "fashion-mnist", "news20")
 CURVATURES = ("auto", "lbfgs", "full_bfgs", "regularized_bfgs", "newton", "newton_cg",
-              "hessian_lbfgs", "adagrad", "quadratic_bound", "identity")
+              "truncated_newton", "hessian_lbfgs", "adagrad", "quadratic_bound", "identity")
 GOOD = 1e-2
 
 

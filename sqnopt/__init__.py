@@ -25,6 +25,7 @@ from sqnopt.curvature import (
     NewtonCG,
     QuadraticBound,
     RegularizedBFGS,
+    TruncatedNewton,
 )
 from sqnopt.interfaces import (
     BatchSchedule,
@@ -122,6 +123,7 @@ __all__ = [
     "SquaredHinge",
     "Status",
     "StepRule",
+    "TruncatedNewton",
     "Wolfe",
     "get_registry",
     "hookimpl",

@@ -12,9 +12,9 @@ declares the same properties gets the same recipe.
 the curvature model         recipe
 ==========================  =========================================================================
 exact curvature on its      the whole data set from the first iteration, for the gradient and the
-batch (Newton)              curvature batch (``Full()``), each step found by ``Armijo()``
-                            backtracking: the deterministic damped Newton method, whose
-                            tolerances the loop tests on each iteration's full gradient
+batch (Newton, truncated    curvature batch (``Full()``), each step found by ``Armijo()``
+Newton: ``full_batch``)     backtracking: the deterministic damped (or truncated) Newton method,
+                            whose tolerances the loop tests on each iteration's full gradient
 builds a majoriser from    semistochastic batches (Aravkin et al. 2014): gradient batches growing
 its own batches (SQB)       ``Geometric(100, 1.5)`` to the whole data set, bound batches
                             ``Fixed(1000)``, the constant step 1 of a majoriser, subset sampling
@@ -25,7 +25,9 @@ learns from secant pairs,   progressive batching with a line search (Friedlander
 or Newton-scaled            Byrd, Chin, Nocedal & Wu 2012): batches ``Geometric(1000, 2)`` of distinct
 directions (BFGS family)    samples growing to the whole data set, each step found by
                             ``Armijo()`` backtracking on its batch; from then on it is the
-                            deterministic method, whose tolerances the loop tests for free
+                            deterministic method, whose tolerances the loop tests for free;
+                            L-BFGS named without parameters keeps up to 30 pairs where its
+                            two-loop recursion is cheap next to a pass (:func:`lbfgs_memory`)
 normalized directions       ``Fixed(5)`` batches and the constant step ``1 / s``, with ``s`` the
 (AdaGrad)                   root-mean-square of the nonzero feature values: ``|d_j| <= 1``, so the
                             step is a distance in the units of the weights
@@ -49,6 +51,7 @@ from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
     DENSE_HESSIAN,
+    HESSIAN_VECTOR,
     LINEAR_SCORES,
     MARGIN,
     SMOOTH,
@@ -73,6 +76,7 @@ __all__ = [
     "feature_scale_spread",
     "gradient_step",
     "hessian_batch",
+    "lbfgs_memory",
     "lipschitz_estimate",
     "newton_cost_passes",
     "normalized_step",
@@ -93,6 +97,11 @@ HESSIAN_FRACTION = 10
 #: ``curvature="auto"`` takes Newton's method when forming and factoring the Hessian costs at
 #: most this many passes (:func:`newton_cost_passes`); measured in ``bench/newton_cost.py``.
 NEWTON_PASSES = 20.0
+#: L-BFGS memory of the progressive recipe: the default 10 of the component, raised up to
+#: LBFGS_MAX_MEMORY while the two-loop recursion costs at most a quarter of a gradient pass
+#: (:func:`lbfgs_memory`); measured in docs/benchmarks.md ("L-BFGS memory").
+LBFGS_MIN_MEMORY = 10
+LBFGS_MAX_MEMORY = 30
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
 BOUND_RATE = 1.5
@@ -269,6 +278,20 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       entries, few parameters -- a9a, w8a, mushrooms) and the rows are in memory (an array or
       a sparse matrix, not chunks out of core). It converges quadratically, in a handful
       of iterations of about two passes plus that cost each, where L-BFGS needs tens of passes.
+    * Truncated Newton (:class:`~sqnopt.curvature.TruncatedNewton`: Newton-CG on the whole
+      data set with a line search, Hessian-vector products reusing the loss's second
+      derivatives computed once per iteration) when the objective is a margin loss (one
+      parameter block) with Hessian-vector products, strongly convex, the rows are in memory,
+      sparse, of similar lengths (:func:`row_norm_spread` at most ``SAGA_SPREAD``) and there
+      are at least as many features as samples (hashed one-hot data such as criteo,
+      normalised bag-of-words such as news20): the data term ``X' D X / N`` then has rank at
+      most ``N``, so at least ``n - N`` of the Hessian's eigenvalues equal ``lam`` and CG
+      converges in few products, while the outer Newton iterations do not grow with the
+      conditioning that slows L-BFGS down when ``lam`` is small and many features are rare.
+      Rows of very different lengths (raw term counts) spread the rest of the spectrum over
+      orders of magnitude, so each CG solve runs to its cap of products: there (20-class
+      news20 on raw counts) L-BFGS was an order of magnitude faster. Softmax on such data was
+      not measured, so it keeps L-BFGS.
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
       O(10 n) memory and one pass per iteration, whatever the data's shape (news20's 1.2
@@ -276,10 +299,12 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     * For a non-smooth objective (hinge), where curvature means nothing, the identity (SGD).
 
     The threshold comes from ``bench/newton_cost.py`` (the measured cost of a Hessian in passes
-    and whole fits of both models; docs/choosing.md). Subsampled Newton-CG (``"newton_cg"``)
-    was faster on a low-dimensional set but far slower on badly conditioned high-dimensional
-    ones (``bench/full_batch_solvers.py``, ``docs/gradients.md``), so it is not a default."""
-    from sqnopt.curvature import LBFGS, Identity, Newton
+    and whole fits of both models; docs/choosing.md); the choice between truncated Newton and
+    L-BFGS from the race (``bench/race``, docs/benchmarks.md "Truncated Newton"). Subsampled
+    Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on badly
+    conditioned high-dimensional ones (``bench/full_batch_solvers.py``, ``docs/gradients.md``),
+    so it is not a default."""
+    from sqnopt.curvature import LBFGS, Identity, Newton, TruncatedNewton
     from sqnopt.curvature._components import NEWTON_MAX_PARAMS
 
     if SMOOTH not in objective.capabilities:
@@ -292,7 +317,29 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
             return Newton()
+    if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
+            and X.shape[1] >= X.shape[0]
+            and objective.n_blocks(max(int(n_classes), 2)) == 1
+            and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
+        return TruncatedNewton()
     return LBFGS()
+
+
+def lbfgs_memory(X: Any) -> int:
+    r"""The L-BFGS memory ``m`` of the progressive recipe: the largest in
+    ``[LBFGS_MIN_MEMORY, LBFGS_MAX_MEMORY]`` whose two-loop recursion (``4 m n`` multiply-adds
+    for ``n = K (p + 1)`` parameters) costs at most a quarter of a full gradient pass
+    (``2 K nnz``: the scores and the gradient's scatter), i.e. ``m <= nnz / (8 (p + 1))``,
+    whatever the number of classes ``K``. More pairs model more of the Hessian's spectrum, so
+    the deterministic phase needs fewer iterations (Nocedal & Wright 2006, Sec. 7.2: ``m``
+    between 3 and 20 is common, larger for ill-conditioned problems); where the data are dense
+    relative to the parameters that costs next to nothing, while on hashed sparse data (a few
+    entries per row among many columns) the recursion would cost more than the pass and the
+    memory stays 10. ``nnz`` is the number of stored entries of a sparse matrix, else ``N p``."""
+    n_rows, p = X.shape
+    nnz = float(X.nnz) if sp.issparse(X) else float(n_rows) * float(p)
+    m = int(nnz // (8.0 * (p + 1)))
+    return int(min(max(m, LBFGS_MIN_MEMORY), LBFGS_MAX_MEMORY))
 
 
 def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureModel:
@@ -329,6 +376,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     docstring). ``schedule``, ``step``, ``sampling`` and ``gradient`` given as components or a
     sampling name are kept; ``"auto"`` ones come from the recipe. ``grad_weight`` are the
     samples' weights in the gradient (their mean scales the automatic step)."""
+    from sqnopt.curvature import LBFGS
     from sqnopt.gradients import SAGA, Minibatch
 
     curvature = _tuned(curvature, curvature_by_name, float(objective.lam))
@@ -371,6 +419,10 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         full_phase, report = True, 10
     elif secant_like:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
+        if (curvature_by_name and auto_schedule and isinstance(curvature, LBFGS)
+                and not curvature.needs_curvature_batch
+                and curvature.memory == LBFGS.memory):
+            curvature = dataclasses.replace(curvature, memory=lbfgs_memory(X))
         rec_step = Armijo()
         rec_sampling = "subset"
         full_phase, report = True, 10

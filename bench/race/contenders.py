@@ -197,6 +197,16 @@ def preset_available(name: str) -> Callable[[], str | None]:
     return check
 
 
+class _LBFGSAsBuilt:
+    """``LBFGS()`` built when the estimator resolves it (the import of sqnopt stays lazy)."""
+
+    def __repr__(self) -> str:
+        return "LBFGS()"
+
+
+_LBFGS_AS_BUILT = _LBFGSAsBuilt()
+
+
 def sqn_classifier(p: Problem, params: Params, budget: int, seed: int, **kw: Any
                    ) -> tuple[Callable[[], Any], Callable[[], tuple[Any, float, int]]]:
     """``SQNClassifier()`` at its defaults, except what poses the race's problem (``loss``,
@@ -204,6 +214,10 @@ def sqn_classifier(p: Problem, params: Params, budget: int, seed: int, **kw: Any
     (no early stop, so that ``max_iter`` is the budget); ``kw``: settings of a variant."""
     from sqnopt import SQNClassifier
 
+    if isinstance(kw.get("curvature"), _LBFGSAsBuilt):
+        from sqnopt import LBFGS
+
+        kw = {**kw, "curvature": LBFGS()}
     loss = "logloss" if p.loss == "softmax" else _NAMES[p.loss]
     est = SQNClassifier(loss=loss, alpha=p.alpha, fit_intercept=False, max_iter=budget,
                         tol=None, random_state=seed, **kw)
@@ -474,6 +488,17 @@ CONTENDERS: list[Contender] = [
               "sweep", functools.partial(sqn_classifier, curvature="newton"), module="sklearn",
               max_budget=2000, max_params=5000,
               note="defaults with Newton's method; tol=None, max_iter = budget (passes)"),
+    Contender("SQNClassifier(curvature='truncated_newton')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature="truncated_newton"),
+              module="sklearn", max_budget=2000,
+              note="defaults with truncated Newton (full-batch Newton-CG, Armijo); tol=None, "
+                   "max_iter = budget"),
+    Contender("SQNClassifier(curvature=LBFGS())", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature=_LBFGS_AS_BUILT), module="sklearn",
+              max_budget=2000,
+              note="defaults with L-BFGS as built (memory 10, the recipe does not tune a "
+                   "model instance: the default of criteo, news20, dna before truncated Newton "
+                   "and the memory rule); tol=None, max_iter = budget"),
     # --- scikit-learn
     Contender("sklearn lbfgs", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("lbfgs"), module="sklearn", passes_kind="iterations"),

@@ -13,6 +13,7 @@ from sqnopt.curvature._components import (
     Newton,
     NewtonCG,
     RegularizedBFGS,
+    TruncatedNewton,
 )
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
@@ -46,4 +47,5 @@ __all__ = [
     "RESEigKernel",
     "RegularizedBFGS",
     "SecantKernel",
+    "TruncatedNewton",
 ]

@@ -381,9 +381,10 @@ class NewtonCG(CurvatureModel):
     def __post_init__(self) -> None:
         if not (isinstance(self.max_iter, int) and not isinstance(self.max_iter, bool)
                 and self.max_iter >= 1):
-            raise ValueError(f"NewtonCG: max_iter must be an integer >= 1, got {self.max_iter!r}")
+            raise ValueError(f"{type(self).__name__}: max_iter must be an integer >= 1, got "
+                             f"{self.max_iter!r}")
         if self.forcing is not None:
-            _check_number("NewtonCG", "forcing", self.forcing, low=0.0, strict=True, high=1.0)
+            _check_number(type(self).__name__, "forcing", self.forcing, low=0.0, strict=True, high=1.0)
 
     def memory_bytes(self, problem: Problem) -> int:
         K = max(problem.n_blocks, 1)
@@ -393,6 +394,48 @@ class NewtonCG(CurvatureModel):
         return NewtonCGKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
                               int(self.max_iter),
                               0.0 if self.forcing is None else float(self.forcing))
+
+
+@dataclass(frozen=True)
+class TruncatedNewton(NewtonCG):
+    r"""Truncated Newton: Newton-CG on the whole data set, each direction
+    :math:`\nabla^2 F(w)\, d \approx g` solved by conjugate gradients from Hessian-vector
+    products of the full objective.
+
+    The kernel is :class:`NewtonCG`'s; the model declares ``full_batch``, so the recipe runs it
+    deterministically from the first iteration (gradient and curvature batch the whole data
+    set, an ``Armijo()`` line search from the unit step): the line-search truncated Newton
+    method (Dembo, Eisenstat & Steihaug 1982; Nash 2000; Nocedal & Wright 2006, Alg. 7.1), the
+    outer method scikit-learn calls ``newton-cg``. Per outer iteration the loss's second
+    derivatives at the scores, :math:`D = \ell''(m)` (for softmax
+    :math:`\operatorname{diag}(p) - p p^\top` from the probabilities), are computed once, and
+    every CG iteration is one product :math:`X^\top (D (X v)) / N + \lambda v`: one sparse
+    ``X v`` and one ``X^T u``, about the cost of a gradient without the exponentials. CG stops
+    at the relative residual ``forcing`` (``None``: :math:`\min(0.5, \sqrt{\|g\|})`,
+    superlinear near the optimum) or after ``max_iter`` products.
+
+    Unlike L-BFGS, whose iteration count grows with the conditioning of the problem, the outer
+    iterations of Newton's method do not depend on it (affine invariance), and CG needs few
+    products where the Hessian's spectrum is clustered -- the case of many rare sparse features
+    with a small ``lam`` (hashed one-hot data), where :func:`sqnopt.recipes.default_curvature`
+    picks it. Requires the ``hessian_vector`` capability.
+
+    Parameters
+    ----------
+    max_iter
+        CG iterations (Hessian-vector products) per direction.
+    forcing
+        Relative residual at which CG stops; ``None`` for the forcing sequence above. The
+        default is a fixed ``0.25``: the sequence above depends on the scale of the gradient,
+        and with a small ``lam`` (gradients small from the start) it asks CG for accurate
+        solves far from the optimum, each costing many products.
+    """
+
+    max_iter: int = 50
+    forcing: float | None = 0.25
+    name = "truncated_newton"
+    full_batch = True
+    requires = frozenset({SMOOTH, HESSIAN_VECTOR})
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from sqnopt.curvature._components import (
     Newton,
     NewtonCG,
     RegularizedBFGS,
+    TruncatedNewton,
 )
 from sqnopt.curvature._first_order import AdaGrad
 from sqnopt.registry._registry import hookimpl
@@ -26,3 +27,4 @@ def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("hessian_lbfgs", HessianLBFGS, aliases=("sqn", "slbfgs"))
     register("newton", Newton, aliases=("newton_cholesky",))
     register("newton_cg", NewtonCG, aliases=("subsampled_newton", "hessian_free"))
+    register("truncated_newton", TruncatedNewton, aliases=("full_newton_cg",))

@@ -55,6 +55,7 @@ __all__ = [
     "QuadraticBoundKernelNumPy",
     "QuadraticBoundNumPy",
     "RegularizedBFGSNumPy",
+    "TruncatedNewtonNumPy",
     "cg_numpy",
     "lsqr_numpy",
 ]
@@ -554,6 +555,18 @@ class NewtonCGNumPy(CurvatureModel):
 
     def init(self, problem: Problem) -> NewtonCGKernelNumPy:
         return NewtonCGKernelNumPy(problem.n_params, self.max_iter, self.forcing or 0.0)
+
+
+@dataclass(frozen=True)
+class TruncatedNewtonNumPy(NewtonCGNumPy):
+    """Reference twin of :class:`sqnopt.curvature.TruncatedNewton`: the same CG kernel twin,
+    declared ``full_batch`` like the compiled model, with its defaults."""
+
+    max_iter: int = 50
+    forcing: float | None = 0.25
+    name = "truncated_newton_numpy"
+    full_batch = True
+    requires = frozenset({SMOOTH, HESSIAN_VECTOR})
 
 
 class NewtonKernelNumPy:

@@ -71,9 +71,12 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     curvature : "auto", str, (name, params) or CurvatureModel, default="auto"
         Search-direction model: ``"auto"`` picks ``"newton"`` (Newton's method with the exact
         Hessian, on the whole data set) for smooth losses with ``alpha > 0`` when a Hessian costs
-        at most a few tens of passes (few parameters, rows with few entries), else ``"lbfgs"``
-        (limited-memory BFGS), and ``"identity"`` for the hinge (see
-        :func:`sqnopt.recipes.default_curvature`); ``"newton_cg"`` (subsampled Newton-CG),
+        at most a few tens of passes (few parameters, rows with few entries), else
+        ``"truncated_newton"`` (Newton-CG on the whole data set) for a binary loss on sparse
+        rows of similar length with at least as many features as samples, else ``"lbfgs"``
+        (limited-memory BFGS), and
+        ``"identity"`` for the hinge (see :func:`sqnopt.recipes.default_curvature`);
+        ``"newton_cg"`` (subsampled Newton-CG),
         ``"full_bfgs"`` (BFGS), ``"regularized_bfgs"`` (RES), ``"quadratic_bound"`` (SQB; a
         ``"logloss"`` is then solved in its log-linear form), ``"adagrad"``, ``"identity"``
         (SGD), and whatever plugins register. ``sqnopt list`` shows them.

@@ -33,6 +33,7 @@ from sqnopt.curvature import (
     NewtonCG,
     QuadraticBound,
     RegularizedBFGS,
+    TruncatedNewton,
 )
 from sqnopt.datasets import make_boxes
 from sqnopt.interfaces import CurvatureModel, Problem
@@ -151,14 +152,16 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     assert recipes.stochastic_batch(LogLoss(), Identity(), wide) == 5        # the scaled path
     assert recipes.stochastic_batch(Softmax(), Identity(), wide) == 40
     # the curvature follows the data's shape: Newton where a Hessian costs a few passes (four
-    # dense features), L-BFGS where it would cost thousands (5000 features, 10 per row) or
-    # is singular (lam = 0), or the rows are not in memory (a shape only)
+    # dense features), truncated Newton where it would cost thousands on sparse data with more
+    # features than samples (5000 features, 10 per row), L-BFGS where the data has more rows
+    # than features, or the Hessian is singular (lam = 0), or the rows are not in memory
     assert recipes.newton_cost_passes(X, 1) == pytest.approx(
         (3000 * 4 * 5 / 2 + 16 + 64 / 3) / (2 * 3000 * 4))
     assert recipes.default_curvature(LogLoss(), X, 2) == Newton()
     assert recipes.default_curvature(Softmax(), X, 3) == Newton()
     assert recipes.newton_cost_passes(wide, 1) > 100 * recipes.NEWTON_PASSES
-    assert recipes.default_curvature(LogLoss(), wide, 2) == LBFGS()
+    assert recipes.default_curvature(LogLoss(), wide, 2) == TruncatedNewton()
+    assert recipes.default_curvature(LogLoss(), sp.vstack([wide] * 13).tocsr(), 2) == LBFGS()
     assert recipes.default_curvature(LogLoss(lam=0.0), X, 2) == LBFGS()
     assert recipes.default_curvature(LogLoss(), _ShapeOnly(X.shape), 2) == LBFGS()
     assert recipes.default_curvature(Hinge(), X, 2) == Identity()
@@ -287,3 +290,25 @@ class _ShapeOnly:
 
     def __init__(self, shape: tuple[int, int]) -> None:
         self.shape = shape
+
+
+def test_progressive_lbfgs_memory_follows_the_cost_of_its_two_loop_recursion():
+    """Named without parameters, L-BFGS keeps up to 30 pairs while the two-loop recursion
+    (4 m n) costs at most a quarter of a gradient pass (2 K nnz): m = nnz / (8 (p + 1))."""
+    dense = np.ones((400, 20))
+    hashed = sp.random(400, 5000, density=0.002, random_state=0, format="csr")
+    mid = sp.random(400, 50, density=0.5, random_state=0, format="csr")
+    assert recipes.lbfgs_memory(dense) == 30                       # 400 * 20 / 168 = 47
+    assert recipes.lbfgs_memory(hashed) == 10                      # 4000 / 40008 < 1
+    assert recipes.lbfgs_memory(mid) == mid.nnz // (8 * 51)        # in between
+    w = np.ones(400)
+    r = recipes.choose(LogLoss(lam=1e-3), LBFGS(), dense, w, fit_intercept=False,
+                       curvature_by_name=True)
+    assert r.curvature == LBFGS(memory=30)
+    # a model built by the user, an explicit memory, a user schedule: kept as given
+    assert recipes.choose(LogLoss(lam=1e-3), LBFGS(), dense, w,
+                          fit_intercept=False).curvature == LBFGS()
+    assert recipes.choose(LogLoss(lam=1e-3), LBFGS(memory=5), dense, w, fit_intercept=False,
+                          curvature_by_name=True).curvature == LBFGS(memory=5)
+    assert recipes.choose(LogLoss(lam=1e-3), LBFGS(), dense, w, fit_intercept=False,
+                          schedule=Full(), curvature_by_name=True).curvature == LBFGS()
