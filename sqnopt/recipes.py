@@ -292,7 +292,8 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       orders of magnitude, so each CG solve runs to its cap of products: there (20-class
       news20 on raw counts) L-BFGS was an order of magnitude faster. Softmax on such data was
       not measured, so it keeps L-BFGS.
-    * Otherwise, for a smooth objective, limited-memory BFGS (memory 10), whose recipe grows its
+    * Otherwise, for a smooth objective, limited-memory BFGS (memory 10 to 30:
+      :func:`lbfgs_memory`), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
       O(10 n) memory and one pass per iteration, whatever the data's shape (news20's 1.2
       million softmax weights, criteo's hashed features, dense images with many classes).
@@ -335,9 +336,10 @@ def lbfgs_memory(X: Any) -> int:
     between 3 and 20 is common, larger for ill-conditioned problems); where the data are dense
     relative to the parameters that costs next to nothing, while on hashed sparse data (a few
     entries per row among many columns) the recursion would cost more than the pass and the
-    memory stays 10. ``nnz`` is the number of stored entries of a sparse matrix, else ``N p``."""
+    memory stays 10. ``nnz`` is the number of stored entries of a sparse matrix (or of data
+    described by its shape and ``nnz``, as the Dask estimator's), else ``N p``."""
     n_rows, p = X.shape
-    nnz = float(X.nnz) if sp.issparse(X) else float(n_rows) * float(p)
+    nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
     m = int(nnz // (8.0 * (p + 1)))
     return int(min(max(m, LBFGS_MIN_MEMORY), LBFGS_MAX_MEMORY))
 

@@ -237,7 +237,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         k = int(data.classes.shape[0])
         objective, strategy = choose_strategy(objective_with_lam(self.loss, float(self.alpha)),
                                               k, self.multiclass)
-        stand_in = _Shape(data.n_samples, data.n_features - int(data.constant_column))
+        stand_in = _Shape(data.n_samples, data.n_features - int(data.constant_column),
+                          data.nnz - (data.n_samples if data.constant_column else 0))
         requested = requested_components(objective, stand_in, k, curvature=self.curvature,
                                          schedule=self.schedule, step=self.step,
                                          gradient=self.gradient)
@@ -533,11 +534,12 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
 
 class _Shape:
-    """Stands in for ``X`` where the recipes read only its shape."""
+    """Stands in for ``X`` where the recipes read only its shape and its number of stored
+    values (all of them for dense chunks)."""
 
-    def __init__(self, n_samples: int, n_features: int) -> None:
+    def __init__(self, n_samples: int, n_features: int, nnz: int) -> None:
         self.shape = (n_samples, n_features)
-        self.nnz = 0
+        self.nnz = int(nnz)
 
 
 def _batch_size(schedule: BatchSchedule, n_samples: int) -> int:

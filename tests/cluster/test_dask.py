@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed", exc_type=ImportError)
 pytest.importorskip("sklearn")
 
 from sqnopt import LBFGS, SVRG, Armijo, Fixed, Full, LogLoss, Softmax, Solver  # noqa: E402
-from sqnopt import SQNClassifier, SQNConvergenceWarning  # noqa: E402
+from sqnopt import SQNClassifier, SQNConvergenceWarning, recipes  # noqa: E402
 from sqnopt.dask import (  # noqa: E402
     ChunkedData,
     DaskSQNClassifier,
@@ -121,6 +121,23 @@ def test_estimator_defaults_equal_sqnclassifier(client: Any) -> None:
                                   local.predict(X))
     np.testing.assert_allclose(dist.predict_proba(X), local.predict_proba(X), atol=1e-7)
     assert dist.score(*_dask(X, y)) == pytest.approx(local.score(X, y))
+
+
+def test_estimator_defaults_read_sparse_chunks_as_sqnclassifier_reads_the_matrix(
+        client: Any) -> None:
+    """The default recipe's L-BFGS memory follows the stored values (recipes.lbfgs_memory):
+    the distributed fit counts them from the chunks' summaries, so on sparse chunks it runs
+    SQNClassifier's iterates (18 pairs here, where the dense formula would give 30; about 50
+    iterations, so the memory shows in the iterates)."""
+    X, y = _binary(n=500, p=40, sparse=True)
+    assert recipes.lbfgs_memory(X) == 18
+    local = SQNClassifier(alpha=1e-5, random_state=3, curvature="lbfgs", tol=1e-8).fit(X, y)
+    dist = DaskSQNClassifier(alpha=1e-5, random_state=3, local_batch=0,
+                             tol=1e-8).fit(*_dask(X, y, 200))
+    assert dist.distributed_ and dist.converged_ and local.converged_
+    assert (dist.n_iter_, dist.t_) == (local.n_iter_, local.t_)
+    assert _rel(dist.history_.objective[-1], local.history_.objective[-1]) <= RTOL
+    np.testing.assert_allclose(dist.coef_, local.coef_, atol=1e-7)
 
 
 def test_sqb_equals_one_machine(client: Any) -> None:
