@@ -331,9 +331,12 @@ class CurvatureModel(Component):
     needs_secant_pair: ClassVar[bool] = False
     #: The driver must draw an independent curvature batch each iteration (SQB).
     needs_curvature_batch: ClassVar[bool] = False
-    #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the solver run
-    #: margin objectives on the scaled sparse iterate (:mod:`sqnopt.solver._scaled_loop`).
-    is_identity: ClassVar[bool] = False
+    #: The direction is the gradient itself (``H = I``, nothing learnt). Lets the recipes keep
+    #: small batches and the solver run margin objectives on the scaled sparse iterate
+    #: (:mod:`sqnopt.solver._scaled_loop`). The model's kernel declares the same attribute
+    #: (``CurvatureKernel.direction_is_gradient``), which the driver reads; the solver refuses
+    #: a model whose kernel says otherwise.
+    direction_is_gradient: ClassVar[bool] = False
     #: What a unit step along ``d`` means: ``"gradient"`` (``d`` has the gradient's scale, so a
     #: stable step is about ``1/L``), ``"newton"`` (``d`` approximates ``H^{-1} g``: the step 1
     #: is natural, as for secant and bound models) or ``"normalized"`` (``|d_j| <= 1`` whatever

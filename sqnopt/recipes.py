@@ -507,7 +507,7 @@ def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any,
     keeps its weights in scaled form, O(nnz) per step (with the plain minibatch gradient), so
     it keeps 5."""
     n, p = X.shape
-    if (sp.issparse(X) and curvature.is_identity and MARGIN in objective.capabilities
+    if (sp.issparse(X) and curvature.direction_is_gradient and MARGIN in objective.capabilities
             and plain):
         return BATCH
     nnz = float(X.nnz) / max(n, 1) if sp.issparse(X) else float(p)

@@ -39,7 +39,7 @@ class Identity(CurvatureModel):
     """``H = I``: the direction is the stochastic gradient itself (SGD)."""
 
     name = "identity"
-    is_identity = True
+    direction_is_gradient = True
 
     def memory_bytes(self, problem: Problem) -> int:
         return 0

@@ -618,7 +618,7 @@ class GatheredCurvature(CurvatureModel):
 
     def __init__(self, curvature: CurvatureModel) -> None:
         self.base = curvature
-        for attr in ("needs_secant_pair", "needs_curvature_batch", "is_identity",
+        for attr in ("needs_secant_pair", "needs_curvature_batch", "direction_is_gradient",
                      "direction_scale", "majorizes", "requires"):
             setattr(self, attr, getattr(curvature, attr))
 

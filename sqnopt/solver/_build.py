@@ -242,6 +242,7 @@ class _Builder(_SolverConfig):
         _bind_gradient(self.gradient, grad_k, obj_k)
         curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem),
                                               CurvatureKernelLike)
+        _check_direction_declaration(self.curvature, curv_k)
         bind = getattr(curv_k, "bind", None)
         if callable(bind):   # models that build curvature from the objective's samples
             bind(obj_k)
@@ -506,6 +507,18 @@ def _is_compiled(kernel: object) -> bool:
 
 def _all_compiled(*kernels: object) -> bool:
     return all(k is None or _is_compiled(k) for k in kernels)
+
+
+def _check_direction_declaration(model: CurvatureModel, kernel: Any) -> None:
+    """The model and its kernel declare alike whether the direction is the gradient: the
+    recipes read the model's declaration before any kernel exists, the driver the kernel's."""
+    said = bool(model.direction_is_gradient)
+    does = bool(getattr(kernel, "direction_is_gradient", False))
+    if said != does:
+        raise TypeError(
+            f"curvature {model.describe()} declares direction_is_gradient={said}, but the "
+            f"kernel its init() returned ({type(kernel).__name__}) declares {does}: set the "
+            "class attribute direction_is_gradient of the model to what its kernel does")
 
 
 def _kernel(component: Component, kernel: Any, protocol: type) -> Any:

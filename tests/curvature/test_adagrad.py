@@ -79,4 +79,4 @@ def test_validation_and_registry() -> None:
     for kw in ({"delta": -1.0}, {"initial_accumulator": float("nan")}):
         with pytest.raises(ValueError, match="AdaGrad"):
             AdaGrad(**kw)  # type: ignore[arg-type]
-    assert not AdaGrad.is_identity and not AdaGrad.needs_secant_pair
+    assert not AdaGrad.direction_is_gradient and not AdaGrad.needs_secant_pair

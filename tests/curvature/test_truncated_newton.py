@@ -69,7 +69,7 @@ def test_default_curvature_follows_the_data_shape():
     assert recipes.default_curvature(LogLoss(), tall, 2) == LBFGS()
     assert recipes.default_curvature(LogLoss(), np.ones((20, 20000)), 2) == LBFGS()
     assert recipes.default_curvature(LogLoss(lam=0.0), X, 2) == LBFGS()
-    assert recipes.default_curvature(Hinge(), X, 2).is_identity
+    assert recipes.default_curvature(Hinge(), X, 2).direction_is_gradient
 
 
 @pytest.mark.parametrize("multi", [False, True])

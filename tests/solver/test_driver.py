@@ -67,3 +67,35 @@ def test_driver_refuses_what_a_coefficient_update_cannot_apply() -> None:
         IterateKernel(0)
     with pytest.raises(NotImplementedError):
         IterateKernel(3).get_state()
+
+
+def test_a_curvature_model_and_its_kernel_declare_the_gradient_direction_alike() -> None:
+    """The recipes read ``CurvatureModel.direction_is_gradient`` before any kernel exists and
+    the driver reads the kernel's: a model whose kernel says otherwise is refused when the
+    solver builds it, naming both declarations."""
+    from dataclasses import dataclass
+
+    from sqnopt import LBFGS, Identity
+
+    @dataclass(frozen=True)
+    class Understated(Identity):
+        direction_is_gradient = False       # its IdentityKernel steps along the gradient
+        name = "understated_identity"
+
+    @dataclass(frozen=True)
+    class Overstated(LBFGS):
+        direction_is_gradient = True        # its L-BFGS kernel learns a matrix
+        name = "overstated_lbfgs"
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    for model, said, does in ((Understated(), False, True), (Overstated(), True, False)):
+        solver = Solver(objective=LogLoss(lam=1e-2), curvature=model, schedule=Fixed(4))
+        with pytest.raises(TypeError, match=f"declares direction_is_gradient={said}, but the "
+                                            rf"kernel .* declares {does}"):
+            solver.fit(X, y)
+    # the built-ins agree
+    assert Identity.direction_is_gradient and not LBFGS.direction_is_gradient
+    Solver(objective=LogLoss(lam=1e-2), curvature=Identity(), schedule=Fixed(4),
+           max_epochs=1).fit(X, y)
