@@ -1,6 +1,6 @@
 # cython: language_level=3
 from sqnopt.curvature._base cimport CurvatureKernel
-from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+from sqnopt.objectives._base cimport ObjectiveKernel
 
 
 cdef class NewtonKernel(CurvatureKernel):
@@ -15,7 +15,5 @@ cdef class NewtonKernel(CurvatureKernel):
     cdef readonly Py_ssize_t n_factorizations
     cdef int _failed
     cdef int _info
-    cdef MarginObjectiveKernel margin   # the margin loss of the objective, if it is one
-    cdef object _bound_to               # the objective ``margin`` was looked up for
     cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
                    Py_ssize_t size, const double* w) noexcept nogil

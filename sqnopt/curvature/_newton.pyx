@@ -32,8 +32,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
-from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
-from sqnopt.objectives._loglinear cimport BinaryLogisticKernel
+from sqnopt.objectives._base cimport ObjectiveKernel
 
 # Row-major upper triangle = LAPACK's (column-major) lower one.
 cdef char UPLO = b'L'
@@ -69,13 +68,9 @@ cdef class NewtonKernel(CurvatureKernel):
             with gil:                   # rare: a larger batch than the data seen at init
                 self.D = np.zeros(size * K)
                 self.S = np.zeros(K * K)
-        with gil:                       # the objective's margin loss, directly or wrapped
-            if self._bound_to is not objective:
-                self._bound_to = objective
-                self.margin = (objective if isinstance(objective, MarginObjectiveKernel) else
-                               (<BinaryLogisticKernel> objective).margin
-                               if isinstance(objective, BinaryLogisticKernel) else None)
-            fused = self.margin is not None and K == 1
+        # a margin loss gives each sample's factor from the score formed while gathering its
+        # row (one pass less): a capability the objective kernel declares, whatever its class
+        fused = objective.score_hessian_factor and K == 1
         if fused:
             # the margins and l'' computed from the rows as they are gathered (one pass less)
             if self._form(objective, batch, size, w) != 0:
@@ -100,9 +95,10 @@ cdef class NewtonKernel(CurvatureKernel):
         """``H`` (upper triangle, row-major) from the factors in ``D``: each row's pairs of
         entries ``p <= q`` are added once in the orientation they come in (half the diagonal
         pairs), then the matrix is folded, ``H <- U + U'``, which also gathers the entries of
-        unsorted rows and of the class blocks below the diagonal. With ``w`` (a margin loss,
-        ``self.margin``) each row's factor ``g_i l''(y_i x_i . w)`` is computed here from the
-        gathered row instead of read from ``D``; returns -1 if a margin is not finite."""
+        unsorted rows and of the class blocks below the diagonal. With ``w`` (an objective
+        declaring ``score_hessian_factor``: a margin loss) each row's factor ``g_i l''(y_i s_i)``
+        is computed here from its score ``s_i = x_i . w + b`` on the gathered row instead of
+        read from ``D``; returns -1 if a score is not finite."""
         cdef Py_ssize_t K = objective.hess_size, n = self.dim, dim = objective.data.dim
         cdef Py_ssize_t nf = objective.data.n_features
         cdef bint intercept = objective.data.has_intercept
@@ -117,7 +113,7 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef const int* ind
         cdef double* dk
         cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c
-        cdef double inv = 1.0 / size, coef, vp, xx, gi, margin
+        cdef double inv = 1.0 / size, coef, vp, xx, gi, score
         cdef double* row
         memset(H, 0, n * n * sizeof(double))
         for t in range(size):
@@ -138,16 +134,15 @@ cdef class NewtonKernel(CurvatureKernel):
                 val[m] = 1.0
                 m += 1
             if w != NULL:
-                # margin y_i (x_i . w + b) from the gathered entries, as row_dot sums them
-                margin = 0.0
+                # score x_i . w + b from the gathered entries, as row_dot sums them
+                score = 0.0
                 for p in range(nnz):
-                    margin += val[p] * w[idx[p]]
+                    score += val[p] * w[idx[p]]
                 if intercept:
-                    margin += w[nf]
-                margin = objective.data.y[batch[t]] * margin
-                if not isfinite(margin):
+                    score += w[nf]
+                if not isfinite(score):
                     return -1
-                dk[0] = objective.data.grad_weight[batch[t]] * self.margin.d2loss_dmargin2(margin)
+                dk[0] = objective.cy_score_hessian_factor(batch[t], score)
                 if dk[0] == 0.0:
                     continue
             if K == 1:

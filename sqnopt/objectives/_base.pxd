@@ -68,6 +68,12 @@ cdef class ObjectiveKernel:
     # out = (1/size) sum_t (Hessian of sample batch[t], from D) v + lam v_reg (overwritten)
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil
+    # Margin losses (capability declared by ``score_hessian_factor``): sample i's score Hessian
+    # factor g_i l''(y_i s) from its score s = x_i . w + b, so that a model which forms the
+    # score from the row it gathers anyway (Newton's Hessian) needs no second pass over the
+    # rows; NAN when not declared.
+    cdef readonly bint score_hessian_factor
+    cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil
 
     # Helpers shared by subclasses (not virtual).
     cdef double _reg_value(self, const double* w) noexcept nogil

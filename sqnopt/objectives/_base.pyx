@@ -68,6 +68,9 @@ cdef class ObjectiveKernel:
                                 double* D) noexcept nogil:
         return -1
 
+    cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
+        return NAN
+
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil:
         pass
@@ -237,6 +240,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         self.n_scores = 1
         # Hessian-vector products for the losses that define a second derivative (not hinge)
         self.hess_size = 1 if isfinite(self.d2loss_dmargin2(0.5)) else 0
+        self.score_hessian_factor = self.hess_size == 1
 
     cdef double loss(self, double margin) noexcept nogil:
         return NAN
@@ -262,6 +266,9 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 return -1
             D[t] = self.data.grad_weight[i] * self.d2loss_dmargin2(m)
         return 0
+
+    cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
+        return self.data.grad_weight[i] * self.d2loss_dmargin2(self.data.y[i] * score)
 
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil:

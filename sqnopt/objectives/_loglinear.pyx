@@ -884,6 +884,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         self.margin = LogisticKernel(data, lam)
         self.n_scores = 1
         self.hess_size = 1
+        self.score_hessian_factor = True
 
     # The loss is the logistic margin loss: values and gradients come from that kernel, bound
     # to the same data and lam (one implementation of the margin loops).
@@ -916,6 +917,9 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
         return self.margin.cy_hessian_factors(w, batch, size, D)
+
+    cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
+        return self.margin.cy_score_hessian_factor(i, score)
 
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil:

@@ -158,3 +158,19 @@ def _hv(k, w, b, v):
     out = np.zeros(k.n_params)
     k.hessian_product(w, b, np.ascontiguousarray(v), out)
     return out
+
+
+def test_margin_kernels_declare_the_score_hessian_factor_newton_fuses_on() -> None:
+    """Newton forms a margin loss's factors from the scores of the rows it gathers when the
+    objective kernel declares ``score_hessian_factor`` (a capability, not a kernel class):
+    the twice-differentiable margin losses and binary logistic (a wrapper of one) do; the
+    hinge (no second derivative) and softmax (K factors per sample) do not."""
+    from sqnopt import BinaryLogistic, Hinge, LogLoss, Softmax, SquaredHinge
+    from sqnopt.datasets import make_boxes
+
+    X, y = make_boxes(60, 3, random_state=0)
+    for objective, declared in ((LogLoss(lam=0.1), True), (SquaredHinge(lam=0.1), True),
+                                (BinaryLogistic(lam=0.1), True), (Hinge(lam=0.1), False),
+                                (Softmax(lam=0.1), False)):
+        k = Solver(objective).init_state(X, y).objective
+        assert k.score_hessian_factor is declared, objective
