@@ -22,6 +22,15 @@ def _race(path: Path, created: str, problems: list[dict[str, Any]],
     return path
 
 
+def _duel(pegasos_time: float) -> dict[str, Any]:
+    """A duel section: 10 epochs of Pegasos in ``pegasos_time`` against SGDClassifier's 1.0."""
+    def row(t: float) -> dict[str, float]:
+        return {"time": t, "fixed": t - 0.8, "per_epoch": 0.08, "excess": 0.02}
+    return {"data": "d", "lam": 1e-4, "repeats": 7, "baseline": "sklearn SGDClassifier",
+            "contenders": {"sqnopt Pegasos": row(pegasos_time),
+                           "sklearn SGDClassifier": row(1.0)}}
+
+
 def _problem(key: str, ours: list[float | None], peer: list[float | None],
              saga_passes: list[float | None] | None = None) -> dict[str, Any]:
     cs: dict[str, Any] = {
@@ -42,12 +51,7 @@ def test_verdicts_follow_the_records(tmp_path: Path) -> None:
                  _problem("dna/softmax", [1.0, 2.0, 3.0], [1.0, 1.0, 1.0]),
                  _problem("news20/logistic-1e-6", [0.1, 0.2, 0.3], [1.0, 1.0, 1.0],
                           saga_passes=[None, None, None])],
-                duel={"data": "d", "lam": 1e-4, "repeats": 7, "baseline": "sklearn SGDClassifier",
-                      "contenders": {
-                          "sqnopt Pegasos": {"time": 0.9, "fixed": 0.1, "per_epoch": 0.08,
-                                             "excess": 0.02},
-                          "sklearn SGDClassifier": {"time": 1.0, "fixed": 0.2, "per_epoch": 0.08,
-                                                    "excess": 0.02}}})
+                duel=_duel(pegasos_time=0.9))
     text = goals.render([new, old], tmp_path / "no-overhead.json")
     # the newer record's a9a wins (0.5 against 1.0: met); dna 2.0 against 1.0: not met
     assert "met on 1 of 2 measured problems" in text
@@ -64,12 +68,7 @@ def test_verdicts_follow_the_records(tmp_path: Path) -> None:
 
 def test_a_slower_pegasos_or_overhead_is_not_met(tmp_path: Path) -> None:
     rec = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC", [],
-                duel={"data": "d", "lam": 1e-4, "repeats": 7, "baseline": "sklearn SGDClassifier",
-                      "contenders": {
-                          "sqnopt Pegasos": {"time": 1.01, "fixed": 0.1, "per_epoch": 0.08,
-                                             "excess": 0.02},
-                          "sklearn SGDClassifier": {"time": 1.0, "fixed": 0.2, "per_epoch": 0.08,
-                                                    "excess": 0.02}}})
+                duel=_duel(pegasos_time=1.01))
     over = tmp_path / "overhead.json"
     over.write_text(json.dumps({"command": "c", "created": "now", "baseline": "SGD",
                                 "goal_row": "SQN", "rows": {"SQN": 6e-4, "SGD": 1e-3}}))
