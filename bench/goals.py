@@ -93,6 +93,20 @@ def _src(rec: dict[str, Any]) -> str:
     return f"`{_rel(rec['record_file'])}`"
 
 
+def _judge(t: float | None, tp: float | None, limit: float) -> tuple[str, str, bool | None]:
+    """Ratio cell, verdict cell and verdict of ours ``t`` against the peer's ``tp`` (times to a
+    target, ``None``: not reached): met when ``t / tp <= limit`` or only we reached it, not
+    met when only the peer did, not measured when neither did."""
+    if t is None and tp is None:
+        return "-", "not measured", None
+    if t is None:
+        return "-", "**not met**", False
+    if tp is None:
+        return "-", "met", True
+    ok = t / tp <= limit
+    return f"{t / tp:.2f}×", "met" if ok else "**not met**", ok
+
+
 def goal_defaults(problems: dict[str, Any]) -> tuple[list[str], int, int]:
     rows = ["| problem | SQNClassifier() to 1e-4 | fastest of " + ", ".join(
         s.removeprefix("sklearn ") for s in SKLEARN_SOLVERS) + " | ratio | goal ≤ 1 | record |",
@@ -106,26 +120,17 @@ def goal_defaults(problems: dict[str, Any]) -> tuple[list[str], int, int]:
         ours = p["contenders"].get("SQNClassifier()")
         t = None if ours is None else ours["time_to"][1]
         peer, tp = _best(p, SKLEARN_SOLVERS, 1)
-        if ours is None or (t is None and tp is None):
+        ratio, verdict, ok = _judge(t, tp, 1.0)
+        if ours is None or ok is None:
             verdict = "not measured: no contender reached 1e-4 within the time cap"
             if ours is not None:
                 verdict += f" (SQNClassifier() last excess {ours['final_excess']:.2g})"
-            rows.append(f"| {key} | {_fmt_t(t)} | {_fmt_t(tp)} | - | {verdict} | {_src(rec)} |")
-            continue
-        total += 1
-        if t is None:
-            rows.append(f"| {key} | not reached | {peer} {_fmt_t(tp)} | - | **not met** | "
-                        f"{_src(rec)} |")
-            continue
-        if tp is None:
-            met += 1
-            rows.append(f"| {key} | {_fmt_t(t)} | none reached it | - | met | {_src(rec)} |")
-            continue
-        r = t / tp
-        ok = r <= 1.0
-        met += ok
-        rows.append(f"| {key} | {_fmt_t(t)} | {peer} {_fmt_t(tp)} | {r:.2f}× | "
-                    f"{'met' if ok else '**not met**'} | {_src(rec)} |")
+        else:
+            total += 1
+            met += ok
+        ours_cell = "not reached" if t is None else _fmt_t(t)
+        peer_cell = "none reached it" if tp is None else f"{peer} {_fmt_t(tp)}"
+        rows.append(f"| {key} | {ours_cell} | {peer_cell} | {ratio} | {verdict} | {_src(rec)} |")
     return rows, met, total
 
 
@@ -143,19 +148,16 @@ def goal_half(problems: dict[str, Any]) -> tuple[list[str], int, int]:
         n1, t1 = _best(p, ours, 2)
         n2, t2 = _best(p, peers, 2)
         libs = sorted({_library(rec, n) for n in peers})
-        if t1 is None or t2 is None:
-            what = ("neither reached 1e-6" if t1 is None and t2 is None else
-                    "no sqnopt composition reached 1e-6" if t1 is None else
-                    "no peer reached 1e-6")
-            rows.append(f"| {key} | {n1 or '-'} {_fmt_t(t1)} | {n2 or '-'} {_fmt_t(t2)} | - | "
-                        f"not measured: {what} | {', '.join(libs)} |")
-            continue
-        total += 1
-        r = t1 / t2
-        ok = r <= 0.5
-        met += ok
-        rows.append(f"| {key} | {n1} {_fmt_t(t1)} | {n2} {_fmt_t(t2)} | {r:.2f}× | "
-                    f"{'met' if ok else '**not met**'} | {', '.join(libs)} |")
+        ratio, verdict, ok = _judge(t1, t2, 0.5)
+        if ok is None:
+            verdict = "not measured: neither reached 1e-6"
+        else:
+            total += 1
+            met += ok
+        ours_cell = "none reached it" if n1 is None else f"{n1} {_fmt_t(t1)}"
+        peer_cell = "none reached it" if n2 is None else f"{n2} {_fmt_t(t2)}"
+        rows.append(f"| {key} | {ours_cell} | {peer_cell} | {ratio} | {verdict} | "
+                    f"{', '.join(libs)} |")
     return rows, met, total
 
 

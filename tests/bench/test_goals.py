@@ -76,3 +76,12 @@ def test_a_slower_pegasos_or_overhead_is_not_met(tmp_path: Path) -> None:
     assert "faster than `SGDClassifier`, objective no worse | **not met** |" in text
     assert "fixed cost ≤ 0.5× `SGDClassifier`'s | **not met** |" in text
     assert "| SQN | 600 µs | 0.60× |" in text
+
+
+def test_a_target_only_the_peer_reached_is_not_met(tmp_path: Path) -> None:
+    rec = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC",
+                [_problem("w8a/logistic", [1.0, None, None], [1.0, 1.0, 1.0])])
+    text = goals.render([rec], tmp_path / "no-overhead.json")
+    assert "| w8a/logistic | not reached | sklearn lbfgs 1 s | - | **not met** |" in text
+    assert "| w8a/logistic | none reached it | sklearn lbfgs 1 s | - | **not met** |" in text
+    assert "met on 0 of 1 measured problems" in text
