@@ -344,7 +344,8 @@ def lbfgs_memory(X: Any) -> int:
     return int(min(max(m, LBFGS_MIN_MEMORY), LBFGS_MAX_MEMORY))
 
 
-def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureModel:
+def _tuned(curvature: CurvatureModel, by_name: bool, lam: float, X: Any,
+           auto_schedule: bool) -> CurvatureModel:
     """Settings of a built-in model that its theory or the recipe's measurements require, when
     the user named the model without parameters:
 
@@ -357,8 +358,10 @@ def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureMod
     * SQB's conjugate-gradient inner solve: with the recipe's bound batches of 1000 it was the
       fastest inner solver on every data set of ``bench/paper004_sqb.py``; the paper's LSQR
       stays the component's default.
+    * L-BFGS in its growing-batch recipe (the schedule left to the recipe) keeps
+      :func:`lbfgs_memory` pairs: more where its two-loop recursion is cheap next to a pass.
     """
-    from sqnopt.curvature import QuadraticBound, RegularizedBFGS
+    from sqnopt.curvature import LBFGS, QuadraticBound, RegularizedBFGS
 
     if not by_name:
         return curvature
@@ -366,6 +369,9 @@ def _tuned(curvature: CurvatureModel, by_name: bool, lam: float) -> CurvatureMod
         return dataclasses.replace(curvature, solver="cg")
     if isinstance(curvature, RegularizedBFGS) and curvature.delta > lam / 2:
         return dataclasses.replace(curvature, delta=lam / 2)
+    if (isinstance(curvature, LBFGS) and auto_schedule and not curvature.needs_curvature_batch
+            and curvature.memory == LBFGS.memory):
+        return dataclasses.replace(curvature, memory=lbfgs_memory(X))
     return curvature
 
 
@@ -378,10 +384,10 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     docstring). ``schedule``, ``step``, ``sampling`` and ``gradient`` given as components or a
     sampling name are kept; ``"auto"`` ones come from the recipe. ``grad_weight`` are the
     samples' weights in the gradient (their mean scales the automatic step)."""
-    from sqnopt.curvature import LBFGS
     from sqnopt.gradients import SAGA, Minibatch
 
-    curvature = _tuned(curvature, curvature_by_name, float(objective.lam))
+    curvature = _tuned(curvature, curvature_by_name, float(objective.lam), X,
+                       isinstance(schedule, str))
     objective = adapt_objective(objective, curvature.requires)
     secant_like = curvature.needs_secant_pair or (
         curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
@@ -421,10 +427,6 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         full_phase, report = True, 10
     elif secant_like:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
-        if (curvature_by_name and auto_schedule and isinstance(curvature, LBFGS)
-                and not curvature.needs_curvature_batch
-                and curvature.memory == LBFGS.memory):
-            curvature = dataclasses.replace(curvature, memory=lbfgs_memory(X))
         rec_step = Armijo()
         rec_sampling = "subset"
         full_phase, report = True, 10
