@@ -25,7 +25,7 @@
  * (tests/kernels/test_simd.py runs each variant, and P, and compares the bits).
  *
  * Reductions use 16 partial sums (two 8-lane accumulators) in a fixed order, so they round
- * differently from a left-to-right sum (and from sqnopt._vec.vdot's 4 accumulators):
+ * differently from a left-to-right sum:
  * lane k of s0 / s1 sums the terms j = 16 b + k / 16 b + 8 + k of the full blocks of 16, one
  * more block of 8 (if any) goes to s0, the tail j >= 8 floor(n / 8) is summed left to right into
  * t, and the result is hsum(s0 + s1) + t with hsum(v) = ((v0 + v1) + (v2 + v3)) + ((v4 + v5) +
@@ -183,18 +183,18 @@ static inline double sq_hsum_P(sq_v8_P v)
 
 /* The bodies of the dot products and axpys, for float64 and float32 (widened to double lane by
  * lane) first operands: LOAD_A is SQ_LOAD or SQ_LOADF. */
-#define SQ_DOT_BODY(LOAD_A)                                                                     \
+#define SQ_DOT_BODY(LOAD_A, LOAD_B)                                                             \
     sq_v8 s0, s1, x, y;                                                                         \
     ptrdiff_t j = 0;                                                                            \
     double t = 0.0;                                                                             \
     SQ_ZERO(s0);                                                                                \
     SQ_ZERO(s1);                                                                                \
     for (; j + 16 <= n; j += 16) {                                                              \
-        LOAD_A(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);                                 \
-        LOAD_A(x, a + j + 8); SQ_LOAD(y, b + j + 8); SQ_MADD(s1, x, y);                         \
+        LOAD_A(x, a + j); LOAD_B(y, b + j); SQ_MADD(s0, x, y);                                  \
+        LOAD_A(x, a + j + 8); LOAD_B(y, b + j + 8); SQ_MADD(s1, x, y);                          \
     }                                                                                           \
     if (j + 8 <= n) {                                                                           \
-        LOAD_A(x, a + j); SQ_LOAD(y, b + j); SQ_MADD(s0, x, y);                                 \
+        LOAD_A(x, a + j); LOAD_B(y, b + j); SQ_MADD(s0, x, y);                                  \
         j += 8;                                                                                 \
     }                                                                                           \
     for (; j < n; j++)                                                                          \
@@ -290,6 +290,11 @@ SQ_UNUSED static inline double sq_dot(const double* a, const double* b, ptrdiff_
 SQ_UNUSED static inline double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
 {
     return SQ_CALL(sq_dot_f32, (a, b, n));
+}
+
+SQ_UNUSED static inline double sq_sqnorm_f32(const float* a, ptrdiff_t n)
+{
+    return SQ_CALL(sq_sqnorm_f32, (a, n));
 }
 
 SQ_UNUSED static inline void sq_axpy(double alpha, const double* x, double* y, ptrdiff_t n)

@@ -6,6 +6,7 @@
 #define sq_hsum SQ_CAT(sq_hsum_, SQ_REPR)
 #define sq_dot SQ_VARIANT(sq_dot)
 #define sq_dot_f32 SQ_VARIANT(sq_dot_f32)
+#define sq_sqnorm_f32 SQ_VARIANT(sq_sqnorm_f32)
 #define sq_axpy SQ_VARIANT(sq_axpy)
 #define sq_axpy_f32 SQ_VARIANT(sq_axpy_f32)
 #define sq_axpy_sqnorm SQ_VARIANT(sq_axpy_sqnorm)
@@ -34,14 +35,22 @@
 SQ_UNUSED
 static double sq_dot(const double* a, const double* b, ptrdiff_t n)
 {
-    SQ_DOT_BODY(SQ_LOAD)
+    SQ_DOT_BODY(SQ_LOAD, SQ_LOAD)
 }
 
 /* sum_j a[j] b[j] with a float32 a (the order of sq_dot) */
 SQ_UNUSED
 static double sq_dot_f32(const float* a, const double* b, ptrdiff_t n)
 {
-    SQ_DOT_BODY(SQ_LOADF)
+    SQ_DOT_BODY(SQ_LOADF, SQ_LOAD)
+}
+
+/* sum_j a[j]^2 of a float32 a, accumulated in float64 (the order of sq_dot) */
+SQ_UNUSED
+static double sq_sqnorm_f32(const float* a, ptrdiff_t n)
+{
+    const float* b = a;
+    SQ_DOT_BODY(SQ_LOADF, SQ_LOADF)
 }
 
 /* y += alpha x */
@@ -479,6 +488,7 @@ static void sq_potrs_upper(ptrdiff_t n, const double* U, ptrdiff_t ld, double* b
 #undef sq_hsum
 #undef sq_dot
 #undef sq_dot_f32
+#undef sq_sqnorm_f32
 #undef sq_axpy
 #undef sq_axpy_f32
 #undef sq_axpy_sqnorm

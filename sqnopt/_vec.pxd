@@ -15,16 +15,14 @@ Two kinds of primitive, chosen by what the loop needs:
   axpys, the fused trial step, the L-BFGS two-loop recursion and the oBFGS matrix passes.
 * **Inline helpers** (``v*``, below): compiled into the calling module. ``vallfinite`` checks
   a vector for NaN / inf, and ``vprefetch`` / ``vprefetch_rest`` / ``SQNOPT_PREFETCH`` issue
-  cache hints for the row layer and the loops. ``vdot`` / ``vdot_f`` / ``vsqnorm_f`` reduce with
-  four accumulators (term ``j`` of the full blocks of 4 into accumulator ``j mod 4``, the tail
-  into the first, result ``(s0 + s1) + (s2 + s3)``), which rounds differently from ``sq_dot``;
-  only the scaled sparse loop (``solver/_scaled_loop.pyx``) still calls them, and they go when
-  it becomes part of the generic driver. New code uses ``sq_dot`` / ``sq_dot_f32``.
+  cache hints for the row layer and the loops.
 
-The dense dot product has one summation order, ``sq_dot``'s, everywhere but in that loop:
-the curvature models (``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound``, ``_secant``),
-the dense rows, the objectives and compiled plugins (a sparse row's gather ``sum_p x_p
-w[ind_p]`` is the row layer's own loop, ``data/_rows.pxd``). The axpy has one implementation,
+The dense dot product has one summation order, ``sq_dot``'s, everywhere: the curvature models
+(``curvature/_lbfgs``, ``_bfgs``, ``_res_eig``, ``_bound``, ``_secant``), the dense rows, the
+objectives, the scaled sparse iterate's dense rows and row norms (``solver/_scaled_loop.pyx``)
+and compiled plugins. A sparse row's gather ``sum_p x_p w[ind_p]`` is not a dense dot: it is
+the row layer's own loop (``data/_rows.pxd``), and the scaled iterate's (strided, for its
+interleaved average). The axpy has one implementation,
 ``sq_axpy`` / ``sq_axpy_f32``: elementwise ``y[j] + x[j] * alpha`` rounds the same in any order,
 so the dispatched kernel serves every caller.
 
@@ -42,6 +40,8 @@ cdef extern from "_simd.h" nogil:
     # sum_j a[j] b[j] (sixteen partial sums, the order of _simd.h)
     double sq_dot(const double* a, const double* b, Py_ssize_t n)
     double sq_dot_f32(const float* a, const double* b, Py_ssize_t n)
+    # sum_j a[j]^2 of a float32 a, in float64 (the order of sq_dot)
+    double sq_sqnorm_f32(const float* a, Py_ssize_t n)
     # y += alpha x
     void sq_axpy(double alpha, const double* x, double* y, Py_ssize_t n)
     void sq_axpy_f32(double alpha, const float* x, double* y, Py_ssize_t n)
@@ -98,59 +98,6 @@ cdef inline void vprefetch_rest(const void* row, Py_ssize_t n_bytes) noexcept no
     bench/ab_core.py and docs/benchmarks.md compare it with hinting into L2 only or two rows
     ahead)."""
     vprefetch(<const char*> row + 64, n_bytes - 64)
-
-
-cdef inline double vdot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    """``sum_j a[j] * b[j]``."""
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while j + 4 <= n:
-        s0 += a[j] * b[j]
-        s1 += a[j + 1] * b[j + 1]
-        s2 += a[j + 2] * b[j + 2]
-        s3 += a[j + 3] * b[j + 3]
-        j += 4
-    while j < n:
-        s0 += a[j] * b[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-cdef inline double vdot_f(const float* a, const double* b, Py_ssize_t n) noexcept nogil:
-    """``sum_j a[j] * b[j]`` with a float32 ``a`` (accumulated in float64)."""
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while j + 4 <= n:
-        s0 += <double> a[j] * b[j]
-        s1 += <double> a[j + 1] * b[j + 1]
-        s2 += <double> a[j + 2] * b[j + 2]
-        s3 += <double> a[j + 3] * b[j + 3]
-        j += 4
-    while j < n:
-        s0 += <double> a[j] * b[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-cdef inline double vsqnorm_f(const float* a, Py_ssize_t n) noexcept nogil:
-    """``sum_j a[j]^2`` of a float32 ``a``, accumulated in float64 in ``vdot``'s order."""
-    cdef Py_ssize_t j = 0
-    cdef double x0, x1, x2, x3, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while j + 4 <= n:
-        x0 = <double> a[j]
-        x1 = <double> a[j + 1]
-        x2 = <double> a[j + 2]
-        x3 = <double> a[j + 3]
-        s0 += x0 * x0
-        s1 += x1 * x1
-        s2 += x2 * x2
-        s3 += x3 * x3
-        j += 4
-    while j < n:
-        x0 = <double> a[j]
-        s0 += x0 * x0
-        j += 1
-    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline bint vallfinite(const double* a, Py_ssize_t n) noexcept nogil:

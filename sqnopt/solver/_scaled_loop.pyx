@@ -72,7 +72,9 @@ from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 
 from libc.math cimport fabs, isfinite, sqrt
 
-from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, vdot, vdot_f, vsqnorm_f
+from sqnopt._vec cimport (
+    SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32, sq_sqnorm_f32,
+)
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport MarginObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
@@ -107,11 +109,13 @@ cdef double NORM_MAX = 1e150
 cdef inline double _dot(const double* d64, const float* d32, const int* ind, Py_ssize_t nnz,
                         const double* v, Py_ssize_t st) noexcept nogil:
     """``x . v`` of one row view (sparse when ``ind`` is set, else dense); ``v`` has stride
-    ``st``. Two accumulators (independent add chains); one loop per storage kind."""
+    ``st``. A dense row against a contiguous ``v`` is the vector layer's ``sq_dot``; the
+    gathers and strided loops use two accumulators (independent add chains), one loop per
+    storage kind."""
     cdef Py_ssize_t p = 0
     cdef double a0 = 0.0, a1 = 0.0
     if ind == NULL and st == 1:
-        return vdot(d64, v, nnz) if d64 != NULL else vdot_f(d32, v, nnz)
+        return sq_dot(d64, v, nnz) if d64 != NULL else sq_dot_f32(d32, v, nnz)
     if ind != NULL and d64 != NULL:
         while p + 2 <= nnz:
             a0 += d64[p] * v[ind[p] * st]
@@ -582,8 +586,8 @@ cdef class ScaledLoop(CompiledLoop):
 
 cdef inline double _row_sqnorm(const double* d64, const float* d32, Py_ssize_t nnz) noexcept nogil:
     """``||x||^2`` of one stored row (its values ``d64`` or ``d32``, ``nnz`` of them), with
-    independent partial sums (``vdot`` / ``vsqnorm_f``)."""
-    return vdot(d64, d64, nnz) if d64 != NULL else vsqnorm_f(d32, nnz)
+    the vector layer's order (``sq_dot`` / ``sq_sqnorm_f32``)."""
+    return sq_dot(d64, d64, nnz) if d64 != NULL else sq_sqnorm_f32(d32, nnz)
 
 
 def _row_sqnorms(RowData data):

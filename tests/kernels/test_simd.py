@@ -2,8 +2,8 @@
 results: each variant runs in a subprocess (``SQNOPT_SIMD`` caps the variant when the modules
 load) on workloads that reach every kernel -- dense float64 / float32 row dots and axpys and the
 fused step (SGD), the two-loop recursion (oLBFGS), the fused symmetric pass with folds (oBFGS at
-n >= 400), the RES update, Cholesky factor and solve -- and the bytes of the results must agree
-with this process's."""
+n >= 400), the RES update, Cholesky factor and solve, the scaled iterate's row dots and norms
+(Pegasos) -- and the bytes of the results must agree with this process's."""
 
 from __future__ import annotations
 
@@ -69,6 +69,16 @@ def fingerprints() -> dict[str, str]:
             kern.update_pair(v, a * v + u * np.sum(u * v))
             g = g - 0.1 * d
         out[name] = digest(*dirs)
+
+    # the scaled sparse iterate: dense-row dots and the row norms of its projection (float32
+    # rows reach sq_dot_f32 and sq_sqnorm_f32)
+    import scipy.sparse as sp
+
+    X, y = make_boxes(300, 40, random_state=5)
+    for dtype in (np.float64, np.float32):
+        for name, data in (("dense", X.astype(dtype)), ("csr", sp.csr_matrix(X.astype(dtype)))):
+            res = Solver.pegasos(1e-2, max_iter=400, random_state=0, path="scaled").fit(data, y)
+            out[f"pegasos_{name}_{np.dtype(dtype).name}"] = digest(res.w)
     return out
 
 

@@ -98,3 +98,29 @@ def test_minibatch_gradient_is_exact(n: int, intercept: bool, lam: float) -> Non
     expect = total * inv + 0.5 * lam * _sixteen_lane_dot(w[:n], w[:n])
     np.testing.assert_array_equal(out, g)
     assert value == expect
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scaled_iterate_row_norms_follow_the_dense_order(dtype: type) -> None:
+    """The scaled sparse iterate's row norms ``||x_i||^2`` (its projection bookkeeping) are
+    ``sq_dot(x, x)`` of the stored values (``sq_sqnorm_f32`` for float32), in the order above."""
+    import scipy.sparse as sp
+
+    from sqnopt.data import CSRRows32, CSRRows64
+    from sqnopt.solver._scaled_loop import _row_sqnorms
+
+    lengths = [0, 1, 7, 8, 9, 15, 16, 17, 24, 25, 33, 100]
+    rng = np.random.default_rng(7)
+    rows = [rng.choice(300, size=k, replace=False) for k in lengths]
+    X = sp.csr_matrix((np.concatenate([rng.normal(size=k) * np.exp(rng.normal(size=k) * 3)
+                                       for k in lengths]).astype(dtype),
+                       np.concatenate([np.sort(r) for r in rows]).astype(np.int32),
+                       np.concatenate([[0], np.cumsum(lengths)])), shape=(len(lengths), 300))
+    cls = CSRRows64 if dtype == np.float64 else CSRRows32
+    n = len(lengths)
+    data = cls(X.data, X.indices, X.indptr.astype(np.intp), 300, np.ones(n), np.ones(n),
+               np.ones(n), False)
+    got = _row_sqnorms(data)
+    for i in range(n):
+        x = X.data[X.indptr[i]:X.indptr[i + 1]].astype(np.float64)
+        assert got[i] == _sixteen_lane_dot(x, x), (i, lengths[i])

@@ -1,10 +1,10 @@
 """The scaled sparse iterate's iterate sequences are pinned bit for bit: every run of
 ``tests/solver/scaled_record.py`` (Pegasos, SGD with several losses and steps, averaging,
 intercept, ball projection, folds of the scale, a checkpoint split, 20,000 features) gives the
-iterates and counters recorded in ``scaled_record.npz``. The record was written by the scaled
-loop before it became a representation of the one compiled driver; regenerate it only on purpose
-(and list the change in docs/changelog.md). ``scaled_checkpoint.npz`` is a checkpoint file that
-loop wrote; it restores into the driver and continues bit for bit."""
+iterates and counters recorded in ``scaled_record.npz``. Regenerate it only on purpose, with
+``python tests/solver/scaled_record.py``, and list the change in docs/changelog.md (the last:
+the vector layer's summation order for dense rows and row norms). ``scaled_checkpoint.npz`` is
+a checkpoint file written by the same command; it restores and continues bit for bit."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def test_scaled_iterates_match_the_record(name: str, record: dict[str, np.ndarra
             assert np.array_equal(got[key], want), key
 
 
-def test_checkpoint_file_of_the_reference_continues_bit_for_bit(
+def test_checkpoint_file_continues_bit_for_bit(
         record: dict[str, np.ndarray]) -> None:
-    """A checkpoint file the separate scaled loop wrote (after 40 iterations) restores into the
+    """A checkpoint file written after 40 iterations restores into the
     driver and continues to the recorded end of the same split run."""
     name = f"{scaled_record.CHECKPOINT_RUN}/split"
     ws, res = scaled_record.continue_from_file(scaled_record.CHECKPOINT)
