@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +57,7 @@ from sqnopt.interfaces import (
     SMOOTH,
     STRONGLY_CONVEX,
     BatchSchedule,
+    Component,
     CurvatureModel,
     GradientEstimator,
     Objective,
@@ -234,6 +235,20 @@ def feature_scale_spread(X: Any, fit_intercept: bool = False) -> float:
     return float(scale.max() / scale.min())
 
 
+_C = TypeVar("_C", bound=Component)
+_DEFAULTS: dict[type, Any] = {}
+
+
+def _default(cls: type[_C]) -> _C:
+    """The instance of a built-in component class at its defaults, shared by every recipe:
+    components are frozen dataclasses (values), and a shared one keeps its description
+    (:meth:`~sqnopt.interfaces.Component.describe`) from fit to fit."""
+    obj = _DEFAULTS.get(cls)
+    if obj is None:
+        obj = _DEFAULTS[cls] = cls()
+    return cast(_C, obj)
+
+
 def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objective:
     """The objective itself, or the form of it (:meth:`Objective.with_capability`) that
     provides ``capabilities`` (e.g. binary logistic regression as the log-linear model whose
@@ -256,14 +271,16 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     class)."""
     n_rows, p = X.shape
     extra = 1 if fit_intercept else 0
-    if sp.issparse(X):
-        m = np.diff(sp.csr_matrix(X).indptr).astype(np.float64) + extra
-    else:
-        m = np.full(n_rows, float(p + extra))
     K = float(max(n_blocks, 1))
     n = K * (p + extra)
-    nnz = max(float(np.sum(m)), 1.0)
-    form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
+    if sp.issparse(X):
+        m = np.diff(sp.csr_matrix(X).indptr).astype(np.float64) + extra
+        nnz = max(float(np.sum(m)), 1.0)
+        form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
+    else:   # every row has p + extra entries: the same sums in closed form (exact integers)
+        mi = p + extra
+        nnz = max(float(n_rows * mi), 1.0)
+        form = K * K * float(n_rows * mi * (mi + 1)) / 2.0
     return float((form + n * n + n ** 3 / 3.0) / (2.0 * K * nnz))
 
 
@@ -309,7 +326,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     from sqnopt.curvature._components import NEWTON_MAX_PARAMS
 
     if SMOOTH not in objective.capabilities:
-        return Identity()
+        return _default(Identity)
     # rows at hand (an array or a sparse matrix): data described only by its shape (the
     # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
     in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
@@ -317,13 +334,13 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
         K = objective.n_blocks(max(int(n_classes), 2))
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
-            return Newton()
+            return _default(Newton)
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
             and X.shape[1] >= X.shape[0]
             and objective.n_blocks(max(int(n_classes), 2)) == 1
             and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
-        return TruncatedNewton()
-    return LBFGS()
+        return _default(TruncatedNewton)
+    return _default(LBFGS)
 
 
 def lbfgs_memory(X: Any) -> int:
@@ -399,7 +416,8 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
                         and sampling != "weighted"
                         and row_norm_spread(X, grad_weight, fit_intercept) <= SAGA_SPREAD)
     est: GradientEstimator = (
-        (SAGA() if variance_reduced else Minibatch()) if isinstance(gradient, str)
+        (_default(SAGA) if variance_reduced else _default(Minibatch))
+        if isinstance(gradient, str)
         else gradient)
     plain = isinstance(est, Minibatch)
     auto_schedule = isinstance(schedule, str)
@@ -408,9 +426,9 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     sched: BatchSchedule
     rec_step: StepRule
     if curvature.full_batch:
-        sched = Full()
-        csched = Full()
-        rec_step = Armijo()
+        sched = _default(Full)
+        csched = _default(Full)
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif curvature.needs_curvature_batch and curvature.majorizes:
@@ -422,12 +440,12 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     elif curvature.needs_curvature_batch:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
         csched = Fixed(_curvature_batch(curvature, X.shape[0]))
-        rec_step = Armijo()
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif secant_like:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
-        rec_step = Armijo()
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     else:
@@ -441,7 +459,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         sched = schedule
         csched = None
         if curvature.full_batch:
-            csched = Full()
+            csched = _default(Full)
         elif curvature.needs_curvature_batch:
             csched = Fixed(BOUND_BATCH if curvature.majorizes
                            else _curvature_batch(curvature, X.shape[0]))

@@ -36,6 +36,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.model import Strategy
+from sqnopt.registry import get_registry
 from sqnopt.solver import IterationInfo, Solver
 from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
 from sqnopt.training._finish import ConvergenceWarning
@@ -130,10 +131,33 @@ def check_settings(s: Settings) -> None:
                          f"{s.n_iter_no_change!r}")
 
 
+#: Objectives built from a registered name and ``lam`` (:func:`objective_with_lam`), kept per
+#: registry: a plugin registered or removed makes a new registry, and the entries of the old
+#: one are dropped.
+_NAMED_OBJECTIVES: dict[tuple[str, float, float], Objective] = {}
+_NAMED_OBJECTIVES_OF: list[object] = [None]
+
+
 def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
-    """The objective of ``spec`` with ``lam`` as its regularisation."""
+    """The objective of ``spec`` with ``lam`` as its regularisation.
+
+    An objective named by a string is built once per name and ``lam`` (and per registry) and
+    then shared when it is a frozen dataclass (a value), so that its description is kept from
+    fit to fit."""
     if isinstance(spec, str):
-        return resolve_component("objective", (spec, {"lam": lam}), Objective)  # type: ignore[no-any-return]
+        registry = get_registry()
+        if _NAMED_OBJECTIVES_OF[0] is not registry or len(_NAMED_OBJECTIVES) > 256:
+            _NAMED_OBJECTIVES.clear()
+            _NAMED_OBJECTIVES_OF[0] = registry
+        key = (spec, lam, math.copysign(1.0, lam))
+        cached = _NAMED_OBJECTIVES.get(key)
+        if cached is not None:
+            return cached
+        made: Objective = resolve_component("objective", (spec, {"lam": lam}), Objective)
+        params = getattr(type(made), "__dataclass_params__", None)
+        if params is not None and params.frozen and type(lam) is float:
+            _NAMED_OBJECTIVES[key] = made
+        return made
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         params = dict(spec[1])
         params["lam"] = lam
@@ -224,7 +248,9 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                                           len(classes), s.multiclass)
     requested = requested_components(objective, X, len(classes), curvature=s.curvature,
                                      schedule=s.schedule, step=s.step, gradient=s.gradient)
-    gw = weights / np.mean(weights) if s.sampling != "weighted" else np.ones_like(weights)
+    # weights / their mean (np.mean's value, without its dispatch on a small array)
+    gw = (weights / (weights.sum() / weights.shape[0]) if s.sampling != "weighted"
+          else np.ones_like(weights))
     recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
                               sampling=s.sampling)
     warn_feature_scale(X, recipe, s.fit_intercept is True)
