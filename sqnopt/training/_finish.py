@@ -95,9 +95,13 @@ def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray
     heaviest class: a failed solve when it did not converge, else a model (and data) no
     better than a constant. ``X`` is the validated training matrix (not checked again);
     ``index``, when given, each sample's position in ``classes``."""
-    pred = model.labels_of_scores(model.scores_of(X))
+    scores = model.scores_of(X)
+    if index is not None:   # predicted positions against the labels' (no labels looked up)
+        hit = ((scores > 0) if scores.ndim == 1 else np.argmax(scores, axis=1)) == index
+    else:
+        hit = model.labels_of_scores(scores) == y
     total = float(np.sum(weights))
-    acc = float(np.sum(weights * (pred == y))) / total
+    acc = float(np.sum(weights * hit)) / total
     if index is not None:
         majority = float(np.max(np.bincount(index, weights, minlength=len(classes)))) / total
     else:

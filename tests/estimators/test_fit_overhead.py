@@ -181,3 +181,31 @@ def test_a_trainer_fit_on_sparse_and_dense_data_agrees_with_a_solver_fit():
                      max_epochs=5, report_every=setup.report_every,
                      history_every=(0,)).fit(A, y)
         assert model.coef.ravel().tobytes() == res.coef.tobytes()
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_majority_check_from_label_positions_warns_alike(k):
+    """check_majority with the labels' positions warns exactly when it warns from the labels
+    (a model predicting the rarest class warns, one predicting the heaviest does not)."""
+    from sqnopt.model import LinearModel
+    from sqnopt.training._finish import ConvergenceWarning, check_majority
+
+    rng = np.random.default_rng(4)
+    labels = np.array(["x", "y", "z"][:k])
+    y = labels[np.minimum(rng.integers(0, 4, 60), k - 1)]   # the last label is the heaviest
+    enc, cls = encode_labels(y, "multiclass")
+    X = np.ones((60, 1))
+    w = rng.uniform(0.5, 1.5, 60)
+    for predicted, warns in ((0, True), (k - 1, False)):
+        if k == 2:
+            coef, icpt = np.zeros((1, 1)), np.array([1.0 if predicted == 1 else -1.0])
+        else:
+            coef, icpt = np.zeros((k, 1)), np.eye(k)[predicted]
+        model = LinearModel(coef=coef, intercept=icpt, classes=cls,
+                            strategy="binary" if k == 2 else "multinomial", loss="logloss",
+                            probabilistic=True)
+        for index in (None, enc.astype(np.intp)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                check_majority(model, X, y, cls, w, True, [], 2, index=index)
+            assert any(issubclass(c.category, ConvergenceWarning) for c in caught) == warns
