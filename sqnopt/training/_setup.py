@@ -134,7 +134,7 @@ def check_settings(s: Settings) -> None:
 #: Objectives built from a registered name and ``lam`` (:func:`objective_with_lam`), kept per
 #: registry: a plugin registered or removed makes a new registry, and the entries of the old
 #: one are dropped.
-_NAMED_OBJECTIVES: dict[tuple[str, float, float], Objective] = {}
+_NAMED_OBJECTIVES: dict[tuple[object, str, float, float], Objective] = {}
 _NAMED_OBJECTIVES_OF: list[object] = [None]
 
 
@@ -149,13 +149,13 @@ def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
         if _NAMED_OBJECTIVES_OF[0] is not registry or len(_NAMED_OBJECTIVES) > 256:
             _NAMED_OBJECTIVES.clear()
             _NAMED_OBJECTIVES_OF[0] = registry
-        key = (spec, lam, math.copysign(1.0, lam))
+        key = (registry, spec, lam, math.copysign(1.0, lam))   # registry: safe under races
         cached = _NAMED_OBJECTIVES.get(key)
         if cached is not None:
             return cached
         made: Objective = resolve_component("objective", (spec, {"lam": lam}), Objective)
-        params = getattr(type(made), "__dataclass_params__", None)
-        if params is not None and params.frozen and type(lam) is float:
+        dc = getattr(type(made), "__dataclass_params__", None)
+        if dc is not None and dc.frozen and type(lam) is float:
             _NAMED_OBJECTIVES[key] = made
         return made
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
