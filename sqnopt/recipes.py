@@ -409,12 +409,15 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     secant_like = curvature.needs_secant_pair or (
         curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
     stochastic = not (curvature.needs_curvature_batch or secant_like)
+    # the weighted squared row norms, computed (one pass) for the SAGA test and its step alike
+    sq: list[FloatArray] = []
     # Gradient-scaled directions on a smooth finite sum: SAGA's variance reduction turns the
     # minibatch gradient's noise floor into linear convergence with a constant step.
     variance_reduced = (stochastic and curvature.direction_scale == "gradient"
                         and {SMOOTH, LINEAR_SCORES} <= objective.capabilities
                         and sampling != "weighted"
-                        and row_norm_spread(X, grad_weight, fit_intercept) <= SAGA_SPREAD)
+                        and row_norm_spread(X, grad_weight, fit_intercept, keep=sq)
+                        <= SAGA_SPREAD)
     est: GradientEstimator = (
         (_default(SAGA) if variance_reduced else _default(Minibatch))
         if isinstance(gradient, str)
@@ -451,7 +454,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     else:
         sched = Fixed(stochastic_batch(objective, curvature, X, plain=plain))
         rec_step = _first_order_step(X, grad_weight, objective, curvature, BATCH,
-                                     fit_intercept, plain)
+                                     fit_intercept, plain, sq)
         rec_sampling = "uniform" if plain else "shuffle"
         full_phase, report = False, 1000
     if not auto_schedule:
@@ -467,7 +470,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         if stochastic and isinstance(step, str):
             rec_step = _first_order_step(X, grad_weight, objective, curvature,
                                          _batch_size(schedule, X.shape[0], 1), fit_intercept,
-                                         plain)
+                                         plain, sq)
     return Recipe(objective=objective, curvature=curvature, schedule=sched,
                   curvature_schedule=csched,
                   step=rec_step if isinstance(step, str) else step,
@@ -475,19 +478,31 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
                   full_batch_phase=full_phase, report_every=report, gradient=est)
 
 
-def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> float:
+def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool, *,
+                    keep: list[FloatArray] | None = None) -> float:
     """The largest weighted squared row norm over their clipped mean (see
-    :func:`lipschitz_estimate`): 1 for rows of equal length, 800 for news20's term counts."""
-    sq = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(grad_weight)
+    :func:`lipschitz_estimate`): 1 for rows of equal length, 800 for news20's term counts.
+    ``keep``: a list that receives the weighted squared row norms (for a caller that needs
+    them too)."""
+    sq = _weighted_row_sq_norms(X, grad_weight, fit_intercept)
+    if keep is not None:
+        keep.append(sq)
     if sq.size == 0:
         return 1.0
     clipped = float(np.mean(np.minimum(sq, _q99(sq))))
     return float(np.max(sq)) / clipped if clipped > 0 else 1.0
 
 
+def _weighted_row_sq_norms(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> FloatArray:
+    """``(||x_i||^2 + [intercept]) c_i``: each sample's weighted squared row norm."""
+    out: FloatArray = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(
+        grad_weight)
+    return out
+
+
 def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                       curvature: CurvatureModel, batch: int, fit_intercept: bool,
-                      plain: bool) -> StepRule:
+                      plain: bool, weighted_sq: list[FloatArray] | None = None) -> StepRule:
     """The step of the stochastic recipes: AdaGrad's normalized step; with a variance-reduced
     gradient the constant ``1/L_max``, ``L_max`` the largest sample's smoothness (Defazio et al.
     prove SAGA's convergence for ``1/(3 L_max)``; the recipe uses SAGA only when the rows'
@@ -496,8 +511,9 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
     up); else ``1/(L + lam t)``."""
     if curvature.direction_scale == "normalized":
         return normalized_step(X, fit_intercept)
-    if not plain:
-        sq = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(grad_weight)
+    if not plain:   # (the weighted squared row norms, when the caller has them already)
+        sq = weighted_sq[0] if weighted_sq else _weighted_row_sq_norms(X, grad_weight,
+                                                                       fit_intercept)
         c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
         lmax = c * float(np.max(sq)) + float(objective.lam) if sq.size else 1.0
         return Constant(eps=1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0)

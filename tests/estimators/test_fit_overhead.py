@@ -17,7 +17,7 @@ from sqnopt.data import encode_labels, prepare
 from sqnopt.objectives import LogLoss
 from sqnopt.registry import hookimpl, register_plugin, reset_registry, unregister_plugin
 from sqnopt.training import Trainer
-from sqnopt.training._setup import objective_with_lam
+from sqnopt.training._setup import _named, objective_with_lam
 from sqnopt.training._weights import check_two_classes, class_counts
 
 
@@ -114,6 +114,30 @@ def test_objectives_by_name_are_shared_per_name_lam_and_registry():
     reset_registry()
     assert objective_with_lam("logloss", 1e-3) is not a
     assert objective_with_lam("logloss", 1e-3) == a
+
+
+def test_named_components_are_shared_per_registry():
+    """Components named by a string (curvature="identity", step="constant", ...) are built
+    once per name and registry; the fits that share them end as fits with fresh ones."""
+    from sqnopt.interfaces import CurvatureModel, StepRule
+
+    a = _named("curvature", "identity", CurvatureModel)
+    assert _named("curvature", "identity", CurvatureModel) is a
+    assert _named("curvature", "lbfgs", CurvatureModel) is not a
+    assert _named("step", "constant", StepRule, eps=0.5).eps == 0.5
+    assert _named("step", "constant", StepRule, eps=0.5) is not _named(
+        "step", "constant", StepRule, eps=0.25)
+    reset_registry()
+    assert _named("curvature", "identity", CurvatureModel) is not a
+    X, y = _data()
+    kw = dict(curvature="identity", step="constant", schedule="fixed", gradient="minibatch",
+              max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = SQNClassifier(**kw).fit(X, y)
+        second = SQNClassifier(**kw).fit(X, y)
+    assert first._trainer._setup.curvature is second._trainer._setup.curvature
+    assert first.coef_.tobytes() == second.coef_.tobytes()
 
 
 def test_the_objective_cache_follows_plugin_registration():
