@@ -274,7 +274,8 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     K = float(max(n_blocks, 1))
     n = K * (p + extra)
     if sp.issparse(X):
-        m = np.diff(sp.csr_matrix(X).indptr).astype(np.float64) + extra
+        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
+        m = np.diff(indptr).astype(np.float64) + extra
         nnz = max(float(np.sum(m)), 1.0)
         form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
     else:   # every row has p + extra entries: the same sums in closed form (exact integers)
