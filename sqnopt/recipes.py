@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +57,7 @@ from sqnopt.interfaces import (
     SMOOTH,
     STRONGLY_CONVEX,
     BatchSchedule,
+    Component,
     CurvatureModel,
     GradientEstimator,
     Objective,
@@ -234,6 +235,20 @@ def feature_scale_spread(X: Any, fit_intercept: bool = False) -> float:
     return float(scale.max() / scale.min())
 
 
+_C = TypeVar("_C", bound=Component)
+_DEFAULTS: dict[type, Any] = {}
+
+
+def _default(cls: type[_C]) -> _C:
+    """The instance of a built-in component class at its defaults, shared by every recipe:
+    components are frozen dataclasses (values), and a shared one keeps its description
+    (:meth:`~sqnopt.interfaces.Component.describe`) from fit to fit."""
+    obj = _DEFAULTS.get(cls)
+    if obj is None:
+        obj = _DEFAULTS[cls] = cls()
+    return cast(_C, obj)
+
+
 def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objective:
     """The objective itself, or the form of it (:meth:`Objective.with_capability`) that
     provides ``capabilities`` (e.g. binary logistic regression as the log-linear model whose
@@ -256,14 +271,17 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     class)."""
     n_rows, p = X.shape
     extra = 1 if fit_intercept else 0
-    if sp.issparse(X):
-        m = np.diff(sp.csr_matrix(X).indptr).astype(np.float64) + extra
-    else:
-        m = np.full(n_rows, float(p + extra))
     K = float(max(n_blocks, 1))
     n = K * (p + extra)
-    nnz = max(float(np.sum(m)), 1.0)
-    form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
+    if sp.issparse(X):
+        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
+        m = np.diff(indptr).astype(np.float64) + extra
+        nnz = max(float(np.sum(m)), 1.0)
+        form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
+    else:   # every row has p + extra entries: the same sums in closed form (exact integers)
+        mi = p + extra
+        nnz = max(float(n_rows * mi), 1.0)
+        form = K * K * float(n_rows * mi * (mi + 1)) / 2.0
     return float((form + n * n + n ** 3 / 3.0) / (2.0 * K * nnz))
 
 
@@ -309,7 +327,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     from sqnopt.curvature._components import NEWTON_MAX_PARAMS
 
     if SMOOTH not in objective.capabilities:
-        return Identity()
+        return _default(Identity)
     # rows at hand (an array or a sparse matrix): data described only by its shape (the
     # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
     in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
@@ -317,13 +335,13 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
         K = objective.n_blocks(max(int(n_classes), 2))
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
-            return Newton()
+            return _default(Newton)
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
             and X.shape[1] >= X.shape[0]
             and objective.n_blocks(max(int(n_classes), 2)) == 1
             and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
-        return TruncatedNewton()
-    return LBFGS()
+        return _default(TruncatedNewton)
+    return _default(LBFGS)
 
 
 def lbfgs_memory(X: Any) -> int:
@@ -392,14 +410,18 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     secant_like = curvature.needs_secant_pair or (
         curvature.direction_scale == "newton" and not curvature.needs_curvature_batch)
     stochastic = not (curvature.needs_curvature_batch or secant_like)
+    # the weighted squared row norms, computed (one pass) for the SAGA test and its step alike
+    sq: list[FloatArray] = []
     # Gradient-scaled directions on a smooth finite sum: SAGA's variance reduction turns the
     # minibatch gradient's noise floor into linear convergence with a constant step.
     variance_reduced = (stochastic and curvature.direction_scale == "gradient"
                         and {SMOOTH, LINEAR_SCORES} <= objective.capabilities
                         and sampling != "weighted"
-                        and row_norm_spread(X, grad_weight, fit_intercept) <= SAGA_SPREAD)
+                        and row_norm_spread(X, grad_weight, fit_intercept, keep=sq)
+                        <= SAGA_SPREAD)
     est: GradientEstimator = (
-        (SAGA() if variance_reduced else Minibatch()) if isinstance(gradient, str)
+        (_default(SAGA) if variance_reduced else _default(Minibatch))
+        if isinstance(gradient, str)
         else gradient)
     plain = isinstance(est, Minibatch)
     auto_schedule = isinstance(schedule, str)
@@ -408,9 +430,9 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     sched: BatchSchedule
     rec_step: StepRule
     if curvature.full_batch:
-        sched = Full()
-        csched = Full()
-        rec_step = Armijo()
+        sched = _default(Full)
+        csched = _default(Full)
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif curvature.needs_curvature_batch and curvature.majorizes:
@@ -422,18 +444,18 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     elif curvature.needs_curvature_batch:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
         csched = Fixed(_curvature_batch(curvature, X.shape[0]))
-        rec_step = Armijo()
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif secant_like:
         sched = Geometric(b1=float(PROGRESSIVE_B1), rate=PROGRESSIVE_RATE)
-        rec_step = Armijo()
+        rec_step = _default(Armijo)
         rec_sampling = "subset"
         full_phase, report = True, 10
     else:
         sched = Fixed(stochastic_batch(objective, curvature, X, plain=plain))
         rec_step = _first_order_step(X, grad_weight, objective, curvature, BATCH,
-                                     fit_intercept, plain)
+                                     fit_intercept, plain, sq)
         rec_sampling = "uniform" if plain else "shuffle"
         full_phase, report = False, 1000
     if not auto_schedule:
@@ -441,7 +463,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         sched = schedule
         csched = None
         if curvature.full_batch:
-            csched = Full()
+            csched = _default(Full)
         elif curvature.needs_curvature_batch:
             csched = Fixed(BOUND_BATCH if curvature.majorizes
                            else _curvature_batch(curvature, X.shape[0]))
@@ -449,7 +471,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         if stochastic and isinstance(step, str):
             rec_step = _first_order_step(X, grad_weight, objective, curvature,
                                          _batch_size(schedule, X.shape[0], 1), fit_intercept,
-                                         plain)
+                                         plain, sq)
     return Recipe(objective=objective, curvature=curvature, schedule=sched,
                   curvature_schedule=csched,
                   step=rec_step if isinstance(step, str) else step,
@@ -457,19 +479,31 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
                   full_batch_phase=full_phase, report_every=report, gradient=est)
 
 
-def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> float:
+def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool, *,
+                    keep: list[FloatArray] | None = None) -> float:
     """The largest weighted squared row norm over their clipped mean (see
-    :func:`lipschitz_estimate`): 1 for rows of equal length, 800 for news20's term counts."""
-    sq = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(grad_weight)
+    :func:`lipschitz_estimate`): 1 for rows of equal length, 800 for news20's term counts.
+    ``keep``: a list that receives the weighted squared row norms (for a caller that needs
+    them too)."""
+    sq = _weighted_row_sq_norms(X, grad_weight, fit_intercept)
+    if keep is not None:
+        keep.append(sq)
     if sq.size == 0:
         return 1.0
     clipped = float(np.mean(np.minimum(sq, _q99(sq))))
     return float(np.max(sq)) / clipped if clipped > 0 else 1.0
 
 
+def _weighted_row_sq_norms(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> FloatArray:
+    """``(||x_i||^2 + [intercept]) c_i``: each sample's weighted squared row norm."""
+    out: FloatArray = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(
+        grad_weight)
+    return out
+
+
 def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                       curvature: CurvatureModel, batch: int, fit_intercept: bool,
-                      plain: bool) -> StepRule:
+                      plain: bool, weighted_sq: list[FloatArray] | None = None) -> StepRule:
     """The step of the stochastic recipes: AdaGrad's normalized step; with a variance-reduced
     gradient the constant ``1/L_max``, ``L_max`` the largest sample's smoothness (Defazio et al.
     prove SAGA's convergence for ``1/(3 L_max)``; the recipe uses SAGA only when the rows'
@@ -478,8 +512,9 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
     up); else ``1/(L + lam t)``."""
     if curvature.direction_scale == "normalized":
         return normalized_step(X, fit_intercept)
-    if not plain:
-        sq = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(grad_weight)
+    if not plain:   # (the weighted squared row norms, when the caller has them already)
+        sq = weighted_sq[0] if weighted_sq else _weighted_row_sq_norms(X, grad_weight,
+                                                                       fit_intercept)
         c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
         lmax = c * float(np.max(sq)) + float(objective.lam) if sq.size else 1.0
         return Constant(eps=1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0)

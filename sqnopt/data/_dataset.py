@@ -376,7 +376,10 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     if arr.dtype.kind == "c" or arr.dtype.kind in "mM":
         raise TypeError(f"y: unsupported label dtype {arr.dtype}")
     if classes is None:
-        cls = _two_values(arr) if label_kind == "binary" else None
+        cls = _two_values(arr)
+        if cls is not None and label_kind == "multiclass":
+            # two labels: their positions 0/1 from the one comparison, without a search
+            return (arr == cls[1]).astype(np.float64), cls
         if cls is None:
             cls = np.unique(arr)
     else:
@@ -387,6 +390,13 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
         if unknown.size:
             raise _fail("y", f"contains labels {unknown.tolist()[:5]} not in classes="
                         f"{cls.tolist()[:10]}", "Pass every label in `classes`")
+    return _encode_known(arr, cls, label_kind)
+
+
+def _encode_known(arr: NDArray[Any], cls: NDArray[Any], label_kind: LabelKind
+                  ) -> tuple[FloatArray, NDArray[Any]]:
+    """:func:`encode_labels` of a 1-D label array whose labels are all among the sorted,
+    distinct ``cls``."""
     if label_kind == "binary":
         if cls.shape[0] != 2:
             what = "only one class" if cls.shape[0] == 1 else f"{cls.shape[0]} classes"
@@ -455,7 +465,8 @@ def make_rows(X: Matrix, y: FloatArray, sample_weight: FloatArray, grad_weight: 
 
 def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
             fit_intercept: bool = False, label_kind: LabelKind = "binary",
-            classes: ArrayLike | None = None, importance_sampling: bool = False) -> Dataset:
+            classes: ArrayLike | None = None, importance_sampling: bool = False,
+            validated: bool = False) -> Dataset:
     """Validate ``(X, y, sample_weight)`` and build the :class:`Dataset` the solver runs on.
 
     Parameters
@@ -463,11 +474,27 @@ def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
     importance_sampling : bool
         Realise sample weights by sampling ``i`` with probability ``c_i / sum c`` (the minibatch
         gradient then uses unit weights) instead of weighting each loss term.
+    validated : bool
+        The caller has checked the data already (the :class:`~sqnopt.training.Trainer`): ``X``
+        is :func:`check_matrix`'s output, ``y`` a 1-D array of ``X.shape[0]`` labels all among
+        ``classes`` (sorted, distinct) and ``sample_weight`` a 1-D float64 array of as many
+        finite weights ``>= 0`` with a positive sum. These checks are then not repeated; the
+        arrays built are the same.
     """
-    Xc = check_matrix(X)
-    n = int(Xc.shape[0])
-    yc, cls = encode_labels(y, label_kind, n_samples=n, classes=classes)
-    sw, total = check_sample_weight(sample_weight, n)
+    if validated:
+        if classes is None or sample_weight is None:
+            raise ValueError("prepare(validated=True) needs the classes and the sample weights")
+        Xc = X
+        n = int(Xc.shape[0])
+        yc, cls = _encode_known(np.asarray(y), np.asarray(classes), label_kind)
+        weights = np.asarray(sample_weight, dtype=np.float64)
+        total = float(weights.sum())
+        sw = np.ascontiguousarray(weights * (n / total))
+    else:
+        Xc = check_matrix(X)
+        n = int(Xc.shape[0])
+        yc, cls = encode_labels(y, label_kind, n_samples=n, classes=classes)
+        sw, total = check_sample_weight(sample_weight, n)
     gw = np.ones(n) if importance_sampling else sw
     sw.setflags(write=False)
     yc.setflags(write=False)

@@ -8,8 +8,6 @@ ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; doc
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 _blas: list[Any] | None = None
@@ -36,34 +34,47 @@ def _libraries() -> list[Any]:
     return _blas
 
 
-def _set(n_threads: int | None) -> None:
+def _set(n_threads: int | None, current: list[int] | None = None) -> None:
     """Every BLAS library at ``min(its own setting, n_threads)`` (``None``: its own setting);
-    a library already there is not touched (the common case under ``OPENBLAS_NUM_THREADS=1``)."""
+    a library already there is not touched (the common case under ``OPENBLAS_NUM_THREADS=1``).
+    ``current``: the libraries' thread counts when the caller has just read them."""
     assert _original is not None
-    for lib, own in _original:
+    for i, (lib, own) in enumerate(_original):
         target = own if n_threads is None else min(own, n_threads)
-        if int(lib.num_threads) != target:
+        if (int(lib.num_threads) if current is None else current[i]) != target:
             lib.set_num_threads(target)
 
 
-@contextmanager
-def blas_threads_limited(n_threads: int | None) -> Iterator[None]:
+class blas_threads_limited:
     """A context manager capping BLAS threads at ``n_threads`` (``None``: leave them alone);
-    safe when runs in several threads overlap."""
-    global _original
-    if n_threads is None:
-        yield
-        return
-    with _lock:
-        if not _active:
-            _original = [(lib, int(lib.num_threads)) for lib in _libraries()]
-            _set(n_threads)
-        elif n_threads < min(_active):
-            _set(n_threads)
-        _active.append(n_threads)
-    try:
-        yield
-    finally:
+    safe when runs in several threads overlap. (A class rather than a generator: it is entered
+    on every ``run``, including those of fits that last a fraction of a millisecond.)"""
+
+    __slots__ = ("n_threads",)
+
+    def __init__(self, n_threads: int | None) -> None:
+        self.n_threads = n_threads
+
+    def __enter__(self) -> None:
+        global _original
+        n_threads = self.n_threads
+        if n_threads is None:
+            return
+        with _lock:
+            if not _active:
+                libs = _libraries()
+                current = [int(lib.num_threads) for lib in libs]
+                _original = list(zip(libs, current))
+                _set(n_threads, current)
+            elif n_threads < min(_active):
+                _set(n_threads)
+            _active.append(n_threads)
+
+    def __exit__(self, *exc: object) -> None:
+        global _original
+        n_threads = self.n_threads
+        if n_threads is None:
+            return
         with _lock:
             _active.remove(n_threads)
             if not _active:

@@ -211,21 +211,22 @@ class _Builder(_SolverConfig):
     def _identity(self) -> dict[str, Any]:
         """The components and settings that shape an iteration (what a checkpoint belongs to);
         budgets, tolerances, reporting and callbacks are not part of it."""
-        def comp(c: Component | None) -> str | None:
-            return None if c is None else \
-                f"{type(c).__module__}.{type(c).__qualname__}: {c.describe()}"
+        return self._identity_later()()
 
+    def _identity_later(self) -> Callable[[], dict[str, Any]]:
+        """:meth:`_identity` of the settings as they are now, described when called: the
+        components (immutable) and settings are held, the injected batch sequence hashed now."""
         seq = None
         if self.batch_sequence is not None:
             seq = hashlib.blake2b(np.ascontiguousarray(self.batch_sequence, dtype=np.int64)
                                   .tobytes(), digest_size=16).hexdigest()
         average: bool | int = self.average if isinstance(self.average, bool) else \
             int(self.average)
-        return {"objective": comp(self.objective), "gradient": comp(self.gradient),
-                "curvature": comp(self.curvature), "schedule": comp(self.schedule),
-                "curvature_schedule": comp(self.curvature_schedule), "step": comp(self.step),
-                "projection": comp(self.projection), "fit_intercept": self.fit_intercept,
-                "average": average, "sampling": self.sampling, "batch_sequence": seq}
+        return functools.partial(
+            _describe_identity, (self.objective, self.gradient, self.curvature, self.schedule,
+                                 self.curvature_schedule, self.step, self.projection),
+            {"fit_intercept": self.fit_intercept, "average": average,
+             "sampling": self.sampling, "batch_sequence": seq})
 
     def _new_state(self, data: Dataset, w0: ArrayLike | None,
                    bitgen: np.random.BitGenerator) -> SolverState:
@@ -278,7 +279,7 @@ class _Builder(_SolverConfig):
                            curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
                            step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
                            counters=counters, avg_start=avg_start, compiled=use_compiled,
-                           loop=loop, buffers=buffers, identity=self._identity())
+                           loop=loop, buffers=buffers, identity_source=self._identity_later())
 
     def rebind(self, state: SolverState, X: Any, y: ArrayLike,
                sample_weight: ArrayLike | None = None) -> SolverState:
@@ -325,12 +326,24 @@ class _Builder(_SolverConfig):
         return state
 
     def _prepare(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None,
-                 classes: ArrayLike | None) -> Dataset:
-        """The validated data of a solve (the design matrix of :meth:`_design`)."""
+                 classes: ArrayLike | None, validated: bool = False) -> Dataset:
+        """The validated data of a solve (the design matrix of :meth:`_design`);
+        ``validated``: the caller checked ``(X, y, sample_weight)`` as
+        :func:`sqnopt.data.prepare` describes (a design matrix :meth:`_design` built from ``X``
+        is checked all the same)."""
         Xd, data_intercept = self._design(X)
         return prepare(Xd, y, sample_weight=sample_weight, fit_intercept=data_intercept,
                        label_kind=self.objective.label_kind, classes=classes,
-                       importance_sampling=self.sampling == "weighted")
+                       importance_sampling=self.sampling == "weighted",
+                       validated=validated and Xd is X)
+
+    def _init_validated(self, X: Any, y: ArrayLike, sample_weight: FloatArray,
+                        classes: ArrayLike, w0: ArrayLike | None = None) -> SolverState:
+        """:meth:`init_state` on data a :class:`~sqnopt.training.Trainer` has validated
+        (checked matrix, labels among ``classes``, checked weights): the same state, without
+        checking the data a second time."""
+        data = self._prepare(X, y, sample_weight, classes, validated=True)
+        return self._new_state(data, w0, make_bit_generator(self.random_state))
 
     def _data_kernels(self, data: Dataset, problem: Problem
                       ) -> tuple[ObjectiveKernelLike, ScheduleKernelLike,
@@ -374,7 +387,10 @@ class _Builder(_SolverConfig):
             raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
         use_compiled = compiled and self.path != "python"
         use_scaled = False
-        if use_compiled and self.path != "generic":
+        # "auto": the scaled loop on sparse data, where it turns O(n) iterations into O(nnz)
+        # ones (whether it can run is only asked where it would)
+        sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
+        if use_compiled and (self.path == "scaled" or (self.path != "generic" and sparse)):
             why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
             if not why_not and not grad_k.plain:
                 why_not = f"gradient {self.gradient.describe()} is not the minibatch gradient"
@@ -382,9 +398,7 @@ class _Builder(_SolverConfig):
                 why_not = f"step {self.step.describe()} is a line search"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
-            # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones
-            sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
-            use_scaled = not why_not and (self.path == "scaled" or sparse)
+            use_scaled = not why_not
         loop: Any
         if use_scaled:
             loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
@@ -399,6 +413,22 @@ class _Builder(_SolverConfig):
                             buffers["batch"], buffers["curvature_batch"], counters, average,
                             avg_start, grad_k)
         return use_compiled, loop
+
+
+_IDENTITY_COMPONENTS = ("objective", "gradient", "curvature", "schedule", "curvature_schedule",
+                        "step", "projection")
+
+
+def _describe_identity(components: tuple[Component | None, ...],
+                       settings: dict[str, Any]) -> dict[str, Any]:
+    """:meth:`_Builder._identity` of the held components and settings."""
+    def comp(c: Component | None) -> str | None:
+        return None if c is None else \
+            f"{type(c).__module__}.{type(c).__qualname__}: {c.describe()}"
+
+    out: dict[str, Any] = {k: comp(c) for k, c in zip(_IDENTITY_COMPONENTS, components)}
+    out.update(settings)
+    return out
 
 
 def _check_compatible(objective: Objective, curvature: CurvatureModel, step: StepRule,

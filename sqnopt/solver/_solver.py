@@ -205,6 +205,9 @@ class Solver(_Builder, _Runner):
             raise ValueError("target_objective must be finite")
         if isinstance(history_every, (int, np.integer)):
             _check_positive("history_every", int(history_every), integer=True)
+        elif isinstance(history_every, (tuple, list)) and history_every and all(
+                type(q) is int and 0 <= q < 2**63 for q in history_every):
+            pass    # iteration numbers as NumPy would accept them, checked without an array
         elif history_every is not None:
             pts = np.asarray(history_every)
             if pts.ndim != 1 or pts.dtype.kind not in "iu" or np.any(pts < 0):

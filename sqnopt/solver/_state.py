@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +89,11 @@ class SolverState:
     #: Set when a run ended with ``Status.DIVERGED``: the state cannot be run further.
     diverged: bool = False
     #: The solver's components and settings that shape an iteration (what a checkpoint of this
-    #: state belongs to; set by the solver that built it).
-    identity: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: state belongs to; set by the solver that built it): a dict, or a function returning it
+    #: (the solver's settings as they were when it built the state, described when first read:
+    #: only a checkpoint reads them).
+    identity_source: dict[str, Any] | Callable[[], dict[str, Any]] = field(
+        default_factory=dict, repr=False)
     #: Nothing outside the solver references this state (``Solver.fit``'s own): the result of
     #: its run takes the iterate's buffer instead of a copy.
     private: bool = field(default=False, repr=False)
@@ -118,6 +122,13 @@ class SolverState:
         raise TypeError("a SolverState is bound to its data and compiled kernels and does not "
                         "pickle: pickle state.checkpoint() (a Checkpoint) instead and continue "
                         "with Solver.restore(checkpoint, X, y)")
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """The components and settings that shape an iteration (see ``identity_source``)."""
+        if callable(self.identity_source):
+            self.identity_source = self.identity_source()
+        return self.identity_source
 
     @property
     def t(self) -> int:

@@ -89,14 +89,23 @@ def unconverged_message(curvature: CurvatureModel, whys: Sequence[str]) -> str:
 
 def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray[Any],
                    weights: NDArray[np.float64], converged: bool,
-                   results: Sequence[SolveResult], stacklevel: int) -> None:
+                   results: Sequence[SolveResult], stacklevel: int,
+                   index: NDArray[np.intp] | None = None) -> None:
     """Warn when the model's weighted training accuracy is below that of predicting the
     heaviest class: a failed solve when it did not converge, else a model (and data) no
-    better than a constant. ``X`` is the validated training matrix (not checked again)."""
-    pred = model.labels_of_scores(model.scores_of(X))
+    better than a constant. ``X`` is the validated training matrix (not checked again);
+    ``index``, when given, each sample's position in ``classes``."""
+    scores = model.scores_of(X)
+    if index is not None:   # predicted positions against the labels' (no labels looked up)
+        hit = ((scores > 0) if scores.ndim == 1 else np.argmax(scores, axis=1)) == index
+    else:
+        hit = model.labels_of_scores(scores) == y
     total = float(np.sum(weights))
-    acc = float(np.sum(weights * (pred == y))) / total
-    majority = max(float(np.sum(weights[y == c])) for c in classes) / total
+    acc = float(np.sum(weights * hit)) / total
+    if index is not None:
+        majority = float(np.max(np.bincount(index, weights, minlength=len(classes)))) / total
+    else:
+        majority = max(float(np.sum(weights[y == c])) for c in classes) / total
     if acc >= majority - 1e-12:
         return
     if converged:

@@ -36,6 +36,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.model import Strategy
+from sqnopt.registry import get_registry
 from sqnopt.solver import IterationInfo, Solver
 from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
 from sqnopt.training._finish import ConvergenceWarning
@@ -130,10 +131,41 @@ def check_settings(s: Settings) -> None:
                          f"{s.n_iter_no_change!r}")
 
 
+#: Components built from a registered name (and, for objectives, ``lam``): one instance per
+#: name and registry, shared by the fits that name it when it is a frozen dataclass (a value),
+#: so that its description (:meth:`~sqnopt.interfaces.Component.describe`) is kept from fit to
+#: fit. A plugin registered or removed makes a new registry, and the entries of the old one are
+#: dropped; the registry is part of the key, so a fit racing such a change cannot file an old
+#: registry's component under the new one.
+_NAMED: dict[tuple[Any, ...], Any] = {}
+_NAMED_OF: list[object] = [None]
+
+
+def _named(kind: str, name: str, base: type, **params: Any) -> Any:
+    """``resolve_component(kind, (name, params), base)``, shared as described at ``_NAMED``
+    (``params``: plain floats only)."""
+    registry = get_registry()
+    if _NAMED_OF[0] is not registry or len(_NAMED) > 256:
+        _NAMED.clear()
+        _NAMED_OF[0] = registry
+    # a float's sign is part of the key: -0.0 == 0.0 but describes differently
+    key = (registry, kind, name, *((k, v, math.copysign(1.0, v)) for k, v in params.items()))
+    cached = _NAMED.get(key)
+    if cached is not None:
+        return cached
+    made = resolve_component(kind, (name, params) if params else name, base)  # type: ignore[arg-type]
+    dc = getattr(type(made), "__dataclass_params__", None)
+    if dc is not None and dc.frozen and all(type(v) is float for v in params.values()):
+        _NAMED[key] = made
+    return made
+
+
 def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
-    """The objective of ``spec`` with ``lam`` as its regularisation."""
+    """The objective of ``spec`` with ``lam`` as its regularisation (one named by a string is
+    shared between fits, see ``_NAMED``)."""
     if isinstance(spec, str):
-        return resolve_component("objective", (spec, {"lam": lam}), Objective)  # type: ignore[no-any-return]
+        obj_named: Objective = _named("objective", spec, Objective, lam=lam)
+        return obj_named
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         params = dict(spec[1])
         params["lam"] = lam
@@ -173,8 +205,8 @@ def choose_strategy(objective: Objective, n_classes: int,
 
 def _auto_or(value: ComponentSpec, kind: Literal["schedule", "step", "gradient"],
              base: type) -> Any:
-    if isinstance(value, str) and value == "auto":
-        return value
+    if isinstance(value, str):
+        return value if value == "auto" else _named(kind, value, base)
     return resolve_component(kind, value, base)
 
 
@@ -209,7 +241,8 @@ def requested_components(objective: Objective, X: Any, n_classes: int, *,
         model: CurvatureModel = recipes.default_curvature(objective, X, n_classes)
         by_name = True
     else:
-        model = resolve_component("curvature", curvature, CurvatureModel)
+        model = (_named("curvature", curvature, CurvatureModel) if isinstance(curvature, str)
+                 else resolve_component("curvature", curvature, CurvatureModel))
         by_name = isinstance(curvature, str)
     return Requested(curvature=model, curvature_by_name=by_name,
                      schedule=_auto_or(schedule, "schedule", BatchSchedule),
@@ -224,7 +257,9 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                                           len(classes), s.multiclass)
     requested = requested_components(objective, X, len(classes), curvature=s.curvature,
                                      schedule=s.schedule, step=s.step, gradient=s.gradient)
-    gw = weights / np.mean(weights) if s.sampling != "weighted" else np.ones_like(weights)
+    # weights / their mean (np.mean's value, without its dispatch on a small array)
+    gw = (weights / (weights.sum() / weights.shape[0]) if s.sampling != "weighted"
+          else np.ones_like(weights))
     recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
                               sampling=s.sampling)
     warn_feature_scale(X, recipe, s.fit_intercept is True)

@@ -225,12 +225,13 @@ class Trainer:
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
         Xc = check_matrix(X)
-        _, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
+        encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
+        index = encoded.astype(np.intp)     # each sample's position in classes
         yarr = np.asarray(y).ravel()
-        counts = class_counts(yarr, classes)
+        counts = class_counts(yarr, classes, index)
         weights = sample_weights(yarr, classes, counts, sample_weight, Xc.shape[0],
                                  self.class_weight)
-        check_two_classes(yarr, classes, weights)
+        check_two_classes(yarr, classes, weights, index)
         if checkpoint is not None and not callable(checkpoint):
             raise TypeError(f"checkpoint must be a callable (it receives each Checkpoint), got "
                             f"{type(checkpoint).__name__}")
@@ -279,7 +280,8 @@ class Trainer:
                     state = solver.restore(solver_checkpoint(rec["solver"]), Xc, ysub, weights)
                     loop: dict[str, Any] = dict(rec["loop"])
                 else:
-                    state = solver.init_state(Xc, ysub, weights, classes=csub, w0=rec.get("w0"))
+                    # the data were checked above: not again for each sub-problem
+                    state = solver._init_validated(Xc, ysub, weights, csub, rec.get("w0"))
                     loop = new_loop_record(state)
                 self._states.append(state)
                 if bar is not None:  # what the sub-problems before this one processed
@@ -312,7 +314,7 @@ class Trainer:
             warnings.warn(unconverged_message(setup.curvature, unconverged),
                           ConvergenceWarning, stacklevel=3)
         check_majority(self.model_, Xc, yarr, classes, weights, self.converged_, self.results_,
-                       stacklevel=3)
+                       stacklevel=3, index=index)
         return self.model_
 
     def partial_fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,

@@ -60,8 +60,12 @@ def class_weight_vector(class_weight: ClassWeight, classes: NDArray[Any],
     return out
 
 
-def class_counts(y: NDArray[Any], classes: NDArray[Any]) -> FloatArray:
-    """How many samples of ``y`` carry each label of ``classes``."""
+def class_counts(y: NDArray[Any], classes: NDArray[Any],
+                 index: NDArray[np.intp] | None = None) -> FloatArray:
+    """How many samples of ``y`` carry each label of ``classes``; ``index``, when given, is
+    each sample's position in ``classes`` (one count instead of a comparison per class)."""
+    if index is not None:
+        return np.bincount(index, minlength=len(classes)).astype(np.float64)
     return np.array([np.sum(y == c) for c in classes], dtype=np.float64)
 
 
@@ -77,12 +81,18 @@ def sample_weights(y: NDArray[Any], classes: NDArray[Any], counts: FloatArray,
     return sw
 
 
-def check_two_classes(y: NDArray[Any], classes: NDArray[Any], weights: FloatArray) -> None:
-    """Refuse weights that leave nothing to learn: all zero, or only one class weighted."""
-    if not np.any(weights > 0):
+def check_two_classes(y: NDArray[Any], classes: NDArray[Any], weights: FloatArray,
+                      index: NDArray[np.intp] | None = None) -> None:
+    """Refuse weights that leave nothing to learn: all zero, or only one class weighted.
+    ``index``: as for :func:`class_counts`."""
+    heavy = weights > 0
+    if not np.any(heavy):
         raise ValueError("sample_weight: all weights are zero (after class_weight). Give at "
                          "least one sample a positive weight")
-    positive = [c for c in classes if np.any(weights[y == c] > 0)]
+    if index is not None:
+        positive = list(classes[np.bincount(index[heavy], minlength=len(classes)) > 0])
+    else:
+        positive = [c for c in classes if np.any(heavy[y == c])]
     if len(positive) < 2:
         only = positive[0].item() if hasattr(positive[0], "item") else positive[0]
         raise ValueError(f"only one class ({only!r}) has samples with positive "
