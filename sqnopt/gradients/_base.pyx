@@ -20,6 +20,7 @@ cdef class GradientKernel:
         self.batch_gradient = False
         self.sizes_batches = False
         self.overlap_pairs = False
+        self.score_table = False
 
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,
@@ -28,6 +29,18 @@ cdef class GradientKernel:
 
     cdef Py_ssize_t cy_batch_size(self, Py_ssize_t scheduled) noexcept nogil:
         return scheduled
+
+    cdef double* cy_table(self) noexcept nogil:
+        return NULL
+
+    cdef bint cy_table_filled(self) noexcept nogil:
+        return False
+
+    cdef double* cy_table_average(self) noexcept nogil:
+        return NULL
+
+    cdef Py_ssize_t cy_table_fill(self, ObjectiveKernel obj, const double* w) noexcept nogil:
+        return 0
 
     cdef void cy_arrange(self, Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         pass

@@ -621,6 +621,9 @@ cdef class CompiledLoop:
                 self.ring_rows[t_slot], size, &self.ring_rows[t_slot + 1],
                 &self.ring_size[t_slot + 1], self.drawn_upto - c.t - 1, eps, radius, n_avg, &loss)
             c.n_grad_evals += 1
+            if self.iterate.extra_samples:
+                c.n_estimator_samples += self.iterate.extra_samples
+                self.iterate.extra_samples = 0
             if code == ITERATE_NONFINITE_LOSS:
                 status = LOOP_NONFINITE_LOSS
                 break
