@@ -1,16 +1,17 @@
 """Seconds per pass of SAGA on news20: the lazy sparse iterate against the dense one.
 
     OPENBLAS_NUM_THREADS=1 python bench/saga_lazy.py [--passes 3] [--rounds 3]
-        [--datasets-dir /work/shared/datasets]
+        [--batches 1 16 32 64 256] [--datasets-dir /work/shared/datasets]
 
 The race's news20 logistic problem (``bench/race/problems.py``: TF-IDF rows, alpha = 1/N, no
-intercept) solved by the ``saga`` preset (b = 1, ``Constant(eta=1)``, uniform sampling) on the
-lazy table iterate (``path="auto"`` on CSR data) and on the dense iterate (``path="generic"``),
-and, for scale, scikit-learn's ``LogisticRegression(solver="saga")`` for the same number of
-epochs (its ``tol`` set so that ``max_iter`` binds). One process; the contenders alternate over
-the rounds; each figure is the best round of the thread's CPU time per pass (the table fill of
-SAGA's first pass included: every run starts from a fresh state). Prints the table and the
-ratios dense / lazy and lazy / scikit-learn.
+intercept). Part 1: the ``saga`` preset (b = 1, ``Constant(eta=1)``, uniform sampling) on the
+lazy table iterate (``path="auto"`` on CSR data) and on the dense iterate
+(``path="generic"``), and, for scale, scikit-learn's ``LogisticRegression(solver="saga")`` for
+the same number of epochs (``tol`` set so that ``max_iter`` binds); each run from a fresh state,
+so the table's fill and the set-up are included. Part 2: the break-even batch size: SAGA with
+``Fixed(b)`` on the lazy iterate (``path="scaled"``) and on the dense one, after a warm-up of 10
+iterations, per pass of the data. One process; the contenders alternate over the rounds; each
+figure is the best round of the thread's CPU time per pass.
 """
 
 from __future__ import annotations
@@ -20,16 +21,26 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.race.problems import _load_news20, datasets_dir  # noqa: E402
 
 
+def _best(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    best = {k: float("inf") for k in runs}
+    for _ in range(rounds):
+        for k, f in runs.items():
+            best[k] = min(best[k], f())
+    return best
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 16, 32, 64, 256])
     ap.add_argument("--datasets-dir", default=None)
     a = ap.parse_args()
     root = datasets_dir(a.datasets_dir)
@@ -41,9 +52,9 @@ def main() -> None:
 
     from sklearn.linear_model import LogisticRegression
 
-    from sqnopt import Solver
+    from sqnopt import SAGA, Constant, Fixed, LogLoss, Solver
 
-    def sqnopt_run(path: str) -> float:
+    def preset_run(path: str) -> float:
         s = Solver.preset("saga", lam=alpha, eta=1.0, random_state=0, path=path,
                           max_epochs=a.passes, report_every=10**9)
         t = time.thread_time()
@@ -62,20 +73,39 @@ def main() -> None:
             est.fit(X, y)
         return (time.thread_time() - t) / a.passes
 
-    runs = {"sqnopt SAGA lazy (auto)": lambda: sqnopt_run("auto"),
-            "sqnopt SAGA dense (generic)": lambda: sqnopt_run("generic"),
-            "sklearn saga": sklearn_run}
-    best = {k: float("inf") for k in runs}
-    for _ in range(a.rounds):
-        for k, f in runs.items():
-            best[k] = min(best[k], f())
-    print(f"news20 logistic (N = {n}, d = {X.shape[1]}, alpha = 1/N), {a.passes} passes, "
-          f"best of {a.rounds} rounds, CPU seconds per pass:")
+    best = _best({"sqnopt SAGA lazy (auto)": lambda: preset_run("auto"),
+                  "sqnopt SAGA dense (generic)": lambda: preset_run("generic"),
+                  "sklearn saga": sklearn_run}, a.rounds)
+    print(f"news20 logistic (N = {n}, d = {X.shape[1]}, {X.nnz / n:.1f} entries per row, "
+          f"alpha = 1/N), {a.passes} passes from a fresh state, best of {a.rounds} rounds, "
+          "CPU time per pass:")
     for k, v in best.items():
         print(f"  {k:30s} {v * 1e3:9.2f} ms")
     lazy, dense = best["sqnopt SAGA lazy (auto)"], best["sqnopt SAGA dense (generic)"]
     print(f"  dense / lazy: {dense / lazy:.1f}x;  lazy / sklearn saga: "
           f"{lazy / best['sklearn saga']:.2f}x")
+
+    def batch_run(b: int, path: str) -> float:
+        s = Solver(LogLoss(lam=alpha), "identity", Fixed(b), Constant(eps=1.0),
+                   gradient=SAGA(), random_state=0, path=path)  # type: ignore[arg-type]
+        st: Any = s.init_state(X, y)
+        st.loop.run(10, 0)          # the table's fill
+        budget = int(n * (a.passes if path == "scaled" or b > 4 else 0.3))
+        c = st.counters
+        n0 = c.n_samples
+        t = time.thread_time()
+        st.loop.run(10**12, n0 + budget)
+        return (time.thread_time() - t) / ((c.n_samples - n0) / n)
+
+    if a.batches:
+        print("\nbatch size b: CPU time per pass after the fill, lazy (path='scaled') and dense "
+              "(path='generic'); entries per batch / features")
+    for b in a.batches:
+        r = _best({"lazy": lambda: batch_run(b, "scaled"),
+                   "dense": lambda: batch_run(b, "generic")}, a.rounds)
+        share = b * X.nnz / n / X.shape[1]
+        print(f"  b = {b:5d} ({share:6.3f}): lazy {r['lazy'] * 1e3:8.2f} ms, dense "
+              f"{r['dense'] * 1e3:8.2f} ms, lazy / dense {r['lazy'] / r['dense']:.2f}")
 
 
 if __name__ == "__main__":

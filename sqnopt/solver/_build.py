@@ -54,7 +54,7 @@ from sqnopt.solver._sampler import (
     UniformSampler,
     WeightedSampler,
 )
-from sqnopt.solver._lazy_loop import LazyTableLoop, lazy_loop_supported
+from sqnopt.solver._lazy_loop import LazyTableLoop, lazy_loop_pays, lazy_loop_supported
 from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._state import SolverState
 from sqnopt.steps._base import StepKernel
@@ -386,8 +386,11 @@ class _Builder(_SolverConfig):
                 why_not = f"step {self.step.describe()} is a line search"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
-            # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones
+            # "auto": on sparse data, where it turns O(n) iterations into O(nnz) ones (for the
+            # lazy SAGA loop: when the batches' entries are few against the features)
             sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
+            if sparse and lazy and not why_not:
+                sparse = lazy_loop_pays(obj_k, sched_k)
             use_scaled = not why_not and (self.path == "scaled" or sparse)
             use_lazy = use_scaled and lazy
         loop: Any

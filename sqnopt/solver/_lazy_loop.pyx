@@ -449,3 +449,23 @@ def lazy_loop_supported(gradient, gradient_kernel, bint average):
     if average:
         return "the lazy SAGA iterate keeps no running average"
     return ""
+
+
+#: The lazy loop pays when a batch's stored entries are at most this share of the features: it
+#: touches each entry of the batch rows twice with bookkeeping, the dense SAGA step every
+#: coordinate a few times, so with large batches of long rows the dense step is cheaper (the
+#: break-even is measured in docs/benchmarks.md).
+LAZY_ENTRY_FRACTION = 1.0 / 16.0
+
+
+def lazy_loop_pays(objective_kernel, schedule_kernel):
+    """Whether the lazy SAGA loop is expected to beat the dense SAGA step on this data with this
+    batch schedule: the first batch's expected stored entries (batch size times the mean row's)
+    at most ``LAZY_ENTRY_FRACTION`` of the features. (``path="scaled"`` selects the lazy loop
+    regardless.)"""
+    data = objective_kernel.data
+    if data.n_samples == 0 or data.n_features == 0:
+        return False
+    entries = schedule_kernel.batch_size(1) * data.nnz / data.n_samples
+    return entries <= LAZY_ENTRY_FRACTION * data.n_features
+

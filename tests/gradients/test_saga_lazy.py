@@ -42,10 +42,24 @@ def _data(n_samples: int = 150, n_features: int = 60, density: float = 0.1,
     return X, y
 
 
-def _iterates(X: Any, y: Any, *, path: str = "auto", gradient: Any = None, n_iter: int = 300,
+def _wide(N: int = 150, n: int = 3000, per_row: int = 5, seed: int = 0
+          ) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Sparse rows of ``per_row`` entries among ``n`` features: where the lazy loop is chosen
+    by ``path="auto"`` for small batches."""
+    rng = np.random.default_rng(seed)
+    ind = rng.integers(0, n, size=N * per_row)
+    X = sp.csr_matrix((rng.normal(size=N * per_row), ind,
+                       np.arange(0, N * per_row + 1, per_row)), shape=(N, n))
+    X.sum_duplicates()
+    y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
+    return X, y
+
+
+def _iterates(X: Any, y: Any, *, path: str = "scaled", gradient: Any = None, n_iter: int = 300,
               **kw: Any) -> tuple[np.ndarray, Any, Any]:
     """The iterates at every step (report_every=1 syncs the lazy representation each time,
-    which must not change it) and the result and state of the solve."""
+    which must not change it) and the result and state of the solve; ``path="scaled"``: the
+    lazy loop whatever the data's shape."""
     cfg: dict[str, Any] = dict(objective=LogLoss(lam=0.02), curvature="identity",
                                schedule=Fixed(1), step=Constant(eps=0.5))
     cfg.update(kw)
@@ -109,7 +123,8 @@ def test_lazy_saga_matches_the_numpy_twin() -> None:
     X, y = _data(seed=1)
     Xs = sp.csr_matrix(X)
     a, ra, sa = _iterates(Xs, y, schedule=Fixed(4), fit_intercept=True)
-    b, rb, sb = _iterates(Xs, y, gradient=SAGANumPy(), schedule=Fixed(4), fit_intercept=True)
+    b, rb, sb = _iterates(Xs, y, gradient=SAGANumPy(), schedule=Fixed(4), fit_intercept=True,
+                          path="auto")
     assert isinstance(sa.loop, LazyTableLoop) and isinstance(sb.loop, PythonLoop)
     _close(a, b)
     assert ra.n_estimator_samples == rb.n_estimator_samples
@@ -123,7 +138,7 @@ def test_the_closed_form_of_skipped_steps() -> None:
     lam, eps, k = 0.05, 0.3, 40
     w0 = np.linspace(-1.0, 1.0, X.shape[1])
     solver = Solver(LogLoss(lam=lam), "identity", Fixed(1), Constant(eps=eps), gradient=SAGA(),
-                    random_state=0)
+                    random_state=0, path="scaled")
     st = solver.init_state(sp.csr_matrix(X), y, w0=w0)
     assert isinstance(st.loop, LazyTableLoop)
     solver.run(st, max_iter=k)
@@ -145,7 +160,7 @@ def test_report_points_and_split_runs_do_not_change_the_iterates() -> None:
     Xs = sp.csr_matrix(X)
     kw: dict[str, Any] = dict(objective=LogLoss(lam=0.01), curvature="identity",
                               schedule=Fixed(2), step=Constant(eps=0.4), gradient=SAGA(),
-                              random_state=7)
+                              random_state=7, path="scaled")
     one = Solver(report_every=1000, **kw)
     s1 = one.init_state(Xs, y)
     one.run(s1, max_iter=250)
@@ -166,7 +181,7 @@ def test_lazy_saga_resumes_exactly_from_a_checkpoint(k: int) -> None:
     X, y = _data()
     make = lambda: Solver(LogLoss(lam=0.03), "identity", Fixed(3), Constant(eps=0.6),  # noqa: E731
                           gradient=SAGA(), projection=L2Ball(radius=2.0), random_state=4,
-                          report_every=5, fit_intercept=True)
+                          report_every=5, fit_intercept=True, path="scaled")
     ref, res = resume_matches(make, sp.csr_matrix(X), y, k, 60)
     assert ref.n_estimator_samples == res.n_estimator_samples == X.shape[0]
     assert isinstance(make().init_state(sp.csr_matrix(X), y).loop, LazyTableLoop)
@@ -177,24 +192,25 @@ def test_rebind_restarts_the_table_like_the_dense_path() -> None:
     X, y = _data()
     X2, y2 = _data(seed=5)
     ws = {}
-    for path in ("auto", "generic"):
+    for path in ("scaled", "generic"):
         solver = Solver(LogLoss(lam=0.02), "identity", Fixed(2), Constant(eps=0.5),
                         gradient=SAGA(), random_state=1, path=path)  # type: ignore[arg-type]
         st = solver.init_state(sp.csr_matrix(X), y)
         solver.run(st, max_iter=120)
         solver.rebind(st, sp.csr_matrix(X2), y2)
-        assert isinstance(st.loop, LazyTableLoop) == (path == "auto")
+        assert isinstance(st.loop, LazyTableLoop) == (path == "scaled")
         res = solver.run(st, max_iter=120)
         assert res.n_estimator_samples == 2 * X.shape[0]
         ws[path] = res.w
-    np.testing.assert_allclose(ws["auto"], ws["generic"], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(ws["scaled"], ws["generic"], rtol=1e-10, atol=1e-13)
 
 
 def test_loop_selection() -> None:
-    """Sparse data, a margin objective, the identity, no line search and no averaging: the lazy
-    loop; otherwise the dense SAGA path (path='scaled' forces it on dense data)."""
-    X, y = _data()
-    Xs = sp.csr_matrix(X)
+    """Sparse data whose batches hold few entries against the features, a margin objective, the
+    identity, no line search and no averaging: the lazy loop; otherwise the dense SAGA path
+    (path='scaled' forces it on dense data and large batches)."""
+    Xs, y = _wide()
+    X = Xs.toarray()
 
     def loop(Xd: Any, yd: Any = y, **kw: Any) -> type:
         cfg: dict[str, Any] = dict(objective=LogLoss(lam=0.1), curvature="identity",
@@ -207,6 +223,12 @@ def test_loop_selection() -> None:
     assert loop(X) is CompiledLoop
     assert loop(X, path="scaled") is LazyTableLoop
     assert loop(Xs, path="generic") is CompiledLoop
+    # 5 entries per row among 3000 features: batches up to 3000 / 16 entries
+    assert loop(Xs, schedule=Fixed(37)) is LazyTableLoop
+    assert loop(Xs, schedule=Fixed(38)) is CompiledLoop
+    assert loop(Xs, schedule=Fixed(38), path="scaled") is LazyTableLoop
+    Xn, yn = _data()       # 6 entries per row among 60 features: the dense step is cheap
+    assert loop(sp.csr_matrix(Xn), yn) is CompiledLoop
     assert loop(Xs, average=True) is CompiledLoop
     assert loop(Xs, curvature=LBFGS(memory=3)) is CompiledLoop
     assert loop(Xs, step=Armijo(), curvature=LBFGS(memory=3), schedule=Full()) is CompiledLoop
@@ -219,8 +241,8 @@ def test_loop_selection() -> None:
 
 
 def test_the_saga_preset_gets_the_lazy_loop_on_sparse_data() -> None:
-    X, y = _data()
-    st = Solver.preset("saga", lam=0.01, eta=0.5).init_state(sp.csr_matrix(X), y)
+    X, y = _wide()
+    st = Solver.preset("saga", lam=0.01, eta=0.5).init_state(X, y)
     assert isinstance(st.loop, LazyTableLoop)
     assert st.gradient.score_table
 
@@ -230,7 +252,7 @@ def test_divergence_is_reported_with_a_finite_iterate() -> None:
     X = sp.csr_matrix(rng.normal(size=(50, 10)) * 1e30)
     y = np.where(rng.random(50) < 0.5, -1.0, 1.0)
     solver = Solver(SquaredHinge(lam=0.0), "identity", Fixed(1), Constant(eps=1e30),
-                    gradient=SAGA(), max_iter=1000, random_state=0)
+                    gradient=SAGA(), max_iter=1000, random_state=0, path="scaled")
     assert isinstance(solver.init_state(X, y).loop, LazyTableLoop)
     with pytest.warns(DivergenceWarning):
         res = solver.fit(X, y)
