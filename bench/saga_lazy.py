@@ -1,4 +1,4 @@
-"""Seconds per pass of SAGA on news20: the lazy sparse iterate against the dense one.
+"""Seconds per pass of SAGA and SVRG on news20: the lazy sparse iterate against the dense one.
 
     OPENBLAS_NUM_THREADS=1 python bench/saga_lazy.py [--passes 3] [--rounds 3]
         [--batches 1 16 32 64 256] [--datasets-dir /work/shared/datasets]
@@ -6,7 +6,8 @@
 The race's news20 logistic problem (``bench/race/problems.py``: TF-IDF rows, alpha = 1/N, no
 intercept). Part 1: the ``saga`` preset (b = 1, ``Constant(eta=1)``, uniform sampling) on the
 lazy table iterate (``path="auto"`` on CSR data) and on the dense iterate
-(``path="generic"``), and, for scale, scikit-learn's ``LogisticRegression(solver="saga")`` for
+(``path="generic"``), the same for the ``svrg`` preset (b = 1, ``Constant(eta=1)``, shuffled
+epochs, a snapshot per pass), and, for scale, scikit-learn's ``LogisticRegression(solver="saga")`` for
 the same number of epochs (``tol`` set so that ``max_iter`` binds); each run from a fresh state,
 so the table's fill and the set-up are included. Part 2: the break-even batch size: SAGA with
 ``Fixed(b)`` on the lazy iterate (``path="scaled"``) and on the dense one, after a warm-up of 10
@@ -54,8 +55,8 @@ def main() -> None:
 
     from sqnopt import SAGA, Constant, Fixed, LogLoss, Solver
 
-    def preset_run(path: str) -> float:
-        s = Solver.preset("saga", lam=alpha, eta=1.0, random_state=0, path=path,
+    def preset_run(path: str, name: str = "saga") -> float:
+        s = Solver.preset(name, lam=alpha, eta=1.0, random_state=0, path=path,
                           max_epochs=a.passes, report_every=10**9)
         t = time.thread_time()
         st = s.init_state(X, y)
@@ -75,15 +76,19 @@ def main() -> None:
 
     best = _best({"sqnopt SAGA lazy (auto)": lambda: preset_run("auto"),
                   "sqnopt SAGA dense (generic)": lambda: preset_run("generic"),
+                  "sqnopt SVRG lazy (auto)": lambda: preset_run("auto", "svrg"),
+                  "sqnopt SVRG dense (generic)": lambda: preset_run("generic", "svrg"),
                   "sklearn saga": sklearn_run}, a.rounds)
     print(f"news20 logistic (N = {n}, d = {X.shape[1]}, {X.nnz / n:.1f} entries per row, "
           f"alpha = 1/N), {a.passes} passes from a fresh state, best of {a.rounds} rounds, "
           "CPU time per pass:")
     for k, v in best.items():
         print(f"  {k:30s} {v * 1e3:9.2f} ms")
-    lazy, dense = best["sqnopt SAGA lazy (auto)"], best["sqnopt SAGA dense (generic)"]
-    print(f"  dense / lazy: {dense / lazy:.1f}x;  lazy / sklearn saga: "
-          f"{lazy / best['sklearn saga']:.2f}x")
+    for name in ("SAGA", "SVRG"):
+        lazy = best[f"sqnopt {name} lazy (auto)"]
+        dense = best[f"sqnopt {name} dense (generic)"]
+        print(f"  {name}: dense / lazy {dense / lazy:.1f}x;  lazy / sklearn saga "
+              f"{lazy / best['sklearn saga']:.2f}x")
 
     def batch_run(b: int, path: str) -> float:
         s = Solver(LogLoss(lam=alpha), "identity", Fixed(b), Constant(eps=1.0),

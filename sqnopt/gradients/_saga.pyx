@@ -62,8 +62,8 @@ cdef class SAGAKernel(GradientKernel):
     cdef double* cy_table(self) noexcept nogil:
         return &self.table[0] if self.n_scores > 0 else NULL
 
-    cdef bint cy_table_filled(self) noexcept nogil:
-        return self.initialised
+    cdef bint cy_table_due(self) noexcept nogil:
+        return not self.initialised
 
     cdef double* cy_table_average(self) noexcept nogil:
         return &self.avg[0] if self.n_scores > 0 else NULL

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""SAGA with just-in-time sparse updates: the lazy table iterate for the driver.
+"""SAGA (and SVRG) with just-in-time sparse updates: the lazy table iterate for the driver.
 
 SAGA (Defazio, Bach & Lacoste-Julien, NIPS 2014) with the identity direction steps along
 
@@ -41,7 +41,14 @@ tracked with ``p = w_reg . a_reg`` and ``q = ||a_reg||^2``: the dense part of a 
 exact change to the three (no cancellation near the optimum, where ``w ~ -a / lam``). They are
 recomputed exactly at folds.
 
-The iterates agree with the dense SAGA path (same sampler draws, table, counters) up to
+SVRG (Johnson & Zhang, NIPS 2013) has the same form with a frozen table: ``tau_i = c_i(w~)`` at
+the snapshot ``w~`` and ``a`` the data part of ``grad F(w~)``, both fixed until the next
+snapshot, which the estimator declares due (``cy_table_due``) and takes at the dense iterate
+(``cy_table_fill``, one pass; the representation restarts from ``w`` against the new ``a``).
+The second minibatch gradient ``s(w~, B)`` of the dense path is read from the table, so no
+samples beyond the batch are counted between snapshots.
+
+The iterates agree with the dense SAGA / SVRG path (same sampler draws, table, counters) up to
 rounding. The representation persists across ``run`` calls; ``sync`` writes the dense ``w``
 without changing it, so report points do not alter the iterates. The table and ``a`` are the
 gradient estimator's (``score_table``: :class:`~sqnopt.gradients.SAGA`), updated in place, so
@@ -163,12 +170,13 @@ cdef class LazyTableIterate(IterateKernel):
         cdef double* a = self.est.cy_table_average()
         cdef const double* y = self.data.y
         cdef const double* gw = self.data.grad_weight
+        cdef bint frozen = self.est.table_frozen
         if table == NULL or a == NULL:
             loss_out[0] = NAN               # the estimator is not bound (the driver binds it)
             return ITERATE_NONFINITE_LOSS
         if n_ahead > 0 and self.indptr != NULL:
             self._prefetch_ahead(ahead, ahead_sizes, n_ahead, table)
-        if not self.est.cy_table_filled():
+        if self.est.cy_table_due():
             self.cy_sync(0)
             self.extra_samples += self.est.cy_table_fill(self.obj, &self.w[0])
             # the table (and a) were filled at w_t, as the dense path fills them at its first
@@ -207,20 +215,23 @@ cdef class LazyTableIterate(IterateKernel):
             return ITERATE_NONFINITE_LOSS
         # 2. the table's entries in batch order (a repeated sample changes it once, as in the
         # dense path), then a bound on ||w_reg|| after the step: nothing applied beyond it
+        # (a frozen table -- SVRG's snapshot -- is only read)
         r = 1.0 - eps * lam
         bound = fabs(r) * sqrt(nu) + fabs(eps) * sqrt(q)
         dsum = 0.0
         for t in range(size):
             i = batch[t]
-            old[t] = table[i]
             diff[t] = coef[t] - table[i]
-            table[i] = coef[t]
+            if not frozen:
+                old[t] = table[i]
+                table[i] = coef[t]
             dsum += diff[t]
             bound += fabs(eps * inv * diff[t]) * sqrt(rsq[t])
         b_new = b - eps * (a[self.nf] + inv * dsum) if self.has_intercept else 0.0
         if not (bound < NORM_MAX and isfinite(r) and isfinite(b_new)):
-            for t in range(size - 1, -1, -1):
-                table[batch[t]] = old[t]
+            if not frozen:
+                for t in range(size - 1, -1, -1):
+                    table[batch[t]] = old[t]
             return ITERATE_NONFINITE
         # 3. the dense part of the step: w_reg <- r w_reg - eps a_reg, in s and C
         s_new = s * r
@@ -236,8 +247,8 @@ cdef class LazyTableIterate(IterateKernel):
         C_new = C + eps / s_new
         nu = shrink * shrink * nu - 2.0 * shrink * eps * pd + eps * eps * q
         pd = shrink * pd - eps * q
-        # 4. the rows whose table entry changed: w += -eps/|B| diff_t x_i, a += diff_t/N x_i,
-        # each coordinate brought up to date (with the old a_j) first
+        # 4. the rows whose table entry changed: w += -eps/|B| diff_t x_i, a += diff_t/N x_i
+        # (a frozen table: a stays), each coordinate brought up to date (with the old a_j) first
         for t in range(size):
             if diff[t] == 0.0:
                 continue
@@ -253,13 +264,13 @@ cdef class LazyTableIterate(IterateKernel):
                 wj = s_new * vc[2 * j]
                 aj = a[j]
                 delta = step_w * x
-                alpha = diff[t] * invN * x
+                alpha = 0.0 if frozen else diff[t] * invN * x
                 nu += delta * (2.0 * wj + delta)
                 pd += wj * alpha + delta * (aj + alpha)
                 q += alpha * (2.0 * aj + alpha)
                 vc[2 * j] += delta / s_new
                 a[j] = aj + alpha
-        if self.has_intercept:
+        if self.has_intercept and not frozen:
             a[self.nf] += dsum * invN
         if nu < 0.0:
             nu = 0.0
@@ -277,6 +288,7 @@ cdef class LazyTableIterate(IterateKernel):
         self.pdot = pd
         self.qnorm = q
         self.intercept = b_new
+        self.est.cy_table_visited(size)
         return ITERATE_STEPPED
 
     cdef inline void _prefetch_ahead(self, const Py_ssize_t* const* ahead,
@@ -441,7 +453,8 @@ def lazy_loop_supported(gradient, gradient_kernel, bint average):
     (the other components are those the scaled loop accepts, see
     :func:`~sqnopt.solver._scaled_loop.scaled_loop_supported`). ``gradient`` is the component,
     ``gradient_kernel`` its kernel bound to the objective: it must be compiled and declare
-    ``score_table`` (SAGA's estimate on a table of score derivatives it exposes); no averaging.
+    ``score_table`` (an estimate on a table of score derivatives it exposes: SAGA's, SVRG's);
+    no averaging.
     """
     if not isinstance(gradient_kernel, GradientKernel) or not gradient_kernel.score_table:
         return (f"gradient {gradient.describe()} is neither the minibatch gradient nor a table "

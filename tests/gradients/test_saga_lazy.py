@@ -1,6 +1,6 @@
-"""SAGA's lazy sparse iterate (:mod:`sqnopt.solver._lazy_loop`) against the dense SAGA path and
-the NumPy twin, iterate by iterate; its folds, cost accounting, checkpoints, selection rules and
-linear convergence."""
+"""SAGA's and SVRG's lazy sparse iterate (:mod:`sqnopt.solver._lazy_loop`) against the dense
+path and the NumPy twins, iterate by iterate; its folds, cost accounting, checkpoints, selection
+rules and linear convergence."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from sqnopt import (
     SAGA,
+    SVRG,
     Armijo,
     Constant,
     Decaying,
@@ -25,7 +26,7 @@ from sqnopt import (
     SquaredHinge,
     Status,
 )
-from sqnopt.gradients.reference import SAGANumPy
+from sqnopt.gradients.reference import SAGANumPy, SVRGNumPy
 from sqnopt.objectives import Softmax
 from sqnopt.solver._lazy_loop import LazyTableLoop
 from sqnopt.solver._loop import CompiledLoop
@@ -282,3 +283,63 @@ def test_linear_convergence_on_a_strongly_convex_sparse_problem() -> None:
     assert gap[-1] <= 1e-10 * fstar
     mid = len(gap) // 2
     assert gap[mid] < 1e-3 * gap[1] and gap[-1] < 1e-3 * max(gap[mid], 1e-16)
+
+
+SVRG_CONFIGS: dict[str, dict[str, Any]] = {
+    "b1_one_pass": dict(sampling="shuffle"),
+    "b5_period_40_intercept": dict(gradient=SVRG(period=40), schedule=Fixed(5),
+                                   fit_intercept=True),
+    "folds_l2ball": dict(gradient=SVRG(period=60), objective=LogLoss(lam=0.5),
+                         projection=L2Ball(radius=0.2), schedule=Fixed(2)),
+}
+
+
+@pytest.mark.parametrize("name", list(SVRG_CONFIGS))
+def test_lazy_svrg_matches_dense_svrg_iterate_by_iterate(name: str) -> None:
+    """SVRG's frozen table (the snapshot's score derivatives) on the lazy iterate: the dense
+    path's iterates and snapshots; the second minibatch gradient is read from the table, so
+    only the snapshots count as extra samples."""
+    X, y = _data(seed=3)
+    Xs = sp.csr_matrix(X)
+    cfg = dict(SVRG_CONFIGS[name])
+    cfg.setdefault("gradient", SVRG())
+    a, ra, sa = _iterates(Xs, y, **cfg)
+    b, rb, sb = _iterates(Xs, y, path="generic", **cfg)
+    assert isinstance(sa.loop, LazyTableLoop) and type(sb.loop) is CompiledLoop
+    _close(a, b)
+    snaps = sa.gradient.n_snapshots
+    assert snaps == sb.gradient.n_snapshots > 1
+    assert ra.n_estimator_samples == snaps * X.shape[0]
+    assert rb.n_estimator_samples == snaps * X.shape[0] + rb.n_samples
+    np.testing.assert_allclose(sa.gradient.snapshot_gradient, sb.gradient.snapshot_gradient,
+                               rtol=1e-9, atol=1e-13)
+    c, rc, sc = _iterates(Xs, y, path="auto", **{**cfg, "gradient": SVRGNumPy(
+        period=cfg["gradient"].period)})
+    assert isinstance(sc.loop, PythonLoop)
+    _close(a, c)
+
+
+@pytest.mark.parametrize("k", [0, 39, 41])
+def test_lazy_svrg_resumes_exactly_around_a_snapshot(k: int) -> None:
+    from tests.solver.test_resume import resume_matches
+
+    X, y = _data()
+    make = lambda: Solver(LogLoss(lam=0.03), "identity", Fixed(5), Constant(eps=0.5),  # noqa: E731
+                          gradient=SVRG(period=200), random_state=4, report_every=7,
+                          path="scaled")
+    resume_matches(make, sp.csr_matrix(X), y, k, 60)
+
+
+def test_the_svrg_preset_gets_the_lazy_loop_and_converges_linearly() -> None:
+    X, y = _wide(N=300, n=2000, per_row=8, seed=4)
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(X.multiply(X).sum(axis=1))))
+    objective = LogLoss(lam=0.01)
+    fstar = Solver(objective, "lbfgs", Full(), Armijo(), gtol=1e-13, max_iter=1000).fit(X, y).fun
+    solver = Solver.preset("svrg", lam=0.01, eta=0.5, max_epochs=30, history_every=300,
+                           random_state=0)
+    st = solver.init_state(X, y)
+    assert isinstance(st.loop, LazyTableLoop) and st.gradient.table_frozen
+    res = solver.run(st)
+    gap = res.history.objective - fstar
+    assert gap[-1] <= 1e-10 * fstar
+    assert gap[len(gap) // 3] < 1e-3 * gap[1]
