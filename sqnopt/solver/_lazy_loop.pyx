@@ -157,7 +157,7 @@ cdef class LazyTableIterate(IterateKernel):
         cdef double s = self.scale, C = self.cum, nu = self.sqnorm, pd = self.pdot
         cdef double q = self.qnorm, b = self.intercept
         cdef double total = 0.0, dot, sq, x, yi, gi, dl, dsum, r, s_new, C_new, bound, b_new
-        cdef double step_w, wj, aj, delta, alpha, sc, shrink
+        cdef double step_w, wj, aj, delta, alpha, sc, shrink, inv_s
         cdef const double* d64
         cdef const float* d32
         cdef const int* ind
@@ -245,6 +245,7 @@ cdef class LazyTableIterate(IterateKernel):
             pd = self.pdot
             q = self.qnorm
         C_new = C + eps / s_new
+        inv_s = 1.0 / s_new
         nu = shrink * shrink * nu - 2.0 * shrink * eps * pd + eps * eps * q
         pd = shrink * pd - eps * q
         # 4. the rows whose table entry changed: w += -eps/|B| diff_t x_i, a += diff_t/N x_i
@@ -268,7 +269,7 @@ cdef class LazyTableIterate(IterateKernel):
                 nu += delta * (2.0 * wj + delta)
                 pd += wj * alpha + delta * (aj + alpha)
                 q += alpha * (2.0 * aj + alpha)
-                vc[2 * j] += delta / s_new
+                vc[2 * j] += delta * inv_s
                 a[j] = aj + alpha
         if self.has_intercept and not frozen:
             a[self.nf] += dsum * invN
