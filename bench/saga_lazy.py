@@ -12,7 +12,10 @@ the same number of epochs (``tol`` set so that ``max_iter`` binds); each run fro
 so the table's fill and the set-up are included. Part 2: the break-even batch size: SAGA with
 ``Fixed(b)`` on the lazy iterate (``path="scaled"``) and on the dense one, after a warm-up of 10
 iterations, per pass of the data. One process; the contenders alternate over the rounds; each
-figure is the best round of the thread's CPU time per pass.
+figure is the best round of the thread's CPU time per pass. Part 3 (``--steps``): effective passes
+to relative excess 1e-4 and 1e-6 on the race's ``logistic-1e-6`` problem (alpha = 1e-6, F* from
+the race's reference solve and cache) for the ``saga`` and ``svrg`` presets at each step
+``eta`` (b = 1, at most ``--max-passes``, objective read once per pass).
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batches", type=int, nargs="*", default=[1, 16, 32, 64, 256])
     ap.add_argument("--datasets-dir", default=None)
+    ap.add_argument("--steps", type=float, nargs="*", default=[],
+                    help="part 3: the steps eta to run at alpha = 1e-6 (e.g. 1 2 3)")
+    ap.add_argument("--max-passes", type=int, default=400)
     a = ap.parse_args()
     root = datasets_dir(a.datasets_dir)
     if root is None or not (root / "news20.xz").exists():
@@ -111,6 +117,35 @@ def main() -> None:
         share = b * X.nnz / n / X.shape[1]
         print(f"  b = {b:5d} ({share:6.3f}): lazy {r['lazy'] * 1e3:8.2f} ms, dense "
               f"{r['dense'] * 1e3:8.2f} ms, lazy / dense {r['lazy'] / r['dense']:.2f}")
+
+    if a.steps:
+        steps_part(root, a.steps, a.max_passes)
+
+
+def steps_part(root: Path, steps: list[float], max_passes: int) -> None:
+    """Part 3 (see the module docstring)."""
+    import numpy as np
+
+    from bench.race.problems import cache_path, load_problems, reference
+    from sqnopt import Solver
+
+    p = next(load_problems(["news20"], ["logistic-1e-6"], root, quick=False, skipped=[]))
+    reference(p, cache_path())
+    print(f"\nnews20 logistic-1e-6 (alpha = {p.alpha:g}, F* = {p.f_star:.10g}): effective "
+          "passes to relative excess 1e-4 / 1e-6 (b = 1)")
+    for eta in steps:
+        for name in ("saga", "svrg"):
+            r = Solver.preset(name, lam=p.alpha, eta=eta, random_state=0,
+                              max_epochs=max_passes, history_every=p.X.shape[0]).fit(p.X, p.y)
+            ex = (r.history.objective - p.f_star) / p.f_star
+            passes = r.history.effective_passes
+
+            def first(target: float) -> str:
+                hit = np.flatnonzero(ex <= target)
+                return f"{passes[hit[0]]:.0f}" if hit.size else "-"
+
+            print(f"  {name} eta = {eta:g}: {first(1e-4)} / {first(1e-6)} (after "
+                  f"{passes[-1]:.0f} passes: {ex[-1]:.1e})")
 
 
 if __name__ == "__main__":
