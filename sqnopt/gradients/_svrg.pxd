@@ -15,3 +15,6 @@ cdef class SVRGKernel(GradientKernel):
     cdef double[::1] table
     cdef double[::1] adata
     cdef Py_ssize_t[::1] order
+    # the minibatch weights are the objective's (no importance sampling): ``a`` is the table's
+    # average, else the full gradient's data part (one more pass per snapshot)
+    cdef bint table_averages

@@ -19,7 +19,8 @@ lam w_reg``, the form the lazy sparse iterate (:mod:`sqnopt.solver._lazy_loop`) 
 O(nnz of the batch) per step, both fixed between snapshots. That path takes the snapshot
 through ``cy_table_fill`` (the table and ``a`` in one pass, ``mu = a + lam w~_reg``) and reads
 ``c_i(w~)`` from the table instead of a second minibatch gradient, so it touches no samples
-beyond the batch between snapshots.
+beyond the batch between snapshots. With importance sampling the minibatch weights are not the
+objective's, so ``a`` is then taken from the full gradient (a second pass per snapshot).
 """
 
 from libc.string cimport memcpy, memset
@@ -81,6 +82,7 @@ cdef class SVRGKernel(GradientKernel):
             self.table = np.zeros(N)
             self.adata = np.zeros(self.dim)
             self.order = np.arange(N, dtype=np.intp)
+            self.table_averages = _same_weights(objective)
         else:
             self.table = self.adata = None
             self.order = None
@@ -103,16 +105,24 @@ cdef class SVRGKernel(GradientKernel):
         cdef Py_ssize_t N = self.table.shape[0]
         if not self.score_table:
             return 0
+        cdef Py_ssize_t j
         memcpy(&self.snapshot[0], w, self.dim * sizeof(double))
         obj.cy_score_derivatives(w, &self.order[0], N, &self.table[0])
-        memset(&self.adata[0], 0, self.dim * sizeof(double))
-        obj.cy_rows_axpy(&self.order[0], N, &self.table[0], 1.0 / N, &self.adata[0])
-        memcpy(&self.mu[0], &self.adata[0], self.dim * sizeof(double))
-        obj.cy_reg_gradient_value(w, &self.mu[0])
+        if self.table_averages:
+            memset(&self.adata[0], 0, self.dim * sizeof(double))
+            obj.cy_rows_axpy(&self.order[0], N, &self.table[0], 1.0 / N, &self.adata[0])
+            memcpy(&self.mu[0], &self.adata[0], self.dim * sizeof(double))
+            obj.cy_reg_gradient_value(w, &self.mu[0])
+        else:       # the full gradient's data part: mu - lam w_reg
+            obj.cy_full_gradient(w, &self.mu[0])
+            memset(&self.tmp[0], 0, self.dim * sizeof(double))
+            obj.cy_reg_gradient_value(w, &self.tmp[0])
+            for j in range(self.dim):
+                self.adata[j] = self.mu[j] - self.tmp[j]
         self.since = 0
         self.n_snapshots += 1
         self.have_snapshot = True
-        return N
+        return N if self.table_averages else 2 * N
 
     cdef void cy_table_visited(self, Py_ssize_t size) noexcept nogil:
         self.since += size
@@ -147,3 +157,17 @@ cdef class SVRGKernel(GradientKernel):
     def snapshot_gradient(self):
         """``grad F(w~)`` at the current snapshot (a copy)."""
         return np.array(self.mu)
+
+
+def _same_weights(ObjectiveKernel objective):
+    """Whether the data's minibatch gradient weights are its sample weights (no importance
+    sampling), so that the average of the grad-weighted score derivatives is the full
+    gradient's data part."""
+    cdef Py_ssize_t i
+    cdef const double* gw = objective.data.grad_weight
+    cdef const double* sw = objective.data.sample_weight
+    for i in range(objective.data.n_samples):
+        if gw[i] != sw[i]:
+            return False
+    return True
+

@@ -57,7 +57,7 @@ def _wide(N: int = 150, n: int = 3000, per_row: int = 5, seed: int = 0
 
 
 def _iterates(X: Any, y: Any, *, path: str = "scaled", gradient: Any = None, n_iter: int = 300,
-              **kw: Any) -> tuple[np.ndarray, Any, Any]:
+              sample_weight: Any = None, **kw: Any) -> tuple[np.ndarray, Any, Any]:
     """The iterates at every step (report_every=1 syncs the lazy representation each time,
     which must not change it) and the result and state of the solve; ``path="scaled"``: the
     lazy loop whatever the data's shape."""
@@ -68,7 +68,7 @@ def _iterates(X: Any, y: Any, *, path: str = "scaled", gradient: Any = None, n_i
     solver = Solver(gradient=gradient if gradient is not None else SAGA(), path=path,  # type: ignore[arg-type]
                     random_state=3, report_every=1,
                     callback=lambda info: out.append(info.w.copy()), **cfg)
-    st = solver.init_state(X, y)
+    st = solver.init_state(X, y, sample_weight)
     res = solver.run(st, max_iter=n_iter)
     return np.array(out), res, st
 
@@ -94,6 +94,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "folds": dict(objective=LogLoss(lam=0.5), step=Constant(eps=0.5), schedule=Fixed(2)),
     # eps lam = 1: every step folds (r = 0)
     "shrink_to_zero": dict(objective=LogLoss(lam=2.0), step=Constant(eps=0.5)),
+    "sample_weights": dict(schedule=Fixed(3), fit_intercept=True, weights=True),
 }
 
 
@@ -102,8 +103,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
 def test_lazy_saga_matches_dense_saga_iterate_by_iterate(name: str, dtype: type) -> None:
     X, y = _data()
     Xs = as_format(X, "csr", dtype)
-    a, ra, sa = _iterates(Xs, y, **CONFIGS[name])
-    b, rb, sb = _iterates(Xs, y, path="generic", **CONFIGS[name])
+    cfg = dict(CONFIGS[name])
+    if cfg.pop("weights", False):
+        cfg["sample_weight"] = np.random.default_rng(8).uniform(0.2, 3.0, X.shape[0])
+    a, ra, sa = _iterates(Xs, y, **cfg)
+    b, rb, sb = _iterates(Xs, y, path="generic", **cfg)
     assert isinstance(sa.loop, LazyTableLoop) and type(sb.loop) is CompiledLoop
     _close(a, b)
     assert ra.n_estimator_samples == rb.n_estimator_samples == X.shape[0]
@@ -291,6 +295,11 @@ SVRG_CONFIGS: dict[str, dict[str, Any]] = {
                                    fit_intercept=True),
     "folds_l2ball": dict(gradient=SVRG(period=60), objective=LogLoss(lam=0.5),
                          projection=L2Ball(radius=0.2), schedule=Fixed(2)),
+    "sample_weights": dict(gradient=SVRG(period=100), schedule=Fixed(3), weights=True),
+    # importance sampling: the minibatch weights are not the objective's, so the snapshot's
+    # average is the full gradient's (a second pass per snapshot)
+    "importance_sampling": dict(gradient=SVRG(period=100), schedule=Fixed(3), weights=True,
+                                sampling="weighted"),
 }
 
 
@@ -303,13 +312,16 @@ def test_lazy_svrg_matches_dense_svrg_iterate_by_iterate(name: str) -> None:
     Xs = sp.csr_matrix(X)
     cfg = dict(SVRG_CONFIGS[name])
     cfg.setdefault("gradient", SVRG())
+    if cfg.pop("weights", False):
+        cfg["sample_weight"] = np.random.default_rng(8).uniform(0.2, 3.0, X.shape[0])
     a, ra, sa = _iterates(Xs, y, **cfg)
     b, rb, sb = _iterates(Xs, y, path="generic", **cfg)
     assert isinstance(sa.loop, LazyTableLoop) and type(sb.loop) is CompiledLoop
     _close(a, b)
     snaps = sa.gradient.n_snapshots
     assert snaps == sb.gradient.n_snapshots > 1
-    assert ra.n_estimator_samples == snaps * X.shape[0]
+    passes = 2 if cfg.get("sampling") == "weighted" else 1
+    assert ra.n_estimator_samples == passes * snaps * X.shape[0]
     assert rb.n_estimator_samples == snaps * X.shape[0] + rb.n_samples
     np.testing.assert_allclose(sa.gradient.snapshot_gradient, sb.gradient.snapshot_gradient,
                                rtol=1e-9, atol=1e-13)
