@@ -28,7 +28,8 @@ point they are current. An iteration therefore costs O(nnz of the batch) (the re
 margins, then the row updates), whatever the number of features: the gradient, the shrink,
 the ``a`` term and the table update of the dense path in coefficient form.
 
-Numerics. ``C_t = (1/lam)(1/s_t - 1)`` grows as ``s_t`` shrinks; the lazy difference
+Numerics. ``C_t = (1/lam)(1/s_t - 1)`` (from ``s = 1``, ``C = 0``, without a projection) grows
+as ``s_t`` shrinks; the lazy difference
 ``(C_t - C^{(j)}) a_j`` loses about ``C_t u`` (``u`` the unit roundoff) in ``v``, i.e. about
 ``u |a_j| / lam`` in ``w`` -- the scale of ``w`` near the optimum, where ``lam w = -a``: the
 relative rounding stays that of a dense step. When ``|s|`` leaves ``[1e-9, 1e9]`` (or a step
