@@ -621,9 +621,6 @@ cdef class CompiledLoop:
                 self.ring_rows[t_slot], size, &self.ring_rows[t_slot + 1],
                 &self.ring_size[t_slot + 1], self.drawn_upto - c.t - 1, eps, radius, n_avg, &loss)
             c.n_grad_evals += 1
-            if self.iterate.extra_samples:
-                c.n_estimator_samples += self.iterate.extra_samples
-                self.iterate.extra_samples = 0
             if code == ITERATE_NONFINITE_LOSS:
                 status = LOOP_NONFINITE_LOSS
                 break
@@ -642,6 +639,10 @@ cdef class CompiledLoop:
             t_slot += 1
             if t_slot == depth:
                 t_slot = 0
+        # samples the representation touched beyond the batches (a table's fill), once per call:
+        # nothing in the loop reads them (the sample budget counts batch samples)
+        c.n_estimator_samples += self.iterate.extra_samples
+        self.iterate.extra_samples = 0
         return status
 
 
