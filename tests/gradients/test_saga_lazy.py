@@ -98,11 +98,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.parametrize("fmt", ["csr", "dense"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_lazy_saga_matches_dense_saga_iterate_by_iterate(name: str, dtype: type) -> None:
+def test_lazy_saga_matches_dense_saga_iterate_by_iterate(name: str, dtype: type, fmt: str) -> None:
+    """CSR rows and, forced by ``path="scaled"``, dense rows (views without indices)."""
     X, y = _data()
-    Xs = as_format(X, "csr", dtype)
+    Xs = as_format(X, fmt, dtype)
     cfg = dict(CONFIGS[name])
     if cfg.pop("weights", False):
         cfg["sample_weight"] = np.random.default_rng(8).uniform(0.2, 3.0, X.shape[0])
