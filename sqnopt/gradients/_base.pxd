@@ -35,6 +35,24 @@ cdef class GradientKernel:
     # curvature pair of the last step from the gradients on the shared samples it computed as
     # part of the two batch gradients (``cy_pair``); the driver then forms no secant pair itself.
     cdef readonly bint overlap_pairs
+    # ``score_table``: the estimate is one on a table ``tau`` of per-sample score derivatives
+    # (one per sample for a margin loss) that the kernel exposes,
+    #     g = a + (1/|B|) sum_{i in B} (c_i(w) - tau_i) x_i + lam w_reg,  a = (1/N) sum_i tau_i x_i.
+    # Without ``table_frozen`` (SAGA) each visit sets tau_i = c_i(w) in batch order (a repeat in
+    # a batch then adds nothing) and ``a`` follows; with it (SVRG: tau_i = c_i(w~) at the
+    # snapshot, ``a`` the data part of grad F(w~)) both stay until the next fill. An iterate
+    # representation may run the estimate itself in lazy sparse form, reading (and updating)
+    # the table (``cy_table``) and ``a`` (``cy_table_average``) in place. Before each estimate it
+    # asks ``cy_table_due``; if due, ``cy_table_fill`` fills the table at ``w`` and returns the
+    # samples that cost. After each estimate it reports the batch (``cy_table_visited``: the
+    # samples since the fill, SVRG's period).
+    cdef readonly bint score_table
+    cdef readonly bint table_frozen
+    cdef bint cy_table_due(self) noexcept nogil
+    cdef double* cy_table(self) noexcept nogil
+    cdef double* cy_table_average(self) noexcept nogil
+    cdef Py_ssize_t cy_table_fill(self, ObjectiveKernel obj, const double* w) noexcept nogil
+    cdef void cy_table_visited(self, Py_ssize_t size) noexcept nogil
     cdef Py_ssize_t cy_batch_size(self, Py_ssize_t scheduled) noexcept nogil
     # rewrite the drawn batch (in place) so that it holds the samples it shares with the last one
     cdef void cy_arrange(self, Py_ssize_t* batch, Py_ssize_t size) noexcept nogil

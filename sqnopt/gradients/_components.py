@@ -55,7 +55,11 @@ class SVRG(GradientEstimator):
                              f"{self.period!r}")
 
     def memory_bytes(self, problem: Problem) -> int:
-        return 8 * 3 * problem.n_params
+        # margin objectives: the snapshot's score derivatives and the data part of its gradient
+        # (the lazy sparse iterate's table)
+        table = (problem.n_samples * 2 + problem.n_params
+                 if problem.n_blocks == 1 and LINEAR_SCORES in problem.capabilities else 0)
+        return 8 * (3 * problem.n_params + table)
 
     def init(self, problem: Problem) -> SVRGKernel:
         return SVRGKernel(problem.n_params, 0 if self.period is None else int(self.period))

@@ -14,6 +14,12 @@ The table is filled by one full pass at the first estimate (counted in ``extra``
 the table at ``w_0`` rather than zeros. Each sample's entry is updated as it is visited, in
 batch order, so a sample drawn twice in one batch contributes its difference once and ``a``
 always averages the table.
+
+The kernel declares ``score_table`` for margin objectives (one score per sample) and exposes the
+table and ``a``: with the identity direction the step ``w <- (1 - eps lam) w - eps g`` changes a
+coordinate outside the batch rows only through the shrink and the constant ``a_j``, so an
+iterate representation can run the estimate in lazy sparse form on these buffers
+(:mod:`sqnopt.solver._lazy_loop`), at a cost per iteration of the batch rows' entries.
 """
 
 from libc.math cimport NAN
@@ -51,6 +57,22 @@ cdef class SAGAKernel(GradientKernel):
         self.diff = np.zeros(K)
         self.order = np.arange(N, dtype=np.intp)
         self.initialised = False
+        self.score_table = K == 1
+
+    cdef double* cy_table(self) noexcept nogil:
+        return &self.table[0] if self.n_scores > 0 else NULL
+
+    cdef bint cy_table_due(self) noexcept nogil:
+        return not self.initialised
+
+    cdef double* cy_table_average(self) noexcept nogil:
+        return &self.avg[0] if self.n_scores > 0 else NULL
+
+    cdef Py_ssize_t cy_table_fill(self, ObjectiveKernel obj, const double* w) noexcept nogil:
+        if self.n_scores == 0 or self.initialised:
+            return 0
+        self._fill(obj, w)
+        return self.n_samples
 
     cdef double cy_estimate(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                             Py_ssize_t size, double* out, double* plain,

@@ -11,9 +11,19 @@ optimum, so constant steps converge linearly on strongly convex problems. Cost: 
 gradients per estimate plus one full pass per snapshot (counted in ``extra``). Works with any
 objective. Secant pairs taken from it equal the plain minibatch differences: ``-s(w~, B) + mu``
 cancels.
+
+For a margin objective the kernel declares ``score_table`` with ``table_frozen``: with
+``tau_i = c_i(w~)`` (the score derivatives at the snapshot) and ``a = (1/N) sum_i tau_i x_i``
+(the data part of ``mu``) the estimate is ``a + (1/|B|) sum_{i in B} (c_i(w) - tau_i) x_i +
+lam w_reg``, the form the lazy sparse iterate (:mod:`sqnopt.solver._lazy_loop`) runs in
+O(nnz of the batch) per step, both fixed between snapshots. That path takes the snapshot
+through ``cy_table_fill`` (the table and ``a`` in one pass, ``mu = a + lam w~_reg``) and reads
+``c_i(w~)`` from the table instead of a second minibatch gradient, so it touches no samples
+beyond the batch between snapshots. With importance sampling the minibatch weights are not the
+objective's, so ``a`` is then taken from the full gradient (a second pass per snapshot).
 """
 
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -61,10 +71,61 @@ cdef class SVRGKernel(GradientKernel):
         self.since += size
         return f
 
-    def bind(self, objective):
+    def bind(self, ObjectiveKernel objective):
         GradientKernel.bind(self, objective)
         self.have_snapshot = False          # new data: a new full gradient
         self.since = 0
+        N = objective.data.n_samples
+        self.score_table = objective.n_scores == 1
+        self.table_frozen = True
+        if self.score_table:
+            self.table = np.zeros(N)
+            self.adata = np.zeros(self.dim)
+            self.order = np.arange(N, dtype=np.intp)
+            self.table_averages = _same_weights(objective)
+        else:
+            self.table = self.adata = None
+            self.order = None
+
+    cdef bint cy_table_due(self) noexcept nogil:
+        if not self.score_table:
+            return True
+        return not self.have_snapshot or self.since >= (
+            self.period if self.period > 0 else self.table.shape[0])
+
+    cdef double* cy_table(self) noexcept nogil:
+        return &self.table[0] if self.score_table else NULL
+
+    cdef double* cy_table_average(self) noexcept nogil:
+        return &self.adata[0] if self.score_table else NULL
+
+    cdef Py_ssize_t cy_table_fill(self, ObjectiveKernel obj, const double* w) noexcept nogil:
+        """The snapshot at ``w``: ``tau_i = c_i(w)`` for every sample, ``a`` its average and
+        ``mu = a + lam w_reg`` (one pass)."""
+        cdef Py_ssize_t N = self.table.shape[0]
+        if not self.score_table:
+            return 0
+        cdef Py_ssize_t j
+        memcpy(&self.snapshot[0], w, self.dim * sizeof(double))
+        obj.cy_score_derivatives(w, &self.order[0], N, &self.table[0])
+        if self.table_averages:
+            memset(&self.adata[0], 0, self.dim * sizeof(double))
+            obj.cy_rows_axpy(&self.order[0], N, &self.table[0], 1.0 / N, &self.adata[0])
+            memcpy(&self.mu[0], &self.adata[0], self.dim * sizeof(double))
+            obj.cy_reg_gradient_value(w, &self.mu[0])
+        else:       # the full gradient's data part: mu - lam w_reg
+            obj.cy_full_gradient(w, &self.mu[0])
+            memset(&self.tmp[0], 0, self.dim * sizeof(double))
+            obj.cy_reg_gradient_value(w, &self.tmp[0])
+            for j in range(self.dim):
+                self.adata[j] = self.mu[j] - self.tmp[j]
+        self.since = 0
+        self.n_snapshots += 1
+        self.have_snapshot = True
+        return N if self.table_averages else 2 * N
+
+    cdef void cy_table_visited(self, Py_ssize_t size) noexcept nogil:
+        self.since += size
 
     def get_state(self) -> dict:
         """The snapshot ``w~``, its full gradient ``mu`` and the position in the period."""
@@ -72,6 +133,8 @@ cdef class SVRGKernel(GradientKernel):
         state.update(snapshot=np.array(self.snapshot), mu=np.array(self.mu),
                      since=int(self.since), n_snapshots=int(self.n_snapshots),
                      have_snapshot=bool(self.have_snapshot))
+        if self.score_table:
+            state.update(table=np.array(self.table), adata=np.array(self.adata))
         return state
 
     def set_state(self, state) -> None:
@@ -81,6 +144,9 @@ cdef class SVRGKernel(GradientKernel):
         self.since = state_value(state, "since", int, self)
         self.n_snapshots = state_value(state, "n_snapshots", int, self)
         self.have_snapshot = state_value(state, "have_snapshot", bool, self)
+        if self.score_table:
+            restore_array(self.table, state, "table", self)
+            restore_array(self.adata, state, "adata", self)
 
     @property
     def snapshot_point(self):
@@ -91,3 +157,17 @@ cdef class SVRGKernel(GradientKernel):
     def snapshot_gradient(self):
         """``grad F(w~)`` at the current snapshot (a copy)."""
         return np.array(self.mu)
+
+
+def _same_weights(ObjectiveKernel objective):
+    """Whether the data's minibatch gradient weights are its sample weights (no importance
+    sampling), so that the average of the grad-weighted score derivatives is the full
+    gradient's data part."""
+    cdef Py_ssize_t i
+    cdef const double* gw = objective.data.grad_weight
+    cdef const double* sw = objective.data.sample_weight
+    for i in range(objective.data.n_samples):
+        if gw[i] != sw[i]:
+            return False
+    return True
+

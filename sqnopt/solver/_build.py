@@ -54,6 +54,7 @@ from sqnopt.solver._sampler import (
     UniformSampler,
     WeightedSampler,
 )
+from sqnopt.solver._lazy_loop import LazyTableLoop, lazy_loop_pays, lazy_loop_supported
 from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._state import SolverState
 from sqnopt.steps._base import StepKernel
@@ -386,21 +387,31 @@ class _Builder(_SolverConfig):
             python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
             raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
         use_compiled = compiled and self.path != "python"
-        use_scaled = False
-        # "auto": the scaled loop on sparse data, where it turns O(n) iterations into O(nnz)
-        # ones (whether it can run is only asked where it would)
+        use_scaled = use_lazy = False
+        # "auto": the scaled or lazy loop on sparse data, where it turns O(n) iterations into
+        # O(nnz) ones (whether it can run is only asked where it would)
         sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
         if use_compiled and (self.path == "scaled" or (self.path != "generic" and sparse)):
             why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
-            if not why_not and not grad_k.plain:
-                why_not = f"gradient {self.gradient.describe()} is not the minibatch gradient"
+            # the plain minibatch gradient runs on the scaled iterate; an estimator declaring a
+            # lazy sparse form of its table estimate (SAGA's) on the lazy table iterate
+            lazy = not why_not and not grad_k.plain
+            if lazy:
+                why_not = lazy_loop_supported(self.gradient, grad_k, average)
             if not why_not and self.step.line_search:
                 why_not = f"step {self.step.describe()} is a line search"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
-            use_scaled = not why_not
+            # the lazy SAGA loop pays when the batches' entries are few against the features
+            if sparse and lazy and not why_not:
+                sparse = lazy_loop_pays(obj_k, sched_k)
+            use_scaled = not why_not and (self.path == "scaled" or sparse)
+            use_lazy = use_scaled and lazy
         loop: Any
-        if use_scaled:
+        if use_lazy:
+            loop = LazyTableLoop(cast(Any, obj_k), cast(Any, grad_k), cast(Any, sched_k),
+                                 cast(Any, step_k), cast(Any, proj_k), sampler, w, counters)
+        elif use_scaled:
             loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
                               cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
                               previous if isinstance(previous, CompiledLoop) else None)

@@ -28,6 +28,10 @@ ball, the plain minibatch gradient) whether it runs the iteration on it:
   drawing one batch per iteration leaves it) and hands the batches ahead to ``cy_first_order``,
   which hints the memory it will touch (software pipelining).
 * ``cy_sync`` writes the dense ``w`` (and ``w_avg``) on request.
+
+A representation may also run a gradient estimator's estimate itself (the lazy SAGA iterate of
+:mod:`sqnopt.solver._lazy_loop` works on the table of an estimator declaring ``score_table``);
+samples such an estimate touches beyond the batch are reported in ``extra_samples``.
 """
 
 
@@ -45,6 +49,9 @@ cdef class IterateKernel:
     cdef readonly Py_ssize_t lookahead
     # ||w_reg||^2 of the current iterate
     cdef readonly double sqnorm
+    # samples the representation touched beyond the batches (e.g. a gradient table's fill at
+    # the first step); the driver adds them to ``n_estimator_samples`` and resets this to 0
+    cdef readonly Py_ssize_t extra_samples
 
     # One first-order iteration on ``batch`` (``size`` rows) with the step ``eps``:
     #   loss[0] = sum_s g_i loss(m_i) / |B| + lam/2 ||w_reg||^2 at w_t (i = batch[s]);

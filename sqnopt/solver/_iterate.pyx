@@ -22,6 +22,7 @@ cdef class IterateKernel:
         self.n_params = n_params
         self.lookahead = lookahead
         self.sqnorm = 0.0
+        self.extra_samples = 0
 
     cdef int cy_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,

@@ -639,6 +639,10 @@ cdef class CompiledLoop:
             t_slot += 1
             if t_slot == depth:
                 t_slot = 0
+        # samples the representation touched beyond the batches (a table's fill), once per call:
+        # nothing in the loop reads them (the sample budget counts batch samples)
+        c.n_estimator_samples += self.iterate.extra_samples
+        self.iterate.extra_samples = 0
         return status
 
 

@@ -127,11 +127,15 @@ class Solver(_Builder, _Runner):
         compiled driver with the scaled sparse iterate ``w = a v`` when the combination allows
         it (margin objective, identity curvature, plain minibatch gradient, no line search, no
         projection or a Euclidean ball; an iteration then costs O(nnz of the batch), see
-        :mod:`sqnopt.solver._scaled_loop`), else the compiled driver with the dense iterate
-        when every component is compiled, else the Python loop. ``"compiled"``: as ``"auto"``
-        but an error unless every component is compiled. ``"generic"``: the compiled driver
-        with the dense iterate. ``"scaled"``: the compiled driver with the scaled sparse
-        iterate, on dense data too (an error if the combination does not allow it).
+        :mod:`sqnopt.solver._scaled_loop`); with the SAGA estimator in place of the plain
+        minibatch gradient (an estimator declaring ``score_table``) and no averaging, the lazy
+        SAGA iterate, whose just-in-time updates also cost O(nnz of the batch), when a batch's
+        entries are few against the features (:mod:`sqnopt.solver._lazy_loop`); else the
+        compiled driver with the dense iterate when every component is compiled, else the
+        Python loop. ``"compiled"``: as ``"auto"`` but an error unless every component is
+        compiled. ``"generic"``: the compiled driver with the dense iterate. ``"scaled"``: the
+        compiled driver with the scaled sparse (or lazy SAGA) iterate, on dense data and any
+        batch size too (an error if the combination does not allow it).
         ``"python"``: the Python loop.
     """
 
