@@ -1,6 +1,6 @@
 """Type stub for the compiled module ``sqnopt.objectives._base``."""
 
-from typing import overload
+from typing import ClassVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -9,6 +9,8 @@ from sqnopt.data._rows import RowData
 
 class ObjectiveKernel:
     """Compiled objective bound to one data set (see ``_base.pxd``)."""
+
+    deferred_value: ClassVar[bool]
 
     @property
     def data(self) -> RowData: ...

@@ -22,6 +22,10 @@ cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
 cdef class ObjectiveKernel:
     """Base class of compiled objectives; subclasses override the ``cy_*`` methods."""
 
+    #: ``value(w)`` is a pure function of ``w`` over the bound in-memory rows: a finished run
+    #: may leave ``F(w)`` to its result (``ObjectiveKernelLike``'s optional capability)
+    deferred_value = True
+
     cdef int _bind(self, RowData data, double lam, Py_ssize_t n_blocks) except -1:
         if n_blocks < 1:
             raise ValueError("n_blocks must be >= 1")
