@@ -4,7 +4,15 @@ sizes, projection and intercept settings, a batch sequence that runs out) report
 coefficients, intercept, ``||w||^2``, iterations and kernel evaluations recorded in
 ``kernel_record.npz``, written by the separate kernel-Pegasos loop before the kernel expansion
 became an iterate representation of the one compiled driver. Regenerate it only on purpose (and
-list the change in docs/changelog.md)."""
+list the change in docs/changelog.md).
+
+Bit for bit, except one documented rounding difference: the projection onto the ball of radius
+``r = 1/sqrt(lam)`` is the driver's ball rule ``nu > r^2: c <- c r / sqrt(nu)`` (the arithmetic of
+the linear scaled iterate), where the separate loop computed ``lam nu > 1: c <- c / sqrt(lam
+nu)``: equal in exact arithmetic, different in the last bits of ``c``. So the integers (support,
+iterations, kernel evaluations) are equal in every run, the coefficients of runs without the
+projection bit for bit, and those of projected runs to 1e-13 relative (2.5e-15 the largest
+difference seen when the projection moved into the driver)."""
 
 from __future__ import annotations
 
@@ -38,4 +46,7 @@ def test_kernel_iterates_match_the_record(name: str, record: dict[str, np.ndarra
         for part in ("ints", "floats"):
             want = record[f"{name}/T{T}/{part}"]
             assert got[part].dtype == want.dtype and got[part].shape == want.shape, (T, part)
-            assert np.array_equal(got[part], want), (T, part)
+            if part == "floats" and params.get("project", True):
+                np.testing.assert_allclose(got[part], want, rtol=1e-13, atol=0, err_msg=str(T))
+            else:
+                assert np.array_equal(got[part], want), (T, part)
