@@ -1,5 +1,7 @@
 """Type stub for the compiled module ``sqnopt.kernel._pegasos``."""
 
+from typing import final
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,6 +32,7 @@ class PolyMercer(MercerKernel):
     @property
     def degree(self) -> int: ...
 
+@final
 class KernelIterate(IterateKernel):
     def __init__(
         self,

@@ -41,6 +41,7 @@ scattered into a dense buffer once and dotted with every support vector (any sto
 margins and ``O(|B|^2)`` for the exact ``nu``.
 """
 
+cimport cython
 import numpy as np
 
 from libc.math cimport exp, fabs, isfinite, sqrt
@@ -116,6 +117,7 @@ cdef class PolyMercer(MercerKernel):
         return out
 
 
+@cython.final
 cdef class KernelIterate(IterateKernel):
     """The iterate ``w = c sum_j beta_j phi(x_j)`` (and ``b``) with ``nu = ||w||^2``, bound to
     one margin objective over rows without an intercept column (see the module docstring).
