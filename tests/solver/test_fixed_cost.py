@@ -246,3 +246,25 @@ def test_the_end_of_run_estimate_makes_no_pass_over_the_data_on_healthy_runs(mon
     assert isinstance(res.__dict__["fun"], PendingObjective)
     assert probes == [1] and passes == []
     assert _PROBE_ROWS < X.shape[0]
+
+
+@pytest.mark.parametrize("name, classes", [("logloss", 2), ("hinge", 2), ("squared_hinge", 2),
+                                           ("binary_logistic", 2), ("softmax", 3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_batch_value_is_the_minibatch_objective_the_gradient_returns(name: str, classes: int,
+                                                                     sparse: bool) -> None:
+    """The end-of-run probe reads ``batch_value``: the minibatch objective without a gradient
+    vector (margin losses: from the rows' margins and the regulariser; other kernels: through
+    the gradient into scratch). It equals what ``gradient`` returns, up to rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 7))
+    y = rng.integers(0, classes, size=80)
+    solver = Solver((name, {"lam": 0.3}), fit_intercept=True, random_state=0)
+    state = solver.init_state(sp.csr_matrix(X) if sparse else X, y)
+    kernel = state.objective
+    w = rng.normal(size=state.problem.n_params)
+    batch = np.array([0, 5, 5, 17, 79], dtype=np.intp)
+    want = kernel.gradient(w, batch, np.empty_like(w))
+    assert kernel.batch_value(w, batch) == pytest.approx(want, rel=1e-13)  # type: ignore[attr-defined]
+    with pytest.raises(IndexError):
+        kernel.batch_value(w, np.array([80], dtype=np.intp))  # type: ignore[attr-defined]
