@@ -31,8 +31,8 @@ training sample, the support, ``c``, ``nu``, ``b`` -- *is* the iterate, reported
 :attr:`KernelIterate.support` / :attr:`KernelIterate.coefficients`). The driver
 (:class:`~sqnopt.solver._loop.CompiledLoop`) runs the iteration -- the batches, the step
 ``eps_t``, the counters, the budgets, the non-finite stops and the checkpoint state -- and makes
-one call per iteration, ``cy_first_order``: margins, the minibatch objective (the divergence
-window), the update and the ball projection. :class:`KernelLoop` is the driver built with it (a
+one call per iteration, ``cy_first_order``: margins, the minibatch objective (for the driver's
+window in the counters), the update and the ball projection. :class:`KernelLoop` is the driver built with it (a
 constructor, no iteration of its own).
 
 Kernel values come from dot products: each kernel is ``K(dot, ||x_i||^2, ||x_j||^2)``; a row is
