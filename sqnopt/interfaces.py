@@ -117,7 +117,14 @@ class Problem:
 
 @runtime_checkable
 class ObjectiveKernelLike(Protocol):
-    """An objective bound to one data set."""
+    """An objective bound to one data set.
+
+    Optional capability, read with a default of False: ``deferred_value`` -- ``value(w)`` is a
+    pure function of ``w`` over in-memory rows that stay valid as long as the kernel is
+    referenced (the compiled kernels), so a finished run may leave ``F(w)`` to its result,
+    computed when first read. A kernel whose value needs more (a cluster's data, a connection)
+    leaves it False and is evaluated at the end of the run.
+    """
 
     @property
     def n_params(self) -> int: ...

@@ -1,6 +1,7 @@
 """Kernel Pegasos: the Pegasos iteration in the dual (support-vector) representation for Mercer
 kernels (Shalev-Shwartz, Singer, Srebro & Cotter 2011, Sec. 4), and its random-feature
-approximation. The compiled loop is :mod:`sqnopt.kernel._pegasos`."""
+approximation. The compiled part is :mod:`sqnopt.kernel._pegasos`: the kernel expansion, an iterate
+representation run by the one compiled driver."""
 
 from sqnopt.kernel._estimator import ApproximateKernelPegasos, KernelPegasos, kernel_matrix
 

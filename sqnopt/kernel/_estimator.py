@@ -20,22 +20,30 @@ sampler draws for the same ``random_state``), which the tests check.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, Literal, Union
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt.data import check_matrix, encode_labels, make_rows
 from sqnopt.kernel._pegasos import (
-    KernelPegasosLoop,
+    KernelIterate,
+    KernelLoop,
     LinearMercer,
     MercerKernel,
     PolyMercer,
     RBFMercer,
 )
-from sqnopt.data import check_matrix, encode_labels, make_rows
+from sqnopt.objectives._margin import HingeKernel
+from sqnopt.projections._base import L2BallKernel
+from sqnopt.schedules._base import FixedKernel
+from sqnopt.solver._loop import EXIT_CODES, Counters
+from sqnopt.solver._result import DivergenceWarning
 from sqnopt.solver._sampler import Sampler, SequenceSampler, UniformSampler
 from sqnopt.solver._solver import RandomState, Solver, make_bit_generator
+from sqnopt.steps._base import PegasosStepKernel
 
 FloatArray = NDArray[np.float64]
 KernelFn = Callable[[Any, Any], ArrayLike]
@@ -98,7 +106,7 @@ class KernelPegasos:
     lam
         Regularisation (> 0).
     batch_size
-        ``k``.
+        ``k`` (at most the number of samples: a larger one is clipped, as in the solver).
     max_iter, max_epochs
         Iterations ``T``; default ``ceil(max_epochs * N / k)`` with ``max_epochs=1``.
     project
@@ -186,13 +194,7 @@ class KernelPegasos:
         if callable(self.kernel) or self.path == "python":
             out = self._fit_python(Xc, yc, sqn, sampler, T)
         else:
-            rows = make_rows(Xc, yc, np.ones(n), np.ones(n), False)
-            loop = KernelPegasosLoop(rows, sqn, self._mercer(Xc.shape[1]), sampler,
-                                     float(self.lam), int(self.batch_size), bool(self.project),
-                                     bool(self.fit_intercept))
-            done = loop.run(T)
-            out = (loop.support, loop.coefficients, loop.intercept, done, loop.sqnorm,
-                   loop.n_kernel_evals)
+            out = self._fit_compiled(Xc, yc, sqn, sampler, T)
         support, coef, b, done, nu, n_evals = out
         self.classes_ = classes
         self.n_features_in_ = int(Xc.shape[1])
@@ -205,6 +207,31 @@ class KernelPegasos:
         self.n_kernel_evals_ = int(n_evals)
         return self
 
+    def _fit_compiled(self, X: Any, y: FloatArray, sqn: FloatArray, sampler: Sampler, T: int
+                      ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
+        """The compiled driver with the kernel expansion as its iterate representation
+        (:class:`~sqnopt.kernel._pegasos.KernelLoop`): hinge loss, Pegasos' step ``1/(lam t)``,
+        fixed batches of ``k`` (at most ``N``), the ball of radius ``1/sqrt(lam)``."""
+        n = int(X.shape[0])
+        lam = float(self.lam)
+        objective = HingeKernel(make_rows(X, y, np.ones(n), np.ones(n), False), lam)
+        iterate = KernelIterate(objective, sqn, self._mercer(int(X.shape[1])),
+                                bool(self.fit_intercept))
+        ball = (L2BallKernel(objective.n_params, objective.n_params, objective.n_params,
+                             1.0 / math.sqrt(lam)) if self.project else None)
+        counters = Counters()
+        loop = KernelLoop(objective, iterate, FixedKernel(n, int(self.batch_size)),
+                          PegasosStepKernel(lam), ball, sampler, counters)
+        code = loop.run(T, 0)
+        if code in (EXIT_CODES["LOOP_NONFINITE_LOSS"], EXIT_CODES["LOOP_NONFINITE_ITERATE"]):
+            warnings.warn(f"KernelPegasos diverged at iteration {counters.t + 1}: the "
+                          f"{'objective' if code == EXIT_CODES['LOOP_NONFINITE_LOSS'] else 'iterate'}"
+                          " became non-finite; the model is the last finite iterate. Fix: a "
+                          "larger lam or a kernel with bounded values (rescaled features for "
+                          "'poly').", DivergenceWarning, stacklevel=3)
+        return (iterate.support, iterate.coefficients, iterate.intercept, int(counters.t),
+                iterate.sqnorm, iterate.n_kernel_evals)
+
     def _k(self, A: Any, B: Any) -> FloatArray:
         return kernel_matrix(self.kernel, A, B, gamma=self._gamma(A.shape[1]),
                              coef0=float(self.coef0), degree=int(self.degree))
@@ -212,8 +239,8 @@ class KernelPegasos:
     def _fit_python(self, X: Any, y: FloatArray, sqn: FloatArray, sampler: Sampler, T: int
                     ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
         """The same iteration as the compiled loop, in NumPy (any kernel callable)."""
-        lam, k = float(self.lam), int(self.batch_size)
         n = X.shape[0]
+        lam, k = float(self.lam), min(int(self.batch_size), n)
         alpha = np.zeros(n)
         sv: list[int] = []
         in_sv = np.zeros(n, dtype=bool)

@@ -1,12 +1,17 @@
 """Type stub for the compiled module ``sqnopt.kernel._pegasos``."""
 
-from typing import Any
+from typing import final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from sqnopt.data import RowData
+from sqnopt.objectives._base import MarginObjectiveKernel
+from sqnopt.projections._base import ProjectionKernel
+from sqnopt.schedules._base import ScheduleKernel
+from sqnopt.solver._iterate import IterateKernel
+from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._sampler import Sampler
+from sqnopt.steps._base import StepKernel
 
 class MercerKernel:
     def __call__(self, dot: float, sq_i: float, sq_j: float) -> float: ...
@@ -27,16 +32,13 @@ class PolyMercer(MercerKernel):
     @property
     def degree(self) -> int: ...
 
-class KernelPegasosLoop:
+@final
+class KernelIterate(IterateKernel):
     def __init__(
         self,
-        rows: RowData,
+        objective: MarginObjectiveKernel,
         row_sqnorms: NDArray[np.float64],  # const double[::1]
         kernel: MercerKernel,
-        sampler: Sampler,
-        lam: float,
-        batch_size: int,
-        project: bool,
         fit_intercept: bool,
     ) -> None: ...
     @property
@@ -46,15 +48,22 @@ class KernelPegasosLoop:
     @property
     def n_sv(self) -> int: ...
     @property
-    def t(self) -> int: ...
-    @property
     def scale(self) -> float: ...
-    @property
-    def sqnorm(self) -> float: ...
     @property
     def intercept(self) -> float: ...
     @property
     def n_kernel_evals(self) -> int: ...
-    def run(self, n_iter: int) -> int: ...
-    def get_state(self) -> dict[str, Any]: ...
-    def set_state(self, state: dict[str, Any]) -> None: ...
+
+class KernelLoop(CompiledLoop):
+    def __init__(
+        self,
+        objective: MarginObjectiveKernel,
+        iterate: KernelIterate,
+        schedule: ScheduleKernel,
+        step: StepKernel,
+        projection: ProjectionKernel | None,
+        sampler: Sampler,
+        counters: Counters,
+    ) -> None: ...
+    @property
+    def representation(self) -> KernelIterate: ...

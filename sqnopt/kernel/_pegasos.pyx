@@ -1,38 +1,67 @@
 # cython: language_level=3
-"""Compiled kernel Pegasos: Mercer kernels in the primal, with the alpha representation.
+"""The kernel expansion: kernel Pegasos' iterate representation for the one compiled driver.
 
 Shalev-Shwartz, Singer, Srebro & Cotter, *Pegasos* (Math. Programming 2011), Sec. 4: with a
-feature map ``phi`` and ``K(x, x') = phi(x) . phi(x')`` every Pegasos iterate is a combination of
-the training points, ``w_t = c_t sum_j alpha_j y_j phi(x_j)``, so the algorithm runs on the
-coefficients alone. We keep the scalar ``c`` apart (as in the linear scaled loop) so that the
-shrinkage ``(1 - eta_t lam)`` and the projection onto ``{||w|| <= 1/sqrt(lam)}`` are O(1):
+feature map ``phi`` and ``K(x, x') = phi(x) . phi(x')`` every iterate of a first-order method on
+``lam/2 ||w||^2 + (1/N) sum_i loss(y_i (w . phi(x_i) + b))`` started at ``w = 0`` is a
+combination of the training points, ``w_t = c_t sum_j beta_j phi(x_j)``, so the iteration runs on
+the coefficients alone (``beta_j = alpha_j y_j`` in the paper's notation). The scalar ``c`` is kept
+apart (as the scale of the linear scaled iterate) so that the shrinkage ``(1 - eps lam)`` and the
+projection onto ``{||w|| <= r}`` are O(1), and ``nu = ||w||^2`` is tracked exactly:
 
-    f_i       = sum_{j in SV} alpha_j y_j K(x_i, x_j)          (margin m_i = y_i (c f_i + b))
-    c        <- (1 - eta_t lam) c,  nu <- (1 - eta_t lam)^2 nu          (nu = ||w||^2)
-    for i in A_t with m_i < 1:  delta = eta_t / k
-        nu      <- nu + 2 delta y_i (w . phi(x_i)) + delta^2 K(x_i, x_i)
-        alpha_i <- alpha_i + delta / c
-    if nu > 1/lam:  c <- c / sqrt(lam nu),  nu <- 1/lam
+    f_i   = c sum_{j in SV} beta_j K(x_i, x_j) = w_t . phi(x_i)     (margin m_i = y_i (f_i + b))
+    c_i   = g_i y_i loss'(m_i) / |B|                  (the gradient in coefficient form)
+    c    <- (1 - eps lam) c,  nu <- (1 - eps lam)^2 nu
+    for i in B with c_i != 0:  delta_i = -eps c_i
+        nu     <- nu + 2 delta_i (w . phi(x_i)) + delta_i^2 K(x_i, x_i)
+        beta_i <- beta_i + delta_i / c
+    if nu > r^2:  c <- c r / sqrt(nu),  nu <- r^2;    b <- b - eps sum_i c_i
 
-With the linear kernel this is linear Pegasos exactly (up to rounding): the same iterates as
+(``w . phi(x_i)`` in the ``nu`` update is the shrunk ``w_t`` plus this step's earlier additions.)
+With the hinge loss, ``eps = 1/(lam t)`` and ``r = 1/sqrt(lam)`` this is kernel Pegasos; with the
+linear kernel it is linear Pegasos exactly (up to rounding): the same iterates as
 ``Solver.pegasos(...)`` for the same sampler draws. For integer counts as in the paper's Fig. 3
-(``alpha_j`` = number of times ``j`` violated the margin) divide by ``lam t k``; projection and
-``c`` make the coefficients real numbers in general.
+(``alpha_j`` = number of times ``j`` violated the margin) divide by ``lam t k``; the projection
+and ``c`` make the coefficients real numbers in general.
+
+:class:`KernelIterate` is that representation, an
+:class:`~sqnopt.solver._iterate.IterateKernel` without a dense iterate (``dense_iterate =
+False``: ``w`` lives in the RKHS of ``K``; the representation's state -- ``beta`` for every
+training sample, the support, ``c``, ``nu``, ``b`` -- *is* the iterate, reported by
+:attr:`KernelIterate.support` / :attr:`KernelIterate.coefficients`). The driver
+(:class:`~sqnopt.solver._loop.CompiledLoop`) runs the iteration -- the batches, the step
+``eps_t``, the counters, the budgets, the non-finite stops and the checkpoint state -- and makes
+one call per iteration, ``cy_first_order``: margins, the minibatch objective (for the driver's
+window in the counters), the update and the ball projection. :class:`KernelLoop` is the driver built with it (a
+constructor, no iteration of its own).
 
 Kernel values come from dot products: each kernel is ``K(dot, ||x_i||^2, ||x_j||^2)``; a row is
 scattered into a dense buffer once and dotted with every support vector (any storage of
-:class:`~sqnopt.data.RowData`).
+:class:`~sqnopt.data.RowData`). Cost per iteration: ``|B| |SV|`` kernel evaluations for the
+margins and ``O(|B|^2)`` for the exact ``nu``.
 """
 
-import copy
-
+cimport cython
 import numpy as np
 
-from libc.math cimport exp, fabs, pow, sqrt
+from libc.math cimport exp, fabs, isfinite, sqrt
 
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport MarginObjectiveKernel
+from sqnopt.projections._base cimport ProjectionKernel
+from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._iterate cimport (
+    ITERATE_NONFINITE, ITERATE_NONFINITE_LOSS, ITERATE_STEPPED, IterateKernel,
+)
+from sqnopt.solver._loop cimport CompiledLoop, Counters
 from sqnopt.solver._sampler cimport Sampler
+from sqnopt.steps._base cimport StepKernel
+
+
+# Fold the scale into the coefficients when |c| falls below this (or becomes exactly zero: the
+# first Pegasos step has 1 - eps lam = 0).
+cdef double SCALE_MIN = 1e-9
 
 
 cdef class MercerKernel:
@@ -88,58 +117,58 @@ cdef class PolyMercer(MercerKernel):
         return out
 
 
-cdef class KernelPegasosLoop:
-    """The compiled iteration (see the module docstring). ``rows`` has no intercept column."""
+@cython.final
+cdef class KernelIterate(IterateKernel):
+    """The iterate ``w = c sum_j beta_j phi(x_j)`` (and ``b``) with ``nu = ||w||^2``, bound to
+    one margin objective over rows without an intercept column (see the module docstring).
+    ``n_params`` counts the coefficients (one per training sample)."""
+
+    kind = "kernel"
+    dense_iterate = False
 
     cdef RowData rows
     cdef MercerKernel kernel
-    cdef Sampler sampler
+    cdef MarginObjectiveKernel obj
     cdef double lam
-    cdef Py_ssize_t k
-    cdef bint project, fit_intercept
-    cdef double[::1] alpha      # per training sample; w = c sum_j alpha_j y_j phi(x_j)
+    cdef bint has_intercept
+    cdef double[::1] beta       # per training sample; w = c sum_j beta_j phi(x_j)
     cdef double[::1] sqn        # ||x_j||^2
     cdef double[::1] buf        # a dense copy of one row
     cdef Py_ssize_t[::1] sv     # support indices, in order of first use
     cdef unsigned char[::1] in_sv
-    cdef Py_ssize_t[::1] batch
-    cdef double[::1] f, kcross  # per batch position: sum_j alpha_j y_j K(x_i, x_j); scratch
+    # per batch position: w_t . phi(x_i), the coefficient c_i, the step's addition delta_i
+    cdef double[::1] f, coef, add
     cdef readonly Py_ssize_t n_sv
-    cdef readonly Py_ssize_t t
     cdef readonly double scale          # c
-    cdef readonly double sqnorm         # nu = ||w||^2
     cdef readonly double intercept      # b
     cdef readonly Py_ssize_t n_kernel_evals
 
-    def __init__(self, RowData rows, const double[::1] row_sqnorms, MercerKernel kernel,
-                 Sampler sampler, double lam, Py_ssize_t batch_size, bint project,
-                 bint fit_intercept):
+    def __init__(self, MarginObjectiveKernel objective, const double[::1] row_sqnorms,
+                 MercerKernel kernel, bint fit_intercept):
+        cdef RowData rows = objective.data
+        IterateKernel.__init__(self, rows.n_samples, 0)
         if rows.has_intercept:
-            raise ValueError("rows must not carry an intercept column")
-        if not lam > 0:
-            raise ValueError("lam must be > 0")
-        if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
-        self.rows = rows
-        self.kernel = kernel
-        self.sampler = sampler
-        self.lam = lam
-        self.k = batch_size
-        self.project = project
-        self.fit_intercept = fit_intercept
+            raise ValueError("the kernel expansion needs rows without an intercept column (it "
+                             "keeps b itself: fit_intercept)")
+        if objective.n_blocks != 1:
+            raise ValueError("the kernel expansion needs a single-block (binary margin) objective")
         n = rows.n_samples
-        self.alpha = np.zeros(n)
         if row_sqnorms.shape[0] != n:
             raise ValueError("row_sqnorms must hold one entry per sample")
+        self.rows = rows
+        self.kernel = kernel
+        self.obj = objective
+        self.lam = objective.lam
+        self.has_intercept = fit_intercept
+        self.beta = np.zeros(n)
         self.sqn = np.array(row_sqnorms, dtype=np.float64)
         self.buf = np.zeros(rows.n_features)
         self.sv = np.zeros(n, dtype=np.intp)
         self.in_sv = np.zeros(n, dtype=np.uint8)
-        self.batch = np.zeros(batch_size, dtype=np.intp)
-        self.f = np.zeros(batch_size)
-        self.kcross = np.zeros(batch_size)
+        self.f = np.zeros(n)
+        self.coef = np.zeros(n)
+        self.add = np.zeros(n)
         self.n_sv = 0
-        self.t = 0
         self.scale = 1.0
         self.sqnorm = 0.0
         self.intercept = 0.0
@@ -152,12 +181,12 @@ cdef class KernelPegasosLoop:
 
     @property
     def coefficients(self):
-        """``c * alpha_j * y_j`` for the support indices: ``w = sum_j coef_j phi(x_j)``."""
+        """``c * beta_j`` for the support indices: ``w = sum_j coef_j phi(x_j)``."""
         idx = np.asarray(self.sv[:self.n_sv])
-        return self.scale * np.asarray(self.alpha)[idx] * self.rows.labels[idx]
+        return self.scale * np.asarray(self.beta)[idx]
 
     cdef double _kernel_sum(self, Py_ssize_t i) noexcept nogil:
-        """``sum_{j in SV} alpha_j y_j K(x_i, x_j)``."""
+        """``sum_{j in SV} beta_j K(x_i, x_j)``."""
         cdef Py_ssize_t p, j
         cdef double acc = 0.0, sq_i = self.sqn[i]
         cdef double* buf = &self.buf[0]
@@ -166,8 +195,8 @@ cdef class KernelPegasosLoop:
         self.rows.row_axpy(i, 1.0, buf)           # buf = x_i
         for p in range(self.n_sv):
             j = self.sv[p]
-            acc += self.alpha[j] * self.rows.y[j] * self.kernel.cy_eval(
-                self.rows.row_dot(j, buf), sq_i, self.sqn[j])
+            acc += self.beta[j] * self.kernel.cy_eval(self.rows.row_dot(j, buf), sq_i,
+                                                      self.sqn[j])
         self.rows.row_axpy(i, -1.0, buf)          # back to exactly 0
         self.n_kernel_evals += self.n_sv
         return acc
@@ -181,112 +210,171 @@ cdef class KernelPegasosLoop:
         self.n_kernel_evals += 1
         return self.kernel.cy_eval(d, self.sqn[i], self.sqn[j])
 
+    cdef int cy_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,
+                            Py_ssize_t n_ahead, double eps, double radius, Py_ssize_t n_avg,
+                            double* loss_out) noexcept nogil:
+        """The iteration's gradient, direction and update stages on the coefficients (the
+        module docstring and ``_iterate.pxd``; no average: ``n_avg`` is 0)."""
+        cdef Py_ssize_t s, q, i
+        cdef double inv = 1.0 / size, total = 0.0, gb = 0.0, yi, gi, m, dl, cf, fs, d
+        cdef double c = self.scale, nu = self.sqnorm, b = self.intercept, lam = self.lam
+        cdef double shrink, c_new, b_new, wphi, sc
+        cdef const double* y = self.rows.y
+        cdef const double* gw = self.rows.grad_weight
+        cdef double* f = &self.f[0]
+        cdef double* coef = &self.coef[0]
+        cdef double* add = &self.add[0]
+        # 1. margins at w_t: the minibatch objective and the coefficients c_i
+        for s in range(size):
+            i = batch[s]
+            fs = self._kernel_sum(i) * c            # w_t . phi(x_i)
+            f[s] = fs
+            yi = y[i]
+            gi = gw[i]
+            m = yi * (fs + b)
+            total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
+            cf = inv * gi * yi * dl
+            coef[s] = cf
+            if cf != 0.0:
+                gb += cf
+        loss_out[0] = total * inv + 0.5 * lam * nu
+        if not isfinite(loss_out[0]):
+            return ITERATE_NONFINITE_LOSS
+        # 2. ||w_{t+1}||^2 before anything changes: the shrinkage, then each addition
+        # delta_i phi(x_i) with w . phi(x_i) = the shrunk w_t's plus this step's earlier ones
+        shrink = 1.0 - eps * lam
+        c_new = c * shrink
+        nu = nu * shrink * shrink
+        for s in range(size):
+            cf = coef[s]
+            if cf == 0.0:
+                add[s] = 0.0
+                continue
+            i = batch[s]
+            d = -eps * cf
+            wphi = f[s] * shrink
+            for q in range(s):
+                if add[q] != 0.0:
+                    wphi += add[q] * self._k(batch[q], i)
+            nu += 2.0 * d * wphi + d * d * self._k(i, i)
+            add[s] = d
+        if nu < 0.0:
+            nu = 0.0
+        b_new = b - eps * gb if self.has_intercept else b
+        if not (isfinite(nu) and isfinite(c_new) and isfinite(b_new)):
+            return ITERATE_NONFINITE
+        # 3. the update: c, then beta_i += delta_i / c for the batch points with c_i != 0
+        if c_new == 0.0 or fabs(c_new) < SCALE_MIN:
+            self._fold(c_new)
+        else:
+            self.scale = c_new
+        for s in range(size):
+            if add[s] == 0.0:
+                continue
+            i = batch[s]
+            self.beta[i] += add[s] / self.scale
+            if not self.in_sv[i]:
+                self.in_sv[i] = 1
+                self.sv[self.n_sv] = i
+                self.n_sv += 1
+        # 4. the projection onto {||w|| <= radius}: a rescaling of c
+        if radius > 0.0 and nu > radius * radius:
+            sc = radius / sqrt(nu)
+            self.scale *= sc
+            nu *= sc * sc
+        self.sqnorm = nu
+        self.intercept = b_new
+        return ITERATE_STEPPED
+
+    cdef void cy_sync(self, Py_ssize_t n_avg) noexcept nogil:
+        """Nothing to write: the coefficients are the iterate (no dense ``w``)."""
+        pass
+
+    cdef void _fold(self, double c_new) noexcept nogil:
+        """``beta <- c_new beta`` and ``c = 1``; forget the support when ``c_new == 0``."""
+        cdef Py_ssize_t p, j
+        if c_new == 0.0:
+            for p in range(self.n_sv):
+                j = self.sv[p]
+                self.beta[j] = 0.0
+                self.in_sv[j] = 0
+            self.n_sv = 0
+        else:
+            for p in range(self.n_sv):
+                self.beta[self.sv[p]] *= c_new
+        self.scale = 1.0
+
+    def reload(self, Py_ssize_t n_avg) -> None:
+        """A representation without a dense iterate has nothing to rebuild from."""
+        raise CheckpointError("the kernel expansion has no dense iterate to rebuild from: "
+                              "restore the loop's state with set_state (its counters, sampler "
+                              "and loop state together)")
+
     def get_state(self) -> dict:
-        """What the loop carries between ``run`` calls (copies): the coefficients ``alpha`` and
-        the support, ``c``, ``nu``, ``b``, the iteration and kernel-evaluation counts, and the
-        sampler's position with the state of its bit generator. With :meth:`set_state` on a
-        loop over the same data and settings, ``run`` continues bit-for-bit."""
-        return {"alpha": np.array(self.alpha), "support": np.array(self.sv[:self.n_sv]),
-                "t": int(self.t), "scale": float(self.scale), "sqnorm": float(self.sqnorm),
-                "intercept": float(self.intercept), "n_kernel_evals": int(self.n_kernel_evals),
-                "sampler": self.sampler.get_state(),
-                "bit_generator": copy.deepcopy(self.sampler.bit_generator.state)}
+        """The representation (copies): ``beta``, the support, ``c``, ``nu``, ``b`` and the
+        kernel-evaluation count."""
+        return {"loop": "kernel", "n": int(self.beta.shape[0]), "beta": np.array(self.beta),
+                "support": np.array(self.sv[:self.n_sv]), "scale": float(self.scale),
+                "sqnorm": float(self.sqnorm), "intercept": float(self.intercept),
+                "n_kernel_evals": int(self.n_kernel_evals)}
+
+    def check_state(self, state) -> None:
+        """Raise :class:`~sqnopt.checkpoint.CheckpointError` unless ``state`` is a kernel
+        expansion over as many samples."""
+        if state.get("loop") != "kernel":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the kernel expansion")
+        n = state_value(state, "n", int, self)
+        if n != self.beta.shape[0]:
+            raise CheckpointError(f"KernelIterate: the checkpoint has {n} samples, this solve "
+                                  f"{self.beta.shape[0]}: it is of other data")
 
     def set_state(self, state) -> None:
         """Restore what :meth:`get_state` returned."""
+        self.check_state(state)
         support = state_array(state, "support", self, np.intp)
-        n = self.alpha.shape[0]
+        n = self.beta.shape[0]
         if support.shape[0] > n or (support.shape[0] and (support.min() < 0 or support.max() >= n)):
-            raise CheckpointError("KernelPegasosLoop: the checkpointed support does not fit "
+            raise CheckpointError("KernelIterate: the checkpointed support does not fit "
                                   f"{n} samples: the checkpoint is of other data")
-        restore_array(self.alpha, state, "alpha", self)
-        try:
-            self.sampler.bit_generator.state = copy.deepcopy(state["bit_generator"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"KernelPegasosLoop: the checkpointed random stream does not "
-                                  f"load ({exc})") from None
-        self.sampler.set_state(state["sampler"])
+        restore_array(self.beta, state, "beta", self)
         np.asarray(self.in_sv)[:] = 0
         np.asarray(self.in_sv)[support] = 1
         np.asarray(self.sv)[:support.shape[0]] = support
         self.n_sv = support.shape[0]
-        self.t = state_value(state, "t", int, self)
         self.scale = state_value(state, "scale", float, self)
         self.sqnorm = state_value(state, "sqnorm", float, self)
         self.intercept = state_value(state, "intercept", float, self)
         self.n_kernel_evals = state_value(state, "n_kernel_evals", int, self)
 
-    def run(self, Py_ssize_t n_iter):
-        """Run ``n_iter`` iterations; returns the number done (fewer if the sampler ran out)."""
-        cdef Py_ssize_t done
-        with nogil:
-            done = self._run(n_iter)
-        return done
 
-    cdef Py_ssize_t _run(self, Py_ssize_t n_iter) noexcept nogil:
-        cdef Py_ssize_t it, s, q, i, k = self.k
-        cdef double eta, shrink, c_new, delta, yi, m, wphi, gb, sc, inv = 1.0 / k
-        cdef Py_ssize_t* batch = &self.batch[0]
-        cdef double* f = &self.f[0]
-        for it in range(n_iter):
-            if self.sampler.cy_draw(k, batch) != 0:
-                return it
-            gb = 0.0
-            for s in range(k):
-                f[s] = self._kernel_sum(batch[s])
-            eta = 1.0 / (self.lam * (self.t + 1))
-            shrink = 1.0 - eta * self.lam
-            c_new = self.scale * shrink
-            # w . phi(x_i) after the shrinkage, before any addition of this step
-            for s in range(k):
-                f[s] = f[s] * self.scale           # = w_t . phi(x_i), used for the margins
-            self.sqnorm = self.sqnorm * shrink * shrink
-            if c_new == 0.0 or fabs(c_new) < 1e-9:
-                self._fold(c_new)
-            else:
-                self.scale = c_new
-            delta = eta * inv
-            for s in range(k):
-                i = batch[s]
-                yi = self.rows.y[i]
-                m = yi * (f[s] + self.intercept)
-                if m >= 1.0:
-                    self.kcross[s] = 0.0
-                    continue
-                gb -= inv * yi
-                # w . phi(x_i) now: shrunk w_t plus this step's earlier additions
-                wphi = f[s] * shrink
-                for q in range(s):
-                    if self.kcross[q] != 0.0:
-                        wphi += delta * self.kcross[q] * self._k(batch[q], i)
-                self.sqnorm += 2.0 * delta * yi * wphi + delta * delta * self._k(i, i)
-                self.alpha[i] += delta / self.scale
-                self.kcross[s] = yi
-                if not self.in_sv[i]:
-                    self.in_sv[i] = 1
-                    self.sv[self.n_sv] = i
-                    self.n_sv += 1
-            if self.sqnorm < 0.0:
-                self.sqnorm = 0.0
-            if self.project and self.sqnorm * self.lam > 1.0:
-                sc = 1.0 / sqrt(self.lam * self.sqnorm)
-                self.scale *= sc
-                self.sqnorm *= sc * sc
-            if self.fit_intercept:
-                self.intercept -= eta * gb
-            self.t += 1
-        return n_iter
+cdef class KernelLoop(CompiledLoop):
+    """The driver (:class:`~sqnopt.solver._loop.CompiledLoop`) with the kernel expansion
+    (:class:`KernelIterate`): first-order steps of a margin objective in a Mercer kernel's RKHS.
 
-    cdef void _fold(self, double c_new) noexcept nogil:
-        """``alpha <- c_new alpha`` and ``c = 1``; forget the support when ``c_new == 0``."""
-        cdef Py_ssize_t p, j
-        if c_new == 0.0:
-            for p in range(self.n_sv):
-                j = self.sv[p]
-                self.alpha[j] = 0.0
-                self.in_sv[j] = 0
-            self.n_sv = 0
-        else:
-            for p in range(self.n_sv):
-                self.alpha[self.sv[p]] *= c_new
-        self.scale = 1.0
+    ``schedule`` gives ``|B_t|``, ``step`` ``eps_t`` (a function of ``t``), ``projection`` none
+    or a ball (``ball_radius``: ``||w|| <= r`` in the RKHS); the ``run`` contract of the driver
+    (``run(n_iter, max_samples)`` returns a ``LOOP_*`` code; ``counters`` is the record;
+    ``get_state`` / ``set_state`` carry the representation and the driver's position).
+    """
+
+    def __init__(self, MarginObjectiveKernel objective, KernelIterate iterate,
+                 ScheduleKernel schedule, StepKernel step, ProjectionKernel projection,
+                 Sampler sampler, Counters counters):
+        if iterate.obj is not objective:
+            raise ValueError("the kernel expansion is bound to another objective")
+        if sampler.n_samples != objective.data.n_samples:
+            raise ValueError("the sampler draws from another number of samples")
+        self.sched = schedule
+        self.step = step
+        self.sampler = sampler
+        self.counters = counters
+        self.average = False
+        self.avg_start = 0
+        self._iterate_setup(objective, iterate, projection)
+
+    @property
+    def representation(self) -> KernelIterate:
+        """The kernel expansion this loop runs."""
+        return <KernelIterate> self.iterate

@@ -1,6 +1,6 @@
 """Type stub for the compiled module ``sqnopt.objectives._base``."""
 
-from typing import overload
+from typing import ClassVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -9,6 +9,8 @@ from sqnopt.data._rows import RowData
 
 class ObjectiveKernel:
     """Compiled objective bound to one data set (see ``_base.pxd``)."""
+
+    deferred_value: ClassVar[bool]
 
     @property
     def data(self) -> RowData: ...
@@ -23,6 +25,11 @@ class ObjectiveKernel:
         w: NDArray[np.float64],  # const double[::1]
         batch: NDArray[np.intp],  # const Py_ssize_t[::1]
         out: NDArray[np.float64],  # double[::1]
+    ) -> float: ...
+    def batch_value(
+        self,
+        w: NDArray[np.float64],  # const double[::1]
+        batch: NDArray[np.intp],  # const Py_ssize_t[::1]
     ) -> float: ...
     def value(self, w: NDArray[np.float64]) -> float: ...
     def full_gradient(self, w: NDArray[np.float64], out: NDArray[np.float64]) -> float: ...

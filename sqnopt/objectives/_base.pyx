@@ -22,6 +22,10 @@ cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
 cdef class ObjectiveKernel:
     """Base class of compiled objectives; subclasses override the ``cy_*`` methods."""
 
+    #: ``value(w)`` is a pure function of ``w`` over the bound in-memory rows: a finished run
+    #: may leave ``F(w)`` to its result (``ObjectiveKernelLike``'s optional capability)
+    deferred_value = True
+
     cdef int _bind(self, RowData data, double lam, Py_ssize_t n_blocks) except -1:
         if n_blocks < 1:
             raise ValueError("n_blocks must be >= 1")
@@ -214,6 +218,13 @@ cdef class ObjectiveKernel:
                 raise IndexError(f"batch index {batch[i]} out of range")
         return self.cy_gradient(&w[0], &batch[0], size, &out[0])
 
+    def batch_value(self, const double[::1] w, const Py_ssize_t[::1] batch) -> float:
+        """The minibatch objective ``lam/2 ||w_reg||^2 + (1/|B|) sum_{i in B} g_i l_i(w)`` at
+        ``w`` (the value :meth:`gradient` returns, up to rounding) without keeping a gradient.
+        The base class evaluates the gradient into scratch (O(n_params)); a kernel with a cheaper
+        form overrides it (margin losses: O(|B|) row dots and one read of ``w``)."""
+        return self.gradient(w, batch, np.empty(self.n_params))
+
     def value(self, const double[::1] w) -> float:
         """Full objective ``F(w)``."""
         self._check_w(w)
@@ -241,6 +252,20 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         # Hessian-vector products for the losses that define a second derivative (not hinge)
         self.hess_size = 1 if isfinite(self.d2loss_dmargin2(0.5)) else 0
         self.score_hessian_factor = self.hess_size == 1
+
+    def batch_value(self, const double[::1] w, const Py_ssize_t[::1] batch) -> float:
+        """The minibatch objective at ``w`` from the margins of the batch rows and the
+        regulariser (``cy_score_derivatives`` and one read of ``w``): no gradient vector."""
+        self._check_w(w)
+        cdef Py_ssize_t i, size = batch.shape[0]
+        if size < 1:
+            raise ValueError("batch must contain at least one index")
+        for i in range(size):
+            if batch[i] < 0 or batch[i] >= self.data.n_samples:
+                raise IndexError(f"batch index {batch[i]} out of range")
+        cdef double[::1] coef = np.empty(size)
+        return (self.cy_score_derivatives(&w[0], &batch[0], size, &coef[0]) / size
+                + self._reg_value(&w[0]))
 
     cdef double loss(self, double margin) noexcept nogil:
         return NAN

@@ -28,6 +28,19 @@ ball, the plain minibatch gradient) whether it runs the iteration on it:
   drawing one batch per iteration leaves it) and hands the batches ahead to ``cy_first_order``,
   which hints the memory it will touch (software pipelining).
 * ``cy_sync`` writes the dense ``w`` (and ``w_avg``) on request.
+* ``dense_iterate`` (a class attribute, default True): the representation stands for a dense
+  vector of ``n_params`` entries, which ``cy_sync`` writes and ``reload`` rebuilds it from, and
+  ``n_params`` is the objective's. False: there is no finite dense ``w`` -- the kernel expansion
+  ``w = c sum_j beta_j phi(x_j)`` of :mod:`sqnopt.kernel._pegasos` lives in the RKHS of an RBF
+  kernel. Then the representation's own state is the iterate: ``n_params`` counts its
+  coefficients, ``cy_sync`` writes nothing, ``reload`` has nothing to rebuild from (it raises),
+  and the iterate, its objective and its checkpoint are read through the representation
+  (``get_state`` / ``set_state`` and its own accessors). The driver's part is unchanged: it
+  never reads ``w`` on this path (batches, step, counters, budgets, non-finite stops, the
+  window of minibatch objectives in the counters, its own checkpoint state). The Solver-level
+  services that read a dense ``w`` (history, full-objective tests, the monitor's best-iterate
+  copy, the result) are built only with a dense representation; the estimator that owns a
+  non-dense one runs the driver itself.
 
 A representation may also run a gradient estimator's estimate itself (the lazy SAGA iterate of
 :mod:`sqnopt.solver._lazy_loop` works on the table of an estimator declaring ``score_table``);

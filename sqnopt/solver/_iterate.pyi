@@ -6,6 +6,7 @@ class IterateKernel:
     """Iterate representation for coefficient-form first-order steps (base class)."""
 
     kind: ClassVar[str]
+    dense_iterate: ClassVar[bool]
     def __init__(self, n_params: int, lookahead: int = 0) -> None: ...
     @property
     def n_params(self) -> int: ...

@@ -2,8 +2,9 @@
 """The iterate-representation interface (see ``_iterate.pxd``): the base class.
 
 The base class stores nothing and is not used by a solve; an implementation (the scaled sparse
-representation of :mod:`sqnopt.solver._scaled_loop`) overrides every ``cy_*`` method and the
-Python-level state methods below.
+representation of :mod:`sqnopt.solver._scaled_loop`, the kernel expansion of
+:mod:`sqnopt.kernel._pegasos`) overrides every ``cy_*`` method and the Python-level state
+methods below.
 """
 
 from libc.math cimport NAN
@@ -15,6 +16,9 @@ cdef class IterateKernel:
 
     #: the ``"loop"`` entry of the driver's checkpoint state with this representation
     kind = "iterate"
+    #: the representation has a dense iterate of ``n_params`` entries (``cy_sync`` writes it);
+    #: False: its own state is the iterate (``_iterate.pxd``)
+    dense_iterate = True
 
     def __init__(self, Py_ssize_t n_params, Py_ssize_t lookahead=0):
         if n_params < 1 or not 0 <= lookahead <= MAX_LOOKAHEAD:

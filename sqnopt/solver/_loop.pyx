@@ -246,7 +246,7 @@ cdef class CompiledLoop:
         schedule, step, sampler, ``w``, ``w_avg``, counters and averaging settings are set by
         the caller. The dense-path kernels and buffers stay unset: that path is not run."""
         cdef Py_ssize_t k, n_samples = self.sampler.n_samples
-        if iterate.n_params != objective.n_params:
+        if iterate.dense_iterate and iterate.n_params != objective.n_params:
             raise ValueError(f"iterate representation has {iterate.n_params} parameters, "
                              f"expected {objective.n_params}")
         if self.step.line_search:

@@ -16,7 +16,6 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 import sqnopt.solver._pyloop as codes
-from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._build import _check_positive, _SolverConfig
 from sqnopt.solver._result import (
@@ -38,6 +37,10 @@ __all__: list[str] = []
 #: A failed full-batch line search whose first trial predicted a relative decrease below this
 #: (sqrt of the double-precision epsilon) is convergence to working precision.
 _PRECISION = 1.5e-8
+
+#: Rows of the fixed probe on which a run that leaves ``F(w)`` to its result estimates ``F`` at
+#: its end, for the divergence monitor's end-of-run test (``_Runner._end_estimate``).
+_PROBE_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -198,25 +201,55 @@ class _Runner(_SolverConfig):
             message += (f"; not converged: gradient norm {gnorm:.3g} > gtol={lim.gtol:g} at "
                         "the last test" if math.isfinite(gnorm) else
                         f"; not converged: gtol={lim.gtol:g} was not met (no gradient tested)")
-        if not history_on and state.lazy_objective and isinstance(state.objective,
-                                                                  ObjectiveKernel):
-            # no pass over the data for F(w): the result computes it when ``fun`` is read (a
-            # compiled kernel over in-memory data: a pure function of w; an objective of
-            # another kind, e.g. over a cluster's data, is evaluated now). A non-finite
-            # iterate is still never returned (the monitor has watched the minibatch
-            # objectives, and the loop their finiteness, throughout the run)
+        if (not history_on and state.lazy_objective
+                and getattr(state.objective, "deferred_value", False)):
+            # no pass over the data for F(w): the result computes it when ``fun`` is read (the
+            # objective declares ``deferred_value``: a pure function of w over in-memory data;
+            # an objective of another kind, e.g. over a cluster's data, is evaluated now). A
+            # non-finite iterate is still never returned, and the monitor's end-of-run test
+            # still applies (see _end_estimate)
             w_end = state.output_iterate()
             with np.errstate(all="ignore"):
                 sq = float(np.dot(w_end, w_end))   # NaN/inf entries, or an overflowing norm
             if not math.isfinite(sq):
                 return self._diverged(state, f"the iterate is non-finite at the end of the run "
                                              f"(||w||^2 = {sq})")
-            return self._result(state, status, message, None, gnorm)
+            fun_end: float | None = None
+            if self.monitor is not None and state.t >= self.monitor.warmup:
+                estimate = self._end_estimate(state, w_end)
+                if state.monitor.diverged(self.monitor, estimate):
+                    # suspicious: confirm with F(w) (the one case with a pass over the data)
+                    fun_end = self._evaluate(state)[0]
+                    if state.monitor.diverged(self.monitor, fun_end):
+                        return self._diverged(
+                            state, f"the objective F(w) = {fun_end:.6g} at the end of the run "
+                                   f"(estimated {estimate:.6g} on {_PROBE_ROWS} rows or fewer)")
+            return self._result(state, status, message, fun_end, gnorm)
         fun = self._record(state)
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
                                       and state.monitor.diverged(self.monitor, fun)):
             return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
         return self._result(state, status, message, fun, gnorm)
+
+    @staticmethod
+    def _end_estimate(state: SolverState, w: FloatArray) -> float:
+        """An estimate of ``F(w)`` at the end of a run that leaves ``F`` to its result: the
+        minibatch objective on at most ``_PROBE_ROWS`` rows spread evenly over the data set (a
+        fixed probe: no draw from the sampler, so a continued run is unchanged; the whole data
+        set when it is that small). The window of minibatch objectives the monitor checked last
+        was taken at the iterates *before* each step, so it never saw the last step's result;
+        the probe does, at a cost independent of ``N`` (and, for margin losses, no gradient
+        vector: O(64 rows) plus one read of ``w``)."""
+        n = state.data.n_samples
+        probe = np.unique(np.linspace(0, n - 1, min(n, _PROBE_ROWS)).astype(np.intp))
+        objective: Any = state.objective
+        tic = time.perf_counter()
+        with np.errstate(all="ignore"):
+            # a compiled kernel's batch_value keeps no gradient (margin losses: no O(n) write)
+            estimate = float(objective.batch_value(w, probe) if hasattr(objective, "batch_value")
+                             else objective.gradient(w, probe, np.empty_like(w)))
+        state.eval_time += time.perf_counter() - tic
+        return estimate
 
     def _start_monitor(self, state: SolverState) -> None:
         """``F(w_0)`` for the divergence monitor (the history's first point when recorded)."""

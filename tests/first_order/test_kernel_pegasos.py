@@ -115,3 +115,40 @@ def test_mercer_kernels_and_validation() -> None:
         _ = kp.coef_
     with pytest.raises(ValueError, match="shape"):
         KernelPegasos(lambda A, B: np.ones(3), max_iter=5).fit(X, y)
+
+
+def test_kernel_expansion_is_a_representation_of_the_driver() -> None:
+    """KernelPegasos runs the one compiled driver with the kernel expansion as its iterate
+    representation, which declares that it has no dense iterate."""
+    from sqnopt.kernel._pegasos import KernelIterate, KernelLoop
+    from sqnopt.solver._iterate import IterateKernel
+    from sqnopt.solver._loop import CompiledLoop
+    from sqnopt.solver._scaled_loop import ScaledIterate
+
+    assert issubclass(KernelLoop, CompiledLoop) and issubclass(KernelIterate, IterateKernel)
+    assert KernelIterate.dense_iterate is False and KernelIterate.kind == "kernel"
+    assert ScaledIterate.dense_iterate is True and IterateKernel.dense_iterate is True
+
+
+def test_batch_larger_than_the_data_is_clipped_on_both_paths() -> None:
+    X, y = _circles(30)
+    a = KernelPegasos("rbf", gamma=1.0, lam=1e-2, batch_size=50, max_iter=20,
+                      random_state=0).fit(X, y)
+    b = KernelPegasos("rbf", gamma=1.0, lam=1e-2, batch_size=30, max_iter=20,
+                      random_state=0).fit(X, y)
+    c = KernelPegasos("rbf", gamma=1.0, lam=1e-2, batch_size=50, max_iter=20, random_state=0,
+                      path="python").fit(X, y)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_allclose(a.dual_coef_, c.dual_coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_a_non_finite_iterate_stops_the_fit_with_the_last_finite_one() -> None:
+    from sqnopt import DivergenceWarning
+
+    X, y = _circles(40)
+    X = X * 1e70          # (gamma x.x' + 1)^3 overflows: K(x, x) is inf
+    with pytest.warns(DivergenceWarning, match="non-finite.*last finite iterate"):
+        kp = KernelPegasos("poly", gamma=1.0, degree=3, lam=1e-2, max_iter=10,
+                           random_state=0).fit(X, y)
+    assert kp.n_iter_ < 10
+    assert np.all(np.isfinite(kp.dual_coef_)) and np.isfinite(kp.sqnorm_)

@@ -187,3 +187,84 @@ def test_fit_leaves_the_objective_to_the_result_only_over_the_callers_own_data()
     a = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(X, y)
     b = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(np.asfortranarray(X), y)
     assert a.fun == b.fun
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense iterate", "scaled iterate"])
+def test_a_run_leaving_f_to_its_result_still_ends_diverged_above_the_ceiling(sparse: bool
+                                                                             ) -> None:
+    """The monitor's windows hold minibatch objectives taken *before* each step, so a blow-up
+    in the last steps is not in them: here (eps * lam = 2.1: the iterate grows by 1.1 per step
+    from w0) the last window's mean stays below the ceiling while F at the end is 2.5 times it.
+    A run that leaves F(w) to its result estimates it on a fixed probe of rows at the end, and a
+    suspicious estimate is confirmed by the full pass: the run ends DIVERGED, not MAX_ITER."""
+    X, y = make_boxes(300, 6, random_state=1)
+    Xf = sp.csr_matrix(X) if sparse else X
+    w0 = np.full(6, 3.0)
+    solver = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(10), Constant(2.1),
+                    max_iter=12, report_every=1000, random_state=0)
+    state = solver.init_state(Xf, y, w0=w0)
+    assert type(state.loop).__name__ == ("ScaledLoop" if sparse else "CompiledLoop")
+    f0 = float(state.objective.value(w0))
+    limit = solver.monitor.limit(f0)  # type: ignore[union-attr]
+    with pytest.warns(DivergenceWarning, match="at the end of the run"):
+        res = solver.fit(Xf, y, w0=w0)
+    assert res.status is Status.DIVERGED
+    # the case is the one described: without the monitor the run ends above the ceiling, and
+    # the mean minibatch objective of its window is below it
+    quiet = Solver(("logloss", {"lam": 1.0}), "identity", Fixed(10), Constant(2.1),
+                   max_iter=12, report_every=1000, random_state=0, monitor=None)
+    st = quiet.init_state(Xf, y, w0=w0)
+    end = quiet.run(st)
+    assert end.status is Status.MAX_ITER and end.fun > 2 * limit
+    assert st.counters.loss_sum / st.counters.n_loss < limit
+
+
+def test_the_end_of_run_estimate_makes_no_pass_over_the_data_on_healthy_runs(monkeypatch
+                                                                           ) -> None:
+    """Pegasos' hot path keeps its lazy F(w): the end-of-run estimate reads a fixed probe of
+    rows, and only a suspicious one is confirmed by a full pass."""
+    from sqnopt.solver._run import _PROBE_ROWS, _Runner
+
+    X, y = make_boxes(2000, 8, random_state=3)
+    passes: list[int] = []
+    probes: list[int] = []
+    real_eval = _Runner._evaluate
+    real_probe = _Runner._end_estimate
+
+    def counting_eval(self: object, state: object, **kw: object) -> object:
+        passes.append(1)
+        return real_eval(self, state, **kw)  # type: ignore[arg-type]
+
+    def counting_probe(state: object, w: object) -> float:
+        probes.append(1)
+        return real_probe(state, w)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_Runner, "_evaluate", counting_eval)
+    monkeypatch.setattr(_Runner, "_end_estimate", staticmethod(counting_probe))
+    res = Solver.pegasos(1e-3, max_epochs=2, random_state=0).fit(sp.csr_matrix(X), y)
+    assert res.status is Status.MAX_SAMPLES
+    assert isinstance(res.__dict__["fun"], PendingObjective)
+    assert probes == [1] and passes == []
+    assert _PROBE_ROWS < X.shape[0]
+
+
+@pytest.mark.parametrize("name, classes", [("logloss", 2), ("hinge", 2), ("squared_hinge", 2),
+                                           ("binary_logistic", 2), ("softmax", 3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_batch_value_is_the_minibatch_objective_the_gradient_returns(name: str, classes: int,
+                                                                     sparse: bool) -> None:
+    """The end-of-run probe reads ``batch_value``: the minibatch objective without a gradient
+    vector (margin losses: from the rows' margins and the regulariser; other kernels: through
+    the gradient into scratch). It equals what ``gradient`` returns, up to rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 7))
+    y = rng.integers(0, classes, size=80)
+    solver = Solver((name, {"lam": 0.3}), fit_intercept=True, random_state=0)
+    state = solver.init_state(sp.csr_matrix(X) if sparse else X, y)
+    kernel = state.objective
+    w = rng.normal(size=state.problem.n_params)
+    batch = np.array([0, 5, 5, 17, 79], dtype=np.intp)
+    want = kernel.gradient(w, batch, np.empty_like(w))
+    assert kernel.batch_value(w, batch) == pytest.approx(want, rel=1e-13)  # type: ignore[attr-defined]
+    with pytest.raises(IndexError):
+        kernel.batch_value(w, np.array([80], dtype=np.intp))  # type: ignore[attr-defined]

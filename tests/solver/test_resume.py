@@ -588,33 +588,55 @@ def test_multiclass_objective_capability_is_covered() -> None:
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_kernel_pegasos_loop_resumes_exactly(kernel: str) -> None:
-    """The compiled kernel-Pegasos loop (sqnopt.kernel) keeps alpha, the support, the scale and
-    its sampler between run() calls; get_state / set_state carry them to a new loop."""
+    """The driver with the kernel expansion (sqnopt.kernel) keeps the coefficients, the
+    support, the scale and its position between run() calls; the loop's get_state / set_state
+    with the counters and the sampler's state carry them to a new loop."""
     from sqnopt.data import make_rows
     from sqnopt.kernel._estimator import _row_sqnorms
-    from sqnopt.kernel._pegasos import KernelPegasosLoop, LinearMercer, RBFMercer
+    from sqnopt.kernel._pegasos import KernelIterate, KernelLoop, LinearMercer, RBFMercer
+    from sqnopt.objectives._margin import HingeKernel
+    from sqnopt.projections._base import L2BallKernel
+    from sqnopt.schedules._base import FixedKernel
+    from sqnopt.solver._loop import Counters
     from sqnopt.solver._sampler import UniformSampler
+    from sqnopt.steps._base import PegasosStepKernel
 
     X, y = binary_data(sparse=True)
     n = X.shape[0]
     rows = make_rows(X, y, np.ones(n), np.ones(n), False)
 
-    def loop(seed: int) -> KernelPegasosLoop:
+    def loop(seed: int) -> tuple[KernelLoop, Counters, UniformSampler]:
         mercer = RBFMercer(0.5) if kernel == "rbf" else LinearMercer()
-        return KernelPegasosLoop(rows, _row_sqnorms(X), mercer,
-                                 UniformSampler(n, np.random.PCG64(seed)), 1e-2, 4, True, True)
+        obj = HingeKernel(rows, 1e-2)
+        counters = Counters()
+        sampler = UniformSampler(n, np.random.PCG64(seed))
+        it = KernelIterate(obj, _row_sqnorms(X), mercer, True)
+        ball = L2BallKernel(obj.n_params, obj.n_params, obj.n_params, 10.0)
+        return (KernelLoop(obj, it, FixedKernel(n, 4), PegasosStepKernel(1e-2), ball, sampler,
+                           counters), counters, sampler)
 
-    ref = loop(0)
-    ref.run(15)
-    ref.run(30)
-    a = loop(0)
-    a.run(15)
-    b = loop(99)                          # another seed: the stream comes from the checkpoint
-    b.set_state(pickle.loads(pickle.dumps(a.get_state())))
-    b.run(30)
+    ref, ref_c, _ = loop(0)
+    ref.run(15, 0)
+    ref.run(30, 0)
+    a, a_c, a_s = loop(0)
+    a.run(15, 0)
+    saved = pickle.loads(pickle.dumps((a.get_state(), a_c, a_s.get_state(),
+                                       a_s.bit_generator.state)))
+    b, b_c, b_s = loop(99)                # another seed: the stream comes from the checkpoint
+    for k, v in saved[1].as_dict().items():
+        setattr(b_c, k, v)
+    b_s.bit_generator.state = saved[3]
+    b_s.set_state(saved[2])
+    b.set_state(saved[0])
+    b.run(30, 0)
     same(ref.get_state(), b.get_state())
-    same(ref.coefficients, b.coefficients)
-    assert ref.n_sv > 0 and ref.t == 45
+    same(ref.representation.coefficients, b.representation.coefficients)
+    assert ref.representation.n_sv > 0 and ref_c.t == b_c.t == 45
+    # the representation has no dense iterate to rebuild from: counters edited from outside
+    # are an error, not a silent restart
+    b_c.t = 7
+    with pytest.raises(CheckpointError, match="no dense iterate"):
+        b.run(1, 0)
 
 
 # ---------------------------------------------------------------------------- Trainer, estimator
