@@ -50,3 +50,32 @@ def test_kernel_iterates_match_the_record(name: str, record: dict[str, np.ndarra
                 np.testing.assert_allclose(got[part], want, rtol=1e-13, atol=0, err_msg=str(T))
             else:
                 assert np.array_equal(got[part], want), (T, part)
+
+
+PYTHON_RUNS = {name: (params, X, y) for name, params, X, y in kernel_record.python_runs()}
+
+
+@pytest.fixture(scope="module")
+def python_record() -> Any:
+    with np.load(kernel_record.RECORD_PYTHON) as f:
+        return {k: f[k] for k in f.files}
+
+
+def test_the_python_record_covers_every_run(python_record: dict[str, np.ndarray]) -> None:
+    want = {f"{name}/T{T}/{part}" for name in PYTHON_RUNS for T in kernel_record.ITERS
+            for part in ("ints", "floats")}
+    assert set(python_record) == want
+
+
+@pytest.mark.parametrize("name", list(PYTHON_RUNS))
+def test_python_kernel_iterates_match_the_record(name: str,
+                                                 python_record: dict[str, np.ndarray]) -> None:
+    """The Python path (a kernel callable, or ``path="python"``) against the iterates of the
+    separate NumPy loop it replaced (``kernel_record_python.npz``)."""
+    params, X, y = PYTHON_RUNS[name]
+    for T in kernel_record.ITERS:
+        got = kernel_record.fit(params, X, y, T)
+        for part in ("ints", "floats"):
+            want = python_record[f"{name}/T{T}/{part}"]
+            assert got[part].dtype == want.dtype and got[part].shape == want.shape, (T, part)
+            assert np.array_equal(got[part], want), (T, part)
