@@ -62,6 +62,12 @@ PAIR_RESET = 2
 CURVATURE_ERROR = -1
 BATCH_OBSERVED = 3     # observe_batch: the batch was taken in, no pair offered
 
+# Return codes of an iterate representation's first-order step (mirrors
+# ``sqnopt/solver/_iterate.pxd``: ``cy_first_order`` / :meth:`IterateKernelLike.first_order`).
+ITERATE_STEPPED = 0          # the step was applied
+ITERATE_NONFINITE_LOSS = 1   # the minibatch objective is not finite: nothing applied
+ITERATE_NONFINITE = 2        # the step would leave a non-finite iterate: nothing applied
+
 __all__ = [
     "BATCH_OBSERVED",
     "BINARY",
@@ -79,6 +85,10 @@ __all__ = [
     "GradientEstimator",
     "GradientKernelLike",
     "HESSIAN_VECTOR",
+    "ITERATE_NONFINITE",
+    "ITERATE_NONFINITE_LOSS",
+    "ITERATE_STEPPED",
+    "IterateKernelLike",
     "KINDS",
     "LINEAR_SCORES",
     "Kind",
@@ -239,6 +249,84 @@ class LineSearchKernelLike(StepKernelLike, Protocol):
 class ProjectionKernelLike(Protocol):
     def project(self, w: FloatArray) -> None:
         """Project ``w`` in place."""
+        ...
+
+
+@runtime_checkable
+class IterateKernelLike(Protocol):
+    """An iterate representation in Python, run by the Python driver
+    (:class:`sqnopt.solver._pyloop.PythonLoop`): the twin of the compiled
+    :class:`~sqnopt.solver._iterate.IterateKernel` (``sqnopt/solver/_iterate.pxd``, where the
+    representation path is described), with the same declarations and stages.
+
+    A representation stores the iterate of a margin objective in a form where the first-order
+    step is cheap in coefficient form: with ``c_i = g_i y_i loss'(m_i) / |B|`` the minibatch
+    gradient is ``s(w, B) = lam w_reg + sum_{i in B} c_i x_i`` (and ``sum_i c_i`` on the
+    intercept) and, with the identity direction, the step is
+    ``w_{t+1} = P((1 - eps lam) w_t - eps sum_i c_i x_i)``. The driver keeps the batch (one per
+    iteration: the Python driver draws none ahead, so ``lookahead`` is a hint it does not use),
+    the step ``eps_t = step(t)``, the record (counters), the stops on a non-finite objective or
+    iterate and on the budgets, and its part of the checkpoint state; the representation does
+    the gradient, direction and update stages in one :meth:`first_order` call.
+
+    ``kind`` names the representation (the ``"loop"`` entry of its checkpoint state);
+    ``dense_iterate`` False means there is no finite dense ``w`` (the kernel expansion of
+    :mod:`sqnopt.kernel._expansion`): ``sync`` writes nothing, ``reload`` raises, and the
+    iterate is read through the representation's own accessors and ``get_state``.
+    """
+
+    kind: ClassVar[str]
+    dense_iterate: ClassVar[bool]
+
+    @property
+    def n_params(self) -> int:
+        """Parameters of the dense iterate, or the representation's coefficients when it has
+        no dense iterate."""
+        ...
+
+    @property
+    def lookahead(self) -> int: ...
+
+    @property
+    def sqnorm(self) -> float:
+        """``||w_reg||^2`` of the current iterate."""
+        ...
+
+    extra_samples: int
+    """Samples touched beyond the batches; the driver adds them to ``n_estimator_samples``
+    and resets this to 0."""
+
+    def first_order(self, batch: IndexArray, eps: float, radius: float, n_avg: int
+                    ) -> tuple[int, float]:
+        """One first-order iteration on ``batch`` with the step ``eps``: returns ``(code,
+        f_B(w_t))`` with ``f_B(w_t) = sum_i g_i loss(m_i) / |B| + lam/2 ||w_reg||^2`` and the
+        code ``ITERATE_STEPPED`` (``w_reg <- (1 - eps lam) w_reg - eps sum_i c_i x_i``,
+        ``b <- b - eps sum_i c_i``, then ``w_reg <- w_reg min(1, radius / ||w_reg||)`` when
+        ``radius > 0`` and, when ``n_avg > 0``, the new iterate joins the running average of
+        ``n_avg`` iterates), ``ITERATE_NONFINITE_LOSS`` or ``ITERATE_NONFINITE`` (nothing
+        applied)."""
+        ...
+
+    def sync(self, n_avg: int) -> None:
+        """Write the dense iterate (and the average of ``n_avg`` iterates) where the solve
+        reads them."""
+        ...
+
+    def reload(self, n_avg: int) -> None:
+        """Rebuild the representation from the dense iterate (after it was written from
+        outside)."""
+        ...
+
+    def get_state(self) -> dict[str, Any]:
+        """The representation's checkpoint state (copies; ``"loop"`` is ``kind``)."""
+        ...
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Raise :class:`~sqnopt.checkpoint.CheckpointError` unless ``state`` fits."""
+        ...
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`get_state` returned."""
         ...
 
 

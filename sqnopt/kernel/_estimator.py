@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.data import check_matrix, encode_labels, make_rows
+from sqnopt.kernel._expansion import PythonKernelIterate
 from sqnopt.kernel._pegasos import (
     KernelIterate,
     KernelLoop,
@@ -40,6 +41,7 @@ from sqnopt.objectives._margin import HingeKernel
 from sqnopt.projections._base import L2BallKernel
 from sqnopt.schedules._base import FixedKernel
 from sqnopt.solver._loop import EXIT_CODES, Counters
+from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._result import DivergenceWarning
 from sqnopt.solver._sampler import Sampler, SequenceSampler, UniformSampler
 from sqnopt.solver._solver import RandomState, Solver, make_bit_generator
@@ -102,7 +104,7 @@ class KernelPegasos:
     kernel
         ``"linear"``, ``"rbf"`` (``exp(-gamma ||x - x'||^2)``), ``"poly"``
         (``(gamma x.x' + coef0)^degree``), or a callable ``K(A, B) -> (len(A), len(B))`` array
-        (runs the Python loop: slower, same iteration).
+        (the Python driver with the kernel expansion in Python: slower, same iteration).
     lam
         Regularisation (> 0).
     batch_size
@@ -118,7 +120,8 @@ class KernelPegasos:
     random_state, batch_sequence
         Minibatch draws, as for :class:`sqnopt.Solver` (same seed, same draws).
     path
-        ``"auto"`` (compiled for built-in kernels) or ``"python"``.
+        ``"auto"`` (the compiled driver for built-in kernels) or ``"python"`` (the Python
+        driver, as for a callable: equal to rounding).
 
     Attributes
     ----------
@@ -222,13 +225,7 @@ class KernelPegasos:
         counters = Counters()
         loop = KernelLoop(objective, iterate, FixedKernel(n, int(self.batch_size)),
                           PegasosStepKernel(lam), ball, sampler, counters)
-        code = loop.run(T, 0)
-        if code in (EXIT_CODES["LOOP_NONFINITE_LOSS"], EXIT_CODES["LOOP_NONFINITE_ITERATE"]):
-            warnings.warn(f"KernelPegasos diverged at iteration {counters.t + 1}: the "
-                          f"{'objective' if code == EXIT_CODES['LOOP_NONFINITE_LOSS'] else 'iterate'}"
-                          " became non-finite; the model is the last finite iterate. Fix: a "
-                          "larger lam or a kernel with bounded values (rescaled features for "
-                          "'poly').", DivergenceWarning, stacklevel=3)
+        self._warn_on_divergence(loop.run(T, 0), counters)
         return (iterate.support, iterate.coefficients, iterate.intercept, int(counters.t),
                 iterate.sqnorm, iterate.n_kernel_evals)
 
@@ -238,71 +235,32 @@ class KernelPegasos:
 
     def _fit_python(self, X: Any, y: FloatArray, sqn: FloatArray, sampler: Sampler, T: int
                     ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
-        """The same iteration as the compiled loop, in NumPy (any kernel callable)."""
-        n = X.shape[0]
-        lam, k = float(self.lam), min(int(self.batch_size), n)
-        alpha = np.zeros(n)
-        sv: list[int] = []
-        in_sv = np.zeros(n, dtype=bool)
-        c, nu, b, n_evals = 1.0, 0.0, 0.0, 0
-        done = 0
-        for t in range(T):
-            try:
-                batch = sampler.draw(k)
-            except StopIteration:
-                break
-            if sv:
-                svi = np.asarray(sv)
-                f = self._k(X[batch], X[svi]) @ (alpha[svi] * y[svi])
-                n_evals += k * len(sv)
-            else:
-                f = np.zeros(k)
-            eta = 1.0 / (lam * (t + 1))
-            shrink = 1.0 - eta * lam
-            f = f * c
-            nu *= shrink * shrink
-            c_new = c * shrink
-            if c_new == 0.0 or abs(c_new) < 1e-9:
-                if c_new == 0.0:
-                    alpha[:] = 0.0
-                    in_sv[:] = False
-                    sv = []
-                else:
-                    alpha *= c_new
-                c = 1.0
-            else:
-                c = c_new
-            delta = eta / k
-            gb = 0.0
-            added: list[int] = []
-            for s in range(k):
-                i = int(batch[s])
-                if y[i] * (f[s] + b) >= 1.0:
-                    continue
-                gb -= y[i] / k
-                wphi = f[s] * shrink
-                if added:
-                    kq = self._k(X[np.asarray(added)], X[i:i + 1])[:, 0]
-                    wphi += delta * float(np.dot(y[np.asarray(added)], kq))
-                    n_evals += len(added)
-                kii = float(self._k(X[i:i + 1], X[i:i + 1])[0, 0])
-                n_evals += 1
-                nu += 2.0 * delta * y[i] * wphi + delta * delta * kii
-                alpha[i] += delta / c
-                added.append(i)
-                if not in_sv[i]:
-                    in_sv[i] = True
-                    sv.append(i)
-            nu = max(nu, 0.0)
-            if self.project and nu * lam > 1.0:
-                sc = 1.0 / math.sqrt(lam * nu)
-                c *= sc
-                nu *= sc * sc
-            if self.fit_intercept:
-                b -= eta * gb
-            done = t + 1
-        svi = np.asarray(sv, dtype=np.intp)
-        return svi, c * alpha[svi] * y[svi], b, done, nu, n_evals
+        """The same iteration on the Python driver (:meth:`PythonLoop.with_iterate
+        <sqnopt.solver._pyloop.PythonLoop.with_iterate>`) with the kernel expansion for any
+        kernel callable (:class:`~sqnopt.kernel._expansion.PythonKernelIterate`); the hinge
+        loss, step, batches and ball of :meth:`_fit_compiled`."""
+        n = int(X.shape[0])
+        lam = float(self.lam)
+        objective = HingeKernel(make_rows(X, y, np.ones(n), np.ones(n), False), lam)
+        iterate = PythonKernelIterate(objective, X, y, np.ones(n), self._k,
+                                      bool(self.fit_intercept))
+        ball = (L2BallKernel(objective.n_params, objective.n_params, objective.n_params,
+                             1.0 / math.sqrt(lam)) if self.project else None)
+        counters = Counters()
+        loop = PythonLoop.with_iterate(objective, iterate, FixedKernel(n, int(self.batch_size)),
+                                       PegasosStepKernel(lam), ball, sampler, counters)
+        self._warn_on_divergence(loop.run(T, 0), counters)
+        return (iterate.support, iterate.coefficients, iterate.intercept, int(counters.t),
+                iterate.sqnorm, iterate.n_kernel_evals)
+
+    @staticmethod
+    def _warn_on_divergence(code: int, counters: Counters) -> None:
+        if code in (EXIT_CODES["LOOP_NONFINITE_LOSS"], EXIT_CODES["LOOP_NONFINITE_ITERATE"]):
+            warnings.warn(f"KernelPegasos diverged at iteration {counters.t + 1}: the "
+                          f"{'objective' if code == EXIT_CODES['LOOP_NONFINITE_LOSS'] else 'iterate'}"
+                          " became non-finite; the model is the last finite iterate. Fix: a "
+                          "larger lam or a kernel with bounded values (rescaled features for "
+                          "'poly').", DivergenceWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ predicting
     def _check_fitted(self) -> None:

@@ -1,6 +1,17 @@
 """The Python iteration loop: the same iteration as :mod:`sqnopt.solver._loop`, for solves with
 at least one pure-Python kernel. Both loops do the same floating-point operations in the same
 order, so with the same kernels they produce bit-identical iterates.
+
+Like the compiled driver, it runs either the dense iterate (``_run``: ``w`` is the loop's own
+buffer and every kernel works on it) or an iterate representation (``_run_iterate``, a loop
+built by :meth:`PythonLoop.with_iterate` with an
+:class:`~sqnopt.interfaces.IterateKernelLike`, the Python twin of
+:class:`~sqnopt.solver._iterate.IterateKernel`): the batch, the step ``eps_t = step(t)``, one
+``first_order`` call of the representation (gradient, direction, update, ball projection,
+average), the record and the stops are the stages of the compiled ``_run_iterate``, with one
+batch drawn per iteration (no lookahead: it only hints memory, so the iterates and the
+sampler's position are those of the compiled loop). The kernel expansion with a kernel given
+as a Python callable (:mod:`sqnopt.kernel._expansion`) runs on this path.
 """
 
 from __future__ import annotations
@@ -11,8 +22,12 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.interfaces import (
     CURVATURE_ERROR,
+    ITERATE_NONFINITE_LOSS,
+    ITERATE_STEPPED,
+    IterateKernelLike,
     PAIR_ACCEPTED,
     PAIR_RESET,
     PAIR_SKIPPED,
@@ -64,14 +79,79 @@ def _count_pair(code: int, c: Counters, *, unknown_fails: bool) -> bool:
 
 class PythonLoop:
     """Runs the driver iteration calling the kernels' Python-level methods (declarations as
-    :class:`sqnopt.solver._loop.CompiledLoop`'s)."""
+    :class:`sqnopt.solver._loop.CompiledLoop`'s). The constructor builds the driver with the
+    dense iterate; :meth:`with_iterate` builds it with an iterate representation."""
 
-    loop_kind = "generic"
-    tests_full_batch = True
-    lazy_iterate = False
+    iterate: IterateKernelLike | None = None
+    # the representation path's own fields (set by ``with_iterate``)
+    radius: float = 0.0                     # the ball's radius (0: no projection)
+    pending: list[IndexArray | None]        # batches restored from a checkpoint, not run yet
+    last_t: int = 0                         # the counters where the last run left them
+    last_samples: int = 0
+    last_n_avg: int = 0
+
+    @property
+    def loop_kind(self) -> str:
+        """The ``"loop"`` entry of the checkpoint state: ``"generic"`` (dense iterate) or the
+        representation's ``kind``."""
+        return "generic" if self.iterate is None else self.iterate.kind
+
+    @property
+    def tests_full_batch(self) -> bool:
+        """The dense path tests ``gtol`` / ``ftol`` on full-batch gradients; a representation
+        has no dense gradient."""
+        return self.iterate is None
+
+    @property
+    def lazy_iterate(self) -> bool:
+        """With a representation, ``w`` is written only by :meth:`sync`."""
+        return self.iterate is not None
 
     def sync(self) -> None:
-        """Nothing to write: ``w`` and ``w_avg`` are the loop's own buffers, always current."""
+        """Dense path: nothing to write (``w`` and ``w_avg`` are the loop's own buffers, always
+        current); with a representation, its ``sync``."""
+        if self.iterate is not None:
+            self.iterate.sync(self.counters.n_avg)
+
+    @classmethod
+    def with_iterate(cls, objective: ObjectiveKernelLike, iterate: IterateKernelLike,
+                     schedule: ScheduleKernelLike, step: StepKernelLike,
+                     projection: ProjectionKernelLike | None, sampler: Sampler,
+                     counters: Counters, *, average: bool = False,
+                     avg_start: int = 0) -> PythonLoop:
+        """The driver running its iterations on ``iterate`` (the compiled
+        ``CompiledLoop._iterate_setup``): ``schedule`` gives ``|B_t|``, ``step`` ``eps_t`` (a
+        function of ``t``: no line search), ``projection`` none or a Euclidean ball (one that
+        declares ``ball_radius > 0``)."""
+        if iterate.dense_iterate and iterate.n_params != objective.n_params:
+            raise ValueError(f"iterate representation has {iterate.n_params} parameters, "
+                             f"expected {objective.n_params}")
+        if bool(getattr(step, "line_search", False)):
+            raise ValueError("a line search needs the dense iterate (it evaluates gradients at "
+                             "trial points)")
+        radius = float(getattr(projection, "ball_radius", 0.0)) if projection is not None else 0.0
+        if projection is not None and not radius > 0:
+            raise ValueError("an iterate representation applies no projection or a Euclidean "
+                             "ball (a projection that declares ball_radius) only")
+        loop = cls.__new__(cls)
+        loop.obj = objective
+        loop.iterate = iterate
+        loop.sched = schedule
+        loop.step = step
+        loop.proj = projection
+        loop.radius = radius
+        loop.sampler = sampler
+        loop.counters = counters
+        loop.average = average
+        loop.avg_start = avg_start
+        loop.pending = []
+        loop._at_counters()
+        return loop
+
+    def _at_counters(self) -> None:
+        """No batch pending; the loop stands where the counters say."""
+        c = self.counters
+        self.last_t, self.last_samples, self.last_n_avg = c.t, c.n_samples, c.n_avg
 
     def __init__(self, objective: ObjectiveKernelLike, curvature: CurvatureKernelLike,
                  schedule: ScheduleKernelLike, curvature_schedule: ScheduleKernelLike | None,
@@ -119,19 +199,34 @@ class PythonLoop:
     def get_state(self, *, data_state: bool = True) -> dict[str, Any]:
         """What the loop carries from one ``run`` to the next: the format of the compiled loop
         (:func:`sqnopt.solver._loop.generic_loop_state`)."""
+        if self.iterate is not None:
+            return self._iterate_state(self.iterate, data_state)
         if not data_state:
             return {"loop": "generic"}
         return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
                                   self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
 
     def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None:
-        """Restore what :meth:`get_state` returned (on new data: nothing to restore)."""
+        """Restore what :meth:`get_state` returned (on new data: nothing to restore on the
+        dense path; a representation is kept as the compiled loop keeps it)."""
+        if self.iterate is not None:
+            self._set_iterate_state(self.iterate, state, new_data)
+            return
         got = restore_generic_loop_state(state, new_data, self.prev_batch, self.g_next,
                                          self.w_saved, self, "the Python loop")
         if got is not None:
             self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
 
     def run(self, n_iter: int, max_samples: int) -> int:
+        """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples`` (if
+        > 0) samples were processed. Returns an exit code (``LOOP_*``)."""
+        if self.iterate is not None:
+            c = self.counters
+            if (c.t, c.n_samples, c.n_avg) != (self.last_t, self.last_samples, self.last_n_avg):
+                self.reload()   # the state was restored or edited from outside
+            status = self._run_iterate(self.iterate, n_iter, max_samples)
+            self._at_counters()
+            return status
         if not np.array_equal(self.w, self.w_saved):
             self.have_next = False      # w was changed between runs
             self.prev_full_loss = float("nan")
@@ -259,3 +354,111 @@ class PythonLoop:
         return LOOP_DONE
 
 
+
+    # ---- the iterate-representation path ---------------------------------------------------
+
+    def reload(self) -> None:
+        """Rebuild the representation from ``w`` and the counters and drop the pending batches
+        (the dense path reads ``w`` itself: nothing to do)."""
+        if self.iterate is not None:
+            self.iterate.reload(self.counters.n_avg)
+            self.pending = []
+            self._at_counters()
+
+    def _iterate_state(self, iterate: IterateKernelLike, data_state: bool) -> dict[str, Any]:
+        """The compiled loop's format (``CompiledLoop.get_state``): the representation's state,
+        the counters as the loop left them and, with ``data_state``, the batches drawn ahead
+        (only those restored from a compiled loop's checkpoint and not run yet)."""
+        state = iterate.get_state()
+        state.update(last_t=int(self.last_t), last_samples=int(self.last_samples),
+                     last_n_avg=int(self.last_n_avg))
+        if data_state:
+            rows = [b for b in self.pending if b is not None]
+            drawn_upto = int(self.last_t) + len(rows)
+            state.update(drawn_upto=drawn_upto,
+                         exhausted_at=drawn_upto if len(rows) < len(self.pending) else -1,
+                         ahead_samples=int(sum(len(b) for b in rows)),
+                         pending_sizes=np.array([len(b) for b in rows], dtype=np.intp),
+                         pending=(np.concatenate(rows).astype(np.intp) if rows
+                                  else np.zeros(0, np.intp)))
+        return state
+
+    def _set_iterate_state(self, iterate: IterateKernelLike, state: dict[str, Any],
+                           new_data: bool) -> None:
+        iterate.check_state(state)
+        last_t = state_value(state, "last_t", int, self)
+        last_n_avg = state_value(state, "last_n_avg", int, self)
+        if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
+            self.reload()
+            return
+        iterate.set_state(state)
+        self.pending = []
+        if new_data:
+            self._at_counters()
+            return
+        sizes = state_array(state, "pending_sizes", self, np.intp)
+        pending = state_array(state, "pending", self, np.intp)
+        if (int(sizes.sum()) != pending.shape[0]
+                or state_value(state, "drawn_upto", int, self) != last_t + sizes.shape[0]):
+            raise CheckpointError(f"{type(self).__name__}: the checkpointed batches drawn "
+                                  "ahead do not fit this data")
+        off = 0
+        for size in sizes:
+            self.pending.append(np.array(pending[off:off + int(size)], dtype=np.intp))
+            off += int(size)
+        if state_value(state, "exhausted_at", int, self) == last_t + sizes.shape[0]:
+            self.pending.append(None)       # the sampler ran out at that iteration
+        self.last_t = last_t
+        self.last_samples = state_value(state, "last_samples", int, self)
+        self.last_n_avg = last_n_avg
+
+    def _run_iterate(self, iterate: IterateKernelLike, n_iter: int, max_samples: int) -> int:
+        """The iteration on an iterate representation: the stages and record of the compiled
+        ``CompiledLoop._run_iterate`` (see the module docstring)."""
+        c = self.counters
+        avg_after = self.avg_start if self.average else None
+        status = LOOP_DONE
+        for _ in range(n_iter):
+            if max_samples > 0 and c.n_samples >= max_samples:
+                status = LOOP_MAX_SAMPLES
+                break
+            # 1. the batch
+            if self.pending:
+                batch = self.pending.pop(0)
+                if batch is None:
+                    self.pending.append(None)
+                    status = LOOP_EXHAUSTED
+                    break
+            else:
+                try:
+                    batch = np.asarray(self.sampler.draw(int(self.sched.batch_size(c.t + 1))),
+                                       dtype=np.intp)
+                except StopIteration:
+                    status = LOOP_EXHAUSTED
+                    break
+            size = int(batch.shape[0])
+            # 4. the step: eps_t, a function of t (so taken before the gradient)
+            eps = float(self.step.step_size(c.t))
+            # 2.-5. the gradient in coefficient form, d = g, the update with the ball
+            # projection and step 7's average
+            n_avg = c.n_avg + 1 if avg_after is not None and c.t >= avg_after else 0
+            code, loss = iterate.first_order(batch, eps, self.radius, n_avg)
+            c.n_grad_evals += 1
+            if code == ITERATE_NONFINITE_LOSS:
+                status = LOOP_NONFINITE_LOSS
+                break
+            c.loss_sum += loss
+            c.n_loss += 1
+            if code != ITERATE_STEPPED:
+                status = LOOP_NONFINITE_ITERATE
+                break
+            # 7. record
+            c.t += 1
+            c.n_samples += size
+            c.last_step = eps
+            c.last_loss = loss
+            if n_avg:
+                c.n_avg = n_avg
+        c.n_estimator_samples += int(iterate.extra_samples)
+        iterate.extra_samples = 0
+        return status

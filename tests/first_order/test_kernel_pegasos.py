@@ -7,6 +7,16 @@ import pytest
 import scipy.sparse as sp
 
 from sqnopt import Solver
+from sqnopt.data import make_rows
+from sqnopt.kernel._expansion import PythonKernelIterate
+from sqnopt.objectives._margin import HingeKernel
+from sqnopt.projections._base import L2BallKernel
+from sqnopt.schedules._base import FixedKernel
+from sqnopt.solver._loop import Counters
+from sqnopt.solver._pyloop import PythonLoop
+from sqnopt.solver._sampler import UniformSampler
+from sqnopt.solver._solver import make_bit_generator
+from sqnopt.steps._base import PegasosStepKernel
 from sqnopt.kernel._pegasos import LinearMercer, PolyMercer, RBFMercer
 from sqnopt.kernel import ApproximateKernelPegasos, KernelPegasos, kernel_matrix
 
@@ -150,5 +160,119 @@ def test_a_non_finite_iterate_stops_the_fit_with_the_last_finite_one() -> None:
     with pytest.warns(DivergenceWarning, match="non-finite.*last finite iterate"):
         kp = KernelPegasos("poly", gamma=1.0, degree=3, lam=1e-2, max_iter=10,
                            random_state=0).fit(X, y)
+    assert kp.n_iter_ < 10
+    assert np.all(np.isfinite(kp.dual_coef_)) and np.isfinite(kp.sqnorm_)
+
+
+def _rbf2(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    return np.exp(-2.0 * d2)
+
+
+def _python_loop(X: np.ndarray, y: np.ndarray, *, seed: int = 0, k: int = 2,
+                 project: bool = True) -> tuple[PythonLoop, PythonKernelIterate, Counters]:
+    """The callable path's pieces, as ``KernelPegasos._fit_python`` builds them."""
+
+    n, lam = X.shape[0], 1e-2
+    yy = np.where(y == y[0], 1.0, -1.0)
+    obj = HingeKernel(make_rows(X, yy, np.ones(n), np.ones(n), False), lam)
+    it = PythonKernelIterate(obj, X, yy, np.ones(n), _rbf2, True)
+    ball = L2BallKernel(n, n, n, 1.0 / np.sqrt(lam)) if project else None
+    counters = Counters()
+    loop = PythonLoop.with_iterate(obj, it, FixedKernel(n, k), PegasosStepKernel(lam), ball,
+                                   UniformSampler(n, make_bit_generator(seed)), counters)
+    return loop, it, counters
+
+
+def test_callable_kernel_runs_on_the_python_driver() -> None:
+    """A kernel callable is an iterate representation of the Python driver: the record and
+    the budgets are the driver's, the loop declares no dense iterate."""
+    from sqnopt.interfaces import IterateKernelLike
+    from sqnopt.solver._loop import EXIT_CODES
+
+    X, y = _circles(60)
+    loop, it, c = _python_loop(X, y)
+    assert isinstance(it, IterateKernelLike) and isinstance(it, PythonKernelIterate)
+    assert loop.loop_kind == "kernel" and loop.lazy_iterate and not loop.tests_full_batch
+    assert loop.run(7, 0) == EXIT_CODES["LOOP_DONE"]
+    assert (c.t, c.n_samples, c.n_grad_evals, c.n_loss) == (7, 14, 7, 7)
+    assert c.last_step == pytest.approx(1.0 / (1e-2 * 7))
+    # the sample budget stops before an iteration, as in the compiled loop
+    assert loop.run(100, 20) == EXIT_CODES["LOOP_MAX_SAMPLES"]
+    assert (c.t, c.n_samples) == (10, 20)
+    # the same fit through the estimator: same iterates
+    kp = KernelPegasos(_rbf2, lam=1e-2, batch_size=2, max_iter=10, fit_intercept=True,
+                       random_state=0).fit(X, np.where(y == y[0], 1, -1))
+    np.testing.assert_array_equal(kp.support_, it.support)
+    np.testing.assert_array_equal(kp.dual_coef_, it.coefficients)
+
+
+def test_python_kernel_checkpoint_resumes_the_same_iterates() -> None:
+    """The driver's state plus the representation's: stop after 13 iterations, restore into a
+    fresh loop (the sampler's state carried as the solver carries it) and continue; the
+    iterates are those of one run of 40. A state of another loop or size is refused."""
+    from sqnopt.checkpoint import CheckpointError
+
+    X, y = _circles(50)
+    straight, it0, _ = _python_loop(X, y, seed=4)
+    straight.run(40, 0)
+    first, _, c1 = _python_loop(X, y, seed=4)
+    first.run(13, 0)
+    state = first.get_state()
+    second, it2, c2 = _python_loop(X, y, seed=4)
+    second.sampler = first.sampler
+    for name in ("t", "n_samples", "n_avg"):
+        setattr(c2, name, getattr(c1, name))
+    second.set_state(state)
+    second.run(27, 0)
+    np.testing.assert_array_equal(it2.support, it0.support)
+    np.testing.assert_array_equal(it2.coefficients, it0.coefficients)
+    assert it2.intercept == it0.intercept and it2.sqnorm == it0.sqnorm
+    with pytest.raises(CheckpointError, match="generic"):
+        second.set_state({"loop": "generic"})
+    other, _, _ = _python_loop(X[:40], y[:40])
+    with pytest.raises(CheckpointError, match="other data"):
+        other.set_state(state)
+    # counters moved from outside: the expansion has no dense iterate to rebuild from
+    c2.t += 1
+    with pytest.raises(CheckpointError, match="no dense iterate"):
+        second.run(1, 0)
+
+
+class _Clip:
+    """A Python projection that is no Euclidean ball (declares no ``ball_radius``)."""
+
+    def project(self, w: np.ndarray) -> None:
+        np.clip(w, -1.0, 1.0, out=w)
+
+
+def test_python_driver_refuses_a_representation_it_cannot_run() -> None:
+    from sqnopt.steps._base import ArmijoKernel
+
+    X, y = _circles(20)
+    yy = np.where(y == y[0], 1.0, -1.0)
+    obj = HingeKernel(make_rows(X, yy, np.ones(20), np.ones(20), False), 0.1)
+    it = PythonKernelIterate(obj, X, yy, np.ones(20), _rbf2, False)
+    sampler = UniformSampler(20, make_bit_generator(0))
+    with pytest.raises(ValueError, match="line search"):
+        PythonLoop.with_iterate(obj, it, FixedKernel(20, 1), ArmijoKernel(1.0, 1e-4, 0.5, 10),
+                                None, sampler, Counters())
+    with pytest.raises(ValueError, match="Euclidean ball"):
+        PythonLoop.with_iterate(obj, it, FixedKernel(20, 1), PegasosStepKernel(0.1),
+                                _Clip(), sampler, Counters())
+
+
+def test_a_non_finite_iterate_stops_the_callable_path_too() -> None:
+    from sqnopt import DivergenceWarning
+
+    X, y = _circles(40)
+    X = X * 1e70
+
+    def poly(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return (A @ B.T + 1.0) ** 3
+
+    with pytest.warns(DivergenceWarning, match="non-finite.*last finite iterate"):
+        kp = KernelPegasos(poly, lam=1e-2, max_iter=10, random_state=0).fit(X, y)
     assert kp.n_iter_ < 10
     assert np.all(np.isfinite(kp.dual_coef_)) and np.isfinite(kp.sqnorm_)
