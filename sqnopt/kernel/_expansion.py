@@ -73,6 +73,7 @@ class PythonKernelIterate:
         self.X = X
         self.y = np.asarray(y, dtype=np.float64)
         self.gw = np.asarray(sample_weight, dtype=np.float64)
+        self.unit_weights = bool(np.all(self.gw == 1.0))
         self.kernel = kernel
         self.has_intercept = bool(fit_intercept)
         self.beta = np.zeros(n)
@@ -122,23 +123,29 @@ class PythonKernelIterate:
                     ) -> tuple[int, float]:
         """One iteration on ``batch`` with the step ``eps`` (the module docstring;
         :class:`~sqnopt.interfaces.IterateKernelLike`; no average: ``n_avg`` is ignored)."""
-        X, y, lam = self.X, self.y, self.lam
+        X, lam = self.X, self.lam
         k = int(batch.shape[0])
         c, nu, b = self.scale, self._sqnorm, self.intercept
         # 1. margins at w_t: the minibatch objective and a_s = -g_i y_i loss'(m_s)
         if self.sv:
             svi = np.asarray(self.sv)
-            f = self._k(X[batch], X[svi]) @ self.beta[svi]
+            f = (self._k(X[batch], X[svi]) @ self.beta[svi]) * c
             self.n_kernel_evals += k * len(self.sv)
         else:
             f = np.zeros(k)
-        f = f * c
-        yb, gb_w = y[batch], self.gw[batch]
+        yb = self.y[batch]
         losses, dl = self.obj.py_loss_and_dloss_dmargin(yb * (f + b))
-        loss = float(np.sum(gb_w * np.asarray(losses))) / k + 0.5 * lam * nu
+        # (a sequential sum, as the compiled representation's; small batches: Python floats)
+        if self.unit_weights:
+            loss = sum(losses.tolist()) * (1.0 / k)
+            a = (-(yb * dl)).tolist()
+        else:
+            gw = self.gw[batch]
+            loss = sum((gw * losses).tolist()) * (1.0 / k)
+            a = (-(gw * yb * dl)).tolist()
+        loss += 0.5 * lam * nu
         if not math.isfinite(loss):
             return ITERATE_NONFINITE_LOSS, loss
-        a = -(gb_w * yb * np.asarray(dl))
         # 2. ||w_{t+1}||^2 before anything changes: the shrinkage, then each addition
         shrink = 1.0 - eps * lam
         c_new = c * shrink
@@ -146,19 +153,21 @@ class PythonKernelIterate:
         delta = eps / k
         gb = 0.0
         added: list[int] = []           # batch positions with an addition so far
+        fl = f.tolist()
         for s in range(k):
-            if a[s] == 0.0:
+            a_s = a[s]
+            if a_s == 0.0:
                 continue
             i = int(batch[s])
-            gb -= a[s] / k
-            wphi = f[s] * shrink
+            gb -= a_s / k
+            wphi = fl[s] * shrink
             if added:
                 kq = self._k(X[batch[added]], X[i:i + 1])[:, 0]
-                wphi += delta * float(np.dot(a[added], kq))
+                wphi += delta * float(np.dot([a[q] for q in added], kq))
                 self.n_kernel_evals += len(added)
             kii = float(self._k(X[i:i + 1], X[i:i + 1])[0, 0])
             self.n_kernel_evals += 1
-            d = delta * a[s]
+            d = delta * a_s
             nu += 2.0 * d * wphi + d * d * kii
             added.append(s)
         nu = max(nu, 0.0)

@@ -418,47 +418,56 @@ class PythonLoop:
         c = self.counters
         avg_after = self.avg_start if self.average else None
         status = LOOP_DONE
-        for _ in range(n_iter):
-            if max_samples > 0 and c.n_samples >= max_samples:
-                status = LOOP_MAX_SAMPLES
-                break
-            # 1. the batch
-            if self.pending:
-                batch = self.pending.pop(0)
-                if batch is None:
-                    self.pending.append(None)
-                    status = LOOP_EXHAUSTED
+        # the record in locals, stored once at the end (as the compiled loop's LoopCounts)
+        t, n_samples, n_grad_evals, n_loss, n_avg_done = (c.t, c.n_samples, c.n_grad_evals,
+                                                          c.n_loss, c.n_avg)
+        loss_sum, last_step, last_loss = c.loss_sum, c.last_step, c.last_loss
+        sampler, sched, step, radius = self.sampler, self.sched, self.step, self.radius
+        try:
+            for _ in range(n_iter):
+                if max_samples > 0 and n_samples >= max_samples:
+                    status = LOOP_MAX_SAMPLES
                     break
-            else:
-                try:
-                    batch = np.asarray(self.sampler.draw(int(self.sched.batch_size(c.t + 1))),
-                                       dtype=np.intp)
-                except StopIteration:
-                    status = LOOP_EXHAUSTED
+                # 1. the batch
+                if self.pending:
+                    batch = self.pending.pop(0)
+                    if batch is None:
+                        self.pending.append(None)
+                        status = LOOP_EXHAUSTED
+                        break
+                else:
+                    try:
+                        batch = np.asarray(sampler.draw(int(sched.batch_size(t + 1))),
+                                           dtype=np.intp)
+                    except StopIteration:
+                        status = LOOP_EXHAUSTED
+                        break
+                # 4. the step: eps_t, a function of t (so taken before the gradient)
+                eps = float(step.step_size(t))
+                # 2.-5. the gradient in coefficient form, d = g, the update with the ball
+                # projection and step 7's average
+                n_avg = n_avg_done + 1 if avg_after is not None and t >= avg_after else 0
+                code, loss = iterate.first_order(batch, eps, radius, n_avg)
+                n_grad_evals += 1
+                if code == ITERATE_NONFINITE_LOSS:
+                    status = LOOP_NONFINITE_LOSS
                     break
-            size = int(batch.shape[0])
-            # 4. the step: eps_t, a function of t (so taken before the gradient)
-            eps = float(self.step.step_size(c.t))
-            # 2.-5. the gradient in coefficient form, d = g, the update with the ball
-            # projection and step 7's average
-            n_avg = c.n_avg + 1 if avg_after is not None and c.t >= avg_after else 0
-            code, loss = iterate.first_order(batch, eps, self.radius, n_avg)
-            c.n_grad_evals += 1
-            if code == ITERATE_NONFINITE_LOSS:
-                status = LOOP_NONFINITE_LOSS
-                break
-            c.loss_sum += loss
-            c.n_loss += 1
-            if code != ITERATE_STEPPED:
-                status = LOOP_NONFINITE_ITERATE
-                break
-            # 7. record
-            c.t += 1
-            c.n_samples += size
-            c.last_step = eps
-            c.last_loss = loss
-            if n_avg:
-                c.n_avg = n_avg
+                loss_sum += loss
+                n_loss += 1
+                if code != ITERATE_STEPPED:
+                    status = LOOP_NONFINITE_ITERATE
+                    break
+                # 7. record
+                t += 1
+                n_samples += int(batch.shape[0])
+                last_step = eps
+                last_loss = loss
+                if n_avg:
+                    n_avg_done = n_avg
+        finally:
+            c.t, c.n_samples, c.n_grad_evals, c.n_loss, c.n_avg = (t, n_samples, n_grad_evals,
+                                                                   n_loss, n_avg_done)
+            c.loss_sum, c.last_step, c.last_loss = loss_sum, last_step, last_loss
         c.n_estimator_samples += int(iterate.extra_samples)
         iterate.extra_samples = 0
         return status
