@@ -197,8 +197,9 @@ class PythonLoop:
         self.prev_full_loss = float("nan")
 
     def get_state(self, *, data_state: bool = True) -> dict[str, Any]:
-        """What the loop carries from one ``run`` to the next: the format of the compiled loop
-        (:func:`sqnopt.solver._loop.generic_loop_state`)."""
+        """What the loop carries from one ``run`` to the next, in the compiled loop's format:
+        :func:`sqnopt.solver._loop.generic_loop_state` on the dense path, the representation's
+        state with the driver's position (``CompiledLoop.get_state``) with a representation."""
         if self.iterate is not None:
             return self._iterate_state(self.iterate, data_state)
         if not data_state:
