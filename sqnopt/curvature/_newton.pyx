@@ -203,7 +203,7 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef const float* d32
         cdef const int* ind
         cdef double* dk
-        cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c
+        cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c, j
         cdef double inv = 1.0 / size, coef, vp, xx, gi, score
         cdef double* row
         cdef bint binary
@@ -217,22 +217,35 @@ cdef class NewtonKernel(CurvatureKernel):
                 if gi == 0.0:
                     continue
             nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
+            # gather the row (and, for a margin loss, its score x_i . w + b, summed as
+            # row_dot sums it), noting whether its values are all 1
             binary = True
-            for p in range(nnz):
-                idx[p] = ind[p] if ind != NULL else p
-                val[p] = d64[p] if d64 != NULL else <double> d32[p]
-                if val[p] != 1.0:
-                    binary = False
+            score = 0.0
+            if ind != NULL and d64 != NULL:     # float64 CSR, the common layout: one pass
+                for p in range(nnz):
+                    j = ind[p]
+                    xx = d64[p]
+                    idx[p] = j
+                    val[p] = xx
+                    if xx != 1.0:
+                        binary = False
+                    if w != NULL:
+                        score += xx * w[j]
+            else:
+                for p in range(nnz):
+                    idx[p] = ind[p] if ind != NULL else p
+                    val[p] = d64[p] if d64 != NULL else <double> d32[p]
+                    if val[p] != 1.0:
+                        binary = False
+                if w != NULL:
+                    for p in range(nnz):
+                        score += val[p] * w[idx[p]]
             m = nnz
             if intercept:
                 idx[m] = nf
                 val[m] = 1.0
                 m += 1
             if w != NULL:
-                # score x_i . w + b from the gathered entries, as row_dot sums them
-                score = 0.0
-                for p in range(nnz):
-                    score += val[p] * w[idx[p]]
                 if intercept:
                     score += w[nf]
                 if not isfinite(score):
