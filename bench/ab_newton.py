@@ -2,11 +2,11 @@
 checkouts: the Hessian's formation and factorisation, and whole fits.
 
     OPENBLAS_NUM_THREADS=1 python bench/ab_newton.py OLD_TREE NEW_TREE [--rounds 5] \
-        [--datasets a9a w8a mushrooms] [--iters 1 9]
+        [--datasets a9a w8a mushrooms dna] [--iters 1 9]
 
 Each tree must be built in place (``python setup.py build_ext --inplace``); make one for an older
 commit with ``git worktree add /tmp/old <rev>``. Per race data set (``alpha = 1/N``, logistic, no
-intercept; data from ``bench/race``) one process per tree and round times, in CPU time of the
+intercept; softmax on dna; data from ``bench/race``) one process per tree and round times, in CPU time of the
 thread (best of 7 repeats in the process): ``observe_batch`` of the Newton kernel on the whole
 data set at a fixed ``w`` (the Hessian formed and factored), one full gradient (a pass, for
 scale), and ``SQNClassifier(alpha, fit_intercept=False, tol=None, max_iter=k)`` fits for each
@@ -34,7 +34,7 @@ import sqnopt
 from bench._data import datasets_dir
 from bench.race.problems import load_problems
 from sqnopt import Newton, Solver, SQNClassifier
-from sqnopt.objectives import LogLoss
+from sqnopt.objectives import LogLoss, Softmax
 
 def best(fn, r=7):
     out = []
@@ -50,9 +50,10 @@ def digest(a):
 
 out, bits = {"sqnopt": sqnopt.__file__}, {}
 names, iters = sys.argv[1].split(","), [int(k) for k in sys.argv[2].split(",")]
-for p in load_problems(names, ["logistic"], datasets_dir(), quick=False, skipped=[]):
+for p in load_problems(names, ["logistic", "softmax"], datasets_dir(), quick=False, skipped=[]):
     X, y = p.X, p.y
-    st = Solver(LogLoss(lam=p.alpha), Newton(), fit_intercept=False).init_state(X, y)
+    obj = Softmax(lam=p.alpha) if p.loss == "softmax" else LogLoss(lam=p.alpha)
+    st = Solver(obj, Newton(), fit_intercept=False).init_state(X, y)
     k, kern = st.objective, st.curvature
     w = np.random.default_rng(0).normal(size=k.n_params) * 0.1
     g = np.zeros(k.n_params)
@@ -77,7 +78,7 @@ print(json.dumps(out))
 
 def main() -> None:
     def extra(ap):  # type: ignore[no-untyped-def]
-        ap.add_argument("--datasets", nargs="+", default=["a9a", "w8a", "mushrooms"])
+        ap.add_argument("--datasets", nargs="+", default=["a9a", "w8a", "mushrooms", "dna"])
         ap.add_argument("--iters", nargs="+", type=int, default=[1, 9])
     a = _ab.parse(__doc__, rounds=5, extra=extra)
     # a tree outside /work (a worktree in /tmp) finds the data through the variable

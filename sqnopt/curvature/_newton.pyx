@@ -263,6 +263,15 @@ cdef class NewtonKernel(CurvatureKernel):
                 for k in range(K):
                     for l in range(K):
                         S[k * K + l] = inv * ((dk[k] if k == l else 0.0) - dk[k] * dk[l] / gi)
+                if binary:
+                    # block (k, l) of H gains S[k, l] x x': the margin loss's triangle with
+                    # coefficient S[k, l] in the block, which adds the same products in the same
+                    # order as the loop below does for a row of ones (S * (1 * 1), S * 0.5)
+                    for k in range(K):
+                        for l in range(K):
+                            _add_pairs_binary(H + k * dim * n + l * dim, n, idx, m,
+                                              S[k * K + l])
+                    continue
                 for p in range(m):
                     a = idx[p]
                     for q in range(p, m):
