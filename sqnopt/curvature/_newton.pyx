@@ -44,8 +44,9 @@ cdef inline void _add_pairs(double* H, Py_ssize_t n, const Py_ssize_t* idx, cons
     and half that on the diagonal ``p = q`` (the upper triangle of ``coef x x'`` for sorted
     indices). Four rows of ``H`` at a time: each later entry ``q`` is loaded once for four
     updates, which keeps the read-modify-writes of ``H`` (a scatter, as many as pairs) the only
-    memory traffic per pair. Every entry of ``H`` receives the same products in the same order
-    (rows of the batch in turn) as the plain double loop, so the sum is the same to the bit."""
+    memory traffic per pair. A row lists each column once (the data layer sums duplicates), so
+    every entry of ``H`` receives one product per row, in the order of the rows, as in the plain
+    double loop: the sum is the same to the bit."""
     cdef Py_ssize_t p = 0, q, j
     cdef double a0, a1, a2, a3, v
     cdef double* r0
