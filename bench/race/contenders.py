@@ -508,6 +508,11 @@ CONTENDERS: list[Contender] = [
               "sweep", functools.partial(sqn_classifier, curvature="newton"), module="sklearn",
               max_budget=2000, max_params=5000,
               note="defaults with Newton's method; tol=None, max_iter = budget (passes)"),
+    Contender("SQNClassifier(curvature='identity')", "sqnopt", ALL, "sweep",
+              functools.partial(sqn_classifier, curvature="identity"), module="sklearn",
+              max_budget=2000,
+              note="defaults with the identity (SAGA where the rows allow, else SGD); tol=None, "
+                   "max_iter = budget (passes)"),
     Contender("SQNClassifier(curvature='truncated_newton')", "sqnopt", SMOOTH, "sweep",
               functools.partial(sqn_classifier, curvature="truncated_newton"),
               module="sklearn", max_budget=2000,
