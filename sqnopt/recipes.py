@@ -525,8 +525,10 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
       (2019), "Optimal mini-batch and step sizes for SAGA" (ICML), is ``1/(4 L(b))`` with the
       expected smoothness ``L(b) = n(b-1)/(b(n-1)) L + (n-b)/(b(n-1)) L_max`` (``L`` the whole
       sum's constant), which falls from ``L_max`` at ``b = 1`` towards ``L`` as ``b`` grows;
-      the recipe's batches of ``n_features / nnz`` rows keep the practical ``1/L_max`` (the
-      step Schmidt, Le Roux & Bach use for SAG), which sits between the two.
+      the recipe's batches of ``n_features / nnz`` rows keep ``1/L_max``, the practical step of
+      Schmidt, Le Roux & Bach (2017) for SAG: within that bound where ``L(b) <= L_max / 4``
+      (large batches, the whole sum's constant well below the longest row's), beyond the
+      proofs otherwise.
 
     The recipe uses SAGA only when the rows' lengths are within ``SAGA_SPREAD`` of each other,
     where ``1/L_max`` is at most that factor below ``1/L``: a step made for typical rows let one
@@ -571,8 +573,9 @@ def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any,
     variance-reduced gradient (``plain=False``, SAGA's table) it takes single samples where the
     lazy sparse SAGA step pays (:func:`_lazy_pays`: a row's entries at most
     ``LAZY_ENTRY_FRACTION`` of the features), each step O(nnz of the row): SAGA's own setting,
-    the one its step bound is proven for (:func:`_first_order_step`). Elsewhere a batch of
-    ``n_features / nnz`` rows costs about what the dense SAGA step costs anyway."""
+    the one its step bound is proven for (:func:`_first_order_step`). Elsewhere (dense rows,
+    sparse rows too long for the lazy step to pay, the softmax) SAGA steps on the dense iterate
+    and takes the batches of ``n_features / nnz`` rows like the other models."""
     n, p = X.shape
     if sp.issparse(X) and curvature.direction_is_gradient and MARGIN in objective.capabilities:
         if plain:
