@@ -32,7 +32,9 @@ normalized directions       ``Fixed(5)`` batches and the constant step ``1 / s``
 (AdaGrad)                   root-mean-square of the nonzero feature values: ``|d_j| <= 1``, so the
                             step is a distance in the units of the weights
 gradient-scaled directions  SAGA's variance-reduced gradient (for smooth objectives of linear
-(SGD)                       scores) with the constant step ``1/L`` and batches without replacement;
+(SGD)                       scores) with a constant step and batches without replacement: single
+                            samples and ``1/(3 L_max)`` where sparse margin rows make the lazy
+                            sparse SAGA step pay, else ``1/L_max`` (:func:`_first_order_step`);
                             else the minibatch gradient and ``eps_t = 1 / (L + lam t)`` (see
                             :func:`gradient_step`); batches of 5, or larger when an
                             iteration's O(n) vector work would dominate (:func:`stochastic_batch`)
@@ -453,8 +455,9 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         rec_sampling = "subset"
         full_phase, report = True, 10
     else:
-        sched = Fixed(stochastic_batch(objective, curvature, X, plain=plain))
-        rec_step = _first_order_step(X, grad_weight, objective, curvature, BATCH,
+        b = stochastic_batch(objective, curvature, X, plain=plain)
+        sched = Fixed(b)
+        rec_step = _first_order_step(X, grad_weight, objective, curvature, b,
                                      fit_intercept, plain, sq)
         rec_sampling = "uniform" if plain else "shuffle"
         full_phase, report = False, 1000
@@ -504,12 +507,33 @@ def _weighted_row_sq_norms(X: Any, grad_weight: FloatArray, fit_intercept: bool)
 def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                       curvature: CurvatureModel, batch: int, fit_intercept: bool,
                       plain: bool, weighted_sq: list[FloatArray] | None = None) -> StepRule:
-    """The step of the stochastic recipes: AdaGrad's normalized step; with a variance-reduced
-    gradient the constant ``1/L_max``, ``L_max`` the largest sample's smoothness (Defazio et al.
-    prove SAGA's convergence for ``1/(3 L_max)``; the recipe uses SAGA only when the rows'
-    lengths are within ``SAGA_SPREAD`` of each other, where ``1/L_max`` is at most that factor
-    below ``1/L``: a step made for typical rows let one row 1e4 times longer blow SAGA's table
-    up); else ``1/(L + lam t)``."""
+    r"""The step of the stochastic recipes: AdaGrad's normalized step; with a variance-reduced
+    gradient a constant step from ``L_max = c max_i g_i (||x_i||^2 + [intercept]) + lam``, the
+    largest sample's smoothness constant (``c`` the loss's curvature bound, ``g_i`` the gradient
+    weights); else ``1/(L + lam t)``.
+
+    The variance-reduced step, by batch size ``b``:
+
+    * ``b = 1``: ``1/(3 L_max)``. Defazio, Bach & Lacoste-Julien (2014), "SAGA: A fast
+      incremental gradient method with support for non-strongly convex composite objectives"
+      (NIPS), prove that SAGA with single-sample steps and ``gamma = 1/(3 L)``, ``L`` the
+      largest smoothness constant of the ``f_i``, converges linearly on a ``mu``-strongly convex
+      sum, ``E||w_k - w*||^2 <= (1 - min(1/(4n), mu/(3L)))^k C``, without knowing ``mu``: the
+      largest step their proof covers, so the one the recipe takes where it picks single
+      samples (:func:`stochastic_batch`, sparse margin rows for the lazy SAGA step).
+    * ``b > 1``: ``1/L_max``. For ``b``-sample batches the bound of Gazagnadou, Gower & Salmon
+      (2019), "Optimal mini-batch and step sizes for SAGA" (ICML), is ``1/(4 L(b))`` with the
+      expected smoothness ``L(b) = n(b-1)/(b(n-1)) L + (n-b)/(b(n-1)) L_max`` (``L`` the whole
+      sum's constant), which falls from ``L_max`` at ``b = 1`` towards ``L`` as ``b`` grows;
+      the recipe's batches of ``n_features / nnz`` rows keep ``1/L_max``, the practical step of
+      Schmidt, Le Roux & Bach (2017) for SAG: within that bound where ``L(b) <= L_max / 4``
+      (large batches, the whole sum's constant well below the longest row's), beyond the
+      proofs otherwise.
+
+    The recipe uses SAGA only when the rows' lengths are within ``SAGA_SPREAD`` of each other,
+    where ``1/L_max`` is at most that factor below ``1/L``: a step made for typical rows let one
+    row 1e4 times longer blow SAGA's table up.
+    """
     if curvature.direction_scale == "normalized":
         return normalized_step(X, fit_intercept)
     if not plain:   # (the weighted squared row norms, when the caller has them already)
@@ -517,6 +541,8 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                                                                        fit_intercept)
         c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
         lmax = c * float(np.max(sq)) + float(objective.lam) if sq.size else 1.0
+        if batch == 1:
+            lmax *= 3.0
         return Constant(eps=1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0)
     return gradient_step(X, grad_weight, objective, batch, fit_intercept)
 
@@ -540,16 +566,37 @@ def stochastic_batch(objective: Objective, curvature: CurvatureModel, X: Any,
     gradient work (``b`` rows of ``nnz`` entries; both scale with the number of classes):
     ``b = n_features / (mean nnz per row)``, capped at a tenth of the data. On news20 (62,061
     features, 80 entries per row) that is 778 instead of 5, which cuts an epoch from 3,200
-    iterations over 1.2 million softmax weights to 21. The sparse margin path with the identity
-    keeps its weights in scaled form, O(nnz) per step (with the plain minibatch gradient), so
-    it keeps 5."""
+    iterations over 1.2 million softmax weights to 21.
+
+    The sparse margin path with the identity avoids that vector work: with the plain minibatch
+    gradient it keeps its weights in scaled form, O(nnz) per step, so it keeps 5; with a
+    variance-reduced gradient (``plain=False``, SAGA's table) it takes single samples where the
+    lazy sparse SAGA step pays (:func:`_lazy_pays`: a row's entries at most
+    ``LAZY_ENTRY_FRACTION`` of the features), each step O(nnz of the row): SAGA's own setting,
+    the one its step bound is proven for (:func:`_first_order_step`). Elsewhere (dense rows,
+    sparse rows too long for the lazy step to pay, the softmax) SAGA steps on the dense iterate
+    and takes the batches of ``n_features / nnz`` rows like the other models."""
     n, p = X.shape
-    if (sp.issparse(X) and curvature.direction_is_gradient and MARGIN in objective.capabilities
-            and plain):
-        return BATCH
+    if sp.issparse(X) and curvature.direction_is_gradient and MARGIN in objective.capabilities:
+        if plain:
+            return BATCH
+        if _lazy_pays(X, 1):
+            return 1
     nnz = float(X.nnz) / max(n, 1) if sp.issparse(X) else float(p)
     b = int(np.ceil((p + 1) / max(nnz, 1.0)))
     return int(min(max(BATCH, b), max(BATCH, n // 10)))
+
+
+def _lazy_pays(X: Any, batch: int) -> bool:
+    """Whether batches of ``batch`` rows of the sparse ``X`` hold on average at most
+    ``LAZY_ENTRY_FRACTION`` of the features' count of entries: the test by which the solver runs
+    SAGA on its lazy sparse iterate (:func:`~sqnopt.solver._lazy_loop.lazy_loop_pays`)."""
+    from sqnopt.solver._lazy_loop import LAZY_ENTRY_FRACTION
+
+    n, p = X.shape
+    if n == 0 or p == 0:
+        return False
+    return bool(batch * float(X.nnz) / n <= LAZY_ENTRY_FRACTION * p)
 
 
 def _batch_size(schedule: BatchSchedule, n_samples: int, k: int) -> int:

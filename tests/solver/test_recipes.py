@@ -180,6 +180,60 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     assert recipes.hessian_batch(50_000) == 5000 and recipes.hessian_batch(300) == 300
 
 
+def test_identity_on_sparse_margin_rows_takes_single_samples_on_the_lazy_saga_step() -> None:
+    """The identity's SAGA recipe by the data's shape: rows whose entries are few against the
+    features (where the lazy sparse SAGA step pays) get single samples and SAGA's proven step
+    ``1/(3 L_max)``; the same rows dense, sparse rows using many of the features and the
+    softmax keep the batches of :func:`~sqnopt.recipes.stochastic_batch` and ``1/L_max``."""
+    from sqnopt.solver._lazy_loop import LazyTableLoop
+    from sqnopt.solver._loop import CompiledLoop
+
+    rng = np.random.default_rng(0)
+    N, n, per_row = 400, 2000, 5                      # 5 entries of 2000 per row: 1/400
+    ind = np.concatenate([rng.choice(n, per_row, replace=False) for _ in range(N)])
+    Xs = sp.csr_matrix((rng.choice([-1.0, 1.0], N * per_row), ind,
+                        np.arange(0, N * per_row + 1, per_row)), shape=(N, n))
+    y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
+    w = np.ones(N)
+    lam = 1e-3
+    lmax = 0.25 * per_row + lam                       # every row has squared norm 5
+    r = recipes.choose(LogLoss(lam=lam), Identity(), Xs, w, fit_intercept=False)
+    assert r.gradient == SAGA() and r.schedule == Fixed(1)
+    assert r.step == Constant(1.0 / (3.0 * lmax)) and r.sampling == "shuffle"
+    def loop(X: object) -> object:
+        tr = Trainer(curvature="identity", alpha=lam, random_state=0, tol=None, max_epochs=2)
+        tr.fit(X, y)
+        assert tr._states is not None
+        return tr._states[0].loop
+
+    assert isinstance(loop(Xs), LazyTableLoop)
+    # the same rows dense: unchanged, batches of 5 and 1/L_max, the dense loop
+    Xd = Xs.toarray()
+    r = recipes.choose(LogLoss(lam=lam), Identity(), Xd, w, fit_intercept=False)
+    assert r.gradient == SAGA() and r.schedule == Fixed(5)
+    assert r.step == Constant(1.0 / lmax)
+    assert type(loop(Xd)) is CompiledLoop
+    # sparse rows using a quarter of the features (the lazy step would not pay): unchanged
+    Xq = sp.csr_matrix(np.where(rng.random((N, 40)) < 0.25, 1.0, 0.0))
+    Xq[Xq.getnnz(axis=1) == 0, 0] = 1.0
+    rq = recipes.choose(LogLoss(lam=lam), Identity(), Xq, w, fit_intercept=False)
+    assert rq.gradient == SAGA() and rq.schedule == Fixed(5)
+    lq = 0.25 * float(np.max(Xq.multiply(Xq).sum(axis=1))) + lam
+    assert rq.step == Constant(1.0 / lq)
+    assert type(loop(Xq)) is CompiledLoop
+    # the softmax is no margin loss: its batches are unchanged
+    assert recipes.stochastic_batch(Softmax(), Identity(), Xs, plain=False) == 40
+    # the single-sample recipe solves (its step 1/L_max oscillates 1e-2 above the optimum
+    # here; the loop's stopping rule may still call the run unconverged, and says so)
+    fit = Trainer(curvature="identity", alpha=lam, random_state=0)
+    ref = Trainer(curvature="newton", alpha=lam, random_state=0, tol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit.fit(Xs, y)
+    ref.fit(Xs, y)
+    assert fit.results_[0].fun <= ref.results_[0].fun * (1 + 1e-4)
+
+
 def test_objectives_declare_their_forms_and_the_estimator_uses_them() -> None:
     from sqnopt.interfaces import MULTICLASS, PROBABILISTIC, QUADRATIC_BOUND
 
