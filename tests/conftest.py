@@ -118,6 +118,18 @@ def gaussian_classes(n: int = 300, p: int = 6, k: int = 3, seed: int = 0
     return centers[y] + rng.normal(size=(n, p)), y
 
 
+def sparse_linear_classes(n_samples: int, n_features: int, density: float, seed: int = 0
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """A dense array with a fraction ``density`` of Gaussian entries (the rest 0) and labels
+    +-1 from a random linear rule plus noise: a small margin problem to store dense or sparse
+    (the scaled and lazy iterates' twin tests)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, n_features)) * (rng.random((n_samples, n_features)) < density)
+    w_true = rng.normal(size=n_features)
+    y = np.where(X @ w_true + 0.3 * rng.normal(size=n_samples) > 0, 1.0, -1.0)
+    return X, y
+
+
 def scipy_minimum(objective: object) -> float:
     """``min F`` of a compiled objective kernel by SciPy's L-BFGS-B from ``w = 0`` to gradient
     1e-12: the reference the full-batch solvers are checked against."""

@@ -30,16 +30,12 @@ from sqnopt.curvature.reference import IdentityNumPy
 from sqnopt.solver._loop import CompiledLoop
 from sqnopt.solver._pyloop import PythonLoop
 from sqnopt.solver._scaled_loop import ScaledLoop
-from tests.conftest import as_format
+from tests.conftest import as_format, sparse_linear_classes
 
 
 def _data(n_samples: int = 120, n_features: int = 40, density: float = 0.2,
           seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features)) * (rng.random((n_samples, n_features)) < density)
-    w_true = rng.normal(size=n_features)
-    y = np.where(X @ w_true + 0.3 * rng.normal(size=n_samples) > 0, 1.0, -1.0)
-    return X, y
+    return sparse_linear_classes(n_samples, n_features, density, seed)
 
 
 CONFIGS: dict[str, dict[str, Any]] = {

@@ -31,16 +31,12 @@ from sqnopt.objectives import Softmax
 from sqnopt.solver._lazy_loop import LazyTableLoop
 from sqnopt.solver._loop import CompiledLoop
 from sqnopt.solver._pyloop import PythonLoop
-from tests.conftest import as_format, gaussian_classes
+from tests.conftest import as_format, gaussian_classes, sparse_linear_classes
 
 
 def _data(n_samples: int = 150, n_features: int = 60, density: float = 0.1,
           seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features)) * (rng.random((n_samples, n_features)) < density)
-    w_true = rng.normal(size=n_features)
-    y = np.where(X @ w_true + 0.3 * rng.normal(size=n_samples) > 0, 1.0, -1.0)
-    return X, y
+    return sparse_linear_classes(n_samples, n_features, density, seed)
 
 
 def _wide(N: int = 150, n: int = 3000, per_row: int = 5, seed: int = 0
