@@ -41,6 +41,9 @@ from sqnopt.interfaces import ITERATE_NONFINITE, ITERATE_NONFINITE_LOSS, ITERATE
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
+
+#: batches up to this size take the margins' loss terms on Python floats (no array round trips)
+_SCALAR_BATCH = 16
 #: ``K(A, B)``: the kernel matrix of two blocks of rows, shape ``(len(A), len(B))``.
 KernelBlock = Callable[[Any, Any], FloatArray]
 
@@ -79,6 +82,7 @@ class PythonKernelIterate:
         self.beta = np.zeros(n)
         self.sv: list[int] = []                 # support indices, in order of first use
         self.in_sv = np.zeros(n, dtype=bool)
+        self._svi: IndexArray | None = None       # self.sv as an array (see _sv_array)
         self.scale = 1.0                        # c
         self._sqnorm = 0.0                      # nu
         self.intercept = 0.0                    # b
@@ -106,6 +110,13 @@ class PythonKernelIterate:
         """Support indices (samples with a coefficient, in order of first use)."""
         return np.asarray(self.sv, dtype=np.intp)
 
+    def _sv_array(self) -> IndexArray:
+        """``self.sv`` as an index array, rebuilt only when the support changed (it grows at a
+        few iterations, and each iteration reads it)."""
+        if self._svi is None or self._svi.shape[0] != len(self.sv):
+            self._svi = np.asarray(self.sv, dtype=np.intp)
+        return self._svi
+
     @property
     def coefficients(self) -> FloatArray:
         """``c * beta_j`` for the support indices: ``w = sum_j coef_j phi(x_j)``."""
@@ -128,21 +139,49 @@ class PythonKernelIterate:
         c, nu, b = self.scale, self._sqnorm, self.intercept
         # 1. margins at w_t: the minibatch objective and a_s = -g_i y_i loss'(m_s)
         if self.sv:
-            svi = np.asarray(self.sv)
+            svi = self._sv_array()
             f = (self._k(X[batch], X[svi]) @ self.beta[svi]) * c
             self.n_kernel_evals += k * len(self.sv)
         else:
             f = np.zeros(k)
         yb = self.y[batch]
-        losses, dl = self.obj.py_loss_and_dloss_dmargin(yb * (f + b))
         # (a sequential sum, as the compiled representation's; small batches: Python floats)
-        if self.unit_weights:
-            loss = sum(losses.tolist()) * (1.0 / k)
-            a = (-(yb * dl)).tolist()
+        if k == 1:
+            # one sample (Pegasos' default): as below, with no lists
+            y0 = float(yb[0])
+            l0, d0 = self.obj.py_loss_and_dloss_dmargin(y0 * (float(f[0]) + b))
+            if self.unit_weights:
+                loss = (0.0 + l0) * 1.0
+                a = [-(y0 * d0)]
+            else:
+                g0 = float(self.gw[batch[0]])
+                loss = (0.0 + g0 * l0) * 1.0
+                a = [-(g0 * y0 * d0)]
+        elif k <= _SCALAR_BATCH:
+            # the same arithmetic on Python floats, without the array round trips
+            loss_and_dl = self.obj.py_loss_and_dloss_dmargin
+            ys, fs = yb.tolist(), f.tolist()
+            gs = [1.0] * k if self.unit_weights else self.gw[batch].tolist()
+            terms: list[float] = []
+            a = []
+            for s, (ys_s, fs_s) in enumerate(zip(ys, fs)):
+                l_s, d_s = loss_and_dl(ys_s * (fs_s + b))
+                if self.unit_weights:
+                    terms.append(l_s)
+                    a.append(-(ys_s * d_s))
+                else:
+                    terms.append(gs[s] * l_s)
+                    a.append(-(gs[s] * ys_s * d_s))
+            loss = sum(terms) * (1.0 / k)
         else:
-            gw = self.gw[batch]
-            loss = sum((gw * losses).tolist()) * (1.0 / k)
-            a = (-(gw * yb * dl)).tolist()
+            losses, dl = self.obj.py_loss_and_dloss_dmargin(yb * (f + b))
+            if self.unit_weights:
+                loss = sum(losses.tolist()) * (1.0 / k)
+                a = (-(yb * dl)).tolist()
+            else:
+                gw = self.gw[batch]
+                loss = sum((gw * losses).tolist()) * (1.0 / k)
+                a = (-(gw * yb * dl)).tolist()
         loss += 0.5 * lam * nu
         if not math.isfinite(loss):
             return ITERATE_NONFINITE_LOSS, loss
@@ -200,6 +239,7 @@ class PythonKernelIterate:
             self.beta[:] = 0.0
             self.in_sv[:] = False
             self.sv = []
+            self._svi = None
         else:
             self.beta *= c_new
         self.scale = 1.0
@@ -244,6 +284,7 @@ class PythonKernelIterate:
         self.in_sv[:] = False
         self.in_sv[support] = True
         self.sv = [int(j) for j in support]
+        self._svi = None
         self.scale = state_value(state, "scale", float, self)
         self._sqnorm = state_value(state, "sqnorm", float, self)
         self.intercept = state_value(state, "intercept", float, self)

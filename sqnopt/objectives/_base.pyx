@@ -435,6 +435,24 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     def py_loss_and_dloss_dmargin(self, margin):
         """``(loss(m), d loss / d m)`` elementwise through the combined call the gradients use
         (float or array each); equal to ``py_loss`` and ``py_dloss_dmargin`` bit for bit."""
+        cdef double[::1] o1
+        cdef double[::1] d1
+        cdef const double[::1] m1
+        cdef Py_ssize_t j
+        cdef double d
+        if type(margin) is float:
+            return self.loss_and_dloss_dmargin(margin, &d), d
+        if (type(margin) is np.ndarray and margin.ndim == 1 and margin.dtype == np.float64
+                and margin.flags.c_contiguous):
+            # the common case (a batch's margins), without the general path's conversions
+            m1 = margin
+            out1 = np.empty(m1.shape[0])
+            dout1 = np.empty(m1.shape[0])
+            o1 = out1
+            d1 = dout1
+            for j in range(m1.shape[0]):
+                o1[j] = self.loss_and_dloss_dmargin(m1[j], &d1[j])
+            return out1, dout1
         m = np.asarray(margin, dtype=np.float64)
         out = np.empty_like(m)
         dout = np.empty_like(m)

@@ -145,6 +145,12 @@ def test_combined_loss_call_equals_the_two_calls_bit_for_bit(objective: type) ->
     assert loss.tobytes() == kernel.py_loss(m).tobytes()
     assert d.tobytes() == kernel.py_dloss_dmargin(m).tobytes()
     assert kernel.py_loss_and_dloss_dmargin(0.5) == (kernel.py_loss(0.5), kernel.py_dloss_dmargin(0.5))
+    # the general path (lists, strided and 0-d arrays) gives what the fast paths give
+    for other, part in ((m.tolist(), slice(None)), (m[::2], slice(None, None, 2)),
+                        (np.asarray(m[3]), 3)):
+        lo, do = kernel.py_loss_and_dloss_dmargin(other)
+        assert np.asarray(lo).tobytes() == np.asarray(loss[part]).tobytes()
+        assert np.asarray(do).tobytes() == np.asarray(d[part]).tobytes()
 
 
 def test_intercept_is_not_regularized() -> None:
