@@ -591,12 +591,10 @@ def _lazy_pays(X: Any, batch: int) -> bool:
     """Whether batches of ``batch`` rows of the sparse ``X`` hold on average at most
     ``LAZY_ENTRY_FRACTION`` of the features' count of entries: the test by which the solver runs
     SAGA on its lazy sparse iterate (:func:`~sqnopt.solver._lazy_loop.lazy_loop_pays`)."""
-    from sqnopt.solver._lazy_loop import LAZY_ENTRY_FRACTION
+    from sqnopt.solver._lazy_loop import lazy_entries_pay
 
     n, p = X.shape
-    if n == 0 or p == 0:
-        return False
-    return bool(batch * float(X.nnz) / n <= LAZY_ENTRY_FRACTION * p)
+    return bool(lazy_entries_pay(n, p, X.nnz, batch))
 
 
 def _batch_size(schedule: BatchSchedule, n_samples: int, k: int) -> int:

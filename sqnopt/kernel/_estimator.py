@@ -193,11 +193,8 @@ class KernelPegasos:
             sampler = SequenceSampler(n, bitgen, np.array(self.batch_sequence, dtype=np.intp))
         else:
             sampler = UniformSampler(n, bitgen)
-        sqn = _row_sqnorms(Xc)
-        if callable(self.kernel) or self.path == "python":
-            out = self._fit_python(Xc, yc, sqn, sampler, T)
-        else:
-            out = self._fit_compiled(Xc, yc, sqn, sampler, T)
+        out = self._fit_driver(Xc, yc, sampler, T,
+                               python=callable(self.kernel) or self.path == "python")
         support, coef, b, done, nu, n_evals = out
         self.classes_ = classes
         self.n_features_in_ = int(Xc.shape[1])
@@ -210,21 +207,31 @@ class KernelPegasos:
         self.n_kernel_evals_ = int(n_evals)
         return self
 
-    def _fit_compiled(self, X: Any, y: FloatArray, sqn: FloatArray, sampler: Sampler, T: int
-                      ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
-        """The compiled driver with the kernel expansion as its iterate representation
-        (:class:`~sqnopt.kernel._pegasos.KernelLoop`): hinge loss, Pegasos' step ``1/(lam t)``,
-        fixed batches of ``k`` (at most ``N``), the ball of radius ``1/sqrt(lam)``."""
+    def _fit_driver(self, X: Any, y: FloatArray, sampler: Sampler, T: int, python: bool
+                    ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
+        """Kernel Pegasos on the one driver with the kernel expansion as its iterate
+        representation: hinge loss, Pegasos' step ``1/(lam t)``, fixed batches of ``k`` (at
+        most ``N``), the ball of radius ``1/sqrt(lam)``. The compiled driver
+        (:class:`~sqnopt.kernel._pegasos.KernelLoop`) with a built-in kernel, or ``python``: the
+        Python driver (:meth:`PythonLoop.with_iterate
+        <sqnopt.solver._pyloop.PythonLoop.with_iterate>`) with the expansion for any kernel
+        callable (:class:`~sqnopt.kernel._expansion.PythonKernelIterate`)."""
         n = int(X.shape[0])
         lam = float(self.lam)
         objective = HingeKernel(make_rows(X, y, np.ones(n), np.ones(n), False), lam)
-        iterate = KernelIterate(objective, sqn, self._mercer(int(X.shape[1])),
-                                bool(self.fit_intercept))
+        iterate: Any
+        if python:
+            iterate = PythonKernelIterate(objective, X, y, np.ones(n), self._k,
+                                          bool(self.fit_intercept))
+        else:
+            iterate = KernelIterate(objective, _row_sqnorms(X), self._mercer(int(X.shape[1])),
+                                    bool(self.fit_intercept))
         ball = (L2BallKernel(objective.n_params, objective.n_params, objective.n_params,
                              1.0 / math.sqrt(lam)) if self.project else None)
         counters = Counters()
-        loop = KernelLoop(objective, iterate, FixedKernel(n, int(self.batch_size)),
-                          PegasosStepKernel(lam), ball, sampler, counters)
+        build = PythonLoop.with_iterate if python else KernelLoop
+        loop = build(objective, iterate, FixedKernel(n, int(self.batch_size)),
+                     PegasosStepKernel(lam), ball, sampler, counters)
         self._warn_on_divergence(loop.run(T, 0), counters)
         return (iterate.support, iterate.coefficients, iterate.intercept, int(counters.t),
                 iterate.sqnorm, iterate.n_kernel_evals)
@@ -232,26 +239,6 @@ class KernelPegasos:
     def _k(self, A: Any, B: Any) -> FloatArray:
         return kernel_matrix(self.kernel, A, B, gamma=self._gamma(A.shape[1]),
                              coef0=float(self.coef0), degree=int(self.degree))
-
-    def _fit_python(self, X: Any, y: FloatArray, sqn: FloatArray, sampler: Sampler, T: int
-                    ) -> tuple[NDArray[np.intp], FloatArray, float, int, float, int]:
-        """The same iteration on the Python driver (:meth:`PythonLoop.with_iterate
-        <sqnopt.solver._pyloop.PythonLoop.with_iterate>`) with the kernel expansion for any
-        kernel callable (:class:`~sqnopt.kernel._expansion.PythonKernelIterate`); the hinge
-        loss, step, batches and ball of :meth:`_fit_compiled`."""
-        n = int(X.shape[0])
-        lam = float(self.lam)
-        objective = HingeKernel(make_rows(X, y, np.ones(n), np.ones(n), False), lam)
-        iterate = PythonKernelIterate(objective, X, y, np.ones(n), self._k,
-                                      bool(self.fit_intercept))
-        ball = (L2BallKernel(objective.n_params, objective.n_params, objective.n_params,
-                             1.0 / math.sqrt(lam)) if self.project else None)
-        counters = Counters()
-        loop = PythonLoop.with_iterate(objective, iterate, FixedKernel(n, int(self.batch_size)),
-                                       PegasosStepKernel(lam), ball, sampler, counters)
-        self._warn_on_divergence(loop.run(T, 0), counters)
-        return (iterate.support, iterate.coefficients, iterate.intercept, int(counters.t),
-                iterate.sqnorm, iterate.n_kernel_evals)
 
     @staticmethod
     def _warn_on_divergence(code: int, counters: Counters) -> None:

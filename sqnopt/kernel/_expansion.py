@@ -161,7 +161,7 @@ class PythonKernelIterate:
             # the same arithmetic on Python floats, without the array round trips
             loss_and_dl = self.obj.py_loss_and_dloss_dmargin
             ys, fs = yb.tolist(), f.tolist()
-            gs = [1.0] * k if self.unit_weights else self.gw[batch].tolist()
+            gs = [] if self.unit_weights else self.gw[batch].tolist()
             terms: list[float] = []
             a = []
             for s, (ys_s, fs_s) in enumerate(zip(ys, fs)):

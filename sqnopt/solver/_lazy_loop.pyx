@@ -91,6 +91,14 @@ cdef Py_ssize_t PREFETCH_ROWS = 16
 
 
 @cython.final
+cdef inline void _catch_up(double* vc, Py_ssize_t j, double C, const double* a) noexcept nogil:
+    """Bring coordinate ``j`` up to date at the running sum ``C``: ``v_j -= (C - C^{(j)}) a_j``,
+    ``C^{(j)} = C`` (``vc`` interleaves ``v_j`` and ``C^{(j)}``; nothing to do when current)."""
+    if vc[2 * j + 1] != C:
+        vc[2 * j] -= (C - vc[2 * j + 1]) * a[j]
+        vc[2 * j + 1] = C
+
+
 cdef class LazyTableIterate(IterateKernel):
     """The iterate ``w = [s v, b]`` with the lazy SAGA coordinates (see the module docstring),
     bound to one margin objective and a gradient kernel that declares ``score_table``."""
@@ -201,9 +209,7 @@ cdef class LazyTableIterate(IterateKernel):
             for p in range(nnz):
                 j = ind[p] if ind != NULL else p
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                if vc[2 * j + 1] != C:
-                    vc[2 * j] -= (C - vc[2 * j + 1]) * a[j]
-                    vc[2 * j + 1] = C
+                _catch_up(vc, j, C, a)
                 dot += x * vc[2 * j]
                 sq += x * x
             rsq[t] = sq
@@ -260,9 +266,7 @@ cdef class LazyTableIterate(IterateKernel):
             for p in range(nnz):
                 j = ind[p] if ind != NULL else p
                 x = d64[p] if d64 != NULL else <double> d32[p]
-                if vc[2 * j + 1] != C_new:
-                    vc[2 * j] -= (C_new - vc[2 * j + 1]) * a[j]
-                    vc[2 * j + 1] = C_new
+                _catch_up(vc, j, C_new, a)
                 wj = s_new * vc[2 * j]
                 aj = a[j]
                 delta = step_w * x
@@ -473,14 +477,20 @@ def lazy_loop_supported(gradient, gradient_kernel, bint average):
 LAZY_ENTRY_FRACTION = 1.0 / 16.0
 
 
+def lazy_entries_pay(n_samples, n_features, nnz, batch):
+    """Whether batches of ``batch`` rows of a sparse matrix (``n_samples`` x ``n_features``,
+    ``nnz`` stored values) hold on average at most ``LAZY_ENTRY_FRACTION`` of the features'
+    count of entries: where the lazy SAGA step beats the dense one (``bench/saga_lazy.py``)."""
+    if n_samples == 0 or n_features == 0:
+        return False
+    return bool(batch * float(nnz) / n_samples <= LAZY_ENTRY_FRACTION * n_features)
+
+
 def lazy_loop_pays(objective_kernel, schedule_kernel):
     """Whether the lazy SAGA loop is expected to beat the dense SAGA step on this data with this
-    batch schedule: the first batch's expected stored entries (batch size times the mean row's)
-    at most ``LAZY_ENTRY_FRACTION`` of the features. (``path="scaled"`` selects the lazy loop
-    regardless.)"""
+    batch schedule (:func:`lazy_entries_pay` for the first batch). (``path="scaled"`` selects
+    the lazy loop regardless.)"""
     data = objective_kernel.data
-    if data.n_samples == 0 or data.n_features == 0:
-        return False
-    entries = schedule_kernel.batch_size(1) * data.nnz / data.n_samples
-    return entries <= LAZY_ENTRY_FRACTION * data.n_features
+    return lazy_entries_pay(data.n_samples, data.n_features, data.nnz,
+                            schedule_kernel.batch_size(1))
 

@@ -244,7 +244,7 @@ cdef class CompiledLoop:
                             ProjectionKernel projection) except -1:
         """Make this loop run its iterations on ``iterate`` (see the module docstring); the
         schedule, step, sampler, ``w``, ``w_avg``, counters and averaging settings are set by
-        the caller. The dense-path kernels and buffers stay unset: that path is not run."""
+        the caller. The dense-path kernels, buffers and flags stay unset: that path is not run."""
         cdef Py_ssize_t k, n_samples = self.sampler.n_samples
         if iterate.dense_iterate and iterate.n_params != objective.n_params:
             raise ValueError(f"iterate representation has {iterate.n_params} parameters, "
@@ -260,20 +260,13 @@ cdef class CompiledLoop:
         self.iterate = iterate
         self.proj = projection
         self.radius = projection.ball_radius if projection is not None else 0.0
-        self.plain_est = True
-        self.batch_est = True
-        self.sizing_est = False
-        self.pair_est = False
-        self.direction_is_gradient = True
         self.depth = iterate.lookahead + 1
         self.ring = np.zeros((self.depth, n_samples), dtype=np.intp)
         for k in range(2 * self.depth):
             self.ring_rows[k] = &self.ring[k % self.depth, 0]
             self.ring_size[k] = 0
-        self.have_next = False
         self.gtol = 0.0
         self.ftol = 0.0
-        self.prev_full_loss = float("nan")
         self._at_counters()
         return 0
 
