@@ -53,7 +53,7 @@ from sqnopt.solver import (
     SolverState,
     Status,
 )
-from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, Wolfe
+from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, ScoreLine, Wolfe
 
 __version__ = "0.1.0"
 
@@ -116,6 +116,7 @@ __all__ = [
     "SQNClassifier",
     "SQNConvergenceWarning",
     "SVRG",
+    "ScoreLine",
     "Softmax",
     "SolveResult",
     "Solver",

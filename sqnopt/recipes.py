@@ -12,8 +12,9 @@ declares the same properties gets the same recipe.
 the curvature model         recipe
 ==========================  =========================================================================
 exact curvature on its      the whole data set from the first iteration, for the gradient and the
-batch (Newton, truncated    curvature batch (``Full()``), each step found by ``Armijo()``
-Newton: ``full_batch``)     backtracking: the deterministic damped (or truncated) Newton method,
+batch (Newton, truncated    curvature batch (``Full()``), each step the exact line minimisation
+Newton: ``full_batch``)     of ``ScoreLine()`` for objectives of linear scores (else ``Armijo()``
+                            backtracking): the deterministic damped (or truncated) Newton method,
                             whose tolerances the loop tests on each iteration's full gradient
 builds a majoriser from    semistochastic batches (Aravkin et al. 2014): gradient batches growing
 its own batches (SQB)       ``Geometric(100, 1.5)`` to the whole data set, bound batches
@@ -66,7 +67,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.schedules import Fixed, Full, Geometric
-from sqnopt.steps import Armijo, Constant, Decaying
+from sqnopt.steps import Armijo, Constant, Decaying, ScoreLine
 
 FloatArray = NDArray[np.float64]
 Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
@@ -434,7 +435,10 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
     if curvature.full_batch:
         sched = _default(Full)
         csched = _default(Full)
-        rec_step = _default(Armijo)
+        # the exact line minimisation where the losses are functions of linear scores (it costs
+        # what Armijo's accepted unit step costs, and saves outer iterations)
+        rec_step = (_default(ScoreLine) if LINEAR_SCORES in objective.capabilities
+                    else _default(Armijo))
         rec_sampling = "subset"
         full_phase, report = True, 10
     elif curvature.needs_curvature_batch and curvature.majorizes:

@@ -508,6 +508,12 @@ CONTENDERS: list[Contender] = [
               "sweep", functools.partial(sqn_classifier, curvature="newton"), module="sklearn",
               max_budget=2000, max_params=5000,
               note="defaults with Newton's method; tol=None, max_iter = budget (passes)"),
+    Contender("SQNClassifier(step='armijo')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, step="armijo"), module="sklearn",
+              max_budget=2000,
+              note="defaults with Armijo's backtracking from the unit step instead of the "
+                   "recipe's step (full-batch Newton: the exact line search ScoreLine); "
+                   "tol=None, max_iter = budget (passes)"),
     Contender("SQNClassifier(curvature='identity')", "sqnopt", ALL, "sweep",
               functools.partial(sqn_classifier, curvature="identity"), module="sklearn",
               max_budget=2000,

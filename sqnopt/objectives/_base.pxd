@@ -54,6 +54,20 @@ cdef class ObjectiveKernel:
     # base class writes NaN (not provided).
     cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                              double* out) noexcept nogil
+    # Losses from given scores (``score_losses``; the exact line search of ``ScoreLine``): with
+    # ``s[t * n_scores + k]`` sample batch[t]'s k-th score (the linear part of the score:
+    # x_i . w + b for a margin loss, w . f_i(y) for softmax), ``cy_scores_loss`` returns
+    # sum_t g_i loss_i(s_t) and, when ``coef`` is not NULL, writes coef[t * n_scores + k] =
+    # g_i d loss_i / d score_k at s_t (``cy_score_derivatives`` without gathering the rows).
+    # ``cy_scores_line`` returns the first derivative in ``a`` of sum_t g_i loss_i(z_t - a u_t),
+    # -sum_t g_i grad loss_i(s_t) . u_t, and writes the second, sum_t g_i u_t' Hess loss_i(s_t)
+    # u_t, into d2[0] (NaN where the loss has no second derivative); no loss value (the line
+    # search's inner iteration needs none). The base class returns NaN (not provided).
+    cdef readonly bint score_losses
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil
     # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
 
@@ -95,3 +109,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef double loss_and_dloss_dmargin(self, double margin, double* dloss_dmargin) noexcept nogil
     # d^2 loss / d margin^2 (a generalised one where the loss is only once differentiable)
     cdef double d2loss_dmargin2(self, double margin) noexcept nogil
+    # d loss / d margin, with d^2 loss / d margin^2 stored in d2loss[0] (the exact line search's
+    # inner iteration; equal to the two methods up to rounding). The default calls the two
+    # methods; the logistic shares its exp between them.
+    cdef double dloss_and_d2loss(self, double margin, double* d2loss) noexcept nogil

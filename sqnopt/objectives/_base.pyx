@@ -68,6 +68,15 @@ cdef class ObjectiveKernel:
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
         return self._reg_gradient_value(w, grad)
 
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil:
+        return NAN
+
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil:
+        d2[0] = NAN
+        return NAN
+
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
         return -1
@@ -165,6 +174,43 @@ cdef class ObjectiveKernel:
             self.cy_rows_sqnorm(&bb[0], bb.shape[0], &cc[0], &o[0])
         return out
 
+    def _scores_arg(self, scores, Py_ssize_t size, str name):
+        s = np.ascontiguousarray(scores, dtype=np.float64).reshape(-1)
+        if s.shape[0] != size * self.n_scores:
+            raise ValueError(f"{name} must hold n_scores numbers per batch index")
+        return s
+
+    def scores_loss(self, batch, scores):
+        """``(sum_t g_i loss_i(s_t), coef)`` from the given scores ``s`` (shape ``(len(batch),
+        n_scores)``: the linear part of each sample's scores), with ``coef[t, k] = g_i d loss_i /
+        d score_k``: :meth:`score_derivatives` without gathering the rows. NaN where the kernel
+        does not provide it (``score_losses`` False)."""
+        b = self._score_batch(batch)
+        s = self._scores_arg(scores, b.shape[0], "scores")
+        cdef const Py_ssize_t[::1] bb = b
+        cdef const double[::1] ss = s
+        out = np.zeros((bb.shape[0], self.n_scores))
+        cdef double[:, ::1] o = out
+        if bb.shape[0] == 0:
+            return 0.0, out
+        cdef double f = self.cy_scores_loss(&bb[0], bb.shape[0], &ss[0], &o[0, 0])
+        return f, out
+
+    def scores_line(self, batch, z, u, double a):
+        """``(L'(a), L''(a))`` of ``L(a) = sum_t g_i loss_i(z_t - a u_t)`` (scores as in
+        :meth:`scores_loss`); NaN where the kernel does not provide them."""
+        b = self._score_batch(batch)
+        zz = self._scores_arg(z, b.shape[0], "z")
+        uu = self._scores_arg(u, b.shape[0], "u")
+        cdef const Py_ssize_t[::1] bb = b
+        cdef const double[::1] zv = zz
+        cdef const double[::1] uv = uu
+        cdef double d1, d2 = 0.0
+        if bb.shape[0] == 0:
+            return 0.0, 0.0
+        d1 = self.cy_scores_line(&bb[0], bb.shape[0], &zv[0], &uv[0], a, &d2)
+        return d1, d2
+
     def reg_gradient_value(self, const double[::1] w, double[::1] grad) -> float:
         """``grad += lam w_reg``; returns ``lam/2 ||w_reg||^2``."""
         self._check_w(w)
@@ -252,6 +298,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         # Hessian-vector products for the losses that define a second derivative (not hinge)
         self.hess_size = 1 if isfinite(self.d2loss_dmargin2(0.5)) else 0
         self.score_hessian_factor = self.hess_size == 1
+        self.score_losses = True
 
     def batch_value(self, const double[::1] w, const Py_ssize_t[::1] batch) -> float:
         """The minibatch objective at ``w`` from the margins of the batch rows and the
@@ -279,6 +326,10 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
 
     cdef double d2loss_dmargin2(self, double margin) noexcept nogil:
         return NAN
+
+    cdef double dloss_and_d2loss(self, double margin, double* d2loss) noexcept nogil:
+        d2loss[0] = self.d2loss_dmargin2(margin)
+        return self.dloss_dmargin(margin)
 
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
@@ -363,6 +414,38 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
             total += gi * self.loss_and_dloss_dmargin(yi * self.data.row_dot(i, w), &dl)
             coef[t] = gi * yi * dl
         return total
+
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil:
+        # cy_score_derivatives' arithmetic on the given scores
+        cdef Py_ssize_t t, i
+        cdef double yi, gi, dl, total = 0.0
+        for t in range(size):
+            i = batch[t]
+            yi = self.data.y[i]
+            gi = self.data.grad_weight[i]
+            total += gi * self.loss_and_dloss_dmargin(yi * s[t], &dl)
+            if coef != NULL:
+                coef[t] = gi * yi * dl
+        return total
+
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil:
+        # margin m = y (z - a u): dm/da = -y u, so d loss / da = -y u l'(m), d2 = u^2 l''(m)
+        cdef Py_ssize_t t, i
+        cdef double yi, gi, ut, dl, h, s1 = 0.0, s2 = 0.0
+        for t in range(size):
+            ut = u[t]
+            if ut == 0.0:
+                continue
+            i = batch[t]
+            yi = self.data.y[i]
+            gi = self.data.grad_weight[i]
+            dl = self.dloss_and_d2loss(yi * (z[t] - a * ut), &h)
+            s1 -= gi * yi * dl * ut
+            s2 += gi * h * (ut * ut)
+        d2[0] = s2
+        return s1
 
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:

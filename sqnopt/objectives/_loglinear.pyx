@@ -218,6 +218,85 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
             total += gi * ((m - s[self.label(i)]) + log1p(rest))
         return total
 
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil:
+        # cy_score_derivatives' arithmetic on the given scores (no log base measure: only the
+        # models that have none declare ``score_losses``)
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y, kmax, lab
+        cdef const double* st
+        cdef double* c
+        cdef double* e = &self._beta[0]
+        cdef double m, rest, denom, gi, total = 0.0
+        for t in range(size):
+            i = batch[t]
+            st = s + t * K
+            c = coef + t * K if coef != NULL else e
+            gi = self.data.grad_weight[i]
+            m = st[0]
+            kmax = 0
+            for y in range(1, K):
+                if st[y] > m:
+                    m = st[y]
+                    kmax = y
+            if not isfinite(m):
+                for y in range(K):
+                    c[y] = NAN
+                total += NAN
+                continue
+            rest = 0.0
+            for y in range(K):
+                c[y] = exp(st[y] - m)
+                if y != kmax:
+                    rest += c[y]
+            denom = 1.0 + rest
+            lab = self.label(i)
+            for y in range(K):
+                c[y] = gi * c[y] / denom
+            c[lab] -= gi
+            total += gi * ((m - st[lab]) + log1p(rest))
+        return total
+
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil:
+        # s = z - a u; d loss / da = -(p - e_y) . u, d2 = u' (diag p - p p') u = sum_y p_y
+        # (u_y - p'u)^2 (written as a sum of squares: never negative by rounding)
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y
+        cdef const double* ut
+        cdef double* st = &self._s[0]
+        cdef double* p = &self._u[0]
+        cdef double m, total, gi, pu, q, s1 = 0.0, s2 = 0.0
+        for t in range(size):
+            i = batch[t]
+            ut = u + t * K
+            gi = self.data.grad_weight[i]
+            for y in range(K):
+                st[y] = z[t * K + y] - a * ut[y]
+            m = st[0]
+            for y in range(1, K):
+                if st[y] > m:
+                    m = st[y]
+            if not isfinite(m):
+                s1 += NAN
+                s2 += NAN
+                continue
+            total = 0.0
+            for y in range(K):
+                p[y] = exp(st[y] - m)
+                total += p[y]
+            pu = 0.0
+            for y in range(K):
+                p[y] = p[y] / total
+                pu += p[y] * ut[y]
+            s1 -= gi * (pu - ut[self.label(i)])
+            q = 0.0
+            for y in range(K):
+                q += p[y] * (ut[y] - pu) * (ut[y] - pu)
+            s2 += gi * q
+        d2[0] = s2
+        return s1
+
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:
         cdef Py_ssize_t K = self.n_outputs
@@ -510,6 +589,7 @@ cdef class SoftmaxKernel(LogLinearKernel):
     def __init__(self, RowData data, double lam, Py_ssize_t n_classes):
         self._bind_loglinear(data, lam, n_classes, data.dim, data.n_features, n_classes)
         self.support_map_size = data.dim if data.is_sparse else 0
+        self.score_losses = True        # no log base measure: losses from the linear scores
         y = data.labels
         if np.any((y < 0) | (y >= n_classes) | (y != np.floor(y))):
             raise ValueError(f"softmax labels must be integers in 0..{n_classes - 1}")
@@ -885,6 +965,7 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         self.n_scores = 1
         self.hess_size = 1
         self.score_hessian_factor = True
+        self.score_losses = True
 
     # The loss is the logistic margin loss: values and gradients come from that kernel, bound
     # to the same data and lam (one implementation of the margin loops).
@@ -901,6 +982,14 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
     cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
                                      Py_ssize_t size, double* coef) noexcept nogil:
         return self.margin.cy_score_derivatives(w, batch, size, coef)
+
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil:
+        return self.margin.cy_scores_loss(batch, size, s, coef)
+
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil:
+        return self.margin.cy_scores_line(batch, size, z, u, a, d2)
 
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:

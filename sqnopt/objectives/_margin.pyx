@@ -66,6 +66,14 @@ cdef class LogisticKernel(MarginObjectiveKernel):
         cdef double e = exp(-fabs(margin))
         return e / ((1.0 + e) * (1.0 + e))
 
+    cdef double dloss_and_d2loss(self, double margin, double* d2loss) noexcept nogil:
+        # one exp for both: with e = exp(-|m|) and s = 1 / (1 + e), l' = -e s (m >= 0) or -s,
+        # l'' = e s^2
+        cdef double e = exp(-fabs(margin))
+        cdef double s = 1.0 / (1.0 + e)
+        d2loss[0] = e * s * s
+        return -e * s if margin >= 0.0 else -s
+
 
 cdef class HingeKernel(MarginObjectiveKernel):
     """``l(m) = max(0, 1 - m)``; subgradient ``dl/dm = -1`` if ``m < 1`` else ``0``."""

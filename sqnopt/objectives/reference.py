@@ -60,6 +60,16 @@ def logistic_dloss_dmargin(m: FloatArray) -> FloatArray:
     return np.where(m >= 0, -e / (1.0 + e), -1.0 / (1.0 + e))
 
 
+def logistic_d2loss_dmargin2(m: FloatArray) -> FloatArray:
+    e = np.exp(-np.abs(m))
+    return e / ((1.0 + e) * (1.0 + e))
+
+
+def squared_hinge_d2loss_dmargin2(m: FloatArray) -> FloatArray:
+    # the generalised second derivative (Mangasarian 2002)
+    return np.where(m < 1.0, 2.0, 0.0)
+
+
 def hinge_loss(m: FloatArray) -> FloatArray:
     return np.maximum(0.0, 1.0 - m)
 
@@ -76,6 +86,8 @@ class MarginKernelNumPy:
     lam: float
     loss: LossFn
     dloss_dmargin: LossFn
+    #: ``d^2 loss / d m^2`` where the loss has one (the exact line search's twin reads it)
+    d2loss_dmargin2: LossFn | None = None
     _X: Any = field(init=False, repr=False)
     _reg: FloatArray = field(init=False, repr=False)
 
@@ -128,7 +140,8 @@ class SquaredHingeNumPy(Objective):
         return frozenset({BINARY, MARGIN, SMOOTH} | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
 
     def init(self, data: Dataset) -> MarginKernelNumPy:
-        return MarginKernelNumPy(data, self.lam, squared_hinge_loss, squared_hinge_dloss_dmargin)
+        return MarginKernelNumPy(data, self.lam, squared_hinge_loss, squared_hinge_dloss_dmargin,
+                                 squared_hinge_d2loss_dmargin2)
 
 
 @dataclass(frozen=True)
@@ -143,7 +156,8 @@ class LogLossNumPy(Objective):
         return frozenset({BINARY, MARGIN, SMOOTH} | ({STRONGLY_CONVEX} if self.lam > 0 else set()))
 
     def init(self, data: Dataset) -> MarginKernelNumPy:
-        return MarginKernelNumPy(data, self.lam, logistic_loss, logistic_dloss_dmargin)
+        return MarginKernelNumPy(data, self.lam, logistic_loss, logistic_dloss_dmargin,
+                                 logistic_d2loss_dmargin2)
 
 
 @dataclass(frozen=True)

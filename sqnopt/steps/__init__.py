@@ -15,8 +15,10 @@ from sqnopt.steps._components import (
     Decaying,
     InverseSqrt,
     PegasosStep,
+    ScoreLine,
     Wolfe,
 )
+from sqnopt.steps._score_line import ScoreLineKernel
 from sqnopt.steps._wolfe import WolfeKernel
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "InverseSqrtKernel",
     "PegasosStep",
     "PegasosStepKernel",
+    "ScoreLine",
+    "ScoreLineKernel",
     "StepKernel",
     "StepRule",
     "Wolfe",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sqnopt.interfaces import STRONGLY_CONVEX, Problem, StepRule
+from sqnopt.interfaces import LINEAR_SCORES, STRONGLY_CONVEX, Problem, StepRule
 from sqnopt.steps._base import (
     ArmijoKernel,
     ConstantKernel,
@@ -13,6 +13,7 @@ from sqnopt.steps._base import (
     InverseSqrtKernel,
     PegasosStepKernel,
 )
+from sqnopt.steps._score_line import ScoreLineKernel
 from sqnopt.steps._wolfe import WolfeKernel
 
 
@@ -166,3 +167,60 @@ class Wolfe(StepRule):
     def init(self, problem: Problem) -> WolfeKernel:
         return WolfeKernel(float(self.eps0), float(self.c1), float(self.c2), float(self.expand),
                            int(self.max_evals))
+
+
+@dataclass(frozen=True)
+class ScoreLine(StepRule):
+    r"""Exact line search in score space, for objectives of linear scores (``linear_scores``).
+
+    With ``z_i`` the scores of sample ``i`` at ``w`` and ``u_i`` its scores at the direction
+    ``d``, the batch objective along ``-d`` is
+
+        phi(eps) = (1/|B|) sum_i g_i loss_i(z_i - eps u_i) + (lam/2) ||w_reg - eps d_reg||^2
+
+    so after one gather of ``u`` every value and derivative of ``phi`` costs ``O(|B| n_scores)``
+    and no row is read (the cheap function evaluations of trust-region Newton for linear models:
+    Lin, Weng & Keerthi 2008, Sec. 3). ``phi'' = (1/|B|) sum_i g_i u_i' Hess loss_i u_i +
+    lam ||d_reg||^2`` is known in closed form (margin losses: ``l''(m) u_i^2``; softmax:
+    ``u_i' (diag p - p p') u_i``), so the step minimises ``phi`` by a safeguarded Newton
+    iteration on ``phi'`` from ``eps0`` (kept inside the bracket of the minimiser, else bisection;
+    Nocedal & Wright 2006, Sec. 3.5) until ``|phi'(eps)| <= rtol |phi'(0)|`` or ``max_iter``
+    evaluations. Along a Newton direction this is the exact line minimisation that damped
+    Newton's unit step only approximates, and it takes fewer outer iterations where the unit step
+    is far from the minimiser along the direction.
+
+    The step found is accepted under :class:`Armijo`'s rule -- sufficient decrease
+    ``phi(eps) <= phi(0) - c1 eps g'd`` and a strict decrease unless ``g'd = 0``, backtracking by
+    ``shrink`` (in score space, no row read) when it fails -- with Armijo's failure semantics: a
+    run stops with status ``line_search_failed`` when no trial is accepted (also how a
+    full-batch run ends at a minimiser to working precision) or when ``g'd < 0`` (not a descent
+    direction). ``f_next`` and ``g_next`` come from the scores ``z - eps u`` (one scatter of the
+    rows), which the kernel keeps: the next search from the accepted point gathers only ``u``.
+    One search reads the rows as often as one gradient evaluation (``n_grad_evals`` counts one;
+    one more when the scores at ``w`` are not cached). An objective kernel that does not evaluate
+    losses from given scores (``score_losses`` False: the general log-linear model, Python
+    kernels) gets :class:`Armijo`'s backtracking with the same settings. Not combinable with a
+    projection.
+    """
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    shrink: float = 0.5
+    max_backtracks: int = 30
+    rtol: float = 1e-3
+    max_iter: int = 30
+    name = "score_line"
+    line_search = True
+    requires = frozenset({LINEAR_SCORES})
+
+    def __post_init__(self) -> None:
+        Armijo(self.eps0, self.c1, self.shrink, self.max_backtracks)   # the same checks
+        if not (isinstance(self.rtol, (int, float)) and 0 < self.rtol < 1):
+            raise ValueError(f"ScoreLine: rtol must be in (0, 1), got {self.rtol!r}")
+        if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
+            raise ValueError(f"ScoreLine: max_iter must be an integer >= 1, got "
+                             f"{self.max_iter!r}")
+
+    def init(self, problem: Problem) -> ScoreLineKernel:
+        return ScoreLineKernel(float(self.eps0), float(self.c1), float(self.shrink),
+                               int(self.max_backtracks), float(self.rtol), int(self.max_iter))

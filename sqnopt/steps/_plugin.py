@@ -2,7 +2,15 @@
 
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
-from sqnopt.steps._components import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, Wolfe
+from sqnopt.steps._components import (
+    Armijo,
+    Constant,
+    Decaying,
+    InverseSqrt,
+    PegasosStep,
+    ScoreLine,
+    Wolfe,
+)
 
 
 @hookimpl
@@ -13,3 +21,4 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
     register("pegasos", PegasosStep, aliases=("pegasos_step",))
     register("armijo", Armijo, aliases=("line_search",))
     register("wolfe", Wolfe, aliases=("strong_wolfe",))
+    register("score_line", ScoreLine, aliases=("exact_line",))

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from sqnopt.interfaces import FloatArray, IndexArray, Problem, StepRule
+from sqnopt.interfaces import MARGIN, FloatArray, IndexArray, Problem, StepRule
 
 __all__ = ["ArmijoNumPy", "ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy",
-           "WolfeNumPy"]
+           "ScoreLineNumPy", "WolfeNumPy"]
 
 
 @dataclass
@@ -250,3 +250,120 @@ class WolfeNumPy(StepRule):
 
     def init(self, problem: Problem) -> _Wolfe:
         return _Wolfe(self.eps0, self.c1, self.c2, self.expand, self.max_evals)
+
+
+@dataclass
+class _ScoreLine:
+    """The exact line search in score space on a NumPy margin kernel
+    (:class:`~sqnopt.objectives.reference.MarginKernelNumPy`: its design matrix, labels,
+    weights and loss derivatives), with the compiled kernel's rules in plain NumPy: the margins
+    ``y (z - a u)`` of the scores at ``w`` and at ``d``, Newton steps on ``phi'`` inside the
+    bracket, Armijo's acceptance, and the scores of the accepted point kept by sample."""
+
+    eps0: float
+    c1: float
+    shrink: float
+    max_backtracks: int
+    rtol: float
+    max_iter: int
+    line_search: bool = True
+    _w: FloatArray | None = None
+    _scores: FloatArray | None = None
+    _valid: Any = None
+
+    def step_size(self, t: int) -> float:
+        return self.eps0
+
+    def _minimise(self, L: Any, size: int, gd: float, rb: float, rc: float) -> float:
+        a, lo, hi = self.eps0, 0.0, math.inf
+        for _ in range(self.max_iter):
+            d1, d2 = L(a)
+            p1 = d1 / size + a * rc - rb
+            p2 = d2 / size + rc
+            if not math.isfinite(p1):
+                hi = a
+                a = lo + 0.5 * (hi - lo)
+                continue
+            if abs(p1) <= self.rtol * gd:
+                return a
+            if p1 < 0.0:
+                lo = a
+            else:
+                hi = a
+            if hi < math.inf and not hi - lo > 1e-12 * hi:
+                return a
+            nxt = a - p1 / p2 if (math.isfinite(p2) and p2 > 0.0) else math.nan
+            if not lo < nxt < hi:
+                nxt = lo + 0.5 * (hi - lo) if hi < math.inf else 2.0 * a
+            a = nxt
+        return a
+
+    def search(self, objective: Any, w: FloatArray, batch: IndexArray, f0: float, g: FloatArray,
+               d: FloatArray, w_next: FloatArray, g_next: FloatArray) -> tuple[float, float, int]:
+        gd = float(np.dot(g, d))
+        if not gd >= 0.0:
+            return math.nan, math.nan, 0
+        data, lam, reg = objective.data, float(objective.lam), objective._reg
+        Xb = objective._X[batch]
+        y, gw = data.y[batch], data.grad_weight[batch]
+        size, evals = int(batch.shape[0]), 1
+        if (self._w is not None and self._scores is not None and np.array_equal(w, self._w)
+                and bool(np.all(self._valid[batch]))):
+            z = self._scores[batch]
+        elif not np.any(w):
+            z = np.zeros(size)
+        else:
+            z = np.asarray(Xb @ w).ravel()
+            evals += 1
+        u = np.asarray(Xb @ d).ravel()
+        a = self.eps0
+        if gd > 0.0:
+            rc = lam * float(np.sum(reg * d * d))
+            rb = lam * float(np.sum(reg * d * w))
+
+            def L(t: float) -> tuple[float, float]:
+                m = y * (z - t * u)
+                return (-float(np.sum(gw * y * objective.dloss_dmargin(m) * u)),
+                        float(np.sum(gw * objective.d2loss_dmargin2(m) * u * u)))
+
+            a = self._minimise(L, size, gd, rb, rc)
+        for _ in range(self.max_backtracks + 1):
+            np.subtract(w, a * d, out=w_next)
+            if np.all(np.isfinite(w_next)):
+                zn = z - a * u
+                m = y * zn
+                f = (float(np.sum(gw * objective.loss(m))) / size
+                     + 0.5 * lam * float(np.sum(reg * w_next * w_next)))
+                if math.isfinite(f) and f <= f0 - self.c1 * a * gd and (f < f0 or gd == 0.0):
+                    coef = gw * y * objective.dloss_dmargin(m)
+                    gl = Xb.T @ coef
+                    g_next[:] = np.asarray(gl).ravel() / size + lam * reg * w_next
+                    if self._scores is None:
+                        self._scores = np.zeros(data.n_samples)
+                    self._valid = np.zeros(data.n_samples, dtype=bool)
+                    self._scores[batch] = zn
+                    self._valid[batch] = True
+                    self._w = w_next.copy()
+                    return a, f, evals
+            a *= self.shrink
+        return math.nan, math.nan, evals
+
+
+@dataclass(frozen=True)
+class ScoreLineNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.ScoreLine` for the NumPy margin objectives
+    (:mod:`sqnopt.objectives.reference`: logistic and squared hinge)."""
+
+    eps0: float = 1.0
+    c1: float = 1e-4
+    shrink: float = 0.5
+    max_backtracks: int = 30
+    rtol: float = 1e-3
+    max_iter: int = 30
+    name = "score_line_numpy"
+    line_search = True
+    requires = frozenset({MARGIN})
+
+    def init(self, problem: Problem) -> _ScoreLine:
+        return _ScoreLine(self.eps0, self.c1, self.shrink, self.max_backtracks, self.rtol,
+                          self.max_iter)

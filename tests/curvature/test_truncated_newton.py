@@ -12,6 +12,7 @@ from sqnopt import (
     Full,
     IncompatibleComponentsError,
     SQNClassifier,
+    ScoreLine,
     Solver,
     Status,
     TruncatedNewton,
@@ -49,7 +50,7 @@ def test_recipe_runs_it_on_the_whole_data_set_with_a_line_search():
     r = recipes.choose(LogLoss(lam=1e-3), TruncatedNewton(), X, np.ones(X.shape[0]),
                        fit_intercept=False)
     assert r.schedule == Full() and r.curvature_schedule == Full() and r.full_batch_phase
-    assert isinstance(r.step, Armijo)
+    assert isinstance(r.step, ScoreLine)    # the exact line search (linear scores)
 
 
 def test_default_curvature_follows_the_data_shape():
@@ -102,9 +103,17 @@ def test_converges_superlinearly_on_a_strongly_convex_problem():
                  max_iter=5000).fit(X, y)
     r = recipes.choose(LogLoss(lam=lam), TruncatedNewton(forcing=0.1), X, np.ones(600),
                        fit_intercept=False)
-    res = Solver(r.objective, r.curvature, r.schedule, r.step,
+    # Armijo's unit steps: the contraction of the damped phase, then the local rate (the
+    # recipe's exact line search, ScoreLine, contracts the gap by ~1e-2 from the first
+    # iteration on, so it is checked for its iteration count only)
+    res = Solver(r.objective, r.curvature, r.schedule, Armijo(),
                  curvature_schedule=r.curvature_schedule, sampling=r.sampling,
                  max_iter=30, gtol=1e-10, history_every=1, report_every=1).fit(X, y)
+    exact = Solver(r.objective, r.curvature, r.schedule, r.step,
+                   curvature_schedule=r.curvature_schedule, sampling=r.sampling,
+                   max_iter=30, gtol=1e-10).fit(X, y)
+    assert isinstance(r.step, ScoreLine)
+    assert exact.status is Status.GTOL and exact.n_iter <= res.n_iter
     assert res.status is Status.GTOL and res.n_iter <= 15
     gap = res.history.objective - ref.fun
     gap = gap[gap > 1e-13 * abs(ref.fun)]

@@ -21,6 +21,7 @@ from sqnopt import (
     IncompatibleComponentsError,
     LogLoss,
     Minibatch,
+    ScoreLine,
     Solver,
     Status,
 )
@@ -168,7 +169,7 @@ def test_recipe_follows_what_the_model_declares_not_its_name() -> None:
     # Newton's recipe: the whole data set for the gradient and the Hessian, a line search
     r = recipes.choose(LogLoss(lam=1e-4), Newton(), X, w, fit_intercept=False)
     assert r.schedule == Full() and r.curvature_schedule == Full() and r.full_batch_phase
-    assert isinstance(r.step, Armijo)
+    assert isinstance(r.step, ScoreLine)      # the exact line search (linear scores)
     r = recipes.choose(LogLoss(lam=1e-4), Newton(), X, w, fit_intercept=False,
                        schedule=Fixed(500))
     assert r.curvature_schedule == Full()
@@ -299,8 +300,9 @@ def test_full_batch_gtol_is_tested_on_the_iterations_own_gradient() -> None:
 
 def test_trainer_warns_with_what_it_reached_when_tol_is_not_met() -> None:
     X, y = make_boxes(2000, 6, random_state=5)
+    # (Newton with the exact line search meets tol=1e-12 here in 5 passes: stop it after 3)
     with pytest.warns(ConvergenceWarning, match=r"largest gradient entry [0-9.e+-]+ > tol=1e-12"):
-        tr = Trainer(tol=1e-12, max_epochs=5).fit(X, y)
+        tr = Trainer(tol=1e-12, max_epochs=3).fit(X, y)
     assert tr is not None
     with pytest.warns(ConvergenceWarning, match="relative change in the last pass"):
         Trainer(curvature="identity", tol=1e-12, max_epochs=3, random_state=0).fit(X, y)

@@ -1,0 +1,40 @@
+# cython: language_level=3
+from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.steps._base cimport ArmijoKernel, StepKernel
+
+
+cdef class ScoreLineKernel(StepKernel):
+    cdef readonly double eps0
+    cdef readonly double c1
+    cdef readonly double shrink
+    cdef readonly Py_ssize_t max_backtracks
+    cdef readonly double rtol
+    cdef readonly Py_ssize_t max_iter
+    # objectives that do not evaluate losses from scores: Armijo's backtracking, same settings
+    cdef readonly ArmijoKernel fallback
+    # diagnostics: 1-D evaluations of phi' (each O(|B| n_scores), no row read) and score gathers
+    # of the iterate (cache misses) since construction
+    cdef readonly Py_ssize_t n_line_evals
+    cdef readonly Py_ssize_t n_score_gathers
+    # the scores at the last accepted point, by sample: valid for sample i when stamp[i] == gen
+    # and the search starts from cache_w (compared entry by entry)
+    cdef const void* _obj
+    cdef Py_ssize_t _n_samples, _K, _n, _cap
+    cdef double* _cache_s
+    cdef long long* _stamp
+    cdef long long _gen
+    cdef double* _cache_w
+    cdef bint _have
+    # the batch's scores at w and at d, the trial scores and their derivatives
+    cdef double* _z
+    cdef double* _u
+    cdef double* _zn
+    cdef double* _coef
+
+    cdef void _release(self) noexcept nogil
+    cdef int _ensure(self, ObjectiveKernel obj, Py_ssize_t size, Py_ssize_t n) noexcept nogil
+    cdef bint _load(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
+    cdef void _store(self, const double* w_next, const Py_ssize_t* batch,
+                     Py_ssize_t size) noexcept nogil
+    cdef double _minimise(self, ObjectiveKernel obj, const Py_ssize_t* batch, Py_ssize_t size,
+                          double gd, double rb, double rc) noexcept nogil
