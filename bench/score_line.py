@@ -13,6 +13,9 @@ For each data set it prints, for ``step="auto"`` (the recipe: ``ScoreLine()``) a
 
     OPENBLAS_NUM_THREADS=1 python bench/score_line.py --datasets a9a w8a mushrooms news20 criteo
 
+``--searches``: instead, the CPU time of one line search and its pieces on each data set
+(:func:`search_costs`).
+
 Needs the shared data sets (``bench.race.problems``). CPU times on a shared machine are noisy
 (the ratio of interleaved runs less so); iterations and passes are not.
 """
@@ -65,6 +68,68 @@ def profile(p: Any, step: str, targets: tuple[float, ...]) -> dict[float, Any]:
     return out
 
 
+def search_costs(p: Any, repeats: int) -> dict[str, float]:
+    """CPU ms of one line search on the whole data set along the recipe's own direction, at the
+    iterate after two iterations of the recipe's solve (the curvature model's direction there,
+    from its last Hessian): Armijo (which accepts the unit step: one fused loss + gradient pass)
+    against ScoreLine from a point whose scores it cached (the gather of u, the 1-D iteration,
+    the scatter of g_next) and without the cache (one more gather); the pieces (one gradient
+    pass, one gather of the scores) and the 1-D evaluations per search. Interleaved, best of
+    ``repeats``."""
+    from sqnopt import Full, LogLoss, ScoreLine, Solver, recipes
+    from sqnopt.steps import ArmijoKernel
+
+    curv = recipes.default_curvature(LogLoss(lam=p.alpha), p.X, 2)
+    solver = Solver(LogLoss(lam=p.alpha), curv, Full(), ScoreLine(),
+                    curvature_schedule=Full(), max_iter=2)
+    st = solver.init_state(p.X, p.y)
+    solver.run(st)
+    obj, step = st.objective, st.step
+    n, b = obj.n_params, np.arange(p.n, dtype=np.intp)
+    w0 = np.array(st.w)
+    g0 = np.empty(n)
+    f0 = obj.gradient(w0, b, g0)
+    d0 = np.empty(n)
+    st.curvature.direction(g0, d0)
+    w1, g1 = np.empty(n), np.empty(n)
+    # w1: the next iterate, from the scores gathered at w0 (the priming below repeats this
+    # search bit for bit, so that the timed search from w1 finds its scores cached)
+    step.set_state({})
+    eps, f1, _ = step.search(obj, w0, b, f0, g0, d0, w1, g1)
+    d1 = np.empty(n)
+    st.curvature.direction(g1, d1)
+    arm = ArmijoKernel(1.0, 1e-4, 0.5, 30)
+    wn, gn, scratch = np.empty(n), np.empty(n), np.empty(n)
+    times: dict[str, list[float]] = {"gradient pass": [], "gather of the scores": [],
+                                     "Armijo search": [], "ScoreLine search (cached)": [],
+                                     "ScoreLine search (gathering z)": []}
+    evals: list[int] = []
+
+    def clock(name: str, fn: Any) -> Any:
+        t = time.process_time()
+        out = fn()
+        times[name].append(time.process_time() - t)
+        return out
+
+    for _ in range(repeats):
+        clock("gradient pass", lambda: obj.gradient(w1, b, scratch))
+        clock("gather of the scores", lambda: obj.rows_dot(b, d1))
+        clock("Armijo search", lambda: arm.search(obj, w1, b, f1, g1, d1, wn, gn))
+        step.set_state({})
+        step.search(obj, w0, b, f0, g0, d0, wn, gn)        # caches the scores at w1 (untimed)
+        assert np.array_equal(wn, w1)
+        before, gathers = step.n_line_evals, step.n_score_gathers
+        clock("ScoreLine search (cached)", lambda: step.search(obj, w1, b, f1, g1, d1, wn, gn))
+        evals.append(step.n_line_evals - before)
+        assert step.n_score_gathers == gathers                # the cache was used
+        step.set_state({})                                 # drops the cache
+        clock("ScoreLine search (gathering z)",
+              lambda: step.search(obj, w1, b, f1, g1, d1, wn, gn))
+    out = {name: 1e3 * min(v) for name, v in times.items()}
+    out["1-D evaluations per search"] = float(evals[-1])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=["a9a", "w8a", "mushrooms", "news20",
@@ -72,7 +137,16 @@ def main() -> None:
     ap.add_argument("--problems", nargs="+", default=["logistic"])
     ap.add_argument("--targets", type=float, nargs="+", default=[1e-4, 1e-6])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--searches", action="store_true",
+                    help="only the cost of one search (search_costs), per data set")
     args = ap.parse_args()
+    if args.searches:
+        for p in load_problems(args.datasets, list(args.problems), datasets_dir(None),
+                               quick=False, skipped=[]):
+            costs = search_costs(p, args.repeats)
+            print(f"{p.dataset:10s} " + ", ".join(f"{k} {v:.2f}" for k, v in costs.items()),
+                  flush=True)
+        return
     targets = tuple(args.targets)
     skipped: list[str] = []
     print("| data | step | " + " | ".join(f"to {t:.0e}: iterations / passes" for t in targets)
