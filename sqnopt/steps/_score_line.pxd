@@ -19,6 +19,7 @@ cdef class ScoreLineKernel(StepKernel):
     # the scores at the last accepted point, by sample: valid for sample i when stamp[i] == gen
     # and the search starts from cache_w (compared entry by entry)
     cdef const void* _obj
+    cdef object _obj_ref            # keeps that objective alive: no other can take its address
     cdef Py_ssize_t _n_samples, _K, _n, _cap
     cdef double* _cache_s
     cdef long long* _stamp

@@ -102,6 +102,8 @@ cdef class ScoreLineKernel(StepKernel):
             memset(self._stamp, 0, N * sizeof(long long))
             self._gen = 0
             self._obj = <const void*> obj
+            with gil:
+                self._obj_ref = obj     # (a new objective, e.g. after Solver.rebind, differs)
             self._K = K
             self._n = n
             self._n_samples = N

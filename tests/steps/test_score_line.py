@@ -127,6 +127,28 @@ def test_scores_are_cached_for_the_next_search(boxes):
     assert evals == 1 and step.n_score_gathers == 2          # w = 0: every score is 0
 
 
+def test_new_data_of_the_same_shape_is_not_read_from_the_cache(boxes):
+    """After Solver.rebind to other rows of the same shape, the first search gathers the
+    scores of the new rows (the iterate equals the cached point, the data does not)."""
+    X, y = boxes
+    solver = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(), max_iter=3)
+    state = solver.init_state(X[:200], y[:200])
+    solver.run(state)
+    gathers = state.step.n_score_gathers
+    solver.rebind(state, X[200:], y[200:])
+    w = np.array(state.w)
+    batch = np.arange(200, dtype=np.intp)
+    g = np.empty_like(w)
+    f0 = state.objective.gradient(w, batch, g)
+    w_next, g_next = np.empty_like(w), np.empty_like(w)
+    state.step.search(state.objective, w, batch, f0, g, g, w_next, g_next)
+    assert state.step.n_score_gathers == gathers + 1
+    gcheck = np.empty_like(w)
+    f_next = state.objective.gradient(w_next, batch, gcheck)
+    np.testing.assert_allclose(g_next, gcheck, rtol=1e-9, atol=1e-13)
+    assert np.isfinite(f_next)
+
+
 @pytest.mark.parametrize("case", [0, 3], ids=["logistic", "softmax"])
 def test_extreme_scores_stay_finite(boxes, case):
     """Scores of +-1e3 (margins far beyond exp's range) give finite values, derivatives and a
@@ -182,6 +204,19 @@ def test_full_batch_runs_end_at_the_minimum_by_a_failed_search(boxes, objective,
     assert res.n_iter <= runs["armijo"].n_iter + 2
     # the failed last search read no row beyond the direction's scores
     assert res.n_grad_evals <= res.n_iter + 3
+
+
+def test_objectives_without_score_losses_get_armijos_search():
+    """The general log-linear model (its losses need the base measure, not only the scores)
+    provides linear_scores but no losses from given scores: ScoreLine takes Armijo's steps."""
+    from sqnopt import LogLinear
+    Xk, yk = gaussian_classes()
+    F = np.hstack([Xk, 2.0 * Xk, -Xk])          # f_i(y): three blocks of the row
+    runs = [Solver(LogLinear(n_outputs=3, lam=1e-3), LBFGS(memory=5), Full(), step,
+                   max_iter=15, random_state=0).fit(F, yk) for step in (ScoreLine(), Armijo())]
+    assert not runs[0].n_iter == 0
+    np.testing.assert_array_equal(runs[0].w, runs[1].w)
+    assert runs[0].n_grad_evals == runs[1].n_grad_evals
 
 
 def test_the_numpy_twin_takes_the_same_steps(boxes):
