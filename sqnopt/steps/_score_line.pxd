@@ -31,6 +31,14 @@ cdef class ScoreLineKernel(StepKernel):
     cdef double* _u
     cdef double* _zn
     cdef double* _coef
+    # a cache restored by set_state, loaded (after one check gather) at the next search
+    cdef Py_ssize_t _pend_count         # -1: none
+    cdef Py_ssize_t _pend_n, _pend_K
+    cdef Py_ssize_t* _pend_idx
+    cdef double* _pend_s
+    cdef double* _pend_w
+    cdef void _drop_pending(self) noexcept nogil
+    cdef void _load_pending(self, ObjectiveKernel obj) noexcept nogil
 
     cdef void _release(self) noexcept nogil
     cdef int _ensure(self, ObjectiveKernel obj, Py_ssize_t size, Py_ssize_t n) noexcept nogil

@@ -35,6 +35,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from sqnopt._vec cimport sq_dot, sq_step_allfinite
+from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.steps._base cimport ArmijoKernel, StepKernel
 
@@ -60,9 +61,50 @@ cdef class ScoreLineKernel(StepKernel):
         self.max_iter = max_iter
         self.line_search = True
         self.fallback = ArmijoKernel(eps0, c1, shrink, max_backtracks)
+        self._pend_count = -1
 
     def __dealloc__(self):
         self._release()
+        self._drop_pending()
+
+    cdef void _drop_pending(self) noexcept nogil:
+        free(self._pend_idx)
+        free(self._pend_s)
+        free(self._pend_w)
+        self._pend_idx = NULL
+        self._pend_s = NULL
+        self._pend_w = NULL
+        self._pend_count = -1
+
+    cdef void _load_pending(self, ObjectiveKernel obj) noexcept nogil:
+        """Take the restored scores into the cache if they are this objective's: same sizes,
+        and each within rounding of the scores gathered from the rows now (one gather, not
+        counted: the restore's, not the search's; other data of the same shape fails it)."""
+        cdef Py_ssize_t j, k, c = self._pend_count, K = self._K
+        cdef double a, b
+        cdef bint ok = (self._pend_n == self._n and self._pend_K == K)
+        if ok:
+            for j in range(c):
+                if self._pend_idx[j] < 0 or self._pend_idx[j] >= self._n_samples:
+                    ok = False
+                    break
+        if ok and c > 0:
+            obj.cy_rows_dot(self._pend_idx, c, self._pend_w, self._zn)
+            for j in range(c * K):
+                a = self._zn[j]
+                b = self._pend_s[j]
+                if not (fabs(a - b) <= 1e-9 * (1.0 + fabs(b))):
+                    ok = False
+                    break
+        if ok:
+            self._gen += 1
+            for j in range(c):
+                for k in range(K):
+                    self._cache_s[self._pend_idx[j] * K + k] = self._pend_s[j * K + k]
+                self._stamp[self._pend_idx[j]] = self._gen
+            memcpy(self._cache_w, self._pend_w, self._n * sizeof(double))
+            self._have = True
+        self._drop_pending()
 
     cdef void _release(self) noexcept nogil:
         free(self._cache_s)
@@ -184,6 +226,8 @@ cdef class ScoreLineKernel(StepKernel):
             return self.fallback.cy_search(obj, w, batch, size, f0, g, d, w_next, g_next,
                                            f_next, n, n_evals)
         m = size * self._K
+        if self._pend_count >= 0:
+            self._load_pending(obj)
         if not self._load(w, batch, size):
             if _all_zero(w, n):      # where solves start: every score is 0, nothing to read
                 memset(self._z, 0, m * sizeof(double))
@@ -238,12 +282,65 @@ cdef class ScoreLineKernel(StepKernel):
         return eps, (f if isfinite(eps) else NAN), evals
 
     def get_state(self) -> dict:
-        """The kernel carries only a cache of the scores at its last accepted point, which is
-        rebuilt (one gather) after a restore: nothing to save."""
-        return {}
+        """The cache of scores at the last accepted point (its copy of the point, the samples
+        whose scores are kept and those scores) and the diagnostic counters: a restored solve
+        takes the same steps, bit for bit, as the uninterrupted one."""
+        cdef Py_ssize_t i, k, j = 0, K = self._K
+        state = {"n_line_evals": int(self.n_line_evals),
+                 "n_score_gathers": int(self.n_score_gathers)}
+        if self._pend_count >= 0:           # restored, not yet searched: pass it on
+            state.update(w=np.array(<double[:self._pend_n]> self._pend_w) if self._pend_n else
+                         np.zeros(0), n_scores=int(self._pend_K),
+                         index=np.array([self._pend_idx[i] for i in range(self._pend_count)],
+                                        dtype=np.int64),
+                         scores=np.array([self._pend_s[i]
+                                          for i in range(self._pend_count * self._pend_K)]))
+            return state
+        if not self._have:
+            return state
+        index = np.array([i for i in range(self._n_samples) if self._stamp[i] == self._gen],
+                         dtype=np.int64)
+        scores = np.empty(index.shape[0] * K)
+        for i in index:
+            for k in range(K):
+                scores[j] = self._cache_s[i * K + k]
+                j += 1
+        state.update(w=np.array(<double[:self._n]> self._cache_w), n_scores=int(K),
+                     index=index, scores=scores)
+        return state
 
     def set_state(self, state) -> None:
-        """Restore what :meth:`get_state` returned (the score cache is dropped)."""
+        """Restore what :meth:`get_state` returned. The scores are taken at the next search if
+        they belong to its objective (sizes, and one gather of them that must agree to
+        rounding); else that search gathers them anew."""
         if not isinstance(state, dict):
             raise TypeError(f"set_state expects a dict, got {type(state).__name__}")
         self._have = False
+        self._drop_pending()
+        if not state:               # (the empty state of a kernel that saved none)
+            return
+        self.n_line_evals = state_value(state, "n_line_evals", int, self)
+        self.n_score_gathers = state_value(state, "n_score_gathers", int, self)
+        if "w" not in state:
+            return
+        w = state_array(state, "w", self, np.float64, ndim=1)
+        index = state_array(state, "index", self, np.int64, ndim=1)
+        scores = state_array(state, "scores", self, np.float64, ndim=1)
+        K = state_value(state, "n_scores", int, self)
+        if K < 1 or scores.shape[0] != index.shape[0] * K:
+            raise CheckpointError(f"ScoreLineKernel: checkpoint field 'scores' has "
+                                  f"{scores.shape[0]} entries, expected {index.shape[0]} x {K}")
+        cdef Py_ssize_t n = w.shape[0], c = index.shape[0], i
+        self._pend_idx = <Py_ssize_t*> malloc(max(c, 1) * sizeof(Py_ssize_t))
+        self._pend_s = <double*> malloc(max(c * K, 1) * sizeof(double))
+        self._pend_w = <double*> malloc(max(n, 1) * sizeof(double))
+        if self._pend_idx == NULL or self._pend_s == NULL or self._pend_w == NULL:
+            self._drop_pending()
+            raise MemoryError("ScoreLineKernel: no memory for the restored scores")
+        for i in range(c):
+            self._pend_idx[i] = index[i]
+        for i in range(c * K):
+            self._pend_s[i] = scores[i]
+        for i in range(n):
+            self._pend_w[i] = w[i]
+        self._pend_count, self._pend_n, self._pend_K = c, n, K

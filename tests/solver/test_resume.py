@@ -354,6 +354,48 @@ def test_full_batch_line_search_resumes_with_gradient_reuse_and_ftol(fit_interce
         assert res.n_reused_samples > 0
 
 
+@pytest.mark.parametrize("via", ["pickle", "file"])
+@pytest.mark.parametrize("multiclass", [False, True], ids=["logistic", "softmax"])
+def test_full_batch_newton_with_the_score_line_search_resumes_exactly(multiclass: bool,
+                                                                       via: str) -> None:
+    """The recipe's full-batch Newton step keeps the scores of its last point between searches;
+    the checkpoint carries them, so the restored solve takes the same steps bit for bit."""
+    from sqnopt import Full, Newton, ScoreLine
+
+    X, y = multiclass_data() if multiclass else binary_data()
+    obj = Softmax(lam=1e-3) if multiclass else LogLoss(lam=1e-3)
+    make = lambda: Solver(obj, Newton(), Full(), ScoreLine(), random_state=3,  # noqa: E731
+                          history_every=1)
+    for k in (1, 3):
+        resume_matches(make, X, y, k, 4, via=via)
+
+
+def test_score_line_restored_on_other_rows_gathers_their_scores() -> None:
+    """Restored onto other rows of the same shape (continuing as rebind), the saved scores
+    are not those of the rows: the first search gathers them (and its step is the one of a
+    search without a cache)."""
+    from sqnopt import Full, Newton, ScoreLine
+
+    X, y = binary_data(seed=0)
+    X2, y2 = binary_data(seed=1)
+    solver = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(), random_state=3)
+    st = solver.init_state(X, y)
+    solver.run(st, max_iter=2)
+    ck = st.checkpoint()
+    restored = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(),
+                      random_state=3).restore(ck, X2, y2, new_data=True)
+    gathers = restored.step.n_score_gathers
+    fresh = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(),
+                   random_state=3).restore(ck, X2, y2, new_data=True)
+    fresh.step.set_state({})
+    a = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(), random_state=3).run(
+        restored, max_iter=1)
+    b = Solver(LogLoss(lam=1e-3), Newton(), Full(), ScoreLine(), random_state=3).run(
+        fresh, max_iter=1)
+    assert restored.step.n_score_gathers == gathers + 1
+    np.testing.assert_array_equal(a.w, b.w)
+
+
 def test_resume_is_independent_of_how_the_runs_are_split() -> None:
     """A checkpointed and resumed solve takes the iterates of one uninterrupted run(k + m)."""
     X, y = binary_data(sparse=True)
