@@ -11,7 +11,9 @@ recorded every half epoch:
   spans, and ``eta gamma_t L_S / b`` (``L_S``: the largest per-sample curvature the Hessian
   samples met, what the cap reads), without the cap (run with ``max_scale = 1e300``: the cap
   never binds, but ``L_S`` is measured) and with the preset's cap (``kappa = 1/4``:
-  ``eta gamma_t L_S / b <= 1/4``);
+  ``eta gamma_t L_S / b <= 1/4``); at the end, each stored pair's sampled Rayleigh quotient
+  ``v'r / v'v`` over the full Hessian's ``v' H v / v'v`` (``--trace-only``: only this part,
+  replaced in the record);
 * ``grid`` -- every problem of ``--problems`` at every ``eta`` of ``--etas``, with the cap and
   without (``max_scale=None``): effective passes (and solver seconds, noisy) to 1e-4 and 1e-6,
   the final and the lowest relative excess, the status and the warnings the run raised;
@@ -98,7 +100,27 @@ def trace(p: Problem, eta: float, epochs: int) -> dict[str, list[dict[str, float
                   f"gamma {g:.3g}  eta*gamma {eta * g:.3g}  eta*gamma*L_S/b "
                   f"{eta * g * lmax / BATCH:.3g}", flush=True)
         out[label] = rows
+        out.setdefault("pair quality", []).append(_pair_quality(state, label))
     return out
+
+
+def _pair_quality(state: Any, label: str) -> dict[str, Any]:
+    """The stored pairs against the whole data set's Hessian at the current iterate: the
+    Rayleigh quotient ``v'r / v'v`` of each pair's Hessian sample over ``v' H v / v'v`` of the
+    full Hessian (1 would be an exact sample)."""
+    k = state.objective
+    V, R = state.curvature.pairs()
+    every = np.arange(state.data.n_samples, dtype=np.intp)
+    w = np.asarray(state.output_iterate(), dtype=np.float64)
+    ratios = []
+    for v, r in zip(V, R):
+        hv = np.zeros_like(v)
+        k.hessian_product(w, every, np.ascontiguousarray(v), hv)
+        ratios.append(float((v @ r) / (v @ hv)))
+    q = {"run": label, "pairs": len(ratios), "min": min(ratios), "max": max(ratios)}
+    print(f"pairs ({label}): sampled / full Rayleigh quotient {q['min']:.2f} - {q['max']:.2f} "
+          f"over {q['pairs']} pairs", flush=True)
+    return q
 
 
 def _cell(res: Any, p: Problem, warned: list[str]) -> dict[str, Any]:
@@ -126,9 +148,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hessian-batches", default="32,64,128")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--trace-only", action="store_true",
+                    help="run only the trace and replace it in the record of --out")
     args = ap.parse_args(argv)
     if args.table:
         print(tables(json.loads(Path(args.out).read_text())))
+        return 0
+    if args.trace_only:
+        rec = json.loads(Path(args.out).read_text())
+        rec["trace"] = trace(_problems(["news20/logistic-1e-6"])["news20/logistic-1e-6"], 0.003,
+                             args.trace_epochs)
+        Path(args.out).write_text(json.dumps(rec, default=float) + "\n")
+        print(tables(rec))
         return 0
     keys = args.problems.split(",")
     probs = _problems(sorted(set(keys) | {"news20/logistic-1e-6"}))
@@ -169,14 +200,18 @@ def tables(record: dict[str, Any]) -> str:
     """The record's three tables in Markdown."""
     lines: list[str] = []
     if record["trace"]:
+        runs = {k: v for k, v in record["trace"].items() if k != "pair quality"}
         lines += ["| epoch | " + " | ".join(
-            f"{lab}: excess, eta gamma, eta gamma L_S / b" for lab in record["trace"]) + " |",
-            "|---" * (1 + len(record["trace"])) + "|"]
-        cols = list(record["trace"].values())
+            f"{lab}: excess, eta gamma, eta gamma L_S / b" for lab in runs) + " |",
+            "|---" * (1 + len(runs)) + "|"]
+        cols = list(runs.values())
         for i in range(len(cols[0])):
             lines.append(f"| {cols[0][i]['epoch']} | " + " | ".join(
                 f"{c[i]['excess']:.1e}, {c[i]['eta_gamma']:.3g}, {c[i]['eta_gamma_L_over_b']:.3g}"
                 for c in cols) + " |")
+        for q in record["trace"].get("pair quality", []):
+            lines.append(f"\nPairs at the end ({q['run']}): sampled / full-Hessian Rayleigh "
+                         f"quotient {q['min']:.2f} - {q['max']:.2f} over {q['pairs']} pairs.")
         lines.append("")
     lines += ["| problem | run | passes (s) to 1e-4 | to 1e-6 | final excess | lowest | "
               "status, warnings |", "|---|---|---|---|---|---|---|"]
