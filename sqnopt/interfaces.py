@@ -483,6 +483,11 @@ class GradientEstimator(Component):
     #: here; it is computed where the data is in one piece (on a cluster: on the client over
     #: the sample stream).
     partial_sums: ClassVar[PartialSums | None] = None
+    #: The estimate's variance vanishes at the optimum (SVRG, SAGA), so a constant step that is
+    #: stable converges linearly on a strongly convex sum: a run whose recorded objective stops
+    #: improving while it still fluctuates warns (``InstabilityWarning``) instead of ending at
+    #: a noise floor silently.
+    vanishing_variance: ClassVar[bool] = False
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps (tables, snapshots), for the cost accounting."""

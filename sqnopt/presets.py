@@ -24,8 +24,8 @@ preset          composition
                 bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
 ``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)`` (Defazio et al. 2014)
 ``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + ``Constant(eta)``, shuffled epochs
-``svrg_lbfgs``  ``SVRG`` + ``HessianLBFGS`` (Hessian-vector pairs on window averages) + ``Fixed(64)``
-                + ``Constant(eta)`` (Moritz, Nishihara & Jordan 2016)
+``svrg_lbfgs``  ``SVRG`` + ``HessianLBFGS`` (Hessian-vector pairs on window averages, capped
+                initial scaling) + ``Fixed(64)`` + ``Constant(eta)`` (Moritz, Nishihara & Jordan 2016)
 =============== ===================================================================================
 
 ``progressive_lbfgs``: ``ProgressiveBatch(theta, nu)`` (batches sized by the inner-product and
@@ -255,21 +255,49 @@ def svrg(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "lo
                   **solver_kwargs)
 
 
-def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
-               batch_size: int = 64, hessian_batch: int | None = None, memory: int = 10,
-               update_every: int = 10, **solver_kwargs: Any) -> Solver:
-    """Stochastic L-BFGS with variance reduction (Moritz, Nishihara & Jordan 2016, Alg. 1):
+#: ``kappa`` of :func:`svrg_lbfgs`'s cap on the initial scaling: plain steps of at most
+#: ``kappa b / L_S`` along the directions no curvature pair spans
+SVRG_LBFGS_KAPPA = 0.25
+
+
+def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float = 0.003,
+               objective: ObjectiveSpec = "logloss", batch_size: int = 64,
+               hessian_batch: int | None = None, memory: int = 10, update_every: int = 10,
+               max_scale: float | None | Literal["auto"] = "auto",
+               **solver_kwargs: Any) -> Solver:
+    r"""Stochastic L-BFGS with variance reduction (Moritz, Nishihara & Jordan 2016, Alg. 1):
     SVRG gradients on batches of ``batch_size``, ``HessianLBFGS(memory, update_every)``
     directions whose pairs are Hessian-vector products on ``hessian_batch`` samples per
     iteration (``2 * batch_size`` unless given; ``update_every`` of them per pair), constant
-    step ``eta``."""
+    step ``eta``:
+
+    .. math:: w_{t+1} = w_t - \eta H_t g_t, \qquad H_{t,0} = \gamma_t I, \qquad
+              \gamma_t = \min\Big(\frac{v^\top r}{r^\top r},\;
+              \frac{\kappa\, b}{\eta\, L_S}\Big).
+
+    Along the directions the pairs measured, ``H_t`` is Newton-scaled and ``eta`` is a
+    fraction of a Newton step (no data scale in it: the default 0.003 is used on every data
+    set); along the others ``H_t`` is ``gamma_t I``. The papers' ``gamma_t = v'r / r'r`` is the
+    inverse curvature along the newest pair, which on an ill-conditioned problem is one of the
+    flattest directions the iterates move in, so those plain steps ``eta gamma_t`` grew past
+    what the ``b``-sample SVRG gradient tolerates and the run diverged or stalled with ``eta``
+    fixed. ``max_scale="auto"`` caps them at ``kappa b / L_S`` (``kappa = 1/4``,
+    ``SVRG_LBFGS_KAPPA``; ``L_S`` the largest per-sample curvature in the window's Hessian
+    sample, :class:`~sqnopt.curvature.HessianLBFGS`): ``max_scale = kappa b / eta``. A number
+    sets ``max_scale`` itself; ``None`` drops the cap (the papers' method).
+    ``docs/benchmarks.md`` has the measurements."""
     from sqnopt.curvature import HessianLBFGS
     from sqnopt.gradients import SVRG
 
+    if max_scale == "auto":
+        if not (isinstance(eta, (int, float)) and eta > 0):
+            raise ValueError(f"svrg_lbfgs: eta must be a number > 0, got {eta!r}")
+        max_scale = SVRG_LBFGS_KAPPA * batch_size / float(eta)
     solver_kwargs.setdefault("sampling", "shuffle")
     hb = hessian_batch if hessian_batch is not None else 2 * batch_size
     return Solver(objective=_objective(objective, lam),
-                  curvature=HessianLBFGS(memory=memory, update_every=update_every),
+                  curvature=HessianLBFGS(memory=memory, update_every=update_every,
+                                         max_scale=max_scale),
                   schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SVRG(),
                   curvature_schedule=Fixed(hb), **solver_kwargs)
 

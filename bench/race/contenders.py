@@ -461,7 +461,6 @@ SGD_STEPS = step_grid((0.125, 0.5, 2.0, 8.0, 32.0))
 QN_STEPS = value_grid("eps0", (0.01, 0.03, 0.1, 0.3, 1.0))
 ADAGRAD_ETAS = value_grid("eta", (0.01, 0.03, 0.1, 0.3, 1.0))
 VR_STEPS = vr_grid((0.01, 0.03, 0.1, 0.3, 1.0), (0.5, 0.75))
-VR_QN_STEPS = value_grid("eta", (0.003, 0.01, 0.03, 0.1, 0.3))
 
 CONTENDERS: list[Contender] = [
     # --- sqnopt compositions (traced through callbacks and result.history)
@@ -489,9 +488,11 @@ CONTENDERS: list[Contender] = [
               grid=VR_STEPS, available=preset_available("svrg"),
               note="preset 'svrg', b = 1; eta tuned"),
     Contender("sqnopt SVRG+L-BFGS", "sqnopt", SMOOTH, "trace",
-              preset_trace("svrg_lbfgs", batch_size=64), batch=64, grid=VR_QN_STEPS,
+              preset_trace("svrg_lbfgs", batch_size=64), batch=64,
               available=preset_available("svrg_lbfgs"),
-              note="preset 'svrg_lbfgs' (HessianLBFGS pairs), b = 64; eta tuned"),
+              note="preset 'svrg_lbfgs' (HessianLBFGS pairs, capped initial scaling), b = 64, "
+                   "eta = 0.003 (the preset's default; a one-pass pilot picked steps that "
+                   "stall later)"),
     Contender("sqnopt progressive L-BFGS", "sqnopt", SMOOTH, "trace",
               preset_trace("progressive_lbfgs", gtol=None), batch=None,
               available=preset_available("progressive_lbfgs"),

@@ -188,9 +188,20 @@ class HessianLBFGS(LBFGS):
         As for :class:`LBFGS`.
     update_every
         ``L``, iterations per curvature pair (the papers: 10-20).
+    max_scale
+        A cap on the initial scaling: ``gamma_t = min(v'r / r'r, max_scale / L_S)`` with
+        ``L_S`` the largest per-sample curvature ``g_i l''_i ||x_i||^2 + lam`` of the Hessian
+        samples so far, each at its window's average (margin objectives; ``None``: no cap, the
+        papers' ``v'r / r'r``).
+        ``H_{t,0} = gamma_t I`` scales every direction the stored pairs do not span, so with a
+        constant step ``eta`` those directions take plain gradient steps of ``eta gamma_t``;
+        ``max_scale = kappa b / eta`` keeps them within ``kappa b / L_max``, the size at which
+        SVRG's ``b``-sample steps stay stable, however flat the newest pair's direction. The
+        ``svrg_lbfgs`` preset sets it (``docs/curvature.md``).
     """
 
     update_every: int = 10
+    max_scale: float | None = None
     name = "hessian_lbfgs"
     needs_secant_pair = False
     needs_curvature_batch = True
@@ -209,6 +220,8 @@ class HessianLBFGS(LBFGS):
         if self.on_bad_pair != "skip":
             raise ValueError("HessianLBFGS: on_bad_pair must be 'skip' (a Hessian-vector pair "
                              "of a convex objective has v'r >= 0; damping is for secant pairs)")
+        if self.max_scale is not None:
+            _check_number("HessianLBFGS", "max_scale", self.max_scale, low=0.0, strict=True)
 
     def memory_bytes(self, problem: Problem) -> int:
         K = max(problem.n_blocks, 1)
@@ -219,7 +232,8 @@ class HessianLBFGS(LBFGS):
         return HessianLBFGSKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
                                   self.memory, self.update_every, float(self.gamma0),
                                   float(sg["min_curvature"]),  # type: ignore[arg-type]
-                                  bool(sg["reset_on_nonfinite"]))
+                                  bool(sg["reset_on_nonfinite"]),
+                                  0.0 if self.max_scale is None else float(self.max_scale))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,11 @@ from sqnopt.curvature._lbfgs cimport LBFGSKernel
 cdef class HessianLBFGSKernel(LBFGSKernel):
     cdef readonly Py_ssize_t update_every   # L: iterations (curvature batches) per pair
     cdef readonly Py_ssize_t n_windows      # windows closed so far
+    cdef readonly double max_scale          # gamma_t <= max_scale / L_S (0: no cap)
+    cdef readonly Py_ssize_t n_capped       # pairs whose gamma_t the cap lowered
+    cdef readonly double lmax               # the largest L_S of the windows so far (cap only)
+    cdef double[::1] _sq                    # the sample's squared row norms (cap only)
+    cdef double[::1] _ones                  # unit coefficients for rows_sqnorm
     cdef Py_ssize_t _calls                  # batches observed in the current window
     cdef double[::1] _wsum                  # sum of the window's iterates
     cdef double[::1] _wbar                  # the window's average

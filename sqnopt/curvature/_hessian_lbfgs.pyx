@@ -18,6 +18,19 @@ the driver hands the model during the window (one per iteration, ``curvature_sch
 samples each), so every drawn sample is used once: the score-Hessian factors of ``S_j`` at
 ``wbar_j`` cost one pass over its rows (the drawn curvature samples), the product a second
 (``extra_samples``). Requires the ``hessian_vector`` capability.
+
+A cap on the initial scaling (``max_scale > 0``): ``gamma_t = min(v'r / r'r, max_scale / L_S)``
+with ``L_S`` the largest per-sample curvature ``D_i ||x_i||^2 + lam`` of the Hessian samples so
+far, each at its window's ``wbar_j`` (``D_i`` the sample's score-Hessian factor, computed for the
+pair anyway; the squared row norms cost one more read of the sample's rows). ``H_{t,0} = gamma_t I``
+is the matrix every direction no stored pair spans is scaled by, so with a constant step
+``eta`` the method takes plain steps of ``eta gamma_t`` there; ``v'r / r'r`` is the inverse
+curvature along the newest pair, which on ill-conditioned problems is the flattest direction
+the iterates move in (``1 / lam`` at worst), and the minibatch gradient's noise along the
+stiff directions then overshoots. The cap keeps ``eta gamma_t`` within a multiple of
+``1 / L_max``, SVRG's own step bound (Johnson & Zhang 2013), while the pairs keep their
+Newton-scaled steps along the flat directions they measured. Margin objectives only (one
+score per sample, one Hessian factor); for others the cap is not applied.
 """
 
 from libc.string cimport memcpy
@@ -35,14 +48,20 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
 
     def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size,
                  Py_ssize_t memory=10, Py_ssize_t update_every=10, double gamma0=1.0,
-                 double min_curvature=0.0, bint reset_on_nonfinite=True):
+                 double min_curvature=0.0, bint reset_on_nonfinite=True,
+                 double max_scale=0.0):
         LBFGSKernel.__init__(self, dim, memory, gamma0, min_curvature, False, 0.2,
                              reset_on_nonfinite)
         if update_every < 1:
             raise ValueError(f"update_every must be >= 1, got {update_every}")
+        if not (max_scale >= 0.0 and max_scale < float("inf")):
+            raise ValueError(f"max_scale must be a finite number >= 0 (0: no cap), got {max_scale}")
         self.needs_secant_pair = False
         self.needs_curvature_batch = True
         self.update_every = update_every
+        self.max_scale = max_scale
+        self.n_capped = 0
+        self.lmax = 0.0
         self._wsum = np.zeros(dim)
         self._wbar = np.zeros(dim)
         self._wprev = np.zeros(dim)
@@ -51,6 +70,8 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
         cap = max(n_samples, 1)
         self._idx = np.zeros(cap, dtype=np.intp)
         self._D = np.zeros(cap * max(hess_size, 1))
+        self._sq = np.zeros(cap)
+        self._ones = np.ones(cap)
         self._nidx = 0
         self._calls = 0
         self._have_prev = False
@@ -60,7 +81,8 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
     cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
                               const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         cdef Py_ssize_t n = self.dim, j, m = self._nidx + size
-        cdef double inv
+        cdef double inv, lmax, cap
+        cdef int code
         cdef double* wsum = &self._wsum[0]
         cdef double* wbar = &self._wbar[0]
         cdef double* wprev = &self._wprev[0]
@@ -96,13 +118,32 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
             return CURVATURE_ERROR
         objective.cy_hessian_product(&self._idx[0], m, &self._D[0], pv, &self._pr[0])
         self.extra_samples += m
-        return self.cy_update_pair(pv, &self._pr[0])
+        code = self.cy_update_pair(pv, &self._pr[0])
+        if self.max_scale > 0.0 and objective.hess_size == 1 and objective.n_scores == 1:
+            # L_S = max_i D_i ||x_i||^2 + lam over the window's sample (rows_sqnorm with unit
+            # coefficients gives ||d score / d w||^2 = ||x_i||^2, with the intercept's 1)
+            objective.cy_rows_sqnorm(&self._idx[0], m, &self._ones[0], &self._sq[0])
+            lmax = 0.0
+            for j in range(m):
+                if self._D[j] * self._sq[j] > lmax:
+                    lmax = self._D[j] * self._sq[j]
+            lmax += objective.lam
+            if lmax > self.lmax:
+                self.lmax = lmax
+            if self.lmax > 0.0:
+                cap = self.max_scale / self.lmax
+                if self.gamma > cap:
+                    self.gamma = cap
+                    self.n_capped += 1
+        return code
 
     def _grow(self, Py_ssize_t cap, Py_ssize_t hess_size):
         idx = np.zeros(cap, dtype=np.intp)
         idx[:self._nidx] = np.asarray(self._idx)[:self._nidx]
         self._idx = idx
         self._D = np.zeros(cap * max(hess_size, 1))
+        self._sq = np.zeros(cap)
+        self._ones = np.ones(cap)
 
     def forget_samples(self) -> None:
         """Drop the open window (its iterates and the indices of its curvature samples) when
@@ -118,6 +159,7 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
         state = LBFGSKernel.get_state(self)
         state.update(calls=int(self._calls), have_prev=bool(self._have_prev),
                      n_windows=int(self.n_windows), failed=int(self._failed),
+                     n_capped=int(self.n_capped),
                      wsum=np.array(self._wsum), wprev=np.array(self._wprev),
                      window_sample=np.array(self._idx[:self._nidx]))
         return state
@@ -139,6 +181,7 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
         self._calls = calls
         self._have_prev = state_value(state, "have_prev", bool, self)
         self.n_windows = state_value(state, "n_windows", int, self)
+        self.n_capped = state_value(state, "n_capped", int, self) if "n_capped" in state else 0
         self._failed = state_value(state, "failed", int, self)
 
     def error_message(self):

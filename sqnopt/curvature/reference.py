@@ -254,9 +254,12 @@ class HessianLBFGSKernelNumPy(LBFGSKernelNumPy):
     needs_curvature_batch = True
 
     def __init__(self, dim: int, memory: int, gamma0: float, update_every: int,
-                 **safeguards: Any) -> None:
+                 max_scale: float | None = None, **safeguards: Any) -> None:
         super().__init__(dim, memory, gamma0, **safeguards)
         self.update_every = update_every
+        self.max_scale = max_scale
+        self.n_capped = 0
+        self.lmax = 0.0
         self.wsum = np.zeros(dim)
         self.wprev: FloatArray | None = None
         self.batches: list[NDArray[np.intp]] = []
@@ -276,7 +279,16 @@ class HessianLBFGSKernelNumPy(LBFGSKernelNumPy):
         r = np.zeros(self.dim)
         objective.hessian_product(wbar, sample, np.ascontiguousarray(v), r)
         self.extra_samples += len(sample)
-        return self.update_pair(v, r)
+        code = self.update_pair(v, r)
+        if self.max_scale is not None and objective.hess_size == 1 and objective.n_scores == 1:
+            # gamma <= max_scale / L_S, L_S the largest g_i l''_i ||x_i||^2 + lam of the samples so far
+            curv = objective.hessian_factors(wbar, sample) * objective.rows_sqnorm(
+                sample, np.ones(len(sample)))
+            self.lmax = max(self.lmax, float(np.max(curv)) + objective.lam)
+            if self.lmax > 0 and self.gamma > self.max_scale / self.lmax:
+                self.gamma = self.max_scale / self.lmax
+                self.n_capped += 1
+        return code
 
 
 @dataclass(frozen=True)
@@ -286,6 +298,7 @@ class HessianLBFGSNumPy(_SecantNumPyModel):
     memory: int = 10
     gamma0: float = 1.0
     update_every: int = 10
+    max_scale: float | None = None
     name = "hessian_lbfgs_numpy"
     needs_secant_pair = False
     needs_curvature_batch = True
@@ -297,7 +310,7 @@ class HessianLBFGSNumPy(_SecantNumPyModel):
 
     def init(self, problem: Problem) -> HessianLBFGSKernelNumPy:
         return HessianLBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0,
-                                       self.update_every, **_safeguards(self))
+                                       self.update_every, self.max_scale, **_safeguards(self))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ class SVRG(GradientEstimator):
     period: int | None = None
     name = "svrg"
     partial_sums = "snapshot"
+    vanishing_variance = True
 
     def __post_init__(self) -> None:
         if self.period is not None and not (isinstance(self.period, int)
@@ -82,6 +83,7 @@ class SAGA(GradientEstimator):
 
     name = "saga"
     requires = frozenset({LINEAR_SCORES})
+    vanishing_variance = True
 
     def memory_bytes(self, problem: Problem) -> int:
         K = max(problem.n_blocks, 1)        # scores per sample (one per class for softmax)

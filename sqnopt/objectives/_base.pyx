@@ -105,6 +105,20 @@ cdef class ObjectiveKernel:
             raise FloatingPointError("a score is not finite at w")
         self.cy_hessian_product(&bb[0], bb.shape[0], &dv[0], &v[0], &out[0])
 
+    def hessian_factors(self, const double[::1] w, batch):
+        """The score-Hessian factors of the samples ``batch`` at ``w`` (``hess_size`` doubles
+        per sample, as ``cy_hessian_product`` reads them; margin losses: ``g_i l''(y_i s_i)``)."""
+        if self.hess_size < 1:
+            raise TypeError(f"{type(self).__name__} does not provide Hessian-vector products")
+        self._check_w(w)
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        D = np.zeros(bb.shape[0] * self.hess_size)
+        cdef double[::1] dv = D
+        if bb.shape[0] and self.cy_hessian_factors(&w[0], &bb[0], bb.shape[0], &dv[0]) != 0:
+            raise FloatingPointError("a score is not finite at w")
+        return D
+
     def _score_batch(self, batch):
         """``batch`` as a contiguous index array for the score-derivative entries below, after
         checking that the kernel exposes them and that every index is a sample's."""

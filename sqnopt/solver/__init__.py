@@ -4,6 +4,7 @@ from sqnopt.solver._monitor import DivergenceMonitor
 from sqnopt.solver._result import (
     CurvatureError,
     DivergenceWarning,
+    InstabilityWarning,
     History,
     IterationInfo,
     SolveResult,
@@ -16,6 +17,7 @@ __all__ = [
     "CurvatureError",
     "DivergenceMonitor",
     "DivergenceWarning",
+    "InstabilityWarning",
     "History",
     "IncompatibleComponentsError",
     "IterationInfo",

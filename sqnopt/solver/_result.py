@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["CurvatureError", "DivergenceWarning", "History", "IterationInfo", "SolveResult",
+__all__ = ["CurvatureError", "DivergenceWarning", "History", "InstabilityWarning", "IterationInfo", "SolveResult",
            "Status"]
 
 
@@ -234,6 +234,13 @@ class IterationInfo:
 class DivergenceWarning(RuntimeWarning):
     """A run diverged and was stopped (:attr:`Status.DIVERGED`); the result holds the best iterate
     the divergence monitor saw, and its message says what went wrong and what to change."""
+
+
+class InstabilityWarning(RuntimeWarning):
+    """A run ended with its objective well above the lowest it reached (its recorded history
+    went down, then back up), without diverging past where it started: the steps became
+    unstable near the optimum. The result is the last iterate; the message says where the
+    lowest objective was."""
 
 
 class CurvatureError(RuntimeError):

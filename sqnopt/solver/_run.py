@@ -22,6 +22,7 @@ from sqnopt.solver._result import (
     CurvatureError,
     DivergenceWarning,
     History,
+    InstabilityWarning,
     IterationInfo,
     PendingObjective,
     SolveResult,
@@ -41,6 +42,22 @@ _PRECISION = 1.5e-8
 #: Rows of the fixed probe on which a run that leaves ``F(w)`` to its result estimates ``F`` at
 #: its end, for the divergence monitor's end-of-run test (``_Runner._end_estimate``).
 _PROBE_ROWS = 64
+
+#: A run with a variance-reduced gradient (``GradientEstimator.vanishing_variance``) whose
+#: recorded objective ends above ``F_best + RELAPSE * (F_0 - F_best)`` (``F_0`` the history's
+#: first value, ``F_best`` its lowest) warns with ``InstabilityWarning``: it got to
+#: ``F_best`` and lost more than this fraction of its progress again -- the end of a run whose
+#: steps turned unstable near the optimum, below the divergence monitor's thresholds (which
+#: watch ``F_0``). Plain minibatch runs are left out: their noise floor fluctuates.
+RELAPSE = 0.01
+
+#: Likewise: a run whose recorded objective, over the
+#: second half of its history, fell by less than ``STALL_GAIN`` of the total distance it moved
+#: (up and down) while spreading over more than ``STALL_SPREAD * |F|`` stalled above the
+#: optimum: a converging run falls about as far as it moves, a converged one only jitters in
+#: the last digits.
+STALL_GAIN = 1.0 / 3.0
+STALL_SPREAD = 1e-8
 
 
 @dataclass(frozen=True)
@@ -229,7 +246,50 @@ class _Runner(_SolverConfig):
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
                                       and state.monitor.diverged(self.monitor, fun)):
             return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
+        if self.monitor is not None and history_on and self.gradient.vanishing_variance:
+            self._warn_unstable(state, fun, t_begin)
         return self._result(state, status, message, fun, gnorm)
+
+    def _warn_unstable(self, state: SolverState, fun: float, t_begin: int) -> None:
+        """With a gradient estimator whose variance vanishes at the optimum (SVRG, SAGA: a
+        stable constant step converges linearly, so neither a relapse nor a stall is noise),
+        warn (``InstabilityWarning``) when the recorded objective ends well above the lowest it
+        reached (``RELAPSE``) or stopped converging while still moving (``STALL_GAIN``,
+        ``STALL_SPREAD``): unstable steps that the divergence monitor, which compares with the
+        starting objective, lets run. Only this ``run`` call's records count (the data may have
+        changed between calls)."""
+        its_all = np.asarray(state.history.iteration)
+        values = np.asarray(state.history.objective, dtype=np.float64)
+        keep = (its_all >= t_begin) & np.isfinite(values)
+        if t_begin > 0:
+            keep &= its_all > t_begin     # a continued run: its first record is the last one's
+        values, its = values[keep], its_all[keep]
+        if values.size < 3:
+            return
+        f0, k = float(values[0]), int(np.argmin(values))
+        best = float(values[k])
+        advice = self._divergence_advice()
+        if f0 > best and fun > best + RELAPSE * (f0 - best):
+            msg = (f"sqnopt: the objective ended at F(w) = {fun:.6g}, above the lowest the run "
+                   f"recorded, {best:.6g} at iteration {its[k]}, by "
+                   f"{(fun - best) / (f0 - best):.1%} of its progress from F(w0) = {f0:.6g}: the "
+                   f"steps became unstable near the optimum. {advice}")
+            warnings.warn(msg, InstabilityWarning, stacklevel=4)
+            return
+        if values.size < 8:
+            return
+        second = values[values.size // 2:]
+        moved = float(np.sum(np.abs(np.diff(second))))
+        gained = float(second[0] - second[-1])
+        if gained < STALL_GAIN * moved and \
+                float(np.max(second) - np.min(second)) > STALL_SPREAD * max(abs(best), 1e-300):
+            msg = (f"sqnopt: the objective stopped converging: over the second half of the "
+                   f"recorded history it moved by {moved:.3g} in total but fell by only "
+                   f"{gained:.3g} (from {float(second[0]):.6g} to {float(second[-1]):.6g}; lowest "
+                   f"{best:.6g} at iteration {its[k]}). With a variance-reduced gradient "
+                   f"({self.gradient.describe()}) a stable constant step converges linearly, "
+                   f"so the steps are unstable. {advice}")
+            warnings.warn(msg, InstabilityWarning, stacklevel=4)
 
     @staticmethod
     def _end_estimate(state: SolverState, w: FloatArray) -> float:

@@ -160,3 +160,21 @@ def test_best_iterate_copies_are_amortised_over_the_work_between_checks(monkeypa
                      max_iter=iters, report_every=20, random_state=0).fit(X, y)
     assert bad.status is Status.DIVERGED
     assert np.isfinite(bad.fun) and bad.fun <= np.log(2.0) + 1e-12
+
+
+def test_a_variance_reduced_run_whose_steps_turn_unstable_warns():
+    # SVRG's constant step far above 1/L_max (here L_max ~ 470): the objective falls, then
+    # wanders well above its lowest value without ever exceeding F(w0) -- not a divergence,
+    # but not the linear convergence a stable step gives either
+    from sqnopt import InstabilityWarning
+
+    X, y = make_boxes(500, 5, random_state=0)
+    X = X * 30.0
+    kw = dict(lam=1e-3, max_epochs=30, random_state=0, history_every=250)
+    with pytest.warns(InstabilityWarning, match="unstable"):
+        res = Solver.preset("svrg", eta=0.1, **kw).fit(X, y)
+    assert res.status is Status.MAX_SAMPLES
+    good = Solver.preset("svrg", eta=0.01, **kw).fit(X, y)     # stable: no warning
+    assert good.fun < res.fun
+    # records are what the test reads: without history there is nothing to compare
+    Solver.preset("svrg", eta=0.1, **{**kw, "history_every": None}).fit(X, y)
