@@ -77,7 +77,7 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
         # (compared as Python floats: the bound overflows float16)
         if not (float(y.min()) >= -_INT64_RANGE and float(y.max()) < _INT64_RANGE):
             return None
-        if np.any(y != y.astype(np.int64).astype(y.dtype)):
+        if (y != y.astype(np.int64).astype(y.dtype)).any():
             return None                                  # "continuous": scikit-learn raises
     elif kind not in "biuU":
         return None                                      # objects, bytes, complex, dates, ...
