@@ -34,6 +34,7 @@ except ImportError:
 #: (module, attribute path, depth for the indented listing)
 STAGES = [
     ("sqnopt.estimators._classifier", "SQNClassifier.fit", 0),
+    ("sqnopt.estimators._classifier", "fast_fit_data", 1),
     ("sqnopt.estimators._classifier", "validate_data", 1),
     ("sqnopt.estimators._classifier", "check_classification_targets", 1),
     ("sqnopt.estimators._classifier", "SQNClassifier._get_trainer", 1),

@@ -206,7 +206,8 @@ def overhead_rows(path: Path | None) -> tuple[list[str], bool | None]:
     for name, t in rec["rows"].items():
         rows.append(f"| {name} | {t * 1e6:.0f} µs | {t / base:.2f}× |")
     ratio = rec["rows"][rec["goal_row"]] / base
-    floor = [t / base for n, t in rec["rows"].items() if n.startswith("floor")]
+    floor = [t / base for n, t in rec["rows"].items()
+             if n.startswith(("floor", "scikit-learn's validation"))]
     rows += ["", f"Goal row: {rec['goal_row']}, {ratio:.2f}× `SGDClassifier`"
              + (f"; scikit-learn's input validation alone is {floor[0]:.2f}×." if floor else ".")]
     return rows, ratio <= 0.5

@@ -349,7 +349,7 @@ def _two_values(arr: NDArray[Any]) -> NDArray[Any] | None:
     if arr.dtype.kind not in "biuf":
         return None
     lo, hi = arr.min(), arr.max()
-    if lo == hi or not np.all((arr == lo) | (arr == hi)):
+    if lo == hi or not ((arr == lo) | (arr == hi)).all():
         return None
     return np.array([lo, hi], dtype=arr.dtype)
 
@@ -371,7 +371,7 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
                     "Pass one label per row of X")
     if arr.shape[0] == 0:
         raise _fail("y", "is empty", "Pass at least one labelled sample")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise _fail("y", "contains NaN or infinity", "Drop the unlabelled samples")
     if arr.dtype.kind == "c" or arr.dtype.kind in "mM":
         raise TypeError(f"y: unsupported label dtype {arr.dtype}")

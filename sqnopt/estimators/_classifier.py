@@ -16,6 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sqnopt.data import check_sparse_structure
+from sqnopt.estimators._validation import fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -230,10 +231,14 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNClassifier:
         """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
-        _check_structure(X)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C")
-        check_classification_targets(y)
+        checked = fast_fit_data(self, X, y)     # the common case (dense arrays), as below
+        if checked is None:
+            _check_structure(X)
+            X, y = validate_data(self, X, y, accept_sparse="csr",
+                                 dtype=[np.float64, np.float32], order="C")
+            check_classification_targets(y)
+        else:
+            X, y = checked
         trainer = self._get_trainer(keep=bool(self.warm_start))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)

@@ -100,10 +100,10 @@ def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray
         hit = ((scores > 0) if scores.ndim == 1 else np.argmax(scores, axis=1)) == index
     else:
         hit = model.labels_of_scores(scores) == y
-    total = float(np.sum(weights))
-    acc = float(np.sum(weights * hit)) / total
+    total = float(weights.sum())
+    acc = float((weights * hit).sum()) / total
     if index is not None:
-        majority = float(np.max(np.bincount(index, weights, minlength=len(classes)))) / total
+        majority = float(np.bincount(index, weights, minlength=len(classes)).max()) / total
     else:
         majority = max(float(np.sum(weights[y == c])) for c in classes) / total
     if acc >= majority - 1e-12:

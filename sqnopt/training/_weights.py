@@ -76,7 +76,7 @@ def sample_weights(y: NDArray[Any], classes: NDArray[Any], counts: FloatArray,
     :func:`sqnopt.data._dataset.sample_weight_array`) times ``class_weight_vector(class_weight, classes, counts)[y_i]``, as a new array."""
     sw = np.ones(n) if sample_weight is None else sample_weight_array(sample_weight, n)
     cw = class_weight_vector(class_weight, classes, counts)
-    if np.any(cw != 1.0):
+    if (cw != 1.0).any():
         sw = sw * cw[np.searchsorted(classes, y)]
     return sw
 
@@ -86,7 +86,7 @@ def check_two_classes(y: NDArray[Any], classes: NDArray[Any], weights: FloatArra
     """Refuse weights that leave nothing to learn: all zero, or only one class weighted.
     ``index``: as for :func:`class_counts`."""
     heavy = weights > 0
-    if not np.any(heavy):
+    if not heavy.any():
         raise ValueError("sample_weight: all weights are zero (after class_weight). Give at "
                          "least one sample a positive weight")
     if index is not None:

@@ -1,7 +1,8 @@
 """What a fit skips or keeps to cut its fixed cost (bench/estimator_overhead.py) gives the same
 results as doing the work again: the Trainer's checked data passed to the Solver unchecked, the
 label positions reused for counts and checks, objectives and default components shared between
-fits, the checkpoint identity described when first read."""
+fits, the checkpoint identity described when first read, the estimator's validation fast path
+(tests/estimators/test_fit_validation.py compares it with scikit-learn's input by input)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,48 @@ def test_fits_repeat_bit_for_bit(kw):
         reset_registry()                   # new registry: new objective instances
         c = SQNClassifier(random_state=0, **kw).fit(X, y).coef_
     assert a.tobytes() == b.tobytes() == c.tobytes()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(curvature="identity", max_iter=3),
+                                dict(multiclass="ovr", max_iter=3),
+                                dict(fit_intercept="regularized"),
+                                dict(class_weight="balanced", curvature="lbfgs")])
+@pytest.mark.parametrize("data", ["float64", "float32 Fortran", "string labels",
+                                  "float labels, weights"])
+def test_fast_validation_fits_as_scikit_learns(kw, data, monkeypatch):
+    """A fit whose input the validation fast path accepts ends with the bits, attributes and
+    warnings of the fit that validates with scikit-learn's functions."""
+    from sqnopt.estimators import _classifier
+
+    X, y = _data()
+    if kw.get("multiclass") == "ovr":
+        y = np.where(X[:, 0] > 0.5, 2, np.where(y > 0, 1, 0))
+    sw = None
+    if data == "float32 Fortran":
+        X = np.asfortranarray(X, dtype=np.float32)
+    elif data == "string labels":
+        y = np.array(["no", "yes", "maybe"])[np.where(y > 0, 1, np.where(y == 0, 2, 0))]
+    elif data == "float labels, weights":
+        y = y.astype(np.float64)
+        sw = np.random.default_rng(5).uniform(0.5, 2.0, len(y))
+    assert _classifier.fast_fit_data(SQNClassifier(), X, y) is not None
+
+    def fit() -> tuple[SQNClassifier, list[tuple[type, str]]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = SQNClassifier(random_state=0, **kw).fit(X, y, sample_weight=sw)
+        return est, [(w.category, str(w.message)) for w in caught]
+
+    fast, fast_warnings = fit()
+    monkeypatch.setattr(_classifier, "fast_fit_data", lambda *a: None)
+    slow, slow_warnings = fit()
+    assert fast_warnings == slow_warnings
+    for name in ("coef_", "intercept_", "classes_"):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+    assert fast.n_features_in_ == slow.n_features_in_ == X.shape[1]
+    assert not hasattr(fast, "feature_names_in_") and not hasattr(slow, "feature_names_in_")
+    assert (fast.n_iter_, fast.t_, fast.converged_) == (slow.n_iter_, slow.t_, slow.converged_)
 
 
 def test_objectives_by_name_are_shared_per_name_lam_and_registry():

@@ -1,0 +1,103 @@
+"""The input validation of ``SQNClassifier.fit``: scikit-learn's, with a fast path for the common
+case of a dense float array and a 1-D array of discrete labels.
+
+``fit`` validates ``(X, y)`` as scikit-learn's classifiers do:
+``validate_data(est, X, y, accept_sparse="csr", dtype=[float64, float32], order="C")`` followed
+by ``check_classification_targets(y)``. On small data these two generic functions cost about a
+third of ``SGDClassifier``'s whole fit (most of it in their handling of input types the common
+case is not: data frames, array-API namespaces, sparse and ragged input, type inference of the
+target). :func:`fast_fit_data` decides the common case itself with the same checks; ``fit``
+hands everything else, including every input that one of the checks would reject, to
+scikit-learn's functions: errors and warnings on bad input are always scikit-learn's own.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn import get_config
+
+__all__ = ["fast_fit_data"]
+
+_FLOATS = (np.float64, np.float32)
+#: float labels at or beyond this size cast to int64 with an overflow, which scikit-learn's
+#: integral test (``y != y.astype(int64).astype(y.dtype)``) reads as non-integral
+_INT64_RANGE = 2.0 ** 63
+
+
+def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
+    """``(X, y)`` as ``validate_data(estimator, X, y, accept_sparse="csr",
+    dtype=[np.float64, np.float32], order="C")`` and then ``check_classification_targets(y)``
+    leave them, with the same effects on ``estimator`` (``n_features_in_`` set,
+    ``feature_names_in_`` removed) and the same warning, when ``X`` is a plain 2-D float64 or
+    float32 ``ndarray`` with finite values and at least one row and one column, and ``y`` a
+    plain 1-D ``ndarray`` of as many booleans, integers, strings or integral finite floats (of
+    at most 64 bits);
+    ``None`` (nothing done, nothing changed) otherwise.
+
+    Why this is scikit-learn's result on such input:
+
+    * ``validate_data`` / ``check_X_y``: a ``numpy.ndarray`` (not a subclass such as
+      ``np.matrix`` or a memmap, not a data frame) has no feature names, so ``reset=True``
+      removes ``feature_names_in_``; its dtype is one of the accepted ones, so ``check_array``
+      converts nothing and returns ``np.asarray(X, order="C")`` (``X`` itself when it is
+      C-contiguous) after the checks it makes: two dimensions, no complex values, at least one
+      sample and one feature, all values finite (scikit-learn's first test: the sum is finite;
+      any NaN or infinity makes the sum non-finite, so a finite sum proves them absent);
+      ``n_features_in_`` is then ``X.shape[1]``. ``y``: ``column_or_1d`` returns a 1-D
+      array as a C-contiguous array of the same dtype; the finiteness test concerns float
+      labels only, complex labels are refused here; the lengths agree.
+    * ``check_classification_targets`` / ``type_of_target``: a 1-D array is never
+      multilabel; a first label that is a ``bool``, an integer, a float or a ``str`` is neither
+      bytes nor a sequence; a non-empty 1-D array of a non-object dtype is ``"binary"`` or
+      ``"multiclass"`` (both accepted) unless its dtype is floating and ``y !=
+      y.astype(int64).astype(y.dtype)`` somewhere -- the very test made here, after checking
+      that every label lies in int64's range so that the cast is exact (beyond it the cast
+      overflows and scikit-learn finds ``"continuous"``: such labels, like NaN and infinity,
+      go to scikit-learn). The one warning, more distinct labels than half of more than 20
+      samples, is given with scikit-learn's message and category from the same count (the
+      number of distinct labels, computed only when it can matter).
+
+    Labels with cached unique values in their dtype's metadata (scikit-learn's
+    ``attach_unique``), which scikit-learn would count instead, and scikit-learn's array-API
+    dispatch go to scikit-learn too.
+    """
+    if type(X) is not np.ndarray or type(y) is not np.ndarray:
+        return None
+    if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
+        return None
+    n_samples, n_features = X.shape
+    if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
+        return None
+    kind = y.dtype.kind
+    if kind == "f" and y.dtype.itemsize <= 8:           # float16, float32, float64
+        # NaN fails both comparisons; infinities and labels too large for int64 fail one
+        # (compared as Python floats: the bound overflows float16)
+        if not (float(y.min()) >= -_INT64_RANGE and float(y.max()) < _INT64_RANGE):
+            return None
+        if (y != y.astype(np.int64).astype(y.dtype)).any():
+            return None                                  # "continuous": scikit-learn raises
+    elif kind not in "biuU":
+        return None                                      # objects, bytes, complex, dates, ...
+    Xc = np.asarray(X, order="C")
+    with np.errstate(over="ignore"):
+        if not np.isfinite(Xc.sum()):
+            return None
+    if get_config()["array_api_dispatch"]:
+        return None
+    # accepted: the estimator's attributes as validate_data sets them
+    if hasattr(estimator, "feature_names_in_"):
+        delattr(estimator, "feature_names_in_")
+    estimator.n_features_in_ = n_features
+    yc = np.asarray(y, order="C")
+    if n_samples > 20 and np.unique(yc).shape[0] > round(0.5 * n_samples):
+        warnings.warn(
+            "The number of unique classes is greater than 50% of the number "
+            "of samples. `y` could represent a regression problem, not a "
+            "classification problem.",
+            UserWarning,
+            stacklevel=2,                 # at the caller, as scikit-learn's
+        )
+    return Xc, yc
