@@ -231,9 +231,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNClassifier:
         """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
-        checked = fast_fit_data(self, X, y)     # the common case (dense arrays), as below
+        _check_structure(X)
+        checked = fast_fit_data(self, X, y)     # the common case (arrays, CSR), as below
         if checked is None:
-            _check_structure(X)
             X, y = validate_data(self, X, y, accept_sparse="csr",
                                  dtype=[np.float64, np.float32], order="C")
             check_classification_targets(y)

@@ -1,12 +1,12 @@
 """The input validation of ``SQNClassifier.fit``: scikit-learn's, with a fast path for the common
-case of a dense float array and a 1-D array of discrete labels.
+case of a float array or CSR matrix and a 1-D array of discrete labels.
 
 ``fit`` validates ``(X, y)`` as scikit-learn's classifiers do:
 ``validate_data(est, X, y, accept_sparse="csr", dtype=[float64, float32], order="C")`` followed
 by ``check_classification_targets(y)``. On small data these two generic functions cost about a
 third of ``SGDClassifier``'s whole fit (most of it in their handling of input types the common
-case is not: data frames, array-API namespaces, sparse and ragged input, type inference of the
-target). :func:`fast_fit_data` decides the common case itself with the same checks; ``fit``
+case is not: data frames, array-API namespaces, other sparse formats and ragged input, type
+inference of the target). :func:`fast_fit_data` decides the common case itself with the same checks; ``fit``
 hands everything else, including every input that one of the checks would reject, to
 scikit-learn's functions: errors and warnings on bad input are always scikit-learn's own.
 """
@@ -17,11 +17,14 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import get_config
 
 __all__ = ["fast_fit_data"]
 
 _FLOATS = (np.float64, np.float32)
+#: the sparse containers ``validate_data(accept_sparse="csr")`` passes through unconverted
+_CSR = (sp.csr_matrix, sp.csr_array)
 #: float labels at or beyond this size cast to int64 with an overflow, which scikit-learn's
 #: integral test (``y != y.astype(int64).astype(y.dtype)``) reads as non-integral
 _INT64_RANGE = 2.0 ** 63
@@ -32,9 +35,9 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
     dtype=[np.float64, np.float32], order="C")`` and then ``check_classification_targets(y)``
     leave them, with the same effects on ``estimator`` (``n_features_in_`` set,
     ``feature_names_in_`` removed) and the same warning, when ``X`` is a plain 2-D float64 or
-    float32 ``ndarray`` with finite values and at least one row and one column, and ``y`` a
-    plain 1-D ``ndarray`` of as many booleans, integers, strings or integral finite floats (of
-    at most 64 bits);
+    float32 ``ndarray`` or a SciPy CSR matrix or array of those dtypes, with finite values and
+    at least one row and one column, and ``y`` a plain 1-D ``ndarray`` of as many booleans,
+    integers, strings or integral finite floats (of at most 64 bits);
     ``None`` (nothing done, nothing changed) otherwise.
 
     Why this is scikit-learn's result on such input:
@@ -46,8 +49,13 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
       C-contiguous) after the checks it makes: two dimensions, no complex values, at least one
       sample and one feature, all values finite (scikit-learn's first test: the sum is finite;
       any NaN or infinity makes the sum non-finite, so a finite sum proves them absent);
-      ``n_features_in_`` is then ``X.shape[1]``. ``y``: ``column_or_1d`` returns a 1-D
-      array as a C-contiguous array of the same dtype; the finiteness test concerns float
+      ``n_features_in_`` is then ``X.shape[1]``. A CSR matrix or array (``csr_matrix``,
+      ``csr_array``, not a subclass) of an accepted dtype is in the accepted format, so
+      ``_ensure_sparse_format`` returns it unchanged after the same finiteness test on its
+      stored values ``X.data`` (an index structure that compiled code could not trust is
+      refused before, by :func:`sqnopt.data.check_sparse_structure`), and a sparse matrix has
+      no feature names. ``y``: ``column_or_1d`` returns a 1-D array as a C-contiguous array of
+      the same dtype; the finiteness test concerns float
       labels only, complex labels are refused here; the lengths agree.
     * ``check_classification_targets`` / ``type_of_target``: a 1-D array is never
       multilabel; a first label that is a ``bool``, an integer, a float or a ``str`` is neither
@@ -64,7 +72,8 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
     ``attach_unique``), which scikit-learn would count instead, and scikit-learn's array-API
     dispatch go to scikit-learn too.
     """
-    if type(X) is not np.ndarray or type(y) is not np.ndarray:
+    sparse = type(X) in _CSR
+    if not (sparse or type(X) is np.ndarray) or type(y) is not np.ndarray:
         return None
     if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
         return None
@@ -81,9 +90,9 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
             return None                                  # "continuous": scikit-learn raises
     elif kind not in "biuU":
         return None                                      # objects, bytes, complex, dates, ...
-    Xc = np.asarray(X, order="C")
+    Xc = X if sparse else np.asarray(X, order="C")
     with np.errstate(over="ignore"):
-        if not np.isfinite(Xc.sum()):
+        if not np.isfinite((X.data if sparse else Xc).sum()):
             return None
     if get_config()["array_api_dispatch"]:
         return None

@@ -110,7 +110,7 @@ def test_fits_repeat_bit_for_bit(kw):
                                 dict(fit_intercept="regularized"),
                                 dict(class_weight="balanced", curvature="lbfgs")])
 @pytest.mark.parametrize("data", ["float64", "float32 Fortran", "string labels",
-                                  "float labels, weights"])
+                                  "float labels, weights", "CSR", "CSR array float32"])
 def test_fast_validation_fits_as_scikit_learns(kw, data, monkeypatch):
     """A fit whose input the validation fast path accepts ends with the bits, attributes and
     warnings of the fit that validates with scikit-learn's functions."""
@@ -127,6 +127,10 @@ def test_fast_validation_fits_as_scikit_learns(kw, data, monkeypatch):
     elif data == "float labels, weights":
         y = y.astype(np.float64)
         sw = np.random.default_rng(5).uniform(0.5, 2.0, len(y))
+    elif data == "CSR":
+        X = sp.csr_matrix(np.where(X > 0.5, X, 0.0))
+    elif data == "CSR array float32":
+        X = sp.csr_array(np.where(X > 0.5, X, 0.0).astype(np.float32))
     assert _classifier.fast_fit_data(SQNClassifier(), X, y) is not None
 
     def fit() -> tuple[SQNClassifier, list[tuple[type, str]]]:

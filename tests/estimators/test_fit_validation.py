@@ -104,7 +104,21 @@ CASES: list[tuple[str, Any, Any, bool]] = [
     ("list X", X64.tolist(), _labels([0, 1]), False),
     ("ndarray subclass X", X64.view(_Subclass), _labels([0, 1]), False),
     ("ndarray subclass y", X64, _labels([0, 1]).view(_Subclass), False),
-    ("CSR X", sp.csr_matrix(X64), _labels([0, 1]), False),
+    ("CSR X", sp.csr_matrix(X64), _labels([0, 1]), True),
+    ("CSR float32 X", sp.csr_matrix(X64.astype(np.float32)), _labels([0, 1]), True),
+    ("CSR array X", sp.csr_array(X64), _labels(["a", "b"]), True),
+    ("CSR X of zeros", sp.csr_matrix((N, 3)), _labels([0, 1]), True),
+    ("CSR X, many labels: warns", sp.csr_matrix(X64), np.arange(N), True),
+    ("CSR NaN in X", sp.csr_matrix(np.where(X64 > 2, np.nan, X64)), _labels([0, 1]), False),
+    ("CSR inf in X", sp.csr_matrix(np.r_[X64[:-1], [[np.inf, 0, 0]]]), _labels([0, 1]),
+     False),
+    ("CSR int X", sp.csr_matrix(np.arange(3 * N).reshape(N, 3)), _labels([0, 1]), False),
+    ("CSR continuous y", sp.csr_matrix(X64), RNG.standard_normal(N), False),
+    ("CSR empty", sp.csr_matrix((0, 3)), np.zeros(0), False),
+    ("CSR no features", sp.csr_matrix((N, 0)), _labels([0, 1]), False),
+    ("CSR length mismatch", sp.csr_matrix(X64), _labels([0, 1], n=N - 1), False),
+    ("CSC X", sp.csc_matrix(X64), _labels([0, 1]), False),
+    ("COO X", sp.coo_matrix(X64), _labels([0, 1]), False),
     ("None y", X64, None, False),
 ]
 
@@ -151,6 +165,9 @@ def test_fast_validation_is_scikit_learns(name, X, y, fast, with_names):
     assert got_warnings == ref_warnings     # category, message and the line's file
     Xr, yr = ref
     Xf, yf = got
+    if sp.issparse(X):      # passed through unconverted by both
+        assert Xr is X and Xf is X
+        Xr = Xf = X.toarray()
     for a, b in ((Xr, Xf), (yr, yf)):
         assert type(a) is type(b) is np.ndarray
         assert a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
@@ -159,7 +176,7 @@ def test_fast_validation_is_scikit_learns(name, X, y, fast, with_names):
         # the same memory: a view of what was passed where scikit-learn's is, else a copy
         assert np.shares_memory(a, X if a is Xr else y) == np.shares_memory(
             b, X if b is Xf else y)
-    assert Xf is X or not X.flags.c_contiguous   # no copy of an array already fit to use
+    assert sp.issparse(X) or Xf is X or not X.flags.c_contiguous   # no copy of a usable array
     assert vars(fast_est).keys() == vars(ref_est).keys()
     assert fast_est.n_features_in_ == ref_est.n_features_in_
     assert type(fast_est.n_features_in_) is type(ref_est.n_features_in_)
