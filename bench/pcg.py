@@ -119,7 +119,7 @@ def main() -> None:
                 hit = profs[v][t]
                 cells.append("-" if hit is None else f"{hit[0]} / {hit[1]:.1f}")
             ratio = best[v] / base if np.isfinite(base) and base > 0 else float("nan")
-            print(f"| {p.dataset}/{p.loss} | {v} | " + " | ".join(cells)
+            print(f"| {p.dataset}/{p.name} | {v} | " + " | ".join(cells)
                   + f" | {1e3 * best[v]:.1f} | {ratio:.2f} |", flush=True)
     for line in skipped:
         print(line)
