@@ -37,6 +37,9 @@ def main() -> None:
     ap.add_argument("--alphas", nargs="+", default=["none", "0.01", "0.1", "1"])
     ap.add_argument("--forcing", type=float, default=0.25)
     ap.add_argument("--target", type=float, default=1e-7)
+    ap.add_argument("--stop", choices=["euclid", "precond"], default="euclid",
+                    help="CG stopping test: the Euclidean residual ||r|| <= forcing ||g|| "
+                         "(default) or its M^-1 norm, r'M^-1 r <= forcing^2 g'M^-1 g")
     args = ap.parse_args()
     p = next(load_problems([args.dataset], [args.problem], datasets_dir(None), quick=False,
                            skipped=[]))
@@ -70,8 +73,10 @@ def main() -> None:
             pp = z.copy()
             rz = r @ z
             tgt = args.forcing * np.linalg.norm(g)
+            if args.stop == "precond":
+                tgt = args.forcing * np.sqrt(rz)
             k = 0
-            while k < 50 and np.linalg.norm(r) > tgt:
+            while k < 50 and (np.sqrt(rz) if args.stop == "precond" else np.linalg.norm(r)) > tgt:
                 q = X.T @ (D * (X @ pp)) / N + lam * pp
                 hv += 1
                 k += 1

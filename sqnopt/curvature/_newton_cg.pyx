@@ -10,9 +10,26 @@ relative residual ``eta = min(0.5, sqrt(||g||))`` -- the forcing sequence of tru
 methods (Nocedal & Wright 2006, Alg. 7.1), superlinear near the optimum -- or after
 ``max_iter`` products; on a direction of non-positive curvature it returns the iterate so far
 (the gradient at the first iteration). Requires the ``hessian_vector`` capability.
+
+With ``diagonal_weight = a >= 0`` CG is preconditioned (Nocedal & Wright 2006, Alg. 5.3) by
+the diagonal ``M = a diag(H_S) + (1 - a) lam`` -- the Jacobi preconditioner ``diag(H_S)``
+mixed with the regulariser's Hessian (Hsia, Chiang & Lin, *Preconditioned conjugate gradient
+methods in truncated Newton frameworks for large-scale linear classification*, ACML 2018,
+who recommend ``a = 0.01``), formed once per batch from the factors by the objective's
+``cy_hessian_diagonal`` (one pass over the batch's stored entries, counted in the curvature
+samples); objectives that do not provide it (softmax) keep plain CG. Preconditioned CG stops
+at the relative residual in the ``M^-1`` norm, ``sqrt(r' M^-1 r) <= eta sqrt(g' M^-1 g)``,
+the quantity its recurrence carries; without a preconditioner that is the Euclidean test above
+and the arithmetic is plain CG's.
+
+Forcing codes besides a fixed ``eta > 0`` and the sequence above (``0``): ``-1``,
+``eta_k = min(0.5, sqrt(||g_k|| / ||g_0||))`` (the same superlinear sequence, invariant to
+the scale of the objective); ``-2``, Eisenstat & Walker's choice 2 (SIAM J. Sci. Comput. 1996):
+``eta_0 = 0.5``, ``eta_k = 0.9 (||g_k|| / ||g_{k-1}||)^2``, safeguarded by
+``max(eta_k, 0.9 eta_{k-1}^2)`` when ``0.9 eta_{k-1}^2 > 0.1``, at most 0.5.
 """
 
-from libc.math cimport fmin, sqrt
+from libc.math cimport fmin, isfinite, sqrt
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -25,7 +42,7 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 
 cdef class NewtonCGKernel(CurvatureKernel):
     def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size,
-                 Py_ssize_t max_iter, double forcing):
+                 Py_ssize_t max_iter, double forcing, double diagonal_weight=-1.0):
         CurvatureKernel.__init__(self, dim)
         if max_iter < 1:
             raise ValueError("max_iter must be >= 1")
@@ -35,8 +52,17 @@ cdef class NewtonCGKernel(CurvatureKernel):
         self.r = np.zeros(dim)
         self.p = np.zeros(dim)
         self.q = np.zeros(dim)
+        if diagonal_weight > 1.0:
+            raise ValueError("diagonal_weight must be <= 1 (negative: no preconditioner)")
+        self.diagonal_weight = diagonal_weight
+        self.z = np.zeros(dim if diagonal_weight >= 0.0 else 1)
+        self.M = np.ones(dim if diagonal_weight >= 0.0 else 1)
+        self.preconditioned = False
         self.max_iter = max_iter
         self.forcing = forcing
+        self.g0norm = -1.0
+        self.gprev = 0.0
+        self.eta_prev = 0.5
         self.size = 0
         self.last_iterations = 0
         self.total_iterations = 0
@@ -61,25 +87,54 @@ cdef class NewtonCGKernel(CurvatureKernel):
             self._failed = 2
             return CURVATURE_ERROR
         self.have_batch = True
+        self._precondition(True)
         return BATCH_OBSERVED
+
+    cdef void _precondition(self, bint count) noexcept nogil:
+        # M = a diag(H_S) + (1 - a) lam from the batch's factors; a coordinate where that is not
+        # positive (no stored entry, lam = 0) keeps 1
+        cdef Py_ssize_t j, n = self.dim
+        cdef double a = self.diagonal_weight, shift, m
+        cdef double* M
+        self.preconditioned = False
+        if a < 0.0 or not self.have_batch:
+            return
+        M = &self.M[0]
+        if self.obj.cy_hessian_diagonal(&self.batch[0], self.size, &self.D[0], M) != 0:
+            return
+        if count:
+            self.extra_samples += self.size
+        shift = (1.0 - a) * self.obj.lam
+        for j in range(n):
+            m = a * M[j] + shift
+            M[j] = m if (m > 0.0 and isfinite(m)) else 1.0
+        self.preconditioned = True
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
         cdef Py_ssize_t n = self.dim, j, k
         cdef double* r = &self.r[0]
         cdef double* p = &self.p[0]
         cdef double* q = &self.q[0]
+        cdef double* z = r              # M^-1 r (r itself without a preconditioner)
+        cdef const double* M = NULL
         cdef double rr, rr_new, pq, alpha, beta, gnorm, target
         if not self.have_batch:
             memcpy(out, grad, n * sizeof(double))
             self.last_iterations = 0
             return
+        if self.preconditioned:
+            z = &self.z[0]
+            M = &self.M[0]
         memset(out, 0, n * sizeof(double))
         memcpy(r, grad, n * sizeof(double))
-        memcpy(p, grad, n * sizeof(double))
-        rr = sq_dot(r, r, n)
-        gnorm = sqrt(rr)
-        target = self.forcing if self.forcing > 0.0 else fmin(0.5, sqrt(gnorm))
-        target = target * gnorm
+        gnorm = sqrt(sq_dot(r, r, n))
+        if M != NULL:
+            for j in range(n):
+                z[j] = r[j] / M[j]
+        memcpy(p, z, n * sizeof(double))
+        rr = sq_dot(r, z, n)            # r' M^-1 r
+        target = self._forcing_term(gnorm)
+        target = target * sqrt(rr)
         k = 0
         while k < self.max_iter and sqrt(rr) > target:
             self.obj.cy_hessian_product(&self.batch[0], self.size, &self.D[0], p, q)
@@ -94,13 +149,37 @@ cdef class NewtonCGKernel(CurvatureKernel):
             for j in range(n):
                 out[j] += alpha * p[j]
                 r[j] -= alpha * q[j]
-            rr_new = sq_dot(r, r, n)
+            if M != NULL:
+                for j in range(n):
+                    z[j] = r[j] / M[j]
+            rr_new = sq_dot(r, z, n)
             beta = rr_new / rr
             rr = rr_new
             for j in range(n):
-                p[j] = r[j] + beta * p[j]
+                p[j] = z[j] + beta * p[j]
         self.last_iterations = k
         self.total_iterations += k
+
+    cdef double _forcing_term(self, double gnorm) noexcept nogil:
+        cdef double eta, safe
+        if self.forcing > 0.0:
+            return self.forcing
+        if self.forcing == 0.0:
+            return fmin(0.5, sqrt(gnorm))
+        if self.g0norm < 0.0:           # the first direction of the solve
+            self.g0norm = gnorm
+            eta = 0.5
+        elif self.forcing == -1.0:
+            eta = fmin(0.5, sqrt(gnorm / self.g0norm)) if self.g0norm > 0.0 else 0.5
+        else:
+            eta = 0.9 * (gnorm / self.gprev) * (gnorm / self.gprev) if self.gprev > 0.0 else 0.5
+            safe = 0.9 * self.eta_prev * self.eta_prev
+            if safe > 0.1 and safe > eta:
+                eta = safe
+            eta = fmin(0.5, eta)
+        self.gprev = gnorm
+        self.eta_prev = eta
+        return eta
 
     def error_message(self) -> str:
         if self._failed == 1:
@@ -125,7 +204,9 @@ cdef class NewtonCGKernel(CurvatureKernel):
                      np.zeros(0, dtype=np.intp),
                      D=np.array(self.D[:self.size * hs]) if hs else np.zeros(0),
                      last_iterations=int(self.last_iterations),
-                     total_iterations=int(self.total_iterations), failed=int(self._failed))
+                     total_iterations=int(self.total_iterations), failed=int(self._failed),
+                     g0norm=float(self.g0norm), gprev=float(self.gprev),
+                     eta_prev=float(self.eta_prev))
         return state
 
     def set_state(self, state) -> None:
@@ -150,6 +231,11 @@ cdef class NewtonCGKernel(CurvatureKernel):
             np.asarray(self.D)[:D.shape[0]] = D
         self.have_batch = have
         self.size = size
+        self._precondition(False)       # M from the restored factors (not saved, not counted)
         self.last_iterations = state_value(state, "last_iterations", int, self)
         self.total_iterations = state_value(state, "total_iterations", int, self)
         self._failed = state_value(state, "failed", int, self)
+        if "g0norm" in state:           # checkpoints before the adaptive forcing rules: none
+            self.g0norm = state_value(state, "g0norm", float, self)
+            self.gprev = state_value(state, "gprev", float, self)
+            self.eta_prev = state_value(state, "eta_prev", float, self)

@@ -497,13 +497,20 @@ class QuadraticBoundNumPy(CurvatureModel):
 
 class NewtonCGKernelNumPy:
     """Twin of :class:`~sqnopt.curvature.NewtonCG`'s kernel: textbook CG (Nocedal & Wright 2006,
-    Alg. 5.2) on the objective's Python ``hessian_product`` over the last curvature batch."""
+    Alg. 5.2) on the objective's Python ``hessian_product`` over the last curvature batch; with
+    ``diagonal_weight = a >= 0`` preconditioned CG (Alg. 5.3) with
+    ``M = a hessian_diagonal + (1 - a) lam`` (Hsia, Chiang & Lin 2018)."""
 
     needs_secant_pair = False
     needs_curvature_batch = True
 
-    def __init__(self, dim: int, max_iter: int, forcing: float) -> None:
+    def __init__(self, dim: int, max_iter: int, forcing: float,
+                 diagonal_weight: float = -1.0) -> None:
         self.dim, self.max_iter, self.forcing = dim, max_iter, forcing
+        self.diagonal_weight = diagonal_weight
+        self.M: FloatArray | None = None
+        self.g0norm: float | None = None
+        self.gprev, self.eta_prev = 0.0, 0.5
         self.objective: Any = None
         self.w = np.zeros(dim)
         self.batch = np.zeros(0, dtype=np.intp)
@@ -514,7 +521,38 @@ class NewtonCGKernelNumPy:
         self.objective = objective
         self.w = np.array(w, dtype=np.float64)
         self.batch = np.array(batch, dtype=np.intp)
+        self.M = None
+        if self.diagonal_weight >= 0:
+            try:
+                diag = objective.hessian_diagonal(self.w, self.batch)
+            except (AttributeError, TypeError):
+                diag = None             # not provided: plain CG
+            if diag is not None:
+                a = self.diagonal_weight
+                m = a * np.asarray(diag) + (1 - a) * objective.lam
+                self.M = np.where((m > 0) & np.isfinite(m), m, 1.0)
+                self.extra_samples += len(self.batch)
         return BATCH_OBSERVED
+
+    def _eta(self, gnorm: float) -> float:
+        """The forcing term: fixed, min(0.5, sqrt(|g|)) (0), min(0.5, sqrt(|g| / |g_0|)) (-1),
+        Eisenstat-Walker choice 2 (-2)."""
+        if self.forcing > 0:
+            return self.forcing
+        if self.forcing == 0:
+            return min(0.5, float(np.sqrt(gnorm)))
+        if self.g0norm is None:
+            self.g0norm, eta = gnorm, 0.5
+        elif self.forcing == -1:
+            eta = min(0.5, float(np.sqrt(gnorm / self.g0norm))) if self.g0norm > 0 else 0.5
+        else:
+            eta = 0.9 * (gnorm / self.gprev) ** 2 if self.gprev > 0 else 0.5
+            safe = 0.9 * self.eta_prev ** 2
+            if safe > 0.1:
+                eta = max(eta, safe)
+            eta = min(0.5, eta)
+        self.gprev, self.eta_prev = gnorm, eta
+        return eta
 
     def _hv(self, v: FloatArray) -> FloatArray:
         out = np.zeros(self.dim)
@@ -528,10 +566,14 @@ class NewtonCGKernelNumPy:
             out[:] = g
             return
         gnorm = float(np.sqrt(g @ g))
-        eta = self.forcing if self.forcing > 0 else min(0.5, np.sqrt(gnorm))
-        d, r, p = np.zeros(self.dim), g.copy(), g.copy()
-        rr, k = float(r @ r), 0
-        while k < self.max_iter and np.sqrt(rr) > eta * gnorm:
+        eta = self._eta(gnorm)
+        M = self.M
+        d, r = np.zeros(self.dim), g.copy()
+        z = r / M if M is not None else r
+        p = z.copy()
+        rr, k = float(r @ z), 0         # r' M^-1 r: Alg. 5.3 stops on its square root
+        target = eta * np.sqrt(rr)
+        while k < self.max_iter and np.sqrt(rr) > target:
             q = self._hv(p)
             k += 1
             pq = float(p @ q)
@@ -542,8 +584,9 @@ class NewtonCGKernelNumPy:
             alpha = rr / pq
             d += alpha * p
             r -= alpha * q
-            rr_new = float(r @ r)
-            p = r + (rr_new / rr) * p
+            z = r / M if M is not None else r
+            rr_new = float(r @ z)
+            p = z + (rr_new / rr) * p
             rr = rr_new
         self.last_iterations = k
         out[:] = d
@@ -560,14 +603,20 @@ class NewtonCGNumPy(CurvatureModel):
     """Reference twin of :class:`sqnopt.curvature.NewtonCG`."""
 
     max_iter: int = 20
-    forcing: float | None = None
+    forcing: float | str | None = None
+    preconditioner: str | None = None
+    diagonal_weight: float = 0.01
     name = "newton_cg_numpy"
     needs_curvature_batch = True
     requires = frozenset({HESSIAN_VECTOR})
     direction_scale = "newton"
 
     def init(self, problem: Problem) -> NewtonCGKernelNumPy:
-        return NewtonCGKernelNumPy(problem.n_params, self.max_iter, self.forcing or 0.0)
+        rules = {"relative": -1.0, "eisenstat_walker": -2.0}
+        forcing = (rules[self.forcing] if isinstance(self.forcing, str)
+                   else float(self.forcing or 0.0))
+        return NewtonCGKernelNumPy(problem.n_params, self.max_iter, forcing,
+                                   self.diagonal_weight if self.preconditioner else -1.0)
 
 
 @dataclass(frozen=True)
@@ -576,7 +625,7 @@ class TruncatedNewtonNumPy(NewtonCGNumPy):
     declared ``full_batch`` like the compiled model, with its defaults."""
 
     max_iter: int = 50
-    forcing: float | None = 0.25
+    forcing: float | str | None = 0.25
     name = "truncated_newton_numpy"
     full_batch = True
     requires = frozenset({SMOOTH, HESSIAN_VECTOR})

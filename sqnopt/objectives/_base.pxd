@@ -82,6 +82,12 @@ cdef class ObjectiveKernel:
     # out = (1/size) sum_t (Hessian of sample batch[t], from D) v + lam v_reg (overwritten)
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil
+    # out = the diagonal of that Hessian, (1/size) sum_t diag(Hessian of sample batch[t], from D)
+    # + lam on the regularised coordinates (overwritten; margin losses: (1/size) sum_t D_t x_tj^2
+    # + lam, one pass over the batch's stored entries): the Jacobi preconditioner of truncated
+    # Newton's CG. Returns 0, or -1 when not provided (the base class; ``out`` untouched).
+    cdef int cy_hessian_diagonal(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 double* out) noexcept nogil
     # Margin losses (capability declared by ``score_hessian_factor``): sample i's score Hessian
     # factor g_i l''(y_i s) from its score s = x_i . w + b, so that a model which forms the
     # score from the row it gathers anyway (Newton's Hessian) needs no second pass over the

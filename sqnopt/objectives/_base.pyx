@@ -88,6 +88,10 @@ cdef class ObjectiveKernel:
                                  const double* v, double* out) noexcept nogil:
         pass
 
+    cdef int cy_hessian_diagonal(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 double* out) noexcept nogil:
+        return -1
+
     def hessian_product(self, const double[::1] w, batch, const double[::1] v,
                         double[::1] out):
         """``out = (1/|B|) sum_{i in B} g_i Hess l_i(w) v + lam v_reg`` (Python entry; the
@@ -104,6 +108,26 @@ cdef class ObjectiveKernel:
         if self.cy_hessian_factors(&w[0], &bb[0], bb.shape[0], &dv[0]) != 0:
             raise FloatingPointError("a score is not finite at w")
         self.cy_hessian_product(&bb[0], bb.shape[0], &dv[0], &v[0], &out[0])
+
+    def hessian_diagonal(self, const double[::1] w, batch):
+        """The diagonal of ``(1/|B|) sum_{i in B} g_i Hess l_i(w) + lam I_reg`` (Python entry
+        of ``cy_hessian_diagonal``); ``TypeError`` when the objective does not provide it."""
+        if self.hess_size < 1:
+            raise TypeError(f"{type(self).__name__} does not provide Hessian-vector products")
+        self._check_w(w)
+        b = np.ascontiguousarray(batch, dtype=np.intp)
+        cdef const Py_ssize_t[::1] bb = b
+        if bb.shape[0] < 1:
+            raise ValueError("batch must contain at least one index")
+        D = np.zeros(bb.shape[0] * self.hess_size)
+        out = np.zeros(self.n_params)
+        cdef double[::1] dv = D
+        cdef double[::1] ov = out
+        if self.cy_hessian_factors(&w[0], &bb[0], bb.shape[0], &dv[0]) != 0:
+            raise FloatingPointError("a score is not finite at w")
+        if self.cy_hessian_diagonal(&bb[0], bb.shape[0], &dv[0], &ov[0]) != 0:
+            raise TypeError(f"{type(self).__name__} does not provide the Hessian's diagonal")
+        return out
 
     def hessian_factors(self, const double[::1] w, batch):
         """The score-Hessian factors of the samples ``batch`` at ``w`` (``hess_size`` doubles
@@ -372,6 +396,31 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 if c != 0.0:
                     self.data.row_axpy(batch[t], c, out)
         self._reg_gradient(v, out)
+
+    cdef int cy_hessian_diagonal(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 double* out) noexcept nogil:
+        # out_j = (1/size) sum_t D_t x_tj^2 + lam (j regularised); the intercept's x = 1
+        cdef Py_ssize_t t, p, nnz, k
+        cdef Py_ssize_t nf = self.data.n_features
+        cdef const double* d64 = NULL
+        cdef const float* d32 = NULL
+        cdef const int* ind = NULL
+        cdef double c, x, inv = 1.0 / size
+        memset(out, 0, self.n_params * sizeof(double))
+        for t in range(size):
+            c = inv * D[t]
+            if c == 0.0:
+                continue
+            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
+            for p in range(nnz):
+                k = p if ind == NULL else ind[p]
+                x = d64[p] if d64 != NULL else d32[p]
+                out[k] += c * (x * x)
+            if self.data.has_intercept:
+                out[nf] += c
+        for k in range(nf):
+            out[k] += self.lam
+        return 0
 
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:

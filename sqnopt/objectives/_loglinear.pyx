@@ -1014,6 +1014,10 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
                                  const double* v, double* out) noexcept nogil:
         self.margin.cy_hessian_product(batch, size, D, v, out)
 
+    cdef int cy_hessian_diagonal(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
+                                 double* out) noexcept nogil:
+        return self.margin.cy_hessian_diagonal(batch, size, D, out)
+
     cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                       double* factor, double* mu) noexcept nogil:
         # Algorithm 1 over (y = -1, y = +1): the first output meets z -> 0+ (weight 0,

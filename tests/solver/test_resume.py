@@ -370,6 +370,20 @@ def test_full_batch_newton_with_the_score_line_search_resumes_exactly(multiclass
         resume_matches(make, X, y, k, 4, via=via)
 
 
+@pytest.mark.parametrize("forcing", [0.25, "relative", "eisenstat_walker"])
+def test_preconditioned_truncated_newton_resumes_exactly(forcing: Any) -> None:
+    """The preconditioner is formed again from the restored factors; the adaptive forcing
+    rules' norms are in the checkpoint."""
+    from sqnopt import Full, ScoreLine, TruncatedNewton
+
+    X, y = binary_data()
+    model = TruncatedNewton(preconditioner="diagonal", forcing=forcing)
+    make = lambda: Solver(LogLoss(lam=1e-3), model, Full(), ScoreLine(),  # noqa: E731
+                          curvature_schedule=Full(), random_state=3, history_every=1)
+    for k in (1, 3):
+        resume_matches(make, X, y, k, 4, via="file")
+
+
 def test_score_line_restored_on_other_rows_gathers_their_scores() -> None:
     """Restored onto other rows of the same shape (continuing as rebind), the saved scores
     are not those of the rows: the first search gathers them (and its step is the one of a
