@@ -111,7 +111,7 @@ LBFGS_MAX_MEMORY = 30
 #: (:func:`bound_cost_passes`) and a parameter block has at most BOUND_MAX_DIM entries (the
 #: ``dim x dim`` factor: 128 MiB at the cap); measured in docs/benchmarks.md ("Preconditioned
 #: L-BFGS").
-BOUND_PASSES = 80.0
+BOUND_PASSES = 25.0
 BOUND_MAX_DIM = 4096
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
@@ -298,18 +298,28 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
 def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
     r"""What forming and factoring :class:`~sqnopt.curvature.BoundLBFGS`'s bound
     ``M_1 = c X'SX / N + lam I`` costs, in passes over the data:
-    ``(N dim^2 / 2 + dim^3 / 3) / (2 K nnz)`` with ``dim`` the features (and the intercept)
-    and ``K`` the parameter blocks: the multiply-adds of the kernel's ``dsyrk`` over rows
-    gathered densely (sparse rows cost as much as dense ones) and of the Cholesky
-    factorisation, over a gradient pass's (a dot and an axpy per entry and block). BLAS runs
-    the ``dsyrk`` several times faster per multiply-add than a pass runs its own, so this
-    overstates the time."""
+    ``(form + dim^3 / 3) / (2 K nnz)`` with ``dim`` the features (and the intercept), ``K`` the
+    parameter blocks and ``form`` the multiply-adds of the kernel's product: ``N dim^2 / 2``
+    by BLAS ``dsyrk`` over rows gathered densely, or for sparse rows ``sum_i m_i^2`` from the
+    pairs of each row's ``m_i`` entries when that is at most a quarter of ``N dim^2`` (the
+    kernel's own rule); over a gradient pass's (a dot and an axpy per entry and block). BLAS
+    runs the ``dsyrk`` several times faster per multiply-add than a pass runs its own, so this
+    overstates the time of dense data."""
     n_rows, p = X.shape
     dim = p + (1 if fit_intercept else 0)
     K = float(max(n_blocks, 1))
-    nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
+    form = n_rows * dim * dim / 2.0
+    if sp.issparse(X):
+        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
+        m = np.diff(indptr).astype(np.float64)
+        nnz = float(np.sum(m))
+        pairs = float(np.sum(m * m))
+        if 4.0 * pairs <= float(n_rows) * dim * dim:
+            form = pairs
+    else:
+        nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
     nnz = max(nnz + (n_rows if fit_intercept else 0), 1.0)
-    return float((n_rows * dim * dim / 2.0 + dim ** 3 / 3.0) / (2.0 * K * nnz))
+    return float((form + dim ** 3 / 3.0) / (2.0 * K * nnz))
 
 
 def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:

@@ -49,14 +49,16 @@ def _bound_matrix(X: np.ndarray, c: float, lam: float, weights: np.ndarray | Non
     return M
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", [None, 0.0, 4.0], ids=["dense", "sparse-dsyrk",
+                                                          "sparse-pairs"])
 @pytest.mark.parametrize("intercept", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_bound_factor_and_solve_match_the_dense_formula(sparse: bool, intercept: bool,
+def test_bound_factor_and_solve_match_the_dense_formula(sparse: float | None, intercept: bool,
                                                         dtype: type) -> None:
-    """More rows than one dsyrk block (256), weights, every storage."""
+    """More rows than one dsyrk block (256), weights, every storage; sparse rows with most of
+    their entries (the dense product) or a few (the pairs of each row's entries)."""
     X, y = _classes(700, 9, 3, seed=1)
-    X[X < 2.0] = 0.0                              # zeros for the sparse form
+    X[X < (2.0 if sparse is None else sparse)] = 0.0     # zeros for the sparse forms
     w = np.random.default_rng(3).uniform(0.5, 2.0, size=700)
     Xin = sp.csr_matrix(X.astype(dtype)) if sparse else X.astype(dtype)
     obj = Softmax(lam=1e-2)
@@ -71,6 +73,9 @@ def test_bound_factor_and_solve_match_the_dense_formula(sparse: bool, intercept:
     want = np.linalg.solve(M, g.reshape(3, dim).T).T.ravel()
     np.testing.assert_allclose(k.precondition(g), want, rtol=1e-9)
     assert k.has_bound and k.n_rows == 700
+    m = np.count_nonzero(X, axis=1)
+    assert k.sparse_pairs == (sparse is not None and 4 * np.sum(m * m) <= 700 * dim * dim)
+    assert k.sparse_pairs == (sparse == 4.0)
 
 
 def test_two_loop_equals_product_form_from_the_preconditioner() -> None:
@@ -185,6 +190,20 @@ def test_singular_bound_is_a_clear_error() -> None:
     y = np.where(y == 0, -1.0, 1.0)
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite.*lbfgs"):
         Solver(LogLoss(lam=0.0), BoundLBFGS(), Full(), Armijo(), max_iter=3).fit(X, y)
+
+
+def test_bound_cost_in_passes() -> None:
+    """Dense rows: the dsyrk's N dim^2 / 2; sparse rows with few entries: the pairs' sum m_i^2."""
+    X = np.ones((1000, 30))
+    assert bound_cost_passes(X, 4, fit_intercept=True) == pytest.approx(
+        (1000 * 31 ** 2 / 2 + 31 ** 3 / 3) / (2 * 4 * 1000 * 31))
+    S = sp.csr_matrix(sp.random(1000, 300, density=0.01, random_state=0))
+    m = np.diff(S.indptr).astype(float)
+    assert bound_cost_passes(S, 2) == pytest.approx(
+        (np.sum(m * m) + 300 ** 3 / 3) / (2 * 2 * S.nnz))
+    D = sp.csr_matrix(np.ones((1000, 30)))             # stored densely: the dsyrk
+    assert bound_cost_passes(D, 4, fit_intercept=True) == pytest.approx(
+        bound_cost_passes(X, 4, fit_intercept=True))
 
 
 def test_memory_accounts_for_the_factor() -> None:
