@@ -225,8 +225,8 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
                              f"{total}; the bound needs a positive total weight")
         self.has_bound = False
         with nogil:
+            memset(&self.L[0, 0], 0, n * n * sizeof(double))
             if pairs:
-                memset(&self.L[0, 0], 0, n * n * sizeof(double))
                 _gram_pairs(data, &self.L[0, 0], n)
             else:
                 _gram(data, &self.L[0, 0], &bv[0], n)
@@ -238,9 +238,6 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
                     self.L[j, i] *= scale
                 if j < nreg:
                     self.L[j, j] += lam
-            if data.n_samples == 0:
-                for j in range(n):
-                    self.L[j, j] = lam if j < nreg else 1.0
             dpotrf(&uplo, &nn, &self.L[0, 0], &nn, &info)
         self._info = info
         if info != 0:
