@@ -18,6 +18,7 @@ from sqnopt._simd_info import simd_variant
 from sqnopt.curvature import (
     LBFGS,
     AdaGrad,
+    BoundLBFGS,
     FullBFGS,
     HessianLBFGS,
     Identity,
@@ -75,6 +76,7 @@ __all__ = [
     "Armijo",
     "BatchSchedule",
     "BinaryLogistic",
+    "BoundLBFGS",
     "Constant",
     "CurvatureError",
     "CurvatureModel",

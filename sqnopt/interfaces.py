@@ -121,6 +121,8 @@ class Problem:
     lam: float          #: the objective's L2 regularisation
     fit_intercept: bool
     capabilities: frozenset[str]  #: what the objective provides
+    #: the objective's :attr:`Objective.curvature_bound` (``None``: it declares none)
+    curvature_bound: float | None = None
 
 
 # ---- kernel protocols (what the driver calls) -------------------------------------------------

@@ -75,6 +75,7 @@ Sampling = Literal["uniform", "shuffle", "subset", "weighted"]
 __all__ = [
     "Recipe",
     "adapt_objective",
+    "bound_cost_passes",
     "choose",
     "default_curvature",
     "feature_scale_spread",
@@ -106,6 +107,13 @@ NEWTON_PASSES = 20.0
 #: (:func:`lbfgs_memory`); measured in docs/benchmarks.md ("L-BFGS memory").
 LBFGS_MIN_MEMORY = 10
 LBFGS_MAX_MEMORY = 30
+#: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
+#: when forming and factoring the bound costs at most this many passes
+#: (:func:`bound_cost_passes`) and a parameter block has at most BOUND_MAX_DIM entries (the
+#: ``dim x dim`` factor: 128 MiB at the cap); measured in docs/benchmarks.md ("Preconditioned
+#: L-BFGS").
+BOUND_PASSES = 25.0
+BOUND_MAX_DIM = 4096
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
 BOUND_RATE = 1.5
@@ -288,6 +296,33 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     return float((form + n * n + n ** 3 / 3.0) / (2.0 * K * nnz))
 
 
+def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
+    r"""What forming and factoring :class:`~sqnopt.curvature.BoundLBFGS`'s bound
+    ``M_1 = c X'SX / N + lam I`` costs, in passes over the data:
+    ``(form + dim^3 / 3) / (2 K nnz)`` with ``dim`` the features (and the intercept), ``K`` the
+    parameter blocks and ``form`` the multiply-adds of the kernel's product: ``N dim^2 / 2``
+    by BLAS ``dsyrk`` over rows gathered densely, or for sparse rows ``sum_i m_i^2`` from the
+    pairs of each row's ``m_i`` entries when that is at most a quarter of ``N dim^2`` (the
+    kernel's own rule); over a gradient pass's (a dot and an axpy per entry and block). BLAS
+    runs the ``dsyrk`` several times faster per multiply-add than a pass runs its own, so this
+    overstates the time of dense data."""
+    n_rows, p = X.shape
+    dim = p + (1 if fit_intercept else 0)
+    K = float(max(n_blocks, 1))
+    form = n_rows * dim * dim / 2.0
+    if sp.issparse(X):
+        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
+        m = np.diff(indptr).astype(np.float64)
+        nnz = float(np.sum(m))
+        pairs = float(np.sum(m * m))
+        if 4.0 * pairs <= float(n_rows) * dim * dim:
+            form = pairs
+    else:
+        nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
+    nnz = max(nnz + (n_rows if fit_intercept else 0), 1.0)
+    return float((form + dim ** 3 / 3.0) / (2.0 * K * nnz))
+
+
 def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
     """The curvature model of ``curvature="auto"``, from the objective and the data's shape.
 
@@ -313,6 +348,14 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       orders of magnitude, so each CG solve runs to its cap of products: there (20-class
       news20 on raw counts) L-BFGS was an order of magnitude faster. Softmax on such data was
       not measured, so it keeps L-BFGS.
+    * L-BFGS preconditioned by Böhning's bound (:class:`~sqnopt.curvature.BoundLBFGS`: the
+      two-loop recursion starts from ``gamma M^{-1}``, ``M = c X'X / N + lam I`` per block,
+      formed and factored once) when the objective provides the bound's layout
+      (``dense_hessian``) and a curvature bound, is strongly convex, the rows are in memory,
+      a parameter block has at most ``BOUND_MAX_DIM`` entries and forming the bound costs at
+      most ``BOUND_PASSES`` passes (:func:`bound_cost_passes`: many samples per feature and,
+      for the softmax, many classes sharing one factor -- dense images, dna). ``M`` takes out
+      the features' correlations and uncentred scale, which make plain L-BFGS crawl there.
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10 to 30:
       :func:`lbfgs_memory`), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
@@ -326,7 +369,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on badly
     conditioned high-dimensional ones (``bench/full_batch_solvers.py``, ``docs/gradients.md``),
     so it is not a default."""
-    from sqnopt.curvature import LBFGS, Identity, Newton, TruncatedNewton
+    from sqnopt.curvature import LBFGS, BoundLBFGS, Identity, Newton, TruncatedNewton
     from sqnopt.curvature._components import NEWTON_MAX_PARAMS
 
     if SMOOTH not in objective.capabilities:
@@ -344,6 +387,11 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
             and objective.n_blocks(max(int(n_classes), 2)) == 1
             and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
         return _default(TruncatedNewton)
+    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
+            and objective.curvature_bound is not None and X.shape[1] + 1 <= BOUND_MAX_DIM
+            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
+                                  fit_intercept=True) <= BOUND_PASSES):
+        return _default(BoundLBFGS)
     return _default(LBFGS)
 
 

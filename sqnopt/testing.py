@@ -147,18 +147,23 @@ class _Context:
         n_blocks = obj.n_blocks(2 if obj.label_kind == "binary" else 3)
         return Problem(n_samples=120, n_features=self.n, dim=self.n, n_blocks=n_blocks,
                        n_params=n_blocks * self.n, lam=float(getattr(obj, "lam", 0.0)),
-                       fit_intercept=False, capabilities=obj.capabilities)
+                       fit_intercept=False, capabilities=obj.capabilities,
+                       curvature_bound=obj.curvature_bound)
 
     def kernel(self) -> tuple[Any, Problem]:
         problem = self.problem()
         kernel = self.model.init(problem)
-        if self.model.needs_curvature_batch:
+        bind = getattr(kernel, "bind", None)
+        if self.model.needs_curvature_batch or callable(bind):
             from sqnopt.data import prepare
 
             obj = self.objective()
             X, y = self.data()
             data = prepare(X, y, label_kind=obj.label_kind)
             okernel = obj.init(data)
+            if callable(bind):   # as the solver does when a solve starts
+                bind(okernel)
+        if self.model.needs_curvature_batch:
             code = kernel.observe_batch(okernel, np.zeros(problem.n_params),
                                         np.arange(min(20, problem.n_samples), dtype=np.intp))
             if code not in (PAIR_ACCEPTED, PAIR_SKIPPED, BATCH_OBSERVED):

@@ -525,6 +525,17 @@ CONTENDERS: list[Contender] = [
               module="sklearn", max_budget=2000,
               note="defaults with truncated Newton (full-batch Newton-CG, Armijo); tol=None, "
                    "max_iter = budget"),
+    Contender("SQNClassifier(curvature='lbfgs')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature="lbfgs"), module="sklearn",
+              max_budget=2000,
+              note="defaults with plain L-BFGS named (memory by the recipe's rule: the default "
+                   "of fashion-mnist and dna before the bound-preconditioned L-BFGS); tol=None, "
+                   "max_iter = budget"),
+    Contender("SQNClassifier(curvature='bound_lbfgs')", "sqnopt", SMOOTH, "sweep",
+              functools.partial(sqn_classifier, curvature="bound_lbfgs"), module="sklearn",
+              max_budget=2000,
+              note="defaults with L-BFGS preconditioned by Böhning's bound; tol=None, "
+                   "max_iter = budget"),
     Contender("SQNClassifier(curvature=LBFGS())", "sqnopt", SMOOTH, "sweep",
               functools.partial(sqn_classifier, curvature=_LBFGS_AS_BUILT), module="sklearn",
               max_budget=2000,

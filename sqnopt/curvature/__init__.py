@@ -7,6 +7,7 @@ from sqnopt.curvature._bound import QuadraticBoundKernel
 from sqnopt.curvature._bound_components import QuadraticBound
 from sqnopt.curvature._components import (
     LBFGS,
+    BoundLBFGS,
     FullBFGS,
     HessianLBFGS,
     Identity,
@@ -21,6 +22,7 @@ from sqnopt.curvature._identity import IdentityKernel
 from sqnopt.curvature._lbfgs import LBFGSKernel
 from sqnopt.curvature._newton import NewtonKernel
 from sqnopt.curvature._newton_cg import NewtonCGKernel
+from sqnopt.curvature._precond_lbfgs import BoundLBFGSKernel
 from sqnopt.curvature._res_eig import RESEigKernel
 from sqnopt.curvature._secant import SecantKernel
 from sqnopt.interfaces import CurvatureModel
@@ -29,6 +31,8 @@ __all__ = [
     "AdaGrad",
     "AdaGradKernel",
     "BFGSKernel",
+    "BoundLBFGS",
+    "BoundLBFGSKernel",
     "CurvatureKernel",
     "CurvatureModel",
     "FullBFGS",

@@ -3,6 +3,7 @@
 from sqnopt.curvature._bound_components import QuadraticBound
 from sqnopt.curvature._components import (
     LBFGS,
+    BoundLBFGS,
     FullBFGS,
     HessianLBFGS,
     Identity,
@@ -20,6 +21,7 @@ from sqnopt.registry.hookspecs import RegisterFn
 def sqnopt_register_curvature_models(register: RegisterFn) -> None:
     register("identity", Identity, aliases=("sgd", "none"))
     register("lbfgs", LBFGS, aliases=("olbfgs",))
+    register("bound_lbfgs", BoundLBFGS, aliases=("preconditioned_lbfgs",))
     register("full_bfgs", FullBFGS, aliases=("bfgs", "obfgs"))
     register("regularized_bfgs", RegularizedBFGS, aliases=("res",))
     register("adagrad", AdaGrad, aliases=("diagonal_adagrad",))

@@ -7,6 +7,9 @@ tests comparing them check the derivations too:
 * :class:`LBFGSNumPy` builds the dense L-BFGS matrix by the product form
   ``H <- (I - rho v r') H (I - rho r v') + rho v v'`` over the stored pairs (Nocedal & Wright 2006,
   eq. 7.19) instead of running the two-loop recursion;
+* :class:`BoundLBFGSNumPy` does the same from ``H_0 = gamma M^{-1}`` with the dense
+  ``M = I_K (x) (c X'SX / sum s + lam D)`` built row by row, and inverts it, instead of a
+  Cholesky solve per block;
 * :class:`NewtonNumPy` builds the Hessian column by column from the objective's
   Hessian-vector products (``hessian_product``) instead of from the rows' outer products;
 * :class:`FullBFGSNumPy` and :class:`RegularizedBFGSNumPy` keep the explicit ``B`` of RES
@@ -42,6 +45,8 @@ FloatArray = NDArray[np.float64]
 __all__ = [
     "AdaGradKernelNumPy",
     "AdaGradNumPy",
+    "BoundLBFGSKernelNumPy",
+    "BoundLBFGSNumPy",
     "DenseBFGSKernelNumPy",
     "FullBFGSNumPy",
     "HessianLBFGSKernelNumPy",
@@ -245,6 +250,49 @@ class LBFGSNumPy(_SecantNumPyModel):
         return LBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0, **_safeguards(self))
 
 
+class BoundLBFGSKernelNumPy(LBFGSKernelNumPy):
+    """Twin of :class:`~sqnopt.curvature.BoundLBFGSKernel`: the product form over the pairs from
+    ``H_0 = gamma M^{-1}``, ``gamma = v'r / r'M^{-1}r`` of the newest pair, with the dense
+    ``M = I_K (x) M_1``, ``M_1 = c sum_i s_i [x_i, 1][x_i, 1]' / sum_i s_i + lam D`` built from
+    the rows of the objective's data (its Python ``axpy``)."""
+
+    def __init__(self, block: int, n_blocks: int, bound: float, memory: int, gamma0: float,
+                 **safeguards: Any) -> None:
+        self.block, self.n_blocks, self.bound = block, n_blocks, bound
+        self.Minv: FloatArray | None = None
+        super().__init__(block * n_blocks, memory, gamma0, **safeguards)
+
+    def bind(self, objective: Any) -> None:
+        data = objective.data
+        s = np.asarray(data.sample_weights, dtype=np.float64)
+        rows = np.zeros((data.n_samples, self.block))
+        for i in range(data.n_samples):
+            data.axpy(i, 1.0, rows[i])
+        M1 = self.bound * (rows.T * s) @ rows / s.sum()
+        M1[np.arange(data.n_features), np.arange(data.n_features)] += objective.lam
+        Minv = np.kron(np.eye(self.n_blocks), np.linalg.inv(M1))
+        self.Minv = np.asarray(Minv, dtype=np.float64)
+
+    def inverse_hessian(self) -> FloatArray:
+        if self.Minv is None:
+            return super().inverse_hessian()
+        eye = np.eye(self.dim)
+        H = self.gamma * self.Minv
+        for v, r in self.pairs:                       # oldest first
+            rho = 1.0 / (v @ r)
+            H = (eye - rho * np.outer(v, r)) @ H @ (eye - rho * np.outer(r, v)) \
+                + rho * np.outer(v, v)
+        return H
+
+    def update_pair(self, v: FloatArray, r: FloatArray) -> int:
+        code = super().update_pair(v, r)
+        if code == PAIR_ACCEPTED and self.Minv is not None:
+            rmr = float(r @ self.Minv @ r)
+            if np.isfinite(rmr) and rmr > 0:
+                self.gamma = float(v @ r) / rmr
+        return code
+
+
 class HessianLBFGSKernelNumPy(LBFGSKernelNumPy):
     """Twin of :class:`~sqnopt.curvature.HessianLBFGS`'s kernel: pairs
     ``v = wbar_j - wbar_{j-1}``, ``r = Hess F_S(wbar_j) v`` from the objective's Python
@@ -289,6 +337,23 @@ class HessianLBFGSKernelNumPy(LBFGSKernelNumPy):
                 self.gamma = self.max_scale / self.lmax
                 self.n_capped += 1
         return code
+
+
+@dataclass(frozen=True)
+class BoundLBFGSNumPy(_SecantNumPyModel):
+    """Reference twin of :class:`sqnopt.curvature.BoundLBFGS`."""
+
+    memory: int = 10
+    gamma0: float = 1.0
+    bound: float | Literal["auto"] = "auto"
+    name = "bound_lbfgs_numpy"
+    requires = frozenset({SMOOTH, DENSE_HESSIAN})
+
+    def init(self, problem: Problem) -> BoundLBFGSKernelNumPy:
+        c = problem.curvature_bound if self.bound == "auto" else self.bound
+        assert c is not None
+        return BoundLBFGSKernelNumPy(problem.dim, max(problem.n_blocks, 1), float(c),
+                                     self.memory, self.gamma0, **_safeguards(self))
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,10 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Hessian, on the whole data set) for smooth losses with ``alpha > 0`` when a Hessian costs
         at most a few tens of passes (few parameters, rows with few entries), else
         ``"truncated_newton"`` (Newton-CG on the whole data set) for a binary loss on sparse
-        rows of similar length with at least as many features as samples, else ``"lbfgs"``
-        (limited-memory BFGS), and
+        rows of similar length with at least as many features as samples, else
+        ``"bound_lbfgs"`` (L-BFGS preconditioned by Böhning's bound ``c X'X/N + alpha I``,
+        formed once) where that bound costs at most a few tens of passes (many samples per
+        feature: dense images), else ``"lbfgs"`` (limited-memory BFGS), and
         ``"identity"`` for the hinge (see :func:`sqnopt.recipes.default_curvature`);
         ``"newton_cg"`` (subsampled Newton-CG),
         ``"full_bfgs"`` (BFGS), ``"regularized_bfgs"`` (RES), ``"quadratic_bound"`` (SQB; a

@@ -236,7 +236,8 @@ class _Builder(_SolverConfig):
         problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
                           n_blocks=n_blocks, n_params=n_blocks * dim,
                           lam=float(self.objective.lam), fit_intercept=data.fit_intercept,
-                          capabilities=self.objective.capabilities)
+                          capabilities=self.objective.capabilities,
+                          curvature_bound=self.objective.curvature_bound)
         obj_k, sched_k, csched_k = self._data_kernels(data, problem)
         _check_memory(self.curvature, problem)
         grad_k: GradientKernelLike = _kernel(self.gradient, self.gradient.init(problem),
@@ -317,6 +318,9 @@ class _Builder(_SolverConfig):
         forget = getattr(state.curvature, "forget_samples", None)
         if callable(forget):          # a curvature kernel holding indices of the old samples
             forget()
+        bind = getattr(state.curvature, "bind", None)
+        if callable(bind):            # curvature built from the samples: the new objective's
+            bind(obj_k)
         use_compiled, loop = self._make_loop(
             obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
             state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
