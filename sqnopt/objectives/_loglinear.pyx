@@ -95,6 +95,32 @@ cdef Py_ssize_t _row_entries(RowData data, Py_ssize_t i, Py_ssize_t* idx,
 
 # ---- generic log-linear ------------------------------------------------------------------------
 
+cdef inline double _softmax_sample(const double* s, double* c, Py_ssize_t K, double gi,
+                                   Py_ssize_t lab) noexcept nogil:
+    """One sample's weighted softmax loss ``gi (log sum_y exp s_y - s_lab)`` from its scores
+    ``s``, with ``c[y] = gi (p_y - [y == lab])``, by a max-shifted softmax (``log1p`` of the
+    terms other than the largest); NaN in ``c`` and the result when a score is not finite."""
+    cdef Py_ssize_t y, kmax = 0
+    cdef double m = s[0], rest = 0.0, denom
+    for y in range(1, K):
+        if s[y] > m:
+            m = s[y]
+            kmax = y
+    if not isfinite(m):
+        for y in range(K):
+            c[y] = NAN
+        return NAN
+    for y in range(K):
+        c[y] = exp(s[y] - m)
+        if y != kmax:
+            rest += c[y]
+    denom = 1.0 + rest
+    for y in range(K):
+        c[y] = gi * c[y] / denom
+    c[lab] -= gi
+    return gi * ((m - s[lab]) + log1p(rest))
+
+
 cdef class LogLinearKernel(BoundObjectiveKernel):
     """Value, gradient and bound shared by every log-linear model (see ``_loglinear.pxd``)."""
 
@@ -186,36 +212,14 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         # d (log Z_i - s_{y_i}) / d s_y = p_y - [y == y_i], by a max-shifted softmax (the
         # parameter layout: no working layout is entered here)
         cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y, kmax
+        cdef Py_ssize_t t, i
         cdef double* s = &self._s[0]
-        cdef double* c
-        cdef double m, rest, denom, gi, total = 0.0
+        cdef double total = 0.0
         for t in range(size):
             i = batch[t]
-            c = coef + t * K
-            gi = self.data.grad_weight[i]
             self.scores(i, w, s)
-            m = s[0]
-            kmax = 0
-            for y in range(1, K):
-                if s[y] > m:
-                    m = s[y]
-                    kmax = y
-            if not isfinite(m):
-                for y in range(K):
-                    c[y] = NAN
-                total += NAN
-                continue
-            rest = 0.0
-            for y in range(K):
-                c[y] = exp(s[y] - m)
-                if y != kmax:
-                    rest += c[y]
-            denom = 1.0 + rest
-            for y in range(K):
-                c[y] = gi * c[y] / denom
-            c[self.label(i)] -= gi
-            total += gi * ((m - s[self.label(i)]) + log1p(rest))
+            total += _softmax_sample(s, coef + t * K, K, self.data.grad_weight[i],
+                                     self.label(i))
         return total
 
     cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
@@ -223,38 +227,13 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         # cy_score_derivatives' arithmetic on the given scores (no log base measure: only the
         # models that have none declare ``score_losses``)
         cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y, kmax, lab
-        cdef const double* st
-        cdef double* c
+        cdef Py_ssize_t t, i
         cdef double* e = &self._beta[0]
-        cdef double m, rest, denom, gi, total = 0.0
+        cdef double total = 0.0
         for t in range(size):
             i = batch[t]
-            st = s + t * K
-            c = coef + t * K if coef != NULL else e
-            gi = self.data.grad_weight[i]
-            m = st[0]
-            kmax = 0
-            for y in range(1, K):
-                if st[y] > m:
-                    m = st[y]
-                    kmax = y
-            if not isfinite(m):
-                for y in range(K):
-                    c[y] = NAN
-                total += NAN
-                continue
-            rest = 0.0
-            for y in range(K):
-                c[y] = exp(st[y] - m)
-                if y != kmax:
-                    rest += c[y]
-            denom = 1.0 + rest
-            lab = self.label(i)
-            for y in range(K):
-                c[y] = gi * c[y] / denom
-            c[lab] -= gi
-            total += gi * ((m - st[lab]) + log1p(rest))
+            total += _softmax_sample(s + t * K, coef + t * K if coef != NULL else e, K,
+                                     self.data.grad_weight[i], self.label(i))
         return total
 
     cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
