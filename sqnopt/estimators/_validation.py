@@ -13,6 +13,7 @@ scikit-learn's functions: errors and warnings on bad input are always scikit-lea
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -81,13 +82,18 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
     if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
         return None
     kind = y.dtype.kind
+    # distinct labels <= max - min + 1 for numbers (integral floats included): the >50 %
+    # distinct-labels test below counts them (a sort) only when that bound allows it
+    span = math.inf
     if kind == "f" and y.dtype.itemsize <= 8:           # float16, float32, float64
         # NaN fails both comparisons; infinities and labels too large for int64 fail one
         # (compared as Python floats: the bound overflows float16)
-        if not (float(y.min()) >= -_INT64_RANGE and float(y.max()) < _INT64_RANGE):
+        lo, hi = float(y.min()), float(y.max())
+        if not (lo >= -_INT64_RANGE and hi < _INT64_RANGE):
             return None
         if (y != y.astype(np.int64).astype(y.dtype)).any():
             return None                                  # "continuous": scikit-learn raises
+        span = hi - lo + 1.0
     elif kind not in "biuU":
         return None                                      # objects, bytes, complex, dates, ...
     Xc = X if sparse else np.asarray(X, order="C")
@@ -101,7 +107,10 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
         delattr(estimator, "feature_names_in_")
     estimator.n_features_in_ = n_features
     yc = np.asarray(y, order="C")
-    if n_samples > 20 and np.unique(yc).shape[0] > round(0.5 * n_samples):
+    half = round(0.5 * n_samples)
+    if n_samples > 20 and kind in "biu":
+        span = float(yc.max()) - float(yc.min()) + 1.0
+    if n_samples > 20 and span > half and np.unique(yc).shape[0] > half:
         warnings.warn(
             "The number of unique classes is greater than 50% of the number "
             "of samples. `y` could represent a regression problem, not a "

@@ -60,6 +60,10 @@ CASES: list[tuple[str, Any, Any, bool]] = [
     ("20 distinct of 20: no warning", X64[:20], np.arange(20), True),
     ("21 distinct of 21: warns", np.vstack([X64, X64])[:21], np.arange(21), True),
     ("half distinct: no warning", X64, _labels(list(range(N // 2))), True),
+    ("two labels far apart: no warning", X64, _labels([-1000, 1000]), True),
+    ("two float labels far apart: no warning", X64, _labels([-1e6, 1e6]), True),
+    ("wide span, many distinct: warns", X64, np.arange(N) * 1000, True),
+    ("bool labels over 20 samples", X64, _labels([True, False, False]), True),
     # everything below goes to scikit-learn
     ("continuous", X64, RNG.standard_normal(N), False),
     ("continuous float32", X64, RNG.standard_normal(N).astype(np.float32), False),
