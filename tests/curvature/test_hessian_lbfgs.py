@@ -216,7 +216,7 @@ def test_the_preset_converges_linearly_on_news20_with_lam_1e_6():
     # the race's news20 problem (TF-IDF, unit rows, lam = 1e-6): without the cap on the initial
     # scaling the run reached 1e-8 and then lost it again (excess 1e-2 - 1e-1 at the end)
     dataset_path("news20.xz")
-    from bench.race.problems import load_problems, newton_cg
+    from race.problems import load_problems, newton_cg
 
     p = next(load_problems(["news20"], ["logistic-1e-6"], DATASETS, quick=False, skipped=[]))
     f_star = float(p.objective(newton_cg(p)[0]))
