@@ -33,6 +33,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.data._rows cimport view_dot
 
 # Row-major upper triangle = LAPACK's (column-major) lower one.
 cdef char UPLO = b'L'
@@ -205,7 +206,7 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef const int* ind
         cdef double* dk
         cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c, j
-        cdef double inv = 1.0 / size, coef, vp, xx, gi, score
+        cdef double inv = 1.0 / size, coef, vp, xx, gi, score = 0.0, a0, a1
         cdef double* row
         cdef bint binary
         memset(H, 0, n * n * sizeof(double))
@@ -218,20 +219,31 @@ cdef class NewtonKernel(CurvatureKernel):
                 if gi == 0.0:
                     continue
             nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
-            # gather the row (and, for a margin loss, its score x_i . w + b, summed as
-            # row_dot sums it), noting whether its values are all 1
+            # gather the row, noting whether its values are all 1, and (for a margin loss) its
+            # score x_i . w + b as row_dot computes it
             binary = True
-            score = 0.0
-            if ind != NULL and d64 != NULL:     # float64 CSR, the common layout: one pass
-                for p in range(nnz):
-                    j = ind[p]
-                    xx = d64[p]
-                    idx[p] = j
-                    val[p] = xx
-                    if xx != 1.0:
+            if ind != NULL and d64 != NULL and w != NULL:
+                # float64 CSR, the common layout: one pass, the score summed in row_dot's order
+                # (two partial sums; see _sparse_dot)
+                a0 = a1 = 0.0
+                p = 0
+                while p + 2 <= nnz:
+                    idx[p] = ind[p]
+                    idx[p + 1] = ind[p + 1]
+                    val[p] = d64[p]
+                    val[p + 1] = d64[p + 1]
+                    if d64[p] != 1.0 or d64[p + 1] != 1.0:
                         binary = False
-                    if w != NULL:
-                        score += xx * w[j]
+                    a0 += d64[p] * w[ind[p]]
+                    a1 += d64[p + 1] * w[ind[p + 1]]
+                    p += 2
+                if p < nnz:
+                    idx[p] = ind[p]
+                    val[p] = d64[p]
+                    if d64[p] != 1.0:
+                        binary = False
+                    a0 += d64[p] * w[ind[p]]
+                score = a0 + a1
             else:
                 for p in range(nnz):
                     idx[p] = ind[p] if ind != NULL else p
@@ -239,8 +251,7 @@ cdef class NewtonKernel(CurvatureKernel):
                     if val[p] != 1.0:
                         binary = False
                 if w != NULL:
-                    for p in range(nnz):
-                        score += val[p] * w[idx[p]]
+                    score = view_dot(d64, d32, ind, nnz, w)
             m = nnz
             if intercept:
                 idx[m] = nf

@@ -141,6 +141,12 @@ cdef class CompiledLoop:
     cdef Py_ssize_t prev_size
     cdef bint have_next
     cdef double loss_next
+    # F(w) at iterate full_f_t, when a full-batch plain gradient or line search evaluated it
+    # there (full_is_f: the batch objective of the whole data set is F: the sampler's whole
+    # set, the plain gradient, and gradient weights that are the sample weights)
+    cdef bint full_is_f
+    cdef double full_f
+    cdef Py_ssize_t full_f_t
     # Tolerances tested on full-batch gradients (0: off) and the previous full-batch objective.
     cdef public double gtol
     cdef public double ftol

@@ -234,6 +234,11 @@ cdef class CompiledLoop:
         self.prev_size = 0
         self.have_next = False
         self.loss_next = 0.0
+        self.full_is_f = (sampler.whole_at_n and self.batch_est and objective.data is not None
+                          and sampler.n_samples == objective.data.n_samples
+                          and objective.data.grad_weight == objective.data.sample_weight)
+        self.full_f = float("nan")
+        self.full_f_t = -1
         self.gtol = 0.0
         self.ftol = 0.0
         self.prev_full_loss = float("nan")
@@ -305,11 +310,26 @@ cdef class CompiledLoop:
         if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
             self.have_next = False      # w was changed between runs
             self.prev_full_loss = float("nan")
+            self.full_f_t = -1
         with nogil:
             status = self._run(n_iter, max_samples, &c)
         memcpy(&self.w_saved[0], &self.w[0], self.n * sizeof(double))
         counts_store(&c, pc)
         return status
+
+    def known_objective(self, objective) -> float:
+        """``F(w)`` of ``objective`` at the current iterate when the last run evaluated it on
+        the whole data set (the full-batch gradient at ``w``, or the line search or secant pair
+        that produced ``w``), else NaN; NaN too when ``objective`` is not the loop's own. The
+        solver's history and result take it instead of another pass over the data. The value is
+        the batch objective the iteration used (the same sum as ``value(w)``, possibly in
+        another order or, from a search in score space, from the scores updated along the step:
+        equal to rounding)."""
+        if (objective is not self.obj or self.iterate is not None or self.full_f_t < 0
+                or self.full_f_t != self.counters.t
+                or memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0):
+            return float("nan")
+        return self.full_f
 
     def sync(self) -> None:
         """Write the current iterate into ``w`` and the average into ``w_avg`` (O(n)) when an
@@ -428,6 +448,7 @@ cdef class CompiledLoop:
         cdef bint secant = self.curv.needs_secant_pair and not self.pair_est
         cdef bint curvature_batch = self.curv.needs_curvature_batch
         cdef bint has_proj = self.proj is not None
+        cdef bint whole
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
         # pair's second gradient, and the next iteration's gradient if the batch repeats.
         cdef bint search = self.step.line_search
@@ -488,6 +509,10 @@ cdef class CompiledLoop:
             if not isfinite(loss):
                 status = LOOP_NONFINITE_LOSS
                 break
+            whole = self.full_is_f and size >= self.sampler.n_samples
+            if whole:
+                self.full_f = loss
+                self.full_f_t = c.t
             c.loss_sum += loss
             c.n_loss += 1
             if test_full and size >= self.sampler.n_samples:
@@ -574,6 +599,9 @@ cdef class CompiledLoop:
             c.n_samples += size
             c.last_step = eps
             c.last_loss = loss
+            if whole and (search or secant):    # f_B(w_next), evaluated by the step or the pair
+                self.full_f = self.loss_next
+                self.full_f_t = c.t
             if self.average and c.t > self.avg_start:
                 c.n_avg += 1
                 for j in range(n):

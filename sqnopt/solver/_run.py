@@ -452,6 +452,13 @@ class _Runner(_SolverConfig):
         tic = time.perf_counter()
         w = state.output_iterate()
         gnorm = math.nan
+        if not with_grad and w is state.w:
+            # the loop's full-batch evaluation at this iterate, when it made one (no pass here)
+            known = getattr(state.loop, "known_objective", None)
+            fval = math.nan if known is None else float(known(state.objective))
+            if math.isfinite(fval):
+                state.eval_time += time.perf_counter() - tic
+                return fval, gnorm
         if with_grad:
             buf = np.empty_like(w)
             fval = float(state.objective.full_gradient(w, buf))

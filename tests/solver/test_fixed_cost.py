@@ -6,6 +6,7 @@ collector, its training data with it)."""
 from __future__ import annotations
 
 import copy
+import math
 import dataclasses
 import gc
 import pickle
@@ -268,3 +269,39 @@ def test_batch_value_is_the_minibatch_objective_the_gradient_returns(name: str, 
     assert kernel.batch_value(w, batch) == pytest.approx(want, rel=1e-13)  # type: ignore[attr-defined]
     with pytest.raises(IndexError):
         kernel.batch_value(w, np.array([80], dtype=np.intp))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name", ["lbfgs", "newton"])
+def test_a_full_batch_run_records_its_own_last_evaluation_of_the_objective(
+        name: str, sparse: bool) -> None:
+    # the history's last point and the result's fun come from the loop's full-batch
+    # evaluation at the final iterate (no further pass): F(w) there, to rounding
+    X, y = make_boxes(300, 8, random_state=2)
+    X = sp.csr_matrix(X) if sparse else X
+    if name == "newton":
+        from sqnopt import Full, LogLoss, Newton, ScoreLine
+
+        solver = Solver(LogLoss(lam=1e-2), Newton(), Full(), ScoreLine(), history_every=1)
+    else:
+        solver = Solver.preset("lbfgs", lam=1e-2, history_every=1)
+    state = solver.init_state(X, y)
+    res = solver.run(state, max_iter=4)
+    known = state.loop.known_objective(state.objective)
+    assert math.isfinite(known)
+    assert res.fun == known == res.history.objective[-1]
+    assert known == pytest.approx(float(state.objective.value(res.w)), rel=1e-14)
+    # another objective, an iterate written from outside: unknown, evaluated as before
+    other = solver.init_state(X, y).objective
+    assert math.isnan(state.loop.known_objective(other))
+    state.w[0] += 1.0
+    assert math.isnan(state.loop.known_objective(state.objective))
+
+
+def test_a_minibatch_run_knows_no_full_objective() -> None:
+    X, y = make_boxes(300, 8, random_state=2)
+    solver = Solver.preset("sgd", lam=1e-2, batch_size=10, history_every=5, random_state=0)
+    state = solver.init_state(X, y)
+    res = solver.run(state, max_iter=20)
+    assert math.isnan(state.loop.known_objective(state.objective))
+    assert res.fun == float(state.objective.value(res.w))

@@ -3,7 +3,8 @@
 intercept, ball projection, folds of the scale, a checkpoint split, 20,000 features) gives the
 iterates and counters recorded in ``scaled_record.npz``. Regenerate it only on purpose, with
 ``python tests/solver/scaled_record.py``, and list the change in docs/changelog.md (the last:
-the vector layer's summation order for dense rows and row norms). ``scaled_checkpoint.npz`` is
+the sparse row dot's two partial sums, which changed the objective value ``fun`` of four runs
+by rounding; the iterates were unchanged). ``scaled_checkpoint.npz`` is
 a checkpoint file written by the same command; it restores and continues bit for bit."""
 
 from __future__ import annotations
