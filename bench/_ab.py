@@ -19,6 +19,38 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
+#: The start of a child program on the race's problems: the usual imports, the bench folder on
+#: the path (the child runs in the tree), ``load_problems`` with ``datasets_dir``, and
+#: ``best(fn, r)``: the least CPU time of the thread over ``r`` calls of ``fn``, in ms.
+RACE_PRELUDE = r'''
+import gc, json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, "bench")
+import sqnopt
+from bench._data import datasets_dir
+from bench.race.problems import load_problems
+
+def best(fn, r=7):
+    out = []
+    for _ in range(r):
+        gc.collect()
+        t = time.thread_time()
+        fn()
+        out.append(time.thread_time() - t)
+    return 1e3 * min(out)
+'''
+
+
+def use_shared_datasets() -> None:
+    """Point the children at the shared data sets found from here (a tree outside /work, a
+    worktree in /tmp, finds them through ``SQNOPT_DATASETS``)."""
+    from _data import datasets_dir
+
+    found = datasets_dir()
+    if found is not None:
+        os.environ.setdefault("SQNOPT_DATASETS", str(found))
+
+
 def parse(doc: str | None, rounds: int,
           extra: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
     """``OLD NEW [--rounds R]`` (and the options ``extra`` adds); ``old`` and ``new`` come back

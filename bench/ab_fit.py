@@ -16,7 +16,6 @@ two trees' iteration counts and the largest relative difference of their coeffic
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -25,26 +24,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _ab  # noqa: E402
-from _data import datasets_dir  # noqa: E402
 
-CODE = r'''
-import gc, json, sys, time, warnings
-import numpy as np
-sys.path.insert(0, "bench")
-import sqnopt
-from bench._data import datasets_dir
-from bench.race.problems import load_problems
+CODE = _ab.RACE_PRELUDE + r'''
 from sqnopt import Solver, SQNClassifier
 from sqnopt.objectives import LogLoss, Softmax
-
-def best(fn, r=5):
-    out = []
-    for _ in range(r):
-        gc.collect()
-        t = time.thread_time()
-        fn()
-        out.append(time.thread_time() - t)
-    return 1e3 * min(out)
 
 out, info = {"sqnopt": sqnopt.__file__}, {}
 for spec in sys.argv[1].split(","):
@@ -53,7 +36,7 @@ for spec in sys.argv[1].split(","):
     obj = Softmax(lam=p.alpha) if p.loss == "softmax" else LogLoss(lam=p.alpha)
     k = Solver(obj, fit_intercept=False).init_state(p.X, p.y).objective
     w = np.random.default_rng(0).normal(size=k.n_params) * 0.1
-    out[f"{spec} F(w)"] = best(lambda: k.value(w))
+    out[f"{spec} F(w)"] = best(lambda: k.value(w), 5)
     est = SQNClassifier(loss="logloss" if p.loss == "softmax" else "binary_logistic",
                         alpha=p.alpha, fit_intercept=False, random_state=0)
 
@@ -63,7 +46,7 @@ for spec in sys.argv[1].split(","):
             est.fit(p.X, p.y)
     fit()
     info[spec] = [int(est.n_iter_), est.coef_.ravel().tolist()]
-    out[f"{spec} fit"] = best(fit)
+    out[f"{spec} fit"] = best(fit, 5)
 out["info"] = info
 print(json.dumps(out))
 '''
@@ -76,10 +59,7 @@ def main() -> None:
                                  "dna:softmax", "news20:logistic", "criteo:logistic",
                                  "news20:logistic-1e-6"])
     a = _ab.parse(__doc__, rounds=5, extra=extra)
-    # a tree outside /work (a worktree in /tmp) finds the data through the variable
-    found = datasets_dir()
-    if found is not None:
-        os.environ.setdefault("SQNOPT_DATASETS", str(found))
+    _ab.use_shared_datasets()
     res = _ab.interleave(a, CODE, ",".join(a.problems))
     info = {tag: res[tag][0].pop("info") for tag in res}
     for tag in res:

@@ -17,33 +17,17 @@ trees' Cholesky factors and fitted coefficients are the same to the bit (SHA-256
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _ab  # noqa: E402
-from _data import datasets_dir  # noqa: E402
 
-CODE = r'''
-import gc, hashlib, json, sys, time, warnings
-import numpy as np
-sys.path.insert(0, "bench")
-import sqnopt
-from bench._data import datasets_dir
-from bench.race.problems import load_problems
+CODE = _ab.RACE_PRELUDE + r'''
+import hashlib
 from sqnopt import Newton, Solver, SQNClassifier
 from sqnopt.objectives import LogLoss, Softmax
-
-def best(fn, r=7):
-    out = []
-    for _ in range(r):
-        gc.collect()
-        t = time.thread_time()
-        fn()
-        out.append(time.thread_time() - t)
-    return 1e3 * min(out)
 
 def digest(a):
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
@@ -81,10 +65,7 @@ def main() -> None:
         ap.add_argument("--datasets", nargs="+", default=["a9a", "w8a", "mushrooms", "dna"])
         ap.add_argument("--iters", nargs="+", type=int, default=[1, 9])
     a = _ab.parse(__doc__, rounds=5, extra=extra)
-    # a tree outside /work (a worktree in /tmp) finds the data through the variable
-    found = datasets_dir()
-    if found is not None:
-        os.environ.setdefault("SQNOPT_DATASETS", str(found))
+    _ab.use_shared_datasets()
     res = _ab.interleave(a, CODE, ",".join(a.datasets), ",".join(map(str, a.iters)))
     bits = {tag: [d.pop("bits") for d in res[tag]] for tag in res}
     _ab.table(res, "ms, CPU time", width=30, quantiles=(2,), digits=2)
