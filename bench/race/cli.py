@@ -265,8 +265,16 @@ def main(argv: list[str] | None = None) -> int:
     name = f"race-{stamp}{'-quick' if args.quick else ''}.json"
     record["record_file"] = os.path.relpath(out / name, ROOT) if out.is_relative_to(ROOT) \
         else name
-    text, points = core.compact_record(record)
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        text, points = core.compact_record(record)
+    except ValueError:
+        # never lose a run to the size limit: keep the whole record beside, then fail
+        (out / f"{name}.uncompacted").write_text(json.dumps(record, default=float))
+        print(f"the compact record did not fit; the whole record is in "
+              f"{out / (name + '.uncompacted')}", file=sys.stderr)
+        raise
+
     (out / name).write_text(text + "\n")
     compact = json.loads(text)
     write_outputs(compact, out, docs)

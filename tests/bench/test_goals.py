@@ -85,3 +85,21 @@ def test_a_target_only_the_peer_reached_is_not_met(tmp_path: Path) -> None:
     assert "| w8a/logistic | not reached | sklearn lbfgs 1 s | - | **not met** |" in text
     assert "| w8a/logistic | none reached it | sklearn lbfgs 1 s | - | **not met** |" in text
     assert "met on 0 of 1 measured problems" in text
+
+
+def test_a_newer_record_that_measured_nothing_does_not_replace_one_that_did(
+        tmp_path: Path) -> None:
+    # the full race's cap is too short on fashion-mnist: nobody reaches 1e-2 there; the
+    # dedicated longer record keeps the verdict, while a newer record that measured wins
+    old = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC",
+                [_problem("fashion-mnist/softmax", [1.0, 2.0, 3.0], [1.0, 4.0, None]),
+                 _problem("a9a/logistic", [1.0, 9.0, 9.0], [1.0, 1.0, 1.0])])
+    new = _race(tmp_path / "b.json", "2026-01-02 00:00 UTC",
+                [_problem("fashion-mnist/softmax", [None] * 3, [None] * 3),
+                 _problem("a9a/logistic", [1.0, 0.5, 0.4], [1.0, 1.0, 1.0])])
+    text = goals.render([new, old], tmp_path / "no-overhead.json")
+    assert "| fashion-mnist/softmax | 2 s | sklearn lbfgs 4 s | 0.50× | met |" in text
+    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    # with only the newer record, fashion-mnist is not measured
+    text = goals.render([new], tmp_path / "no-overhead.json")
+    assert "| fashion-mnist/softmax | not reached | none reached it | - | not measured" in text
