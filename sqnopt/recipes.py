@@ -272,6 +272,12 @@ def adapt_objective(objective: Objective, capabilities: frozenset[str]) -> Objec
     return out
 
 
+def _row_entries(X: Any) -> NDArray[np.float64]:
+    """The stored entries of each row of the sparse matrix ``X`` (as floats)."""
+    indptr: NDArray[Any] = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
+    return np.diff(indptr).astype(np.float64)
+
+
 def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
     r"""What forming and factoring the exact Hessian costs, in passes over the data:
     ``(sum_i K^2 m_i (m_i + 1) / 2 + n^2 + n^3 / 3) / (2 K nnz)`` with ``m_i`` the entries of
@@ -285,8 +291,7 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     K = float(max(n_blocks, 1))
     n = K * (p + extra)
     if sp.issparse(X):
-        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
-        m = np.diff(indptr).astype(np.float64) + extra
+        m = _row_entries(X) + extra
         nnz = max(float(np.sum(m)), 1.0)
         form = K * K * float(np.sum(m * (m + 1.0))) / 2.0
     else:   # every row has p + extra entries: the same sums in closed form (exact integers)
@@ -311,14 +316,13 @@ def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> flo
     K = float(max(n_blocks, 1))
     form = n_rows * dim * dim / 2.0
     if sp.issparse(X):
-        indptr = X.indptr if X.format == "csr" else sp.csr_matrix(X).indptr
-        m = np.diff(indptr).astype(np.float64)
+        m = _row_entries(X)
         nnz = float(np.sum(m))
         pairs = float(np.sum(m * m))
         if 4.0 * pairs <= float(n_rows) * dim * dim:
             form = pairs
     else:
-        nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
+        nnz = float(n_rows) * float(p)
     nnz = max(nnz + (n_rows if fit_intercept else 0), 1.0)
     return float((form + dim ** 3 / 3.0) / (2.0 * K * nnz))
 
