@@ -1,5 +1,6 @@
-"""Data: the papers' synthetic generators, svmlight/LIBSVM files (plain or compressed, whole or
-streamed in chunks), CSV/TSV tables, CTR feature engineering, and real data shipped with the
+"""Data: the papers' synthetic generators, hashed CTR-like streams with a known model,
+svmlight/LIBSVM files (plain or compressed, whole or streamed in chunks; fast writers for them
+and for Vowpal Wabbit), CSV/TSV tables, CTR feature engineering, and real data shipped with the
 package."""
 
 from sqnopt.datasets._builtin import (
@@ -20,6 +21,12 @@ from sqnopt.datasets._ctr import (
     iter_criteo,
     read_criteo,
 )
+from sqnopt.datasets._hashed_ctr import (
+    CTRSample,
+    HashedCTRGenerator,
+    bayes_log_loss,
+    zipf_like_pmf,
+)
 from sqnopt.datasets._io import (
     count_svmlight_features,
     iter_svmlight_chunks,
@@ -30,6 +37,7 @@ from sqnopt.datasets._io import (
 from sqnopt.datasets._rcv1_like import make_rcv1_like
 from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
+from sqnopt.datasets._write import write_svmlight, write_vw
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -38,8 +46,11 @@ __all__ = [
     "CRITEO_COLUMNS",
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
+    "CTRSample",
+    "HashedCTRGenerator",
     "TARGET_NAMES",
     "balancing_gamma",
+    "bayes_log_loss",
     "boxes_clairvoyant_accuracy",
     "builtin_path",
     "click_weights",
@@ -58,4 +69,7 @@ __all__ = [
     "read_criteo",
     "scan_svmlight",
     "table_delimiter",
+    "write_svmlight",
+    "write_vw",
+    "zipf_like_pmf",
 ]
