@@ -29,7 +29,16 @@ import _runinfo
 
 from . import contenders as C
 from . import core, plots, report
-from .data import DEFAULT_SIZES, FORMATS, QUICK_SIZES, SPECS, default_data_dir, prepare, summary
+from .data import (
+    DEFAULT_SIZES,
+    FORMATS,
+    QUICK_SIZES,
+    SPECS,
+    binary_available,
+    default_data_dir,
+    prepare,
+    summary,
+)
 from .runner import Settings, run_contender
 
 ROOT = _runinfo.ROOT
@@ -49,8 +58,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help=f"data sets (default {' '.join(DEFAULT_SIZES)}; 1e8 is opt-in)")
     ap.add_argument("--contenders", nargs="+", default=None, metavar="NAME",
                     help="contender names as in the table (quote names with spaces)")
-    ap.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS),
-                    help="training files to write (contenders needing another are skipped)")
+    ap.add_argument("--formats", nargs="+", choices=FORMATS, default=None,
+                    help="training files to write (default: all this environment can write; "
+                         "contenders needing another are skipped)")
     ap.add_argument("--data-dir", type=Path, default=None,
                     help=f"cache of the generated files (default {default_data_dir()})")
     ap.add_argument("--datasets-dir", default=None,
@@ -125,10 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     budget = (args.memory_budget * 2**30 if args.memory_budget is not None
               else _half_memory())
     sizes = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
-    formats = tuple(args.formats)
+    formats = tuple(args.formats or FORMATS)
     if "parquet" in formats and not _has("pyarrow"):
         formats = tuple(f for f in formats if f != "parquet")
         print("no Parquet files: pyarrow is not installed")
+    if "bin" in formats and not binary_available():
+        formats = tuple(f for f in formats if f != "bin")
+        print("no binary chunk files: this sqnopt has no sqnopt.datasets.write_binary")
     data_dir = (args.data_dir or default_data_dir()).resolve()
     root = datasets_dir(args.datasets_dir)
     sel = C.select(args.contenders, quick=args.quick)

@@ -59,6 +59,7 @@ class Contender:
     in_memory: bool = False                    # holds the whole training set
     role: str | None = None                    # "sqn" | "sgd" | "vw" (samples to target)
     module: str | None = None                  # import needed (optional peers)
+    needs: str | None = None                   # a name sqnopt.datasets must have
     passes: str = "1"                          # what the table says about passes
     note: str = ""
     quick: bool = True                         # part of --quick
@@ -72,6 +73,11 @@ class Contender:
                 importlib.import_module(self.module)
             except ImportError as exc:
                 return f"{self.module} is not installed ({exc.msg})"
+        if self.needs is not None:
+            import sqnopt.datasets
+
+            if not hasattr(sqnopt.datasets, self.needs):
+                return f"this sqnopt has no sqnopt.datasets.{self.needs}"
         return None
 
 
@@ -142,8 +148,26 @@ def parquet_chunks(s: Session) -> Chunks:
         yield X, np.asarray(batch.column("label"), dtype=np.float64)
 
 
+def svm_stream(s: Session) -> Chunks:
+    """sqnopt's compiled svmlight stream (read ahead in a thread), where this sqnopt has it."""
+    from sqnopt.datasets import stream_svmlight  # type: ignore[attr-defined]
+
+    yield from stream_svmlight(s.files["train.svm"], chunk_size=s.chunk_rows,
+                               n_features=s.n_features, classes=[0.0, 1.0])
+
+
+def binary_stream(s: Session) -> Chunks:
+    """sqnopt's binary chunk file (no parsing), where this sqnopt has it."""
+    from sqnopt.datasets import stream_binary  # type: ignore[attr-defined]
+
+    yield from stream_binary(s.files["train.bin"], chunk_size=s.chunk_rows)
+
+
 READERS: dict[str, Callable[[Session], Chunks]] = {
-    "sklearn": svm_chunks_sklearn, "sqnopt": svm_chunks_sqnopt, "parquet": parquet_chunks}
+    "sklearn": svm_chunks_sklearn, "sqnopt": svm_chunks_sqnopt, "parquet": parquet_chunks,
+    "stream_svmlight": svm_stream, "binary": binary_stream}
+#: What each reader needs of sqnopt.datasets (the streams of a newer sqnopt).
+READER_NEEDS = {"stream_svmlight": "stream_svmlight", "binary": "stream_binary"}
 
 
 # ---------------------------------------------------------------------------- running
@@ -406,6 +430,22 @@ CONTENDERS: list[Contender] = [
               partial(stream, make=sqn(curvature="lbfgs"), reader="parquet"),
               formats=("parquet",), module="pyarrow", role="sqn",
               note="row batches of the Parquet file (pyarrow), one pass"),
+    Contender("SQNClassifier(curvature='lbfgs').partial_fit (stream_svmlight)", "sqnopt",
+              partial(stream, make=sqn(curvature="lbfgs"), reader="stream_svmlight"),
+              needs="stream_svmlight", role="sqn",
+              note="chunks from sqnopt.datasets.stream_svmlight (compiled parser, read ahead "
+                   "in a thread), one pass"),
+    Contender("SQNClassifier(curvature='lbfgs').partial_fit (binary)", "sqnopt",
+              partial(stream, make=sqn(curvature="lbfgs"), reader="binary"), formats=("bin",),
+              needs="stream_binary", role="sqn",
+              note="chunks of sqnopt's binary chunk file (sqnopt.datasets.stream_binary), "
+                   "one pass"),
+    Contender("SQNClassifier(curvature='hessian_lbfgs').partial_fit", "sqnopt",
+              partial(stream, make=sqn(curvature="hessian_lbfgs"), reader="sqnopt"), role="sqn",
+              note="SQN-Hv's streaming recipe, one pass", quick=False),
+    Contender("SQNClassifier().partial_fit", "sqnopt",
+              partial(stream, make=sqn(), reader="sqnopt"),
+              note="partial_fit at its defaults, one pass", quick=False),
     Contender("oLBFGS (paper 003 settings).partial_fit", "sqnopt",
               partial(stream, make=sqn(**OLBFGS_PAPER), reader="sqnopt"), role="sqn",
               note="LBFGS(memory=10), batches of 100, Decaying(eps0=1e-2, T0=1e4); one pass",
@@ -434,8 +474,9 @@ CONTENDERS: list[Contender] = [
               module="vowpalwabbit", passes="20",
               note="--bfgs --l2 alpha N (= 1 at alpha = 1/N), cache", quick=False),
     # --- sqnopt.dask
-    Contender("DaskSQNClassifier()", "sqnopt", dask_fit, module="distributed",
-              passes="to tol", note="defaults; LocalCluster(2 workers x 1 thread)",
+    Contender("DaskSQNClassifier()", "sqnopt", dask_fit, module="distributed", in_memory=True,
+              passes="to tol", note="defaults; LocalCluster(2 workers x 1 thread), the data "
+                                    "held in the workers' memory",
               quick=False),
 ]
 

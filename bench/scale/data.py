@@ -11,9 +11,10 @@ generated again. The fingerprint is a hash of everything that defines the files 
 parameters, seed, row counts, the format version; for Criteo the source file's digest and the
 featurizer's settings).
 
-Parquet layout (until sqnopt has its own binary chunk format): a ``label`` column (float64) and
-the CSR row as ``indices`` (``list<int32>``, zero-based, increasing) and ``values``
-(``list<float32>``), one row group per written chunk.
+Parquet layout: a ``label`` column (float64) and the CSR row as ``indices`` (``list<int32>``,
+zero-based, increasing) and ``values`` (``list<float32>``), one row group per written chunk.
+``bin``: sqnopt's binary chunk format (``sqnopt.datasets.write_binary`` from ``train.svm``),
+where this sqnopt has it; it can be added to a data set generated without it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import scipy.sparse as sp
 FORMAT_VERSION = 1
 #: Rows generated and written per step (memory stays bounded by it).
 WRITE_ROWS = 65_536
-FORMATS = ("svm", "vw", "parquet")
+FORMATS = ("svm", "vw", "parquet", "bin")
 CRITEO_FILE = "criteo_dac_train_head10k.tsv.xz"
 
 
@@ -85,6 +86,13 @@ SPECS: dict[str, DataSpec] = {s.name: s for s in (
 )}
 DEFAULT_SIZES = ("1e6", "1e7", "criteo")
 QUICK_SIZES = ("quick",)
+
+
+def binary_available() -> bool:
+    """Whether this sqnopt writes and streams its binary chunk format."""
+    import sqnopt.datasets as d
+
+    return hasattr(d, "write_binary") and hasattr(d, "stream_binary")
 
 
 def default_data_dir() -> Path:
@@ -226,13 +234,11 @@ def _criteo(spec: DataSpec, directory: Path, formats: tuple[str, ...], datasets_
 
 
 # ---------------------------------------------------------------------------- the cache
-def _valid(directory: Path, formats: tuple[str, ...]) -> dict[str, Any] | None:
-    """The manifest of a complete data set that holds ``formats``, else None."""
+def _manifest(directory: Path) -> dict[str, Any] | None:
+    """The manifest of a complete data set whose files still have the sizes it lists."""
     try:
         manifest: dict[str, Any] = json.loads((directory / "manifest.json").read_text())
     except (OSError, ValueError):
-        return None
-    if any(f not in manifest.get("formats", []) for f in formats):
         return None
     for name, size in manifest.get("files", {}).items():
         p = directory / name
@@ -241,16 +247,45 @@ def _valid(directory: Path, formats: tuple[str, ...]) -> dict[str, Any] | None:
     return manifest
 
 
+def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    manifest["files"] = {p.name: p.stat().st_size for p in sorted(directory.iterdir())
+                         if p.name != "manifest.json" and not p.name.endswith(".tmp")}
+    tmp = directory / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, directory / "manifest.json")
+
+
+def _add_binary(directory: Path, manifest: dict[str, Any], log: Callable[[str], None]) -> None:
+    """``train.bin``: sqnopt's binary chunk format written from ``train.svm``."""
+    from sqnopt.datasets import write_binary  # type: ignore[attr-defined]
+
+    tic = time.perf_counter()
+    write_binary(directory / "train.bin", directory / "train.svm", chunk_size=WRITE_ROWS,
+                 n_features=int(manifest["n_features"]), classes=[0.0, 1.0])
+    manifest["formats"] = sorted(set(manifest["formats"]) | {"bin"}, key=FORMATS.index)
+    manifest["binary_seconds"] = round(time.perf_counter() - tic, 1)
+    _write_manifest(directory, manifest)
+    log(f"  wrote {directory / 'train.bin'} in {manifest['binary_seconds']:.0f} s")
+
+
 def prepare(spec: DataSpec, data_dir: Path, formats: tuple[str, ...], *,
             datasets_dir: Path | None = None, log: Callable[[str], None] = print) -> Prepared:
-    """The data set of ``spec`` in ``formats``, from the cache or generated now."""
+    """The data set of ``spec`` in ``formats``, from the cache or generated now (the binary
+    form is written from the svmlight file, and added to a cached set that lacks it)."""
     if spec.kind == "criteo" and (datasets_dir is None or not (datasets_dir / CRITEO_FILE).exists()):
         raise FileNotFoundError(f"{CRITEO_FILE} not found in {datasets_dir}")
+    if "bin" in formats and "svm" not in formats:
+        raise ValueError("the binary form is written from the svmlight file: ask for svm too")
     fp = fingerprint(spec, datasets_dir)
     directory = data_dir / f"{spec.name}-{fp}"
-    manifest = _valid(directory, formats)
+    manifest = _manifest(directory)
     if manifest is not None:
-        return Prepared(spec, directory, manifest)
+        lacking = [f for f in formats if f not in manifest.get("formats", [])]
+        if not lacking:
+            return Prepared(spec, directory, manifest)
+        if lacking == ["bin"] and "svm" in manifest["formats"]:
+            _add_binary(directory, manifest, log)
+            return Prepared(spec, directory, manifest)
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
@@ -263,13 +298,15 @@ def prepare(spec: DataSpec, data_dir: Path, formats: tuple[str, ...], *,
                       "--formats")
     log(f"  generating {spec.name} into {directory} (about {need / 1e9:.2g} GB)")
     tic = time.perf_counter()
+    text_formats = tuple(f for f in formats if f != "bin")
     if spec.kind == "generated":
-        info = _generate(spec, directory, formats, log)
+        info = _generate(spec, directory, text_formats, log)
     else:
         assert datasets_dir is not None
-        info = _criteo(spec, directory, formats, datasets_dir, log)
+        info = _criteo(spec, directory, text_formats, datasets_dir, log)
     manifest = {
-        "fingerprint": fp, "spec": spec.fingerprint_source(datasets_dir), "formats": list(formats),
+        "fingerprint": fp, "spec": spec.fingerprint_source(datasets_dir),
+        "formats": list(text_formats),
         "n_train": info["train"]["rows"], "n_test": info["test"]["rows"],
         "n_features": info["n_features"], "nnz_train": info["train"]["nnz"],
         "nnz_test": info["test"]["nnz"],
@@ -279,22 +316,21 @@ def prepare(spec: DataSpec, data_dir: Path, formats: tuple[str, ...], *,
         "bayes_log_loss_test": info["bayes_log_loss_test"],
         "generation_seconds": round(time.perf_counter() - tic, 1),
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "files": {p.name: p.stat().st_size for p in sorted(directory.iterdir())},
     }
     if "generator" in info:
         manifest["generator"] = info["generator"]
-    tmp = directory / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, directory / "manifest.json")
+    _write_manifest(directory, manifest)
     log(f"  {spec.name}: {manifest['n_train']:,} + {manifest['n_test']:,} rows in "
         f"{manifest['generation_seconds']:.0f} s")
+    if "bin" in formats:
+        _add_binary(directory, manifest, log)
     return Prepared(spec, directory, manifest)
 
 
 def _bytes_needed(spec: DataSpec, formats: tuple[str, ...]) -> float:
     """A generous estimate of the files' size (svmlight ~ 210 bytes a row here)."""
     rows = spec.n_train + spec.n_test
-    per_row = {"svm": 215.0, "vw": 220.0, "parquet": 110.0}
+    per_row = {"svm": 215.0, "vw": 220.0, "parquet": 110.0, "bin": 110.0}
     return rows * sum(per_row[f] for f in formats)
 
 
