@@ -70,7 +70,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="rows per chunk of the streaming contenders (default 100000; "
                          "--quick 2000)")
     ap.add_argument("--cap", type=float, default=None,
-                    help="seconds counted per contender and data set (default 900; --quick 20)")
+                    help="seconds counted per contender and data set (default per data set: "
+                         "900 at 10^6, 1800 at 10^7, 3600 at 10^8, 120 on Criteo, 20 --quick)")
     ap.add_argument("--memory-budget", type=float, default=None, metavar="GB",
                     help="skip in-memory contenders whose data would need more (default: half "
                          "the machine's memory)")
@@ -130,7 +131,6 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings(seed=args.seed,
                         chunk_rows=args.chunk_rows or (2000 if args.quick else 100_000),
-                        cap=args.cap or (20.0 if args.quick else 900.0),
                         slack=60.0 if args.quick else 120.0)
     budget = (args.memory_budget * 2**30 if args.memory_budget is not None
               else _half_memory())
@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         "quick": bool(args.quick), "seed": args.seed, "machine": _runinfo.machine(),
         "versions": _runinfo.versions(),
         "config": {"sizes": sizes, "contenders": args.contenders, "formats": list(formats),
-                   "chunk_rows": settings.chunk_rows, "cap": settings.cap,
-                   "hard_cap": settings.cap * 1.5 + settings.slack, "alpha_rule": "1/N",
+                   "chunk_rows": settings.chunk_rows, "cap": args.cap,
+                   "slack": settings.slack, "alpha_rule": "1/N",
                    "targets": list(core.TARGETS), "memory_budget": budget,
                    "nice": os.nice(0)},
         "sizes": [],
@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             print(skipped[-1])
             continue
         m = prepared.manifest
+        settings.cap = args.cap or spec.cap
         print(f"\n== {name}: N = {m['n_train']:,}, d = {m['n_features']:,}, "
               f"{m['nnz_train']:,} stored values, {m['positive_rate_train']:.1%} positives"
               + (f", Bayes log loss (held out) {m['bayes_log_loss_test']:.5f}"
@@ -197,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{core.fmt_count(fin['examples_per_second'])}/s  "
                   f"RSS {core.fmt_bytes(entry.get('peak_rss'))}  [load {load}]", flush=True)
         size_entry = {"name": name, "data": summary(prepared), "alpha": 1.0 / m["n_train"],
+                      "cap": settings.cap, "hard_cap": settings.cap * 1.5 + settings.slack,
                       "contenders": entries}
-        size_entry.update(core.finish_size(entries))
+        size_entry.update(core.finish_size(entries, {c.name: {"role": c.role}
+                                                     for c in sel.contenders}))
         record["sizes"].append(size_entry)
     record["skipped"] = skipped
     record["contender_table"] = {c.name: {"library": c.library, "passes": c.passes,

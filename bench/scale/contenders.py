@@ -450,9 +450,15 @@ CONTENDERS: list[Contender] = [
               partial(stream, make=sqn(**OLBFGS_PAPER), reader="sqnopt"), role="sqn",
               note="LBFGS(memory=10), batches of 100, Decaying(eps0=1e-2, T0=1e4); one pass",
               quick=False),
+    Contender("SQNClassifier(curvature='identity', gradient='minibatch').partial_fit", "sqnopt",
+              partial(stream, make=sqn(curvature="identity", gradient="minibatch"),
+                      reader="sqnopt"), role="sgd",
+              note="plain SGD: the recipe's batches of 5 and eps_t = 1/(L + alpha t) (L from "
+                   "the data), one pass"),
     Contender("SQNClassifier(curvature='identity').partial_fit", "sqnopt",
               partial(stream, make=sqn(curvature="identity"), reader="sqnopt"),
-              note="the identity's streaming recipe, one pass", quick=False),
+              note="the identity's recipe (SAGA on each chunk, constant step), one pass",
+              quick=False),
     # --- scikit-learn
     Contender("LogisticRegression()", "scikit-learn", partial(fit_in_memory, make=sk_logistic),
               in_memory=True, module="sklearn", passes="to tol",

@@ -94,9 +94,11 @@ def targets_of(curve: Mapping[str, Sequence[float]], best: float,
 
 
 def finish_size(contenders: dict[str, dict[str, Any]],
+                table: Mapping[str, Mapping[str, Any]],
                 targets: Sequence[float] = TARGETS) -> dict[str, Any]:
     """Summaries and targets of every contender of one data set (in place), and the data set's
-    best held-out loss."""
+    best held-out loss and samples-to-target ratios (:func:`ratio_rows`; ``table``: the
+    contenders' roles)."""
     best = best_loss(contenders)
     for c in contenders.values():
         curve = c.get("curve")
@@ -104,21 +106,36 @@ def finish_size(contenders: dict[str, dict[str, Any]],
             c.update(summarize(curve))
             if best is not None:
                 c["to_target"] = targets_of(curve, best, targets)
-    return {"best_loss": best}
+    return {"best_loss": best, "ratios": ratio_rows(contenders, table, best, targets)}
+
+
+#: The matched-level target of :func:`ratio_rows`: each stochastic quasi-Newton contender's
+#: own lowest held-out loss plus this margin.
+OWN_MARGIN = 0.01
 
 
 def ratio_rows(contenders: Mapping[str, Mapping[str, Any]],
-               table: Mapping[str, Mapping[str, Any]], target: str) -> list[dict[str, Any]]:
-    """Paper 003's claim, one row per stochastic quasi-Newton contender (role ``sqn``): its
-    examples to ``target`` over those of the best (fewest examples) contender of role ``sgd``
-    and of role ``vw``. When the peer never reached the target, the ratio is an upper bound
-    (``bound=True``): the peer's examples processed in all, by which it had not reached it."""
-    def examples_to(c: Mapping[str, Any]) -> float | None:
-        v = c.get("to_target", {}).get(target, {}).get("examples")
-        return float(v) if _finite(v) else None
+               table: Mapping[str, Mapping[str, Any]], best: float | None,
+               targets: Sequence[float] = TARGETS) -> list[dict[str, Any]]:
+    """Paper 003's claim: for each stochastic quasi-Newton contender (role ``sqn``) and each
+    held-out loss *level*, the examples it processed until its held-out loss first came down to
+    the level, over those of the contender of role ``sgd`` (and of role ``vw``) that needed the
+    fewest. Levels: ``best (1 + rel)`` for ``rel`` in ``targets`` (``best``: the lowest held-out
+    loss of the run), and the contender's own lowest loss plus :data:`OWN_MARGIN` (a level it
+    reaches, where the run-wide targets may be out of its reach).
+
+    When no peer of a role reached the level, the ratio is an upper bound (``bound=True``): the
+    examples that peer processed in all, by which it had not reached it. Read from whole curves
+    (the runner's, before downsampling)."""
+    def examples_to(c: Mapping[str, Any], level: float) -> float | None:
+        cv = c.get("curve") or {}
+        if not cv.get("examples"):
+            return None
+        losses = [float(x) if _finite(x) else math.inf for x in cv["loss"]]
+        return first_below(cv["examples"], losses, level)
 
     def total(c: Mapping[str, Any]) -> float:
-        ex = [x for x in c.get("curve", {}).get("examples", []) if _finite(x)]
+        ex = [x for x in (c.get("curve") or {}).get("examples", []) if _finite(x)]
         return max(ex) if ex else 0.0
 
     by_role: dict[str, list[str]] = {}
@@ -128,23 +145,31 @@ def ratio_rows(contenders: Mapping[str, Mapping[str, Any]],
             by_role.setdefault(role, []).append(name)
     rows = []
     for name in by_role.get("sqn", []):
-        ours = examples_to(contenders[name])
-        row: dict[str, Any] = {"name": name, "examples": ours}
-        for role in ("sgd", "vw"):
-            peers = by_role.get(role, [])
-            reached = [(examples_to(contenders[p]), p) for p in peers
-                       if examples_to(contenders[p]) is not None]
-            if ours is None or not peers:
-                row[role] = None
-            elif reached:
-                ex, p = min(reached)
-                row[role] = {"peer": p, "examples": ex, "ratio": ours / ex, "bound": False}
-            else:
-                most = max(peers, key=lambda p: total(contenders[p]))
-                ex = total(contenders[most])
-                row[role] = {"peer": most, "examples": ex,
-                             "ratio": ours / ex if ex > 0 else None, "bound": True}
-        rows.append(row)
+        c = contenders[name]
+        own = [x for x in c["curve"]["loss"] if _finite(x)]
+        levels = [(f"best + {rel:.1%}", best * (1 + rel)) for rel in targets if best]
+        if own:
+            levels.append((f"own best + {OWN_MARGIN:.0%}", min(own) * (1 + OWN_MARGIN)))
+        for label, level in levels:
+            ours = examples_to(c, level)
+            row: dict[str, Any] = {"name": name, "target": label, "level": level,
+                                   "examples": ours}
+            for role in ("sgd", "vw"):
+                peers = by_role.get(role, [])
+                reached = [(ex, p) for p in peers
+                           if (ex := examples_to(contenders[p], level)) is not None]
+                if ours is None or not peers:
+                    row[role] = None
+                elif reached:
+                    ex, p = min(reached)
+                    row[role] = {"peer": p, "examples": ex, "ratio": ours / ex,
+                                 "bound": False}
+                else:
+                    most = max(peers, key=lambda p: total(contenders[p]))
+                    ex = total(contenders[most])
+                    row[role] = {"peer": most, "examples": ex,
+                                 "ratio": ours / ex if ex > 0 else None, "bound": True}
+            rows.append(row)
     return rows
 
 

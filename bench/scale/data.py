@@ -54,10 +54,12 @@ class DataSpec:
     generator: dict[str, Any] = field(default_factory=dict)   # HashedCTRGenerator kwargs
     seed: int = 0
     description: str = ""
+    cap: float = 900.0          # seconds counted per contender (--cap overrides)
 
     def fingerprint_source(self, datasets_dir: Path | None) -> dict[str, Any]:
         out = {"format_version": FORMAT_VERSION, **asdict(self)}
         out.pop("description")
+        out.pop("cap")
         if self.kind == "criteo":
             assert datasets_dir is not None
             out["source_sha256"] = _sha256(datasets_dir / CRITEO_FILE)
@@ -73,16 +75,16 @@ SPECS: dict[str, DataSpec] = {s.name: s for s in (
     DataSpec("1e6", "generated", 10**6, 2 * 10**5, 2**18, GENERATOR,
              description=_GENERATED.format(d="2^18")),
     DataSpec("1e7", "generated", 10**7, 2 * 10**5, 2**18, GENERATOR,
-             description=_GENERATED.format(d="2^18")),
+             description=_GENERATED.format(d="2^18"), cap=1800.0),
     DataSpec("1e8", "generated", 10**8, 2 * 10**5, 2**18, GENERATOR,
-             description=_GENERATED.format(d="2^18")),
+             description=_GENERATED.format(d="2^18"), cap=3600.0),
     DataSpec("criteo", "criteo", 8000, 2000, 0, {"n_bags": 2**13},
              description="Criteo display-ads sample (the shipped first 10,000 rows of the Kaggle "
                          "log): 13 count fields one-hot by log bin and 26 categorical fields "
                          "hashed into 8192 bags each (sqnopt.datasets.criteo_featurizer); "
-                         "first 8000 rows train, last 2000 held out (time order)"),
+                         "first 8000 rows train, last 2000 held out (time order)", cap=120.0),
     DataSpec("quick", "generated", 20_000, 5_000, 2**14, GENERATOR,
-             description=_GENERATED.format(d="2^14") + ", tiny (smoke run)"),
+             description=_GENERATED.format(d="2^14") + ", tiny (smoke run)", cap=20.0),
 )}
 DEFAULT_SIZES = ("1e6", "1e7", "criteo")
 QUICK_SIZES = ("quick",)

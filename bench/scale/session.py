@@ -67,7 +67,7 @@ class MemoryWatch:
     daemon thread, and this process's own high-water mark (``VmHWM``), which no sampling can
     miss."""
 
-    def __init__(self, interval: float = 0.05) -> None:
+    def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
         self.peak_tree = 0
         self._stop = threading.Event()

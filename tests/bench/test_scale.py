@@ -58,8 +58,8 @@ def test_targets_are_read_along_the_run_with_interpolation() -> None:
 def test_finish_size_uses_the_lowest_loss_of_all_contenders() -> None:
     cs: dict[str, Any] = {"a": {"curve": _curve([0.6, 0.52])},
                           "b": {"curve": _curve([0.55, 0.50], 10.0)}, "c": {"status": "failed"}}
-    out = core.finish_size(cs)
-    assert out["best_loss"] == 0.5
+    out = core.finish_size(cs, {})
+    assert out["best_loss"] == 0.5 and out["ratios"] == []
     assert cs["b"]["to_target"]["0.01"]["examples"] is not None
     assert cs["a"]["to_target"]["0.01"]["examples"] is None
     assert "to_target" not in cs["c"]
@@ -72,12 +72,14 @@ def test_ratio_rows_against_the_best_peer_and_bounds() -> None:
         "sgd-never": {"curve": _curve([0.9, 0.8], 1e5)},
         "vw-never": {"curve": _curve([0.9, 0.7], 1e3)},
     }
-    core.finish_size(cs)
     table = {"sqn": {"role": "sqn"}, "sgd-slow": {"role": "sgd"},
              "sgd-never": {"role": "sgd"}, "vw-never": {"role": "vw"}}
-    (row,) = core.ratio_rows(cs, table, "0.01")
+    rows = core.finish_size(cs, table)["ratios"]
+    assert [r["target"] for r in rows] == ["best + 1.0%", "best + 0.5%", "own best + 1%"]
+    row = rows[0]
     # 0.505 is 95 % of the way from 0.6 to 0.5 (log examples: 100 -> 200)
-    assert row["name"] == "sqn" and row["examples"] == pytest.approx(100 * 2 ** 0.95)
+    assert row["name"] == "sqn" and row["level"] == pytest.approx(0.505)
+    assert row["examples"] == pytest.approx(100 * 2 ** 0.95)
     ours = row["examples"]
     assert row["sgd"]["peer"] == "sgd-slow" and not row["sgd"]["bound"]
     assert row["sgd"]["ratio"] == pytest.approx(ours / (4e4 * 1.25 ** 0.95))
@@ -85,6 +87,15 @@ def test_ratio_rows_against_the_best_peer_and_bounds() -> None:
     assert row["vw"]["bound"] and row["vw"]["ratio"] == pytest.approx(ours / 2000.0)
     cell = report._ratio(row["vw"])
     assert cell.startswith("**≤ 0.0966**") and "not reached" in cell
+    # a quasi-Newton contender that does not reach the run's best: no ratio there, but one at
+    # its own level
+    cs["sqn"] = {"curve": _curve([0.9, 0.8, 0.7], 100.0)}
+    rows = core.finish_size(cs, table)["ratios"]
+    assert rows[0]["examples"] is None and rows[0]["sgd"] is None
+    own = rows[2]
+    assert own["level"] == pytest.approx(0.707)
+    assert own["examples"] == pytest.approx(100 * 1.5 ** (0.093 / 0.1) * 2)
+    assert own["sgd"]["peer"] == "sgd-slow" and not own["sgd"]["bound"]
 
 
 def test_downsampling_keeps_ends_best_and_crossings() -> None:
@@ -113,7 +124,7 @@ def _big_record(n_sizes: int, n_contenders: int, n_points: int) -> dict[str, Any
                                     "peak_rss": 123456789, "info": {"read_seconds": 1.234567}}
         entry = {"name": f"s{i}", "alpha": 1e-6, "data": {"bayes_log_loss_test": 0.3312345678},
                  "contenders": cs}
-        entry.update(core.finish_size(cs))
+        entry.update(core.finish_size(cs, {}))
         sizes.append(entry)
     return {"schema": 1, "config": {"targets": list(core.TARGETS)}, "sizes": sizes,
             "contender_table": {}}
@@ -254,7 +265,7 @@ def test_quick_machinery_end_to_end(tmp_path: Path) -> None:
     entries["killed"] = killed
     size = {"name": "tiny", "data": summary(p), "alpha": 1 / TINY.n_train,
             "contenders": entries}
-    size.update(core.finish_size(entries))
+    size.update(core.finish_size(entries, {n: {"role": table[n].role} for n in names}))
     record = {"schema": 1, "command": "test", "config": {"targets": list(core.TARGETS)},
               "sizes": [size], "skipped": ["x: skipped"],
               "contender_table": {n: {"library": table[n].library, "role": table[n].role,
@@ -265,6 +276,7 @@ def test_quick_machinery_end_to_end(tmp_path: Path) -> None:
     md = report.render(compact, "plots")
     assert "## tiny: 3,000 training rows" in md and "![tiny](plots/tiny.png)" in md
     assert "partial_fit" in md and "killed: no end record (killed)" in md
+    assert "| tiny | own best + 1% (" in md
     from scale import plots
 
     (path,) = plots.draw_all(compact, tmp_path / "plots")
