@@ -87,9 +87,23 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def upgrade(record: dict[str, Any]) -> dict[str, Any]:
+    """A record written before the samples-to-target ratios were stored with each data set
+    gets them computed from its (compact) curves, marked ``ratios_from_compact``: exact when
+    no curve was downsampled (all had at most the record's points per curve)."""
+    table = record.get("contender_table", {})
+    for size in record.get("sizes", []):
+        if "ratios" not in size:
+            size["ratios"] = core.ratio_rows(size.get("contenders", {}), table,
+                                             size.get("best_loss"))
+            size["ratios_from_compact"] = True
+    return record
+
+
 def write_outputs(record: dict[str, Any], out: Path, docs: Path | None) -> None:
     """Report and plots from the (compact) record: ``out/scale.md`` and ``out/plots``; the
     same report into ``docs`` with links to those plots."""
+    record = upgrade(record)
     plot_dir = out / "plots"
     plots.draw_all(record, plot_dir)
     (out / "scale.md").write_text(report.render(record, "plots"))

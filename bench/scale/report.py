@@ -89,7 +89,10 @@ def render(record: Mapping[str, Any], plots_rel: str | None) -> str:
         "contender reached on the data set plus 1 % and plus 0.5 %, and the contender's own "
         "lowest loss plus 1 % (a level it reaches). `≤ r`: no peer of that kind reached the "
         "level; the bound uses all the examples the peer processed. `-`: the quasi-Newton "
-        "contender itself did not reach the level.\n")
+        "contender itself did not reach the level. The curves are observed at points: streams "
+        "after chunks (spaced in log examples) and at pass ends, VW only at pass ends -- so a "
+        "peer's examples to a level are an upper bound of when it got there, and a ratio "
+        "against VW, whose first point is a whole pass, is a lower bound.\n")
     rows_out = ["| data set | level | contender | its examples | / SGD | / VW |",
                 "|---|---|---|---|---|---|"]
     for size in sizes:
@@ -97,6 +100,11 @@ def render(record: Mapping[str, Any], plots_rel: str | None) -> str:
             rows_out.append(f"| {size['name']} | {row['target']} ({row['level']:.4f}) | "
                             f"{row['name']} | {fmt_count(row['examples'])} | "
                             f"{_ratio(row.get('sgd'))} | {_ratio(row.get('vw'))} |")
+    if any(size.get("ratios_from_compact") for size in sizes):
+        out.append("(This record predates the stored ratios: they are computed from its "
+                   "curves as stored, " + ", ".join(
+                       f"{size['name']}" for size in sizes if size.get("ratios_from_compact"))
+                   + ".)\n")
     if len(rows_out) > 2:
         out.extend(rows_out)
         out.append("")

@@ -281,3 +281,18 @@ def test_quick_machinery_end_to_end(tmp_path: Path) -> None:
 
     (path,) = plots.draw_all(compact, tmp_path / "plots")
     assert path.stat().st_size > 5000
+
+
+def test_render_derives_the_ratios_of_an_older_record() -> None:
+    from scale.cli import upgrade
+
+    cs: dict[str, Any] = {"sqn": {"curve": _curve([0.6, 0.5], 100.0)},
+                          "sgd": {"curve": _curve([0.9, 0.7, 0.5], 1e4)}}
+    table = {"sqn": {"role": "sqn", "library": "sqnopt"}, "sgd": {"role": "sgd",
+                                                                  "library": "x"}}
+    size = {"name": "s", "alpha": 1e-6, "data": {}, "contenders": cs}
+    size.update(core.finish_size(cs, table))
+    stored = size.pop("ratios")
+    record = upgrade({"sizes": [size], "contender_table": table, "config": {}})
+    assert record["sizes"][0]["ratios"] == stored and record["sizes"][0]["ratios_from_compact"]
+    assert "predates the stored ratios" in report.render(record, None)
