@@ -10,6 +10,7 @@ from sqnopt.datasets._builtin import (
     load_a9a,
     load_builtin,
 )
+from sqnopt.datasets._columnar import stream_csv, stream_parquet
 from sqnopt.datasets._ctr import (
     CRITEO_CATEGORICAL,
     CRITEO_COLUMNS,
@@ -72,6 +73,8 @@ __all__ = [
     "stream_arrays",
     "stream_binary",
     "stream_chunks",
+    "stream_csv",
+    "stream_parquet",
     "stream_svmlight",
     "table_delimiter",
     "write_binary",
