@@ -306,9 +306,11 @@ class _Reader:
         self.line += lines
         return status, error
 
-    def parse(self, out: _CSRBuilder, row_limit: int, source: str) -> int:
+    def parse(self, out: _CSRBuilder, row_limit: int, source: str, sized: bool = True) -> int:
         """Parse lines into ``out`` until ``row_limit`` rows (``LIMIT``) or the end of the data
-        (``DONE``); a bad line raises its error."""
+        (``DONE``); a bad line raises its error. ``sized=False``: after the first block, size
+        ``out`` for ``row_limit`` rows from the density seen so far (one allocation instead of
+        repeated doubling)."""
         eng = _engine()
         while True:
             if self.pos >= self.ready and not self.fill():
@@ -318,6 +320,9 @@ class _Reader:
                 raise error
             if status == eng.LIMIT:
                 return int(eng.LIMIT)
+            if not sized and out.rows:
+                out.reserve(row_limit, int(out.nnz / out.rows * row_limit * 1.05) + 64)
+                sized = True
 
 
 class _CSRBuilder:
@@ -363,9 +368,11 @@ class _CSRBuilder:
                 self.rows, self.nnz, row_limit)
             lines += k
             start = pos
-            if status == eng.GROW:
+            if status == eng.GROW:  # double what is full
                 self.reserve(2 * self.labels.shape[0] if self.rows == self.labels.shape[0]
-                             else self.rows, 2 * self.indices.shape[0])
+                             else self.rows,
+                             2 * self.indices.shape[0] if self.rows < self.labels.shape[0]
+                             else self.nnz)
                 continue
             if status != eng.SLOW:
                 return int(status), pos, lines, None
@@ -400,7 +407,7 @@ class _CSRBuilder:
         the arrays are much larger); the builder is empty afterwards."""
         out = (_trimmed(self.data, self.nnz), _trimmed(self.indices, self.nnz),
                _trimmed(self.indptr, self.rows + 1), _trimmed(self.labels, self.rows))
-        self._alloc(max(self.rows, 1), max(self.nnz, 1))
+        self._alloc(1, 1)
         return out
 
 
@@ -793,13 +800,13 @@ def _chunks(path: PathLike, chunk_size: int, *, n_features: int, zero_based: boo
         return
     eng = _engine()
     source = str(path)
-    rows_hint, nnz_hint = min(chunk_size, 4096), 65536
+    rows_hint, nnz_hint, sized = min(chunk_size, 4096), 65536, False
     with _Reader(path, block_size) as reader:
         while stop is None or not stop():
             out = _CSRBuilder(dtype, rows_hint, nnz_hint)
             offset, first = reader.offset, reader.line
             try:
-                status = reader.parse(out, chunk_size, source)
+                status = reader.parse(out, chunk_size, source, sized)
             except _ReadFailed:
                 reader.close()
                 # the Python path reads on from this chunk's first line and raises the error
@@ -809,7 +816,7 @@ def _chunks(path: PathLike, chunk_size: int, *, n_features: int, zero_based: boo
                 return
             if out.rows:
                 # the next chunk's arrays: sized from this one (a little room to spare)
-                rows_hint = chunk_size
+                rows_hint, sized = chunk_size, True
                 nnz_hint = int(out.nnz * chunk_size / out.rows * 1.05) + 64
                 yield _finish_compiled(_Where(path, offset, first, block_size), out,
                                        n_features=n_features, zero_based=zero_based,

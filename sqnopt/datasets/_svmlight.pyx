@@ -222,6 +222,13 @@ cdef int _parse(const unsigned char* base, Py_ssize_t start, Py_ssize_t stop,
                 status = ST_SLOW
                 break
             idx = 0
+            q = p + 9 if eol - p > 9 else eol  # nine digits cannot pass MAX_INDEX
+            while p < q:
+                c = <unsigned int>p[0] - 48
+                if c > 9:
+                    break
+                idx = idx * 10 + c
+                p += 1
             while p < eol:
                 c = <unsigned int>p[0] - 48
                 if c > 9:
@@ -234,7 +241,12 @@ cdef int _parse(const unsigned char* base, Py_ssize_t start, Py_ssize_t stop,
                 status = ST_SLOW
                 break
             p += 1
-            q = _number(p, eol, &value)
+            c = <unsigned int>p[0] - 48 if p < eol else 10
+            if c <= 9 and (p + 1 == eol or _space(p[1]) or p[1] == 35):  # one digit (one-hot)
+                value = <double>c
+                q = p + 1
+            else:
+                q = _number(p, eol, &value)
             if q == NULL or not (value - value == 0.0):
                 status = ST_SLOW
                 break
