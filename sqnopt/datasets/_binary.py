@@ -41,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt._files import atomic_write
 from sqnopt.datasets._io import MAX_INDEX, PathLike
 
 __all__ = ["BinaryFile", "DamagedError", "Fingerprint", "StaleError", "Writer", "fingerprint"]
@@ -303,26 +303,30 @@ def _small_integers(values: NDArray[Any]) -> NDArray[np.uint8] | None:
     return small if np.array_equal(small, values) else None
 
 
+class _Discarded(Exception):
+    """Thrown into :func:`~sqnopt._files.atomic_write` to drop the temporary file."""
+
+
 class Writer:
-    """Writes a binary chunk file: a temporary file next to ``path``, moved over it by
-    :meth:`finish` (so that a reader never sees a partial file); :meth:`discard` removes it."""
+    """Writes a binary chunk file through :func:`sqnopt._files.atomic_write`: a temporary file
+    next to ``path``, moved over it by :meth:`finish` (a reader never sees a partial file);
+    :meth:`discard` removes it."""
 
     def __init__(self, path: PathLike, *, n_features: int, dtype: Any, chunk_size: int | None,
                  dense: bool, fingerprint: Fingerprint | None = None, key: str = "") -> None:
         self.path = Path(path)
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-"
-                                       f"{threading.get_ident()}.tmp")
         self.dtype = np.dtype(dtype)
         self.n_features, self.dense = int(n_features), bool(dense)
         self.chunk_size = int(chunk_size or 0)
         self.fingerprint, self.key = fingerprint, key
         self.n_rows = self.nnz = self.n_chunks = 0
         self.done = False
+        self._cm = atomic_write(self.path)
         try:
-            self.fh: IO[bytes] = open(self.tmp, "wb")
-        except OSError as exc:
-            raise OSError(f"cannot write the binary chunk file {str(self.path)!r} ({exc}); pass "
-                          "a writable path (cache=PATH)") from None
+            self.fh: IO[bytes] = self._cm.__enter__()
+        except (OSError, ValueError) as exc:
+            raise type(exc)(f"cannot write the binary chunk file {str(self.path)!r} ({exc}); "
+                            "pass a writable path (cache=PATH)") from None
         self.fh.write(bytes(HEADER.size))
 
     def write(self, X: Any, y: NDArray[Any]) -> None:
@@ -379,9 +383,8 @@ class Writer:
         raw = HEADER.pack(*fields, 0, 0)
         self.fh.seek(0)
         self.fh.write(HEADER.pack(*fields, zlib.crc32(raw[:120]), 0))
-        self.fh.close()
-        os.replace(self.tmp, self.path)
         self.done = True
+        self._cm.__exit__(None, None, None)  # flushed, fsync-ed, moved into place
         return self.path
 
     def discard(self) -> None:
@@ -389,8 +392,4 @@ class Writer:
         if self.done:
             return
         self.done = True
-        self.fh.close()
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass
+        self._cm.__exit__(_Discarded, _Discarded(), None)
