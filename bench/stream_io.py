@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             from vowpalwabbit import Workspace
 
             vw_cache = tmp / "vw.cache"
-            base = f"-b 18 --loss_function logistic --holdout_off --quiet"
+            base = "-b 18 --loss_function logistic --holdout_off --quiet"
 
             def vw_run(extra: str) -> None:
                 ws = Workspace(f"-d {args.vw} {base} {extra}")

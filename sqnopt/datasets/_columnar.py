@@ -134,6 +134,7 @@ class _CSVStream(ChunkStream):
         self.delimiter = delimiter or table_delimiter(p) or ","
         self.encoding = encoding
         self.n_bags, self.seed = int(n_bags), int(seed)
+        self._prefix_crc = zlib.crc32(f"{self.seed}\x1f".encode())
         self.engine = engine
         self.block_size = int(block_size)
         header = self._header()
@@ -422,14 +423,41 @@ class _CSVStream(ChunkStream):
             return None
         if not self.categorical:
             return np.ascontiguousarray(numeric, dtype=self.dtype), y
-        codes = []
-        for h in self.categorical:
-            enc = pc.dictionary_encode(table.column(h).combine_chunks())
-            lookup = np.array([self._code(h, str(v), {}) for v in enc.dictionary.to_pylist()]
-                              + [-1], dtype=np.int64)
-            idx = enc.indices.fill_null(-1).to_numpy()  # -1: the missing value's slot
-            codes.append(lookup[idx])
+        codes = [self._arrow_codes(h, table.column(h).combine_chunks())
+                 for h in self.categorical]
         return _csr(numeric, codes, self._offsets(), self.n_features, self.dtype), y
+
+    def _arrow_codes(self, column: str, arr: Any) -> NDArray[np.int64]:
+        """The codes of a string column (-1: missing): hashed by the compiled CRC-32 over the
+        Arrow buffers, or looked up in the vocabulary through the column's dictionary."""
+        import pyarrow.compute as pc
+
+        if self.encoding == "onehot":
+            enc = pc.dictionary_encode(arr)
+            lookup = np.array([self._code(column, str(v), {}) for v in
+                               enc.dictionary.to_pylist()] + [-1], dtype=np.int64)
+            slots = np.asarray(enc.indices.fill_null(-1).to_numpy(), dtype=np.intp)
+            codes: NDArray[np.int64] = lookup[slots]  # slot -1: the missing value's -1
+            return codes
+        from sqnopt.datasets._hashing import hash_bags
+
+        pa = _pyarrow()
+        if not pa.types.is_string(arr.type):
+            arr = arr.cast(pa.large_string()) if pa.types.is_large_string(arr.type) \
+                else arr.cast(pa.string())
+        _, raw_offsets, raw_data = arr.buffers()
+        wide = pa.types.is_large_string(arr.type)
+        offsets = np.frombuffer(raw_offsets, dtype=np.int64 if wide else np.int32)[
+            arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+        data = (np.frombuffer(raw_data, dtype=np.uint8) if raw_data is not None
+                else np.zeros(0, dtype=np.uint8))
+        out = np.empty(len(arr), dtype=np.int64)
+        hash_bags(data, offsets, self._prefix_crc, self.n_bags, out)
+        if arr.null_count:
+            out[arr.is_null().to_numpy(zero_copy_only=False)] = -1
+        for i in np.flatnonzero(out == -2):  # non-ASCII: Unicode whitespace is Python's call
+            out[i] = self._code(column, arr[int(i)].as_py(), {})
+        return out
 
     def _arrow_types(self) -> dict[str, Any]:
         pa = _pyarrow()

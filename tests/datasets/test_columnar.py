@@ -291,3 +291,36 @@ def test_parquet_errors(tmp_path: Path) -> None:
     p.write_bytes(b"not parquet")
     with pytest.raises(ValueError, match="not a Parquet file"):
         stream_parquet(p)
+
+
+def test_compiled_hash_bags_are_ctr_featurizers(tmp_path: Path) -> None:
+    import random
+    import zlib
+
+    from sqnopt.datasets._hashing import hash_bags
+
+    rng = random.Random(0)
+    alphabet = "ab c\t\x1c\xa0é€12"
+    values = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+              for _ in range(3000)] + ["", "   ", "\x1f", "x"]
+    raw = [v.encode() for v in values]
+    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in raw])]).astype(np.int64)
+    out = np.empty(len(values), dtype=np.int64)
+    hash_bags(data, offsets, zlib.crc32(b"7\x1f"), 97, out)
+    f = CTRFeaturizer(hashed=["c"], n_bags=97, seed=7)
+    for v, code in zip(values, out):
+        if any(ord(ch) >= 128 for ch in v):
+            assert code == -2          # left to Python (Unicode whitespace)
+        elif not v.strip():
+            assert code == -1          # missing
+        else:
+            assert code == f._bag(v)
+    with pytest.raises(ValueError, match="offsets"):
+        hash_bags(data, offsets[::-1].copy(), 0, 97, out)
+    # through a stream: a Unicode-blank value is missing, as in Python's reader
+    table = {"label": ["1", "0", "1"], "c": ["\u2003", "é", "x"]}
+    path = _write_csv(tmp_path / "u.csv", table)
+    a = _pass(stream_csv(path, categorical=["c"], n_bags=16, engine="pyarrow"))
+    b = _pass(stream_csv(path, categorical=["c"], n_bags=16, engine="python"))
+    assert _same(a, b) and a[0][0][0].nnz == 0
