@@ -389,10 +389,9 @@ class _CSRBuilder:
 
     def append(self, label: float, indices: list[int], values: list[float]) -> None:
         k = len(indices)
-        self.reserve(max(self.rows + 1, 2 * self.labels.shape[0]) if self.rows
-                     == self.labels.shape[0] else self.rows + 1,
-                     max(self.nnz + k, 2 * self.indices.shape[0]) if self.nnz + k
-                     > self.indices.shape[0] else self.nnz + k)
+        rows_cap, nnz_cap = self.labels.shape[0], self.indices.shape[0]
+        self.reserve(rows_cap if self.rows < rows_cap else 2 * rows_cap,
+                     nnz_cap if self.nnz + k <= nnz_cap else max(self.nnz + k, 2 * nnz_cap))
         self.labels[self.rows] = label
         self.indices[self.nnz:self.nnz + k] = indices
         with np.errstate(over="ignore"):  # a value too large for float32 is reported later
