@@ -305,3 +305,16 @@ def test_a_minibatch_run_knows_no_full_objective() -> None:
     res = solver.run(state, max_iter=20)
     assert math.isnan(state.loop.known_objective(state.objective))
     assert res.fun == float(state.objective.value(res.w))
+
+
+def test_the_repr_of_a_result_is_one_short_line_without_the_weights() -> None:
+    """A result's repr names the status, F, the counters and the parameters' shape; the weight
+    vector (which may hold millions of entries) is not printed."""
+    X = np.random.default_rng(0).normal(size=(300, 2000))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    res = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(X, y)
+    text = repr(res)
+    assert "\n" not in text and len(text) < 400
+    assert f"status='{res.status.value}'" in text and f"fun={res.fun!r}" in text
+    assert f"n_iter={res.n_iter}" in text and "w=<2000 float64>" in text
+    assert "array(" not in text and "history" not in text
