@@ -55,7 +55,16 @@ from sqnopt.solver import (
     SolverState,
     Status,
 )
-from sqnopt.steps import Armijo, Constant, Decaying, InverseSqrt, PegasosStep, ScoreLine, Wolfe
+from sqnopt.steps import (
+    Armijo,
+    Constant,
+    Decaying,
+    InverseSqrt,
+    LipschitzStep,
+    PegasosStep,
+    ScoreLine,
+    Wolfe,
+)
 
 __version__ = "0.1.0"
 
@@ -96,6 +105,7 @@ __all__ = [
     "Identity",
     "IncompatibleComponentsError",
     "InverseSqrt",
+    "LipschitzStep",
     "IterationInfo",
     "L1Ball",
     "L2Ball",

@@ -22,8 +22,9 @@ preset          composition
                 step to tune; the secant gradient is reused, one pass per line-search trial)
 ``sqb``         ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
                 bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
-``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)`` (Defazio et al. 2014)
-``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + ``Constant(eta)``, shuffled epochs
+``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)``, or unless ``eta``
+                is given the step ``LipschitzStep`` computes from the data (Defazio et al. 2014)
+``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + the step of ``saga``, shuffled epochs
 ``svrg_lbfgs``  ``SVRG`` + ``HessianLBFGS`` (Hessian-vector pairs on window averages, capped
                 initial scaling) + ``Fixed(64)`` + ``Constant(eta)`` (Moritz, Nishihara & Jordan 2016)
 =============== ===================================================================================
@@ -51,7 +52,7 @@ from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.solver import Solver
-from sqnopt.steps import Constant, InverseSqrt, PegasosStep, Wolfe
+from sqnopt.steps import Constant, InverseSqrt, LipschitzStep, PegasosStep, Wolfe
 
 __all__ = [
     "PRESETS",
@@ -227,32 +228,47 @@ def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner
                   **solver_kwargs)
 
 
-def saga(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
-         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+def _variance_reduced_step(eta: float | None, batch_size: int) -> StepRule:
+    """``Constant(eta)``, or with ``eta=None`` the step the estimators' recipe takes for a
+    variance-reduced gradient, computed from the data when the solve starts:
+    ``1/(3 L_max)`` for single samples, ``1/L_max`` for batches (:class:`LipschitzStep`)."""
+    from sqnopt.recipes import variance_reduced_factor
+
+    if eta is not None:
+        return Constant(eps=eta)
+    return LipschitzStep(factor=variance_reduced_factor(batch_size))
+
+
+def saga(lam: float | None = 1e-4, *, eta: float | None = None,
+         objective: ObjectiveSpec = "logloss", batch_size: int = 1,
+         **solver_kwargs: Any) -> Solver:
     """SAGA (Defazio, Bach & Lacoste-Julien 2014): the table of per-sample gradients makes the
-    gradient estimate's variance vanish at the optimum, so the constant step ``eta`` converges
-    linearly on a strongly convex smooth sum (their proof: ``eta = 1/(3 L_max)``, ``L_max`` the
-    largest per-sample smoothness constant). ``eta`` has no data-free default; the estimators'
-    recipe (:func:`sqnopt.recipes.choose`) computes it from the rows."""
+    gradient estimate's variance vanish at the optimum, so a constant step converges linearly
+    on a strongly convex smooth sum. The step is ``eta`` if given, else computed from the data
+    when the solve starts as the estimators' recipe computes it (:class:`LipschitzStep`): their
+    proof's ``1/(3 L_max)`` for single samples (``L_max`` the largest per-sample smoothness
+    constant), ``1/L_max`` for batches."""
     from sqnopt.gradients import SAGA
 
     solver_kwargs.setdefault("sampling", "uniform")
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
-                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SAGA(),
-                  **solver_kwargs)
+                  schedule=Fixed(batch_size), step=_variance_reduced_step(eta, batch_size),
+                  gradient=SAGA(), **solver_kwargs)
 
 
-def svrg(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
-         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+def svrg(lam: float | None = 1e-4, *, eta: float | None = None,
+         objective: ObjectiveSpec = "logloss", batch_size: int = 1,
+         **solver_kwargs: Any) -> Solver:
     """SVRG (Johnson & Zhang 2013): a full gradient at a snapshot every pass corrects the
-    minibatch gradients; constant step ``eta`` (theirs: ``~ 1/(10 L_max)``), epochs of shuffled
-    samples."""
+    minibatch gradients; epochs of shuffled samples. The constant step is ``eta`` if given,
+    else computed from the data as for :func:`saga` (Johnson & Zhang's analysis takes about
+    ``1/(10 L_max)``; pass ``eta`` for another step)."""
     from sqnopt.gradients import SVRG
 
     solver_kwargs.setdefault("sampling", "shuffle")
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
-                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SVRG(),
-                  **solver_kwargs)
+                  schedule=Fixed(batch_size), step=_variance_reduced_step(eta, batch_size),
+                  gradient=SVRG(), **solver_kwargs)
 
 
 #: ``kappa`` of :func:`svrg_lbfgs`'s cap on the initial scaling: plain steps of at most

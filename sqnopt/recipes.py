@@ -83,10 +83,13 @@ __all__ = [
     "hessian_batch",
     "lbfgs_memory",
     "lipschitz_estimate",
+    "max_sample_smoothness_step",
     "newton_cost_passes",
     "normalized_step",
     "row_norm_spread",
     "stochastic_batch",
+    "variance_reduced_factor",
+    "variance_reduced_step",
 ]
 
 #: Minibatch size of the stochastic recipes.
@@ -595,12 +598,36 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
     if not plain:   # (the weighted squared row norms, when the caller has them already)
         sq = weighted_sq[0] if weighted_sq else _weighted_row_sq_norms(X, grad_weight,
                                                                        fit_intercept)
-        c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
-        lmax = c * float(np.max(sq)) + float(objective.lam) if sq.size else 1.0
-        if batch == 1:
-            lmax *= 3.0
-        return Constant(eps=1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0)
+        return Constant(eps=variance_reduced_step(sq, objective.curvature_bound,
+                                                  float(objective.lam),
+                                                  variance_reduced_factor(batch)))
     return gradient_step(X, grad_weight, objective, batch, fit_intercept)
+
+
+def variance_reduced_factor(batch: int) -> float:
+    """``k`` of the variance-reduced constant step ``1/(k L_max)`` for batches of ``batch``
+    samples: 3 for single samples, 1 for larger batches (:func:`_first_order_step` says
+    why)."""
+    return 3.0 if batch == 1 else 1.0
+
+
+def variance_reduced_step(weighted_sq: FloatArray, curvature_bound: float | None, lam: float,
+                          factor: float) -> float:
+    """``1 / (factor L_max)`` with ``L_max = c max_i g_i (||x_i||^2 + [intercept]) + lam``
+    from the weighted squared row norms ``weighted_sq`` (``c`` the loss's curvature bound, 1
+    for a loss that declares none); 1 when that is not a finite positive number."""
+    c = curvature_bound if curvature_bound is not None else 1.0
+    lmax = c * float(np.max(weighted_sq)) + lam if weighted_sq.size else 1.0
+    lmax *= factor
+    return 1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0
+
+
+def max_sample_smoothness_step(X: Any, grad_weight: FloatArray, curvature_bound: float | None,
+                               lam: float, fit_intercept: bool, factor: float) -> float:
+    """:func:`variance_reduced_step` on the rows of ``X`` with the gradient weights
+    ``grad_weight`` (one pass over the stored values)."""
+    return variance_reduced_step(_weighted_row_sq_norms(X, grad_weight, fit_intercept),
+                                 curvature_bound, lam, factor)
 
 
 def hessian_batch(n_samples: int) -> int:

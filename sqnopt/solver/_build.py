@@ -249,7 +249,8 @@ class _Builder(_SolverConfig):
         bind = getattr(curv_k, "bind", None)
         if callable(bind):   # models that build curvature from the objective's samples
             bind(obj_k)
-        step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
+        step_k: StepKernelLike = _kernel(self.step, self.step.init_on_data(problem, data),
+                                           StepKernelLike)
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
             self.projection, self.projection.init(problem), ProjectionKernelLike)
         sampler = self._make_sampler(data, bitgen)
