@@ -207,6 +207,8 @@ class _Builder(_SolverConfig):
         state: SolverState = _checkpoint.restore(self, checkpoint, X, y, sample_weight,
                                                  new_data,
                                                  lambda: make_bit_generator(self.random_state))
+        if new_data:
+            state.data_since = (state.counters.t, state.counters.n_samples)
         return state
 
     def _identity(self) -> dict[str, Any]:
@@ -329,6 +331,8 @@ class _Builder(_SolverConfig):
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
         state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        state.data_since = (state.counters.t, state.counters.n_samples)
+        state.instability_warned = False
         return state
 
     def _prepare(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None,

@@ -63,12 +63,19 @@ class DivergenceMonitor:
     warmup
         Iterations from the start of the solve during which only non-finite values count
         (default 10).
+    instability
+        At the end of each ``run`` of a variance-reduced gradient (SAGA, SVRG) with a recorded
+        history, warn (:class:`~sqnopt.InstabilityWarning`) when the objective relapsed or
+        stalled (:mod:`sqnopt.solver._run`). A caller that runs one solve as many short runs
+        (the :class:`~sqnopt.training.Trainer`'s passes) sets it False and judges the whole
+        solve once at its end (:meth:`~sqnopt.Solver.warn_if_unstable`).
     """
 
     ceiling: float = 10.0
     patience: int = 3
     rise: float = 1.0
     warmup: int = 10
+    instability: bool = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.ceiling, (int, float)) and math.isfinite(self.ceiling)

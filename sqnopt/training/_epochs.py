@@ -216,11 +216,13 @@ def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRe
         stop, why = tests.after_pass(res.fun, _last_grad_norm(res))
         keep(res, stop, why)
         if stop:
+            solver.warn_if_unstable(state, res.fun, stacklevel=5)
             return done, res, why
         if emit is not None and total > 0 and \
                 math.floor(done / every) > math.floor((done - 1) / every):
             emit(loop)
     res = last if last is not None else rebuild_result(solver, state, loop["last"])
+    solver.warn_if_unstable(state, res.fun, stacklevel=5)
     return done, res, tests.exhausted(res.fun, _last_grad_norm(res))
 
 
