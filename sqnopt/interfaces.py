@@ -537,5 +537,13 @@ class Projection(Component):
 
     kind: ClassVar[Kind] = "projection"
 
+    @property
+    def bounds_iterate(self) -> bool:
+        """Every output lies in a bounded set (a ball), whatever the step: with no
+        unregularised intercept the iterate cannot blow up, and an objective far above its
+        start is an excursion the method allows (Pegasos' first steps), not a divergence --
+        the divergence monitor then watches only for non-finite values."""
+        return False
+
     @abc.abstractmethod
     def init(self, problem: Problem) -> ProjectionKernelLike: ...

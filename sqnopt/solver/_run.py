@@ -244,7 +244,8 @@ class _Runner(_SolverConfig):
                 return self._diverged(state, f"the iterate is non-finite at the end of the run "
                                              f"(||w||^2 = {sq})")
             fun_end: float | None = None
-            if self.monitor is not None and state.t >= self.monitor.warmup:
+            if (self.monitor is not None and state.t >= self.monitor.warmup
+                    and not self._bounded_iterate()):
                 estimate = self._end_estimate(state, w_end)
                 if state.monitor.diverged(self.monitor, estimate):
                     # suspicious: confirm with F(w) (the one case with a pass over the data)
@@ -256,6 +257,7 @@ class _Runner(_SolverConfig):
             return self._result(state, status, message, fun_end, gnorm)
         fun = self._record(state)
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
+                                      and not self._bounded_iterate()
                                       and state.monitor.diverged(self.monitor, fun)):
             return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
         if self.monitor is not None and self.monitor.instability and history_on:
@@ -394,7 +396,9 @@ class _Runner(_SolverConfig):
         c.n_loss = 0
         if state.t < self.monitor.warmup and math.isfinite(estimate):
             return None
-        if ms.suspicious(self.monitor, estimate):
+        # a bounded iterate cannot blow up: no objective test, only the best iterate's copy
+        bounded = math.isfinite(estimate) and self._bounded_iterate()
+        if not bounded and ms.suspicious(self.monitor, estimate):
             full = fval if fval is not None else self._evaluate(state)[0]
             if ms.diverged(self.monitor, full):
                 kind = "objective" if fval is not None else "mean minibatch objective"
@@ -406,6 +410,17 @@ class _Runner(_SolverConfig):
                 c.n_samples, _values_per_sample(state.data.X), state.problem.n_params)):
             ms.keep(estimate, state.output_iterate(), state.t, c.n_samples)
         return None
+
+    def _bounded_iterate(self) -> bool:
+        """Whether every iterate lies in a bounded set: a projection that bounds its output
+        (:attr:`~sqnopt.interfaces.Projection.bounds_iterate`) and no unregularised intercept
+        (which no projection constrains). The objective is then bounded too, and a value far
+        above ``F(w_0)`` is an excursion the method allows -- Pegasos' steps ``1/(lam t)`` put
+        the first iterates on the ball of radius ``1/sqrt(lam)``, with objectives up to 50
+        times ``F(w_0)`` on a9a at ``lam = 1e-4`` before they fall below it -- not a
+        divergence: the monitor watches only for non-finite values."""
+        return (self.projection is not None and self.projection.bounds_iterate
+                and self.fit_intercept is not True)
 
     def _diverged(self, state: SolverState, what: str) -> SolveResult:
         """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,
