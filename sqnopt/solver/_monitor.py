@@ -17,7 +17,11 @@ mean -- or the full objective when one was evaluated at that point -- and compar
 
 Checks before iteration ``warmup`` only watch for non-finite values: some step rules start far
 out by design (Pegasos' first step is ``1/lam``; its first iterates' objective can be 40 times
-``F(w_0)`` and fall below it within tens of iterations).
+``F(w_0)`` and fall below it within tens of iterations). A run whose projection bounds every
+iterate (:attr:`~sqnopt.interfaces.Projection.bounds_iterate`, no unregularised intercept)
+cannot blow up at all: there the monitor only watches for non-finite values throughout (on
+a9a at ``lam = 1e-4`` Pegasos' objective stays above ``F(w_0)`` for thousands of iterations,
+on the ball of radius ``1/sqrt(lam)``).
 
 The monitor keeps a copy of the iterate with the lowest estimate seen at a check (``w_0`` at
 first); a diverged run returns that iterate, never the blown-up one. Every check is O(1) except
