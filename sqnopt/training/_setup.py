@@ -285,8 +285,10 @@ def warn_feature_scale(X: Any, recipe: recipes.Recipe, intercept: bool) -> None:
             f"the largest absolute values of the feature columns differ by a factor of "
             f"{spread:.3g}: first-order stochastic steps ({recipe.curvature.describe()}) "
             "converge slowly on such data. Scale the features (e.g. scikit-learn's "
-            "StandardScaler for dense, MaxAbsScaler for sparse data) or use a curvature "
-            "model (curvature='lbfgs')", ConvergenceWarning, stacklevel=4)
+            "StandardScaler for dense, MaxAbsScaler for sparse data)"
+            + (" or use a curvature model (curvature='lbfgs')"
+               if SMOOTH in recipe.objective.capabilities else ""),
+            ConvergenceWarning, stacklevel=4)
 
 
 def spawn_seeds(random_state: RandomState, k: int) -> list[Any]:

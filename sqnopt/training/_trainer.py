@@ -311,7 +311,7 @@ class Trainer:
         self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
         if unconverged:
-            warnings.warn(unconverged_message(setup.curvature, unconverged),
+            warnings.warn(unconverged_message(setup, unconverged),
                           ConvergenceWarning, stacklevel=3)
         check_majority(self.model_, Xc, yarr, classes, weights, self.converged_, self.results_,
                        stacklevel=3, index=index)
