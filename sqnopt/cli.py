@@ -889,12 +889,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
             alias = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
     if args.kind == "preset" or not args.kind:
-        print("presets (sqnopt train --preset NAME[:k=v,...]; Solver.preset(NAME)):")
+        print("presets (sqnopt train --preset NAME[:k=v,...], the regularisation from --alpha; "
+              "Solver.preset(NAME, lam=...); any Solver keyword passes through):")
         for name in reg.preset_names():
             preset = reg.preset(name)
-            doc = (preset.factory.__doc__ or "").strip().split("\n")[0].rstrip(".")
             alias = f" (aliases: {', '.join(preset.aliases)})" if preset.aliases else ""
-            print(f"  {name}  {' '.join(doc.split())}{alias}  [{preset.source}]")
+            print(f"  {name}({_preset_parameters(preset.factory)}){alias}  [{preset.source}]")
+            for line in _summary_lines(preset.factory.__doc__):
+                print(f"      {line}")
     if args.kind:
         return 0
     print("auto (estimators and sqnopt train): --curvature, --schedule, --step, --gradient and")
@@ -911,6 +913,33 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for ds in BUILTIN_DATASETS.values():
         print(f"  {ds.name}: {ds.description} [{ds.license}]")
     return 0
+
+
+def _preset_parameters(factory: Any) -> str:
+    """A preset's parameters as ``sqnopt train --preset NAME:k=v`` takes them: ``name=default``,
+    ``name (required)`` for one without a default; not ``lam`` (``--alpha``) nor the Solver
+    keywords that pass through."""
+    import inspect
+
+    out = []
+    for p in inspect.signature(factory).parameters.values():
+        if p.name == "lam" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        out.append(f"{p.name} (required)" if p.default is p.empty else f"{p.name}={p.default!r}")
+    return ", ".join(out)
+
+
+def _summary_lines(doc: str | None, width: int = 94) -> list[str]:
+    """The first sentence of a docstring's first paragraph, as plain text (no
+    reStructuredText markup), wrapped to ``width`` columns."""
+    import inspect
+    import textwrap
+
+    from sqnopt._text import first_sentence, plain_rst
+
+    text = inspect.cleandoc(doc or "").split("\n\n")[0]
+    summary = first_sentence(plain_rst(text))
+    return textwrap.wrap(summary, width) if summary else []
 
 
 # ---------------------------------------------------------------------------- demo
