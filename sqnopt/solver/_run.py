@@ -178,7 +178,7 @@ class _Runner(_SolverConfig):
                 return self._diverged(state, what)
             if code == codes.LOOP_CURVATURE_ERROR:
                 msg = (f"curvature model {self.curvature.describe()} failed at iteration "
-                       f"{c.t}: {state.curvature.error_message()}")
+                       f"{c.t}{self._where(state)}: {state.curvature.error_message()}")
                 raise CurvatureError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
             if code == codes.LOOP_GTOL:
                 status, message = Status.GTOL, (
@@ -410,6 +410,17 @@ class _Runner(_SolverConfig):
                 c.n_samples, _values_per_sample(state.data.X), state.problem.n_params)):
             ms.keep(estimate, state.output_iterate(), state.t, c.n_samples)
         return None
+
+    def _where(self, state: SolverState) -> str:
+        """Where the iterate is and how it got there, for a failure's message: its norm and,
+        unless the step is a line search (whose trials are the search's own), the step rule's
+        last step."""
+        with np.errstate(all="ignore"):
+            wnorm = float(np.linalg.norm(state.output_iterate()))
+        if self.step.line_search or state.t == 0:
+            return f" (|w| = {wnorm:.3g})"
+        return (f" (|w| = {wnorm:.3g} after steps of {self._step_at(state):.3g} by "
+                f"{self.step.describe()})")
 
     def _bounded_iterate(self) -> bool:
         """Whether every iterate lies in a bounded set: a projection that bounds its output
