@@ -52,6 +52,12 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt.data._norms import (
+    max_sample_smoothness_step,
+    row_sq_norms as _row_sq_norms,
+    variance_reduced_step,
+    weighted_row_sq_norms as _weighted_row_sq_norms,
+)
 from sqnopt.interfaces import (
     DENSE_HESSIAN,
     HESSIAN_VECTOR,
@@ -140,19 +146,6 @@ class Recipe:
     report_every: int
     #: The gradient estimator the steps use.
     gradient: GradientEstimator
-
-
-def _row_sq_norms(X: Any) -> FloatArray:
-    if sp.issparse(X):
-        Xc = sp.csr_matrix(X)
-        data = np.asarray(Xc.data, dtype=np.float64)
-        out: FloatArray = np.add.reduceat(data * data, Xc.indptr[:-1]) if data.size else \
-            np.zeros(Xc.shape[0])
-        out[np.diff(Xc.indptr) == 0] = 0.0       # reduceat repeats a value for empty rows
-        return out
-    Xd = np.asarray(X, dtype=np.float64)
-    dense: FloatArray = np.einsum("ij,ij->i", Xd, Xd)
-    return dense
 
 
 def _q99(values: FloatArray) -> float:
@@ -556,13 +549,6 @@ def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool, *,
     return float(np.max(sq)) / clipped if clipped > 0 else 1.0
 
 
-def _weighted_row_sq_norms(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> FloatArray:
-    """``(||x_i||^2 + [intercept]) c_i``: each sample's weighted squared row norm."""
-    out: FloatArray = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(
-        grad_weight)
-    return out
-
-
 def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                       curvature: CurvatureModel, batch: int, fit_intercept: bool,
                       plain: bool, weighted_sq: list[FloatArray] | None = None) -> StepRule:
@@ -609,25 +595,6 @@ def variance_reduced_factor(batch: int) -> float:
     samples: 3 for single samples, 1 for larger batches (:func:`_first_order_step` says
     why)."""
     return 3.0 if batch == 1 else 1.0
-
-
-def variance_reduced_step(weighted_sq: FloatArray, curvature_bound: float | None, lam: float,
-                          factor: float) -> float:
-    """``1 / (factor L_max)`` with ``L_max = c max_i g_i (||x_i||^2 + [intercept]) + lam``
-    from the weighted squared row norms ``weighted_sq`` (``c`` the loss's curvature bound, 1
-    for a loss that declares none); 1 when that is not a finite positive number."""
-    c = curvature_bound if curvature_bound is not None else 1.0
-    lmax = c * float(np.max(weighted_sq)) + lam if weighted_sq.size else 1.0
-    lmax *= factor
-    return 1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0
-
-
-def max_sample_smoothness_step(X: Any, grad_weight: FloatArray, curvature_bound: float | None,
-                               lam: float, fit_intercept: bool, factor: float) -> float:
-    """:func:`variance_reduced_step` on the rows of ``X`` with the gradient weights
-    ``grad_weight`` (one pass over the stored values)."""
-    return variance_reduced_step(_weighted_row_sq_norms(X, grad_weight, fit_intercept),
-                                 curvature_bound, lam, factor)
 
 
 def hessian_batch(n_samples: int) -> int:

@@ -336,7 +336,7 @@ class _Runner(_SolverConfig):
         X = state.data.X
         if not (isinstance(X, np.ndarray) or sp.issparse(X)):
             return False
-        from sqnopt.recipes import max_sample_smoothness_step
+        from sqnopt.data._norms import max_sample_smoothness_step
 
         eps = self._step_at(state)
         stable = max_sample_smoothness_step(X, state.data.grad_weight,

@@ -69,7 +69,7 @@ class LipschitzStep(StepRule):
                         "builds it with init_on_data(problem, data)")
 
     def init_on_data(self, problem: Problem, data: Dataset) -> ConstantKernel:
-        from sqnopt.recipes import max_sample_smoothness_step
+        from sqnopt.data._norms import max_sample_smoothness_step
 
         return _LearnedConstantKernel(max_sample_smoothness_step(
             data.X, data.grad_weight, problem.curvature_bound, float(problem.lam),
