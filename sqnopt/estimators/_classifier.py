@@ -16,7 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sqnopt.data import check_sparse_structure
-from sqnopt.estimators._validation import fast_fit_data
+from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -49,8 +49,10 @@ def _probabilistic(est: SQNClassifier) -> bool:
 def _check_structure(X: Any) -> None:
     """A sparse matrix's index structure, checked before scikit-learn converts it, casts it
     (SciPy's ``astype`` sums duplicates in compiled code) or multiplies with it: compiled SciPy
-    code trusts the indices (see :func:`sqnopt.data.check_sparse_structure`)."""
+    code trusts the indices (see :func:`sqnopt.data.check_sparse_structure`); a data frame's
+    categorical columns, named with the fix (:func:`check_frame_columns`)."""
     check_sparse_structure(X)
+    check_frame_columns(X)
 
 
 class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
