@@ -31,6 +31,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import re
 import sys
 import time
 import warnings
@@ -259,8 +260,56 @@ def _detect_format(path: Path) -> str:
 
 def _fail(exc: BaseException) -> int:
     msg = str(exc) if str(exc) else type(exc).__name__
-    print(f"sqnopt: error: {' '.join(msg.split())}", file=sys.stderr)  # one line
+    print(f"sqnopt: error: {cli_terms(' '.join(msg.split()))}", file=sys.stderr)  # one line
     return 1
+
+
+#: The library's parameter -> the option of the command line that sets it. The library's
+#: messages name its Python parameters (``max_iter=``, ``step='auto'``); the command line
+#: re-emits them (:func:`_fail`, :func:`_print_warnings`) with its own options.
+CLI_OPTIONS = {
+    "max_iter": "--max-epochs", "max_epochs": "--max-epochs", "tol": "--tol", "gtol": "--tol",
+    "alpha": "--alpha", "loss": "--loss", "curvature": "--curvature", "step": "--step",
+    "schedule": "--schedule", "gradient": "--gradient", "projection": "--projection",
+    "sampling": "--sampling", "multiclass": "--multiclass", "class_weight": "--class-weight",
+    "n_iter_no_change": "--n-iter-no-change", "target": "--target",
+    "n_features": "--n-features", "random_state": "--seed", "categorical": "--categorical",
+}
+#: Parameters also named without a value in prose ("increase max_iter"); the others are
+#: ordinary words there ("the step").
+_BARE = ("max_iter", "max_epochs", "tol", "alpha", "n_iter_no_change")
+_ASSIGN = re.compile(r"\b(" + "|".join(CLI_OPTIONS) + r")=('?)([^'\s,;)]*)\2")
+_BARE_WORD = re.compile(r"(?<![-\w])(" + "|".join(_BARE) + r")\b(?![=(])")
+#: a component's description, ``name(k=v, ...)``: its parameters are the component's, kept
+_COMPONENT = re.compile(r"\b[A-Za-z_]\w*\([^()]*\)")
+
+
+def cli_terms(text: str) -> str:
+    """``text`` (a library message) with the command line's options in place of the Python
+    parameters they set: ``max_iter=20`` -> ``--max-epochs 20``, ``step='auto'`` -> ``--step
+    auto``, ``tol=None`` -> ``--tol none``, ``increase max_iter`` -> ``increase
+    --max-epochs``, ``lam > 0`` -> ``--alpha > 0``, ``lam = 0`` -> ``--alpha 0``,
+    ``max_samples=N samples`` -> ``N samples`` (the budget ``--max-epochs`` set). Components' descriptions
+    (``score_line(max_iter=30)``) keep their parameters, which ``NAME:k=v`` takes as they
+    are."""
+    kept: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        kept.append(m.group(0))
+        return f"\x00{len(kept) - 1}\x00"
+
+    def assign(m: re.Match[str]) -> str:
+        value = m.group(3)
+        return f"{CLI_OPTIONS[m.group(1)]} {'none' if value == 'None' else value}"
+
+    out = _COMPONENT.sub(keep, text)
+    out = re.sub(r"\bmax_samples=(\d+) samples", r"\1 samples", out)
+    out = re.sub(r"\bstep='auto' in the estimators\b", "step='auto'", out)
+    out = re.sub(r"\blam > 0\b", "--alpha > 0", out)
+    out = re.sub(r"\blam = 0\b", "--alpha 0", out)
+    out = _ASSIGN.sub(assign, out)
+    out = _BARE_WORD.sub(lambda m: CLI_OPTIONS[m.group(1)], out)
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
 
 
 def _number(kind: type, low: float, strict: bool, what: str, high: float | None = None) -> Any:
@@ -594,7 +643,7 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
             continue
         seen.add(text)
         diverged = diverged or issubclass(w.category, DivergenceWarning)
-        print(f"sqnopt: warning: {text}", file=sys.stderr)
+        print(f"sqnopt: warning: {cli_terms(text)}", file=sys.stderr)
     return diverged
 
 
@@ -748,8 +797,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     print(f"data:  {info['source']}: {X.shape[0]} samples")
     unknown = np.setdiff1d(np.unique(y), model.classes)
     if unknown.size:
-        raise CLIError(f"the data has labels {unknown.tolist()[:5]} the model never saw "
-                       f"(model classes {model.classes.tolist()[:10]})")
+        from sqnopt._text import short_list
+
+        raise CLIError(f"the data has labels [{short_list(unknown.tolist(), 5)}] the model never "
+                       f"saw (model classes [{short_list(model.classes.tolist(), 10)}])")
     print(f"accuracy: {np.mean(pred == y):.4f}")
     if model.probabilistic:
         logp = model.log_proba_of_scores(scores)

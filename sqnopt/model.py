@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt._files import atomic_write
+from sqnopt._text import short_list
 from sqnopt._npz import read_archive, read_member
 from sqnopt.data import check_matrix
 
@@ -358,7 +359,7 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         raise problem("'classes' contains NaN or infinity")
     if classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
         raise problem(f"'classes' must hold at least two distinct labels, got "
-                      f"{classes.tolist()[:10]}")
+                      f"[{short_list(classes.tolist(), 10)}]")
     if coef.shape[1] < 1:
         raise problem(f"'coef' has no features (shape {coef.shape})")
     if meta["strategy"] == "binary" and classes.shape[0] != 2:

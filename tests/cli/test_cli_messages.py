@@ -1,0 +1,118 @@
+"""What the command line says: lists that are cut say so and how much is left out, a missing
+label column is named, and a suggestion is about the option at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sqnopt._text import first_sentence, plain_rst, short_list
+from sqnopt.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def wide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A table of 25 numeric columns and its label, 'income', last: the sort of table whose
+    label the old message left out of its first 20 column names."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    cols = [f"f{i}" for i in range(25)] + ["income"]
+    rows = [",".join([f"{v:.3f}" for v in rng.normal(size=25)]
+                     + [str(rng.choice(["<=50K", ">50K"]))]) for _ in range(80)]
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(cols) + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_short_lists_say_what_they_leave_out() -> None:
+    assert short_list(["a", "b", "c"], 3) == "a, b, c"
+    text = short_list([f"c{i}" for i in range(30)], 20)
+    assert text.startswith("c0, c1,") and text.endswith(", \u2026, c29 (30 in all; 10 not shown)")
+    assert text.count(",") == 20     # 19 names, the ellipsis, the last name
+    assert short_list(["x y"], quote=True) == "'x y'"
+
+
+def test_plain_text_and_first_sentences() -> None:
+    assert plain_rst("see :func:`~sqnopt.presets.sgd` and ``eps0``, *emphasis*::") == \
+        "see sgd and eps0, emphasis:"
+    assert plain_rst(":class:`Solver <sqnopt.Solver>`") == "Solver"
+    assert first_sentence("Pegasos (Shalev-Shwartz et al. 2007, Fig. 1): the SVM. More.") == \
+        "Pegasos (Shalev-Shwartz et al. 2007, Fig. 1): the SVM."
+    assert first_sentence("e.g. a step of 0.5. Then") == "e.g. a step of 0.5."
+    assert first_sentence("no end") == "no end"
+
+
+def test_a_missing_label_column_names_the_likely_label(
+        wide: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "train", str(wide), "--progress", "never")
+    assert code == 1
+    assert "The likely label is 'income' (the last column, 2 distinct values: '<=50K', " \
+           "'>50K'): pass --target income" in err
+    assert "f18, \u2026, income (26 in all; 6 not shown)" in err
+    code, _, err = _run(capsys, "train", str(wide), "--target", "incme", "--progress", "never")
+    assert code == 1 and "no column named 'incme' for the label; did you mean 'income'?" in err
+    code, out, err = _run(capsys, "train", str(wide), "--target", "income", "--max-epochs", "1",
+                          "--progress", "never")
+    assert code == 0, err
+
+
+def test_a_table_without_a_likely_label_column_says_how_to_name_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "numbers.csv"
+    rng = np.random.default_rng(1)
+    path.write_text("a,b\n" + "\n".join(f"{u:.4f},{v:.4f}" for u, v in rng.normal(size=(60, 2))))
+    code, _, err = _run(capsys, "train", str(path), "--progress", "never")
+    assert code == 1 and "name it with --target COLUMN (columns: a, b)" in err
+
+
+def test_cli_terms_translates_parameters_but_not_component_descriptions() -> None:
+    from sqnopt.cli import cli_terms
+
+    assert cli_terms("stopped at max_iter=3 passes (reached max_samples=97683 samples "
+                     "processed). Set tol=None, or use curvature='lbfgs'.") == (
+        "stopped at --max-epochs 3 passes (reached 97683 samples processed). Set --tol none, "
+        "or use --curvature lbfgs.")
+    assert cli_terms("a smaller step (eps0), step='auto' in the estimators") == \
+        "a smaller step (eps0), --step auto"
+    assert cli_terms("Increase max_iter or loosen tol; use lam > 0") == \
+        "Increase --max-epochs or loosen --tol; use --alpha > 0"
+    kept = "score_line(eps0=1.0, max_iter=30) and LBFGS(min_curvature=1e-3), gtol"
+    assert cli_terms(kept) == kept
+
+
+def test_the_command_line_names_its_options_and_the_library_its_parameters(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "train", "--preset", "gd", "--max-epochs", "3",
+                        "--progress", "never")
+    assert code == 0
+    assert "stopped at --max-epochs 3 passes" in err and "Set --tol none" in err
+    assert "max_iter" not in err and "tol=" not in err
+    code, _, err = _run(capsys, "train", "--curvature", "newton", "--step", "constant:eps=1e6",
+                        "--progress", "never")
+    assert code == 1 and "(use a line search: --step auto)" in err and "step='" not in err
+    # the Python API keeps the Python names
+    import warnings
+
+    from sqnopt.datasets import make_boxes
+    from sqnopt.training import Trainer
+
+    X, y = make_boxes(200, 4, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Trainer("hinge", curvature="identity", schedule="full", max_epochs=2,
+                step=("constant", {"eps": 0.1})).fit(X, y)
+    assert any("stopped at max_iter=2 passes" in str(w.message) and "tol=None" in
+               str(w.message) for w in caught)
