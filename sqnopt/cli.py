@@ -902,7 +902,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         title = None if data is None else str(data)
     if importlib.util.find_spec("matplotlib") is None:
         raise CLIError("sqnopt plot needs matplotlib: pip install 'sqnopt[plot]'")
-    from sqnopt.plotting import plot_histories, save_figure
+    from sqnopt.plotting import figure_format, plot_histories, save_figure
+
+    try:
+        figure_format(out)      # before drawing: an extension matplotlib does not write
+    except ValueError as exc:
+        raise CLIError(f"-o/--output: {exc}") from None
 
     with warnings.catch_warnings():
         # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on

@@ -116,3 +116,23 @@ def test_the_command_line_names_its_options_and_the_library_its_parameters(
                 step=("constant", {"eps": 0.1})).fit(X, y)
     assert any("stopped at max_iter=2 passes" in str(w.message) and "tol=None" in
                str(w.message) for w in caught)
+
+
+def test_an_image_format_matplotlib_cannot_write_is_named_with_the_ones_it_can(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    cols = {"iteration": [0, 10], "samples": [0, 10], "effective_passes": [0.0, 1.0],
+            "time": [0.0, 0.1], "objective": [0.69, 0.5], "grad_norm": [1.0, 0.5]}
+    (tmp_path / "h.json").write_text(json.dumps({"format": "sqnopt.history", "version": 1,
+                                                 "label": "run", "runs": [{"name": "",
+                                                                           "history": cols}]}))
+    code, _, err = _run(capsys, "plot", "h.json", "-o", "x.jpg2")
+    assert code == 1 and "matplotlib writes no '.jpg2' files; use one of" in err
+    assert ".png" in err and ".pdf" in err and "--linear" not in err
+    assert not (tmp_path / "x.jpg2").exists()
+    code, out, err = _run(capsys, "plot", "h.json", "-o", "x.svg")
+    assert code == 0 and (tmp_path / "x.svg").exists(), err
