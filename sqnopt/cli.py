@@ -566,13 +566,23 @@ def _cmd_train(args: argparse.Namespace) -> int:
     pairs = sum(r.n_pairs_accepted for r in res)
     skipped = sum(r.n_pairs_skipped for r in res)
     fun = float(np.mean([r.fun for r in res]))
-    print(f"done:  {trainer.n_iter_} passes, {trainer.t_} iterations, {n_samples} samples "
+    # the passes --max-epochs counts (gradient batches) and all the passes over the data
+    # (with line-search trials, curvature batches, variance reduction's full gradients)
+    grad_passes = max(r.n_samples / r.n_train for r in res)
+    all_passes = max(r.effective_passes for r in res)
+    passes = f"{grad_passes:.4g} passes"
+    if abs(all_passes - grad_passes) > 0.01 * max(grad_passes, 1.0):
+        passes += (f" of gradient batches (what --max-epochs counts; {all_passes:.4g} passes "
+                   "over the data in all, with line-search trials, curvature batches and "
+                   "variance reduction's full gradients)")
+    print(f"done:  {passes}, {trainer.t_} iterations, {n_samples} samples "
           f"processed in {wall:.2f} s (solver {solver_time:.2f} s, "
           f"{'compiled' if all(r.compiled for r in res) else 'python'} loop); "
           f"training objective F = {fun:.6g}"
           + (" (mean over the one-vs-rest problems)" if len(res) > 1 else "")
           + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
-    summary: dict[str, Any] = {"objective": fun, "passes": trainer.n_iter_,
+    summary: dict[str, Any] = {"objective": fun, "passes": grad_passes,
+                               "effective_passes": all_passes,
                                "iterations": trainer.t_, "samples": n_samples, "wall_time": wall,
                                "train_accuracy": model.accuracy(X, y)}
     print(f"train accuracy: {summary['train_accuracy']:.4f}")

@@ -136,3 +136,31 @@ def test_an_image_format_matplotlib_cannot_write_is_named_with_the_ones_it_can(
     assert not (tmp_path / "x.jpg2").exists()
     code, out, err = _run(capsys, "plot", "h.json", "-o", "x.svg")
     assert code == 0 and (tmp_path / "x.svg").exists(), err
+
+
+def test_the_passes_printed_are_the_ones_max_epochs_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-epochs budgets the gradient batches' samples; a full-batch L-BFGS run also reads
+    the data for its line search's trials: 20 budgeted passes read it 29 times, which the
+    line used to print as '29 passes'."""
+    import json
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "train", "--max-epochs", "20", "--curvature", "lbfgs",
+                          "--alpha", "1e-7", "--progress", "never")
+    assert code == 0, err
+    m = re.search(r"done:  ([0-9.]+) passes of gradient batches \(what --max-epochs counts; "
+                  r"([0-9.]+) passes over the data in all", out)
+    assert m is not None, out
+    samples = int(re.search(r"(\d+) samples processed", out).group(1))  # type: ignore[union-attr]
+    assert float(m.group(1)) == pytest.approx(samples / 32561, rel=1e-3)
+    assert 20 <= float(m.group(1)) < 22 < float(m.group(2))
+    summary = json.loads((tmp_path / "sqnopt_history.json").read_text())["summary"]
+    assert summary["passes"] == pytest.approx(float(m.group(1)), rel=1e-3)
+    assert summary["effective_passes"] == pytest.approx(float(m.group(2)), rel=1e-3)
+    # a run whose every pass is a gradient pass prints the one count
+    code, out, err = _run(capsys, "train", "--max-epochs", "2", "--preset", "sgd", "--tol",
+                          "none", "--progress", "never")
+    assert code == 0 and re.search(r"done:  2 passes, \d+ iterations", out), out
