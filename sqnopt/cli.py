@@ -345,12 +345,14 @@ def _tol(text: str) -> float | None:
 
 
 def _progress(mode: str, total: int | None = None, unit: str = " samples") -> Any:
-    """The training progress bar: ``auto`` draws on a terminal, in a notebook, and as a line
-    every 30 s in a log; ``always`` as on a terminal; ``never`` not at all."""
+    """The training progress bar: ``auto`` draws on a terminal (once the run has lasted a
+    second), in a notebook, and as a line every 30 s in a log; ``always`` as on a terminal,
+    from the start, whatever stderr is; ``never`` not at all."""
     from sqnopt.progress import ProgressBar
 
     enabled = {"auto": None, "always": True, "never": False}[mode]
-    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train", unit=unit)
+    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train", unit=unit,
+                       delay=0.0 if mode == "always" else 1.0)
 
 
 # ---------------------------------------------------------------------------- train

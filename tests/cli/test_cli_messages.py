@@ -3,6 +3,8 @@ label column is named, and a suggestion is about the option at fault."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -164,3 +166,47 @@ def test_the_passes_printed_are_the_ones_max_epochs_counts(
     code, out, err = _run(capsys, "train", "--max-epochs", "2", "--preset", "sgd", "--tol",
                           "none", "--progress", "never")
     assert code == 0 and re.search(r"done:  2 passes, \d+ iterations", out), out
+
+
+def _pty_output(master: int) -> str:
+    import select
+
+    chunks = []
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_progress_always_draws_on_a_terminal_that_reports_no_height(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pseudo-terminal nobody sized (CI runners, editors' shells) reports 0 rows, and tqdm
+    then hides every bar: `--progress always` showed nothing on such a terminal. It now draws,
+    from the first update (no delay)."""
+    import pty
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    (tmp_path / "small.svm").write_text("".join(
+        f"{1 if x[0] > 0 else -1} 1:{x[0]:.3f} 2:{x[1]:.3f} 3:{x[2]:.3f}\n" for x in X))
+    master, slave = pty.openpty()
+    assert os.get_terminal_size(slave).lines == 0
+    stream = os.fdopen(slave, "w")
+    try:
+        monkeypatch.setattr(sys, "stderr", stream)
+        code = main(["train", "small.svm", "--max-epochs", "2", "--progress", "always"])
+        stream.flush()
+        monkeypatch.undo()
+        drawn = _pty_output(master)
+    finally:
+        stream.close()
+        os.close(master)
+    assert code == 0
+    assert "train: 600 samples" in drawn, repr(drawn)
