@@ -531,11 +531,21 @@ def _cmd_train(args: argparse.Namespace) -> int:
     scaling = None
     Xfit = X
     if args.scale:
-        scaling = feature_scaling(X)
+        feats = info["features"]
+        if feats.get("format") == "csv" and feats.get("categorical"):
+            # a table: its numeric columns are standardized as a table without categorical
+            # columns would be; the categorical ones' indicators are already in [0, 1]
+            n_num = len(feats["numeric"])
+            scaling = feature_scaling(X, columns=range(n_num))
+            what = (f"standardized the {n_num} numeric columns; the {d - n_num} indicator "
+                    f"columns of the categorical ones ({', '.join(feats['categorical'])}) are "
+                    "left as they are")
+        else:
+            scaling = feature_scaling(X)
+            what = (f"{'standardized' if scaling[0] == 'standard' else 'max-abs scaled'} "
+                    f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data)")
         Xfit = apply_scaling(X, scaling[1], scaling[2])
-        print(f"scale: {'standardized' if scaling[0] == 'standard' else 'max-abs scaled'} "
-              f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data); the "
-              "model file stores the scaling and evaluate/predict apply it")
+        print(f"scale: {what}; the model file stores the scaling and evaluate/predict apply it")
 
     total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})

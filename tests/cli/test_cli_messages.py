@@ -210,3 +210,56 @@ def test_progress_always_draws_on_a_terminal_that_reports_no_height(
         os.close(master)
     assert code == 0
     assert "train: 600 samples" in drawn, repr(drawn)
+
+
+def test_scale_standardizes_a_tables_numeric_columns_beside_a_categorical_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One categorical column made the table sparse, and --scale then max-abs scaled every
+    column -- the numeric ones too, unlike the same table without it (standardized). The
+    numeric columns are standardized either way, the indicators left in [0, 1], and
+    evaluate/predict apply the same."""
+    from sqnopt.datasets import load_table
+    from sqnopt.model import LinearModel
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    n = 300
+    age = rng.integers(18, 80, n)
+    income = rng.normal(5e4, 2e4, n)
+    city = rng.choice(["paris", "rome", "oslo"], n)
+    score = 0.08 * (age - 48) + 5e-5 * (income - 5e4) + 2.0 * (city == "rome") - 0.6
+    label = np.where(score + rng.normal(0, 0.3, n) > 0, "yes", "no")
+    (tmp_path / "people.csv").write_text("age,income,city,label\n" + "".join(
+        f"{a},{i:.2f},{c},{y}\n" for a, i, c, y in zip(age, income, city, label)))
+    code, out, err = _run(capsys, "train", "people.csv", "--scale", "--progress", "never")
+    assert code == 0, err
+    assert "scale: standardized the 2 numeric columns; the 4 indicator columns of the " \
+           "categorical ones (city) are left as they are" in out
+    model = LinearModel.load(tmp_path / "sqnopt_model.npz")
+    X, y, _ = load_table(tmp_path / "people.csv")
+    num = np.column_stack([age, income]).astype(float)
+    np.testing.assert_allclose(model.scale_offset[:2], num.mean(axis=0))
+    np.testing.assert_allclose(model.scale_factor[:2], num.std(axis=0))
+    assert model.scale_offset[2:].tolist() == [0.0] * 4
+    assert model.scale_factor[2:].tolist() == [1.0] * 4
+    train_acc = float(out.split("train accuracy:")[1].split()[0])
+    assert train_acc > 0.9
+    code, out, err = _run(capsys, "evaluate", "sqnopt_model.npz", "people.csv")
+    assert code == 0 and f"accuracy: {train_acc:.4f}" in out, err
+
+
+def test_apply_scaling_centres_only_the_columns_with_an_offset() -> None:
+    import scipy.sparse as sp
+
+    from sqnopt.model import apply_scaling, feature_scaling
+
+    rng = np.random.default_rng(2)
+    dense = np.column_stack([rng.normal(10, 3, 50), rng.normal(-2, 0.5, 50),
+                             rng.integers(0, 2, 50), rng.integers(0, 2, 50)]).astype(float)
+    kind, offset, factor = feature_scaling(sp.csr_matrix(dense), columns=[0, 1])
+    assert kind == "standard" and offset[2:].tolist() == [0, 0] and factor[2:].tolist() == [1, 1]
+    got = apply_scaling(sp.csr_matrix(dense), offset, factor)
+    assert sp.issparse(got)
+    np.testing.assert_allclose(got.toarray(), (dense - offset) / factor, atol=1e-12)
+    np.testing.assert_allclose(got.toarray()[:, :2].mean(axis=0), 0.0, atol=1e-12)
