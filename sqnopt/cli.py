@@ -694,6 +694,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     if fmt in ("csv", "tsv"):
         raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
                        "whole (drop --chunk-size)")
+    test_path = _streamed_test(args, fmt)
     featurizer = None
     if fmt == "criteo":
         featurizer = criteo_featurizer()
@@ -705,10 +706,10 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         if args.n_features:
             n_features = args.n_features
 
-    def chunks() -> Any:
+    def chunks(source: Path = path) -> Any:
         if featurizer is not None:
-            return ((featurizer.transform(t), y) for t, y in iter_criteo(path, args.chunk_size))
-        return iter_svmlight_chunks(path, args.chunk_size, n_features=n_features)
+            return ((featurizer.transform(t), y) for t, y in iter_criteo(source, args.chunk_size))
+        return iter_svmlight_chunks(source, args.chunk_size, n_features=n_features)
 
     print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
           f"{n_features} features, {len(classes)} classes")
@@ -762,6 +763,14 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         summary["progressive_accuracy"] = correct / seen
         print(f"progressive accuracy (each chunk predicted before training on it, last pass): "
               f"{correct / seen:.4f}")
+    if test_path is not None:   # read in chunks too: the test file may be as large
+        hits = total = 0
+        for Xc, yc in chunks(test_path):
+            hits += int(np.sum(model.predict(Xc) == yc))
+            total += len(yc)
+        summary["test_accuracy"] = hits / max(total, 1)
+        print(f"test accuracy:  {summary['test_accuracy']:.4f} ({total} samples of {test_path}, "
+              "streamed)")
     features: dict[str, Any] = {"format": fmt, "n_features": int(n_features)}
     if featurizer is not None:
         features["featurizer"] = {"n_bags": featurizer.n_bags,
@@ -770,6 +779,27 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     model.info["data"] = str(path)
     _write_outputs(args, model, trainer, summary, Path(path).name)
     return 0
+
+
+def _streamed_test(args: argparse.Namespace, fmt: str) -> Path | None:
+    """The test file of a streamed run (``--test``, or a built-in training set's test split),
+    checked before training: it must exist and be of the training file's format."""
+    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path
+
+    spec = args.test
+    if spec is None:
+        builtin = args.data.lower() in BUILTIN_DATASETS and not Path(args.data).exists()
+        return builtin_path(args.data.lower(), "test") if builtin else None
+    if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
+        return builtin_path(spec.lower(), "test")
+    path = Path(spec)
+    if not path.exists():
+        raise CLIError(f"--test {spec!r}: no such file, and not a built-in dataset")
+    test_fmt = _table_format(path, args.format)
+    if test_fmt != fmt:
+        raise CLIError(f"--test {spec!r} is a {test_fmt} file, the training data {fmt}: "
+                       "--chunk-size evaluates test data of the training data's format")
+    return path
 
 
 def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: dict[str, Any],

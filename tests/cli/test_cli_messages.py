@@ -263,3 +263,36 @@ def test_apply_scaling_centres_only_the_columns_with_an_offset() -> None:
     assert sp.issparse(got)
     np.testing.assert_allclose(got.toarray(), (dense - offset) / factor, atol=1e-12)
     np.testing.assert_allclose(got.toarray()[:, :2].mean(axis=0), 0.0, atol=1e-12)
+
+
+def test_chunk_size_evaluates_the_test_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """--chunk-size used to ignore --test without a word: the streamed run now evaluates the
+    test data (in chunks too), as the in-memory run does, with the accuracy evaluate gives."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(3)
+
+    def svm(n: int) -> str:
+        X = rng.normal(size=(n, 4))
+        return "".join(f"{1 if x[0] + 0.5 * x[1] > 0 else -1} "
+                       + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)) + "\n" for x in X)
+
+    (tmp_path / "train.svm").write_text(svm(400))
+    (tmp_path / "test.svm").write_text(svm(150))
+    (tmp_path / "test.csv").write_text("a,label\n1,0\n2,1\n")
+    code, out, err = _run(capsys, "train", "train.svm", "--test", "test.svm", "--chunk-size",
+                          "100", "--max-epochs", "3", "--progress", "never")
+    assert code == 0, err
+    m = re.search(r"test accuracy:  ([0-9.]+) \(150 samples of test.svm, streamed\)", out)
+    assert m is not None, out
+    code, out, err = _run(capsys, "evaluate", "sqnopt_model.npz", "test.svm")
+    assert code == 0 and f"accuracy: {m.group(1)}" in out, (out, err)
+    code, out, err = _run(capsys, "train", "train.svm", "--test", "test.csv", "--chunk-size",
+                          "100", "--progress", "never")
+    assert code == 1 and "--test 'test.csv' is a csv file, the training data svmlight" in err
+    assert "done:" not in out                        # refused before training
+    code, out, err = _run(capsys, "train", "train.svm", "--test", "nope.svm", "--chunk-size",
+                          "100", "--progress", "never")
+    assert code == 1 and "--test 'nope.svm': no such file" in err
