@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import importlib.util
+import io
 import json
 import math
 import re
@@ -497,8 +499,6 @@ def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> A
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from sqnopt.model import apply_scaling, feature_scaling
-
     comp = _components(args)
     _parse_class_weight(args.class_weight)
     # outputs are checked before any data is read or any work is done
@@ -507,6 +507,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if model_out.resolve() == hist_out.resolve():
         raise CLIError(f"--model and --history name the same file {args.model!r}; give two files")
     ckpt_out, resume = _checkpoint_options(args, model_out, hist_out)
+
+    if args.quiet:   # nothing on stdout, no bar, no warnings: only errors on stderr
+        args.progress = "never"
+        with contextlib.redirect_stdout(io.StringIO()):
+            return _train_run(args, comp, ckpt_out, resume)
+    return _train_run(args, comp, ckpt_out, resume)
+
+
+def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | None,
+               resume: Any) -> int:
+    from sqnopt.model import apply_scaling, feature_scaling
 
     if args.chunk_size is not None:
         if args.max_epochs is None:
@@ -562,7 +573,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 checkpoint_every=args.checkpoint_every)
     finally:
         bar.close()
-    diverged = _print_warnings(caught)
+    diverged = _print_warnings(caught, quiet=args.quiet)
     wall = time.perf_counter() - tic
     if scaling is not None:
         model = dataclasses.replace(model, scale_offset=scaling[1], scale_factor=scaling[2])
@@ -652,9 +663,9 @@ def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tu
     return Xt, yt
 
 
-def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
-    """Print the warnings a run raised as ``sqnopt: warning: ...`` lines; True if one of them
-    was a divergence."""
+def _print_warnings(caught: list[warnings.WarningMessage], quiet: bool = False) -> bool:
+    """Print the warnings a run raised as ``sqnopt: warning: ...`` lines (none when
+    ``quiet``); True if one of them was a divergence."""
     from sqnopt.solver import DivergenceWarning
 
     diverged = False
@@ -665,7 +676,8 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
             continue
         seen.add(text)
         diverged = diverged or issubclass(w.category, DivergenceWarning)
-        print(f"sqnopt: warning: {cli_terms(text)}", file=sys.stderr)
+        if not quiet:
+            print(f"sqnopt: warning: {cli_terms(text)}", file=sys.stderr)
     return diverged
 
 
@@ -731,18 +743,21 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     correct = 0
     seen = 0
     try:
-        for epoch in range(epochs):
-            for Xc, yc in chunks():
-                if factor is not None:
-                    Xc = apply_scaling(Xc, np.zeros(n_features), factor)
-                if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
-                    correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
-                    seen += len(yc)
-                trainer.partial_fit(Xc, yc, classes=classes)
-                done += len(yc)
-                bar.update(done)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for epoch in range(epochs):
+                for Xc, yc in chunks():
+                    if factor is not None:
+                        Xc = apply_scaling(Xc, np.zeros(n_features), factor)
+                    if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
+                        correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
+                        seen += len(yc)
+                    trainer.partial_fit(Xc, yc, classes=classes)
+                    done += len(yc)
+                    bar.update(done)
     finally:
         bar.close()
+    _print_warnings(caught, quiet=args.quiet)
     wall = time.perf_counter() - tic
     model = trainer.model_
     if factor is not None:
@@ -838,35 +853,63 @@ def _roc_auc(y_true: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> float
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    """The model's metrics on the data: lines for a reader, ``--quiet`` the metric lines only,
+    ``--json`` one JSON object (``evaluation_metrics`` says what it holds)."""
     model = _load_model(args.model)
     X, y, info = _load_for_model(args.data, args.format, model, args)
-    scores = model.decision_function(X)
-    pred = model.labels_of_scores(scores)
-    print(f"model: {args.model} ({model.info.get('objective', model.loss)}, {model.strategy}, "
-          f"{len(model.classes)} classes, {model.n_features} features"
-          + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled else "")
-          + ")")
-    print(f"data:  {info['source']}: {X.shape[0]} samples")
     unknown = np.setdiff1d(np.unique(y), model.classes)
     if unknown.size:
         from sqnopt._text import short_list
 
         raise CLIError(f"the data has labels [{short_list(unknown.tolist(), 5)}] the model never "
                        f"saw (model classes [{short_list(model.classes.tolist(), 10)}])")
-    print(f"accuracy: {np.mean(pred == y):.4f}")
+    metrics = evaluation_metrics(model, X, y)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "data": str(info["source"]), **metrics},
+                         allow_nan=False))
+        return 0
+    if not args.quiet:
+        print(f"model: {args.model} ({model.info.get('objective', model.loss)}, "
+              f"{model.strategy}, {len(model.classes)} classes, {model.n_features} features"
+              + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled
+                 else "") + ")")
+        print(f"data:  {info['source']}: {metrics['n_samples']} samples")
+    print(f"accuracy: {metrics['accuracy']:.4f}")
+    if "log_loss" in metrics:
+        print(f"log loss: {metrics['log_loss']:.6f}")
+    if "roc_auc" in metrics:
+        auc = metrics["roc_auc"]
+        print(f"ROC AUC:  {'undefined (one class only)' if auc is None else f'{auc:.4f}'}")
+    for c in metrics["classes"]:
+        if c["n_samples"]:
+            print(f"  class {c['label']}: {c['n_samples']} samples, recall {c['recall']:.4f}")
+    return 0
+
+
+def evaluation_metrics(model: Any, X: Any, y: Any) -> dict[str, Any]:
+    """What ``sqnopt evaluate`` reports, JSON-able: ``n_samples``, ``accuracy``, ``log_loss``
+    (log-likelihood losses), ``roc_auc`` (two classes; None when the data hold one class only)
+    and ``classes``: each class's ``label``, ``n_samples`` and ``recall`` (None without
+    samples)."""
+    scores = model.decision_function(X)
+    pred = model.labels_of_scores(scores)
+    out: dict[str, Any] = {"n_samples": int(X.shape[0]),
+                           "accuracy": float(np.mean(pred == y))}
     if model.probabilistic:
         logp = model.log_proba_of_scores(scores)
         idx = np.searchsorted(model.classes, y)
-        print(f"log loss: {-np.mean(logp[np.arange(len(y)), idx]):.6f}")
+        out["log_loss"] = float(-np.mean(logp[np.arange(len(y)), idx]))
     if scores.ndim == 1:
         auc = _roc_auc(y == model.classes[1], scores)
-        print(f"ROC AUC:  {auc:.4f}")
+        out["roc_auc"] = None if math.isnan(auc) else auc
+    classes = []
     for c in model.classes:
         sel = y == c
-        if np.any(sel):
-            print(f"  class {_label(c)}: {int(sel.sum())} samples, "
-                  f"recall {np.mean(pred[sel] == c):.4f}")
-    return 0
+        k = int(sel.sum())
+        classes.append({"label": c.item() if hasattr(c, "item") else c, "n_samples": k,
+                        "recall": float(np.mean(pred[sel] == c)) if k else None})
+    out["classes"] = classes
+    return out
 
 
 def _label(c: Any) -> str:
@@ -891,7 +934,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     text = "\n".join(lines) + "\n"
     if args.output and args.output != "-":
         write_text_atomic(args.output, text)
-        print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
+        if not args.quiet:
+            print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -973,7 +1017,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
             raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
                            f"{exc}); try --linear-x / --linear-y") from None
-    print(f"wrote {out}")
+    if not args.quiet:
+        print(f"wrote {out}")
     return 0
 
 
@@ -1090,6 +1135,11 @@ class _HelpFormatter(argparse.HelpFormatter):
         return text + " (default: %(default)s)"
 
 
+def _add_quiet(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help=f"for scripts: {what}; errors still go to stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``sqnopt`` argument parser (the CLI reference of the documentation is generated from
     it)."""
@@ -1182,6 +1232,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress bar on stderr (auto: live on a terminal or in a notebook, a "
                    "line every 30 s in a log)")
+    _add_quiet(p, "nothing on stdout, no progress bar, no warnings (the exit status says "
+               "whether the run diverged); the files are written as usual")
     p.set_defaults(func=_cmd_train)
 
     for command, func, text in (
@@ -1205,6 +1257,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--proba", action="store_true",
                            help="class probabilities (logistic/softmax)")
             p.add_argument("-o", "--output", help="output file (default: stdout)")
+            _add_quiet(p, "the predictions only (no 'wrote ...' line with -o)")
+        else:
+            p.add_argument("--json", action="store_true", help="the metrics as one JSON object "
+                           "on stdout (n_samples, accuracy, log_loss, roc_auc, classes with "
+                           "label, n_samples and recall; null where undefined), for scripts")
+            _add_quiet(p, "the metric lines only (no model and data lines)")
         p.set_defaults(func=func)
 
     p = sub.add_parser("plot", help="plot history JSON files (objective vs samples) to a PNG",
@@ -1220,6 +1278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--linear-x", action="store_true", help="linear x axis")
     p.add_argument("--linear-y", action="store_true", help="linear y axis")
     p.add_argument("--title", help="figure title (default: the data set of a single history)")
+    _add_quiet(p, "no 'wrote ...' line")
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser("list", help="registered components with parameters, presets, plugins, "
