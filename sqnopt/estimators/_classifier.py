@@ -130,7 +130,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Seeds the minibatch sampling.
     history_every : int or None, default=None
         Record the training objective every this many solver iterations; ``None`` records it
-        after every pass.
+        after every pass of a stochastic recipe, and at the start and end of a deterministic
+        one (whose iterations are few: ``1`` records each).
     verbose : int, default=0
         ``1``: a progress bar (tqdm) on stderr for runs longer than ~1 s: live on a terminal
         or in a notebook, a line every 30 s in a log. ``0``: silent.
@@ -162,8 +163,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ``partial_fit`` makes one pass over each batch and keeps the whole solver state across
     calls (iterate, curvature memory, iteration counter and hence step and batch sizes, random
     stream); batches whose weights are all zero are ignored. Pickling keeps the fitted model
-    and, for a later ``partial_fit``, the iterate, counters and random stream, but not the
-    compiled curvature memory: after unpickling, ``partial_fit`` relearns it from scratch.
+    and, for a later ``partial_fit``, the whole solver state but the data: the iterate, the
+    counters, the random stream and the curvature memory (L-BFGS pairs, BFGS matrices), so an
+    unpickled estimator's ``partial_fit`` continues exactly as the original's would.
     """
 
     def __init__(
