@@ -150,7 +150,7 @@ def parquet_chunks(s: Session) -> Chunks:
 
 def svm_stream(s: Session) -> Chunks:
     """sqnopt's compiled svmlight stream (read ahead in a thread), where this sqnopt has it."""
-    from sqnopt.datasets import stream_svmlight  # type: ignore[attr-defined]
+    from sqnopt.datasets import stream_svmlight
 
     yield from stream_svmlight(s.files["train.svm"], chunk_size=s.chunk_rows,
                                n_features=s.n_features, classes=[0.0, 1.0])
@@ -158,7 +158,7 @@ def svm_stream(s: Session) -> Chunks:
 
 def binary_stream(s: Session) -> Chunks:
     """sqnopt's binary chunk file (no parsing), where this sqnopt has it."""
-    from sqnopt.datasets import stream_binary  # type: ignore[attr-defined]
+    from sqnopt.datasets import stream_binary
 
     yield from stream_binary(s.files["train.bin"], chunk_size=s.chunk_rows)
 

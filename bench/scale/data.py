@@ -259,7 +259,7 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 
 def _add_binary(directory: Path, manifest: dict[str, Any], log: Callable[[str], None]) -> None:
     """``train.bin``: sqnopt's binary chunk format written from ``train.svm``."""
-    from sqnopt.datasets import write_binary  # type: ignore[attr-defined]
+    from sqnopt.datasets import write_binary
 
     tic = time.perf_counter()
     write_binary(directory / "train.bin", directory / "train.svm", chunk_size=WRITE_ROWS,

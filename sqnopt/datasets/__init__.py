@@ -1,7 +1,8 @@
 """Data: the papers' synthetic generators, hashed CTR-like streams with a known model,
 svmlight/LIBSVM files (plain or compressed, whole or streamed in chunks; fast writers for them
-and for Vowpal Wabbit), CSV/TSV tables, CTR feature engineering, and real data shipped with the
-package."""
+and for Vowpal Wabbit), CSV/TSV tables, CTR feature engineering, streams of chunks for data
+larger than memory (svmlight, CSV, Parquet, a binary chunk format, your own chunks), and real
+data shipped with the package."""
 
 from sqnopt.datasets._builtin import (
     BUILTIN_DATASETS,
@@ -10,6 +11,7 @@ from sqnopt.datasets._builtin import (
     load_a9a,
     load_builtin,
 )
+from sqnopt.datasets._columnar import stream_csv, stream_parquet
 from sqnopt.datasets._ctr import (
     CRITEO_CATEGORICAL,
     CRITEO_COLUMNS,
@@ -35,6 +37,15 @@ from sqnopt.datasets._io import (
     scan_svmlight,
 )
 from sqnopt.datasets._rcv1_like import make_rcv1_like
+from sqnopt.datasets._stream import (
+    ChunkStream,
+    StreamPass,
+    stream_arrays,
+    stream_binary,
+    stream_chunks,
+    stream_svmlight,
+    write_binary,
+)
 from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 from sqnopt.datasets._write import write_svmlight, write_vw
@@ -47,7 +58,9 @@ __all__ = [
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
     "CTRSample",
+    "ChunkStream",
     "HashedCTRGenerator",
+    "StreamPass",
     "TARGET_NAMES",
     "balancing_gamma",
     "bayes_log_loss",
@@ -68,7 +81,14 @@ __all__ = [
     "open_binary",
     "read_criteo",
     "scan_svmlight",
+    "stream_arrays",
+    "stream_binary",
+    "stream_chunks",
+    "stream_csv",
+    "stream_parquet",
+    "stream_svmlight",
     "table_delimiter",
+    "write_binary",
     "write_svmlight",
     "write_vw",
     "zipf_like_pmf",
