@@ -434,7 +434,7 @@ CONTENDERS: list[Contender] = [
               partial(stream, make=sqn(curvature="lbfgs"), reader="stream_svmlight"),
               needs="stream_svmlight", role="sqn",
               note="chunks from sqnopt.datasets.stream_svmlight (compiled parser, read ahead "
-                   "in a thread), one pass"),
+                   "in a thread), one pass", quick=False),
     Contender("SQNClassifier(curvature='lbfgs').partial_fit (binary)", "sqnopt",
               partial(stream, make=sqn(curvature="lbfgs"), reader="binary"), formats=("bin",),
               needs="stream_binary", role="sqn",
@@ -454,7 +454,7 @@ CONTENDERS: list[Contender] = [
               partial(stream, make=sqn(curvature="identity", gradient="minibatch"),
                       reader="sqnopt"), role="sgd",
               note="plain SGD: the recipe's batches of 5 and eps_t = 1/(L + alpha t) (L from "
-                   "the data), one pass"),
+                   "the data), one pass", quick=False),
     Contender("SQNClassifier(curvature='identity').partial_fit", "sqnopt",
               partial(stream, make=sqn(curvature="identity"), reader="sqnopt"),
               note="the identity's recipe (SAGA on each chunk, constant step), one pass",
