@@ -17,11 +17,12 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import _runinfo
 
 from . import contenders as C
 from . import core, plots, report
@@ -35,58 +36,15 @@ QUICK_DATASETS = [n for n, d in DATASETS.items() if d.quick]
 
 
 def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for dist, label in (("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "scikit-learn"),
-                        ("sklearn-contrib-lightning", "lightning"),
-                        ("vowpalwabbit", "vowpalwabbit"), ("river", "river"),
-                        ("matplotlib", "matplotlib")):
-        try:
-            out[label] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[label] = "absent"
-    import sqnopt
-
-    out = {"sqnopt": f"{sqnopt.__version__} ({_git_head()})", **out}
-    out["python"] = platform.python_version()
-    return out
-
-
-def _git_head() -> str:
-    import subprocess
-
-    try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--",
-                                "sqnopt"], capture_output=True, text=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return _runinfo.versions()
 
 
 def _machine() -> dict[str, Any]:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    from sqnopt import simd_variant
-
-    return {"cpu": cpu, "cpus": os.cpu_count(), "platform": platform.platform(terse=True),
-            "simd": simd_variant(), "load_start": _load(),
-            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    return _runinfo.machine()
 
 
 def _load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
+    return _runinfo.load()
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
