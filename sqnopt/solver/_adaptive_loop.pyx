@@ -86,10 +86,10 @@ from sqnopt.steps._base cimport StepKernel
 
 cdef enum:
     # Iterations ahead of each prefetch stage (LOOKAHEAD: the batches the driver draws ahead).
-    STAGE1 = 3           # row pointers, labels, weights
-    STAGE2 = 2           # the rows' lines
-    STAGE3 = 1           # the per-feature records and accumulator entries the rows touch
-    LOOKAHEAD = 3
+    STAGE1 = 4           # row pointers, labels, weights
+    STAGE2 = 3           # the rows' lines
+    STAGE3 = 2           # the per-feature records and accumulator entries the rows touch
+    LOOKAHEAD = 4
 cdef Py_ssize_t PREFETCH_ROWS = 16
 # Prefetch the records and accumulator entries only when they exceed this (an L2 cache).
 cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
