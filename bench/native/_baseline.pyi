@@ -27,3 +27,18 @@ def bare_sparse_pegasos(
     bit_generator: np.random.BitGenerator,
 ) -> float: ...
 def calibration_workload(repeats: int = 200) -> float: ...
+def bare_adagrad_composite(
+    indptr: NDArray[np.intp],  # const Py_ssize_t[::1]
+    indices: NDArray[np.int32],  # const int[::1]
+    data: NDArray[np.float64],  # const double[::1]
+    y: NDArray[np.float64],  # const double[::1]
+    order: NDArray[np.intp],  # const Py_ssize_t[::1]
+    w: NDArray[np.float64],  # double[::1], updated in place
+    G: NDArray[np.float64],  # double[::1], updated in place
+    last: NDArray[np.float64],  # double[::1], updated in place
+    intercept: NDArray[np.float64],  # double[::1], updated in place
+    t0: float,
+    eta: float,
+    lam: float,
+    delta: float,
+) -> tuple[float, float]: ...

@@ -85,3 +85,37 @@ def test_bare_sgd_squared_hinge_matches_numpy_under_the_same_draws() -> None:
     bare_sgd_squared_hinge(X, y, v, L, eps0, T0, lam, n_iter, np.random.PCG64(seed))
     np.testing.assert_allclose(v, w, rtol=1e-10, atol=1e-12)
     assert np.linalg.norm(v) > 0.1      # it moved
+
+
+def test_bare_adagrad_composite_matches_the_solver_and_its_twin() -> None:
+    """The bare composite AdaGrad pass against the solver's adaptive loop and the NumPy twin
+    on the dense composite step (file order, one row per step)."""
+    from sqnopt import Constant, Fixed, LogLoss, Solver
+    from sqnopt.curvature import AdaGrad
+    from sqnopt.curvature.reference import AdaGradNumPy
+    from sqnopt.objectives.reference import LogLossNumPy
+
+    rng = np.random.default_rng(5)
+    N, n, lam, eta, delta = 120, 300, 1e-2, 0.5, 1e-8
+    X = sp.random(N, n, density=0.02, format="csr", random_state=2, dtype=np.float64)
+    X.data = rng.normal(size=X.data.shape)
+    y = np.where(rng.random(N) < 0.4, -1.0, 1.0)
+    order = np.concatenate([np.arange(N), np.arange(N)[::-1]]).astype(np.intp)
+    w, G, last, b = np.zeros(n), np.zeros(n + 1), np.zeros(n), np.zeros(1)
+    t, total = _baseline.bare_adagrad_composite(X.indptr.astype(np.intp), X.indices, X.data, y,
+                                                order, w, G, last, b, 0.0, eta, lam, delta)
+    s = delta + np.sqrt(G[:n])
+    w = w * (s / (s + eta * lam)) ** (t - last)          # the pending shrinks
+    assert t == 2 * N
+    results = [Solver(objective=objective, curvature=curvature, schedule=Fixed(1),
+                      step=Constant(eta), fit_intercept=True, batch_sequence=order,
+                      max_iter=2 * N, monitor=None).fit(X, y)
+               for objective, curvature in ((LogLoss(lam=lam), AdaGrad(composite=True)),
+                                            (LogLossNumPy(lam=lam),
+                                             AdaGradNumPy(composite=True)))]
+    for result in results:
+        np.testing.assert_allclose(result.coef, w, rtol=1e-12, atol=1e-14)
+        assert result.intercept == pytest.approx(b[0], rel=1e-12)
+        assert result.progressive_loss * result.progressive_weight == pytest.approx(total,
+                                                                                   rel=1e-12)
+    assert np.count_nonzero(w) > n // 2       # it moved
