@@ -187,6 +187,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         verbose: int = 0,
         warm_start: bool = False,
         callback: Any = None,
+        early_stopping: bool | Literal["auto"] = "auto",
+        validation_fraction: float = 0.1,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -208,6 +210,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
 
     # ------------------------------------------------------------------ training
     def _trainer_params(self) -> dict[str, Any]:
@@ -219,7 +223,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     class_weight=self.class_weight, max_epochs=self.max_iter, tol=self.tol,
                     n_iter_no_change=self.n_iter_no_change, random_state=self.random_state,
                     history_every=self.history_every, verbose=self.verbose,
-                    callback=self.callback, warm_start=self.warm_start)
+                    callback=self.callback, warm_start=self.warm_start,
+                    early_stopping=self.early_stopping,
+                    validation_fraction=self.validation_fraction)
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)
@@ -231,8 +237,21 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._trainer = trainer
         return trainer
 
-    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNClassifier:
-        """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
+    def fit(self, X: Any, y: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None) -> SQNClassifier:
+        """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``.
+
+        ``X`` may also be a stream (:class:`sqnopt.datasets.ChunkStream`, e.g. from
+        :func:`sqnopt.datasets.stream_svmlight`) of data larger than memory, with ``y=None``:
+        the fit then reads it pass after pass with memory bounded by its chunks (see
+        :meth:`sqnopt.training.Trainer.fit_stream`)."""
+        if _is_stream(X):
+            if y is not None or sample_weight is not None:
+                raise ValueError("fit on a stream takes the labels from the stream: pass "
+                                 "y=None and no sample_weight")
+            return self._fit_stream(X)
+        if y is None:
+            raise ValueError("fit needs the labels y (or a stream of (X, y) chunks as X)")
         _check_structure(X)
         checked = fast_fit_data(self, X, y)     # the common case (arrays, CSR), as below
         if checked is None:
@@ -246,6 +265,18 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
             warnings.simplefilter("always", ConvergenceWarning)
             trainer.fit(X, y, sample_weight)
         _reemit(caught)
+        self._set_fitted(trainer)
+        return self
+
+    def _fit_stream(self, stream: Any) -> SQNClassifier:
+        trainer = self._get_trainer(keep=bool(self.warm_start))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            trainer.fit_stream(stream)
+        _reemit(caught)
+        self.n_features_in_ = int(stream.n_features)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._set_fitted(trainer)
         return self
 
@@ -279,6 +310,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.t_ = int(trainer.t_)
         hs = trainer.histories_
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else list(hs)
+        for name in ("validation_loss_", "steps_"):
+            if hasattr(trainer, name):
+                setattr(self, name, getattr(trainer, name))
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
@@ -317,6 +351,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         multinomial ones, normalised per-class sigmoids for one-vs-rest."""
         proba: FloatArray = np.exp(self.predict_log_proba(X))
         return proba
+
+
+def _is_stream(X: Any) -> bool:
+    """Whether ``X`` is a stream of ``(X_chunk, y_chunk)`` pairs rather than a matrix."""
+    from sqnopt.datasets import ChunkStream
+
+    return isinstance(X, ChunkStream)
 
 
 def _reemit(caught: list[warnings.WarningMessage]) -> None:
