@@ -70,7 +70,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     alpha : float, default=1e-4
         L2 regularisation ``lambda`` (the objective's ``lam``).
     curvature : "auto", str, (name, params) or CurvatureModel, default="auto"
-        Search-direction model: ``"auto"`` picks ``"newton"`` (Newton's method with the exact
+        Search-direction model. ``"auto"`` first decides the regime: on large data (at least
+        ``sqnopt.recipes.LARGE_ROWS`` rows holding ``LARGE_NNZ`` stored values, a stream passed
+        to ``fit``, and always in ``partial_fit``) it takes the large-data recipe of
+        :func:`sqnopt.recipes.streaming` -- per-example AdaGrad in composite form, its step
+        raced on the first examples, stopped on held-out rows (``early_stopping``) -- which
+        aims at the best held-out loss per second rather than the training objective to
+        ``tol``. In memory otherwise, ``"auto"`` picks ``"newton"`` (Newton's method with the exact
         Hessian, on the whole data set) for smooth losses with ``alpha > 0`` when a Hessian costs
         at most a few tens of passes (few parameters, rows with few entries), else
         ``"truncated_newton"`` (Newton-CG on the whole data set) for a binary loss on sparse
@@ -124,6 +130,19 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         with the gradient and objective it reached (:class:`SQNConvergenceWarning`, a
         scikit-learn ``ConvergenceWarning``). ``None`` always makes ``max_iter`` passes.
     n_iter_no_change : int, default=5
+        Passes without improvement (by ``tol``, relative) after which a stochastic recipe
+        stops: of the held-out loss in the large-data regime, of the training objective
+        otherwise.
+    early_stopping : bool or "auto", default="auto"
+        In the large-data regime, hold out ``validation_fraction`` of the rows (a seeded hash
+        of their position picks them: the same rows on every pass, at most
+        ``sqnopt.training._streaming.MAX_HELD_OUT``), stop once their loss has not improved by
+        ``tol`` (relative) for ``n_iter_no_change`` passes, and keep the best iterate.
+        ``False``: train on every row and stop on each pass's progressive loss (the loss of
+        each example before its update) instead. ``"auto"`` is ``True``; the in-memory recipes
+        solve the training objective to ``tol`` and ignore it.
+    validation_fraction : float, default=0.1
+        Share of the rows held out for ``early_stopping``.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the minibatch sampling.
     history_every : int or None, default=None
@@ -151,7 +170,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Solver iterations (minibatch steps) so far.
     history_ : History or list of History
         Training objective vs iterations / samples processed / time, per solve (a list for
-        one-vs-rest, one entry per class).
+        one-vs-rest, one entry per class). The large-data regime records none unless
+        ``history_every`` asks (each point is a pass over the data).
+    validation_loss_ : list of list of float
+        Large-data regime: the held-out loss after each pass (one value per sub-problem still
+        training; with ``early_stopping=False`` the pass's progressive loss).
+    steps_ : list of float
+        Large-data regime and ``partial_fit``: the step each sub-problem's race chose.
     n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -159,9 +184,11 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     -----
     ``partial_fit`` makes one pass over each batch and keeps the whole solver state across
     calls (iterate, curvature memory, iteration counter and hence step and batch sizes, random
-    stream); batches whose weights are all zero are ignored. Pickling keeps the fitted model
-    and, for a later ``partial_fit``, the iterate, counters and random stream, but not the
-    compiled curvature memory: after unpickling, ``partial_fit`` relearns it from scratch.
+    stream); batches whose weights are all zero are ignored. At ``curvature="auto"`` it runs
+    the large-data recipe (never a full-batch method on one chunk): its step race goes on over
+    the first calls, the model meanwhile being the candidate with the lowest progressive loss.
+    Pickling keeps the fitted model and the whole solver state (the race's candidates
+    included), so that ``partial_fit`` after unpickling continues exactly.
     """
 
     def __init__(
