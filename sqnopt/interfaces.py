@@ -159,10 +159,22 @@ class ObjectiveKernelLike(Protocol):
         """Full gradient into ``out``; returns ``F(w)``."""
         ...
 
+    # Optional: ``reg_value(w) -> float``, the regulariser ``lam/2 ||w_reg||^2`` alone (the
+    # compiled kernels' ``reg_value``). The Python loop subtracts it from each minibatch
+    # objective for the progressive validation loss (``Counters.prog_loss``); without it that
+    # counter is NaN.
+
 
 @runtime_checkable
 class CurvatureKernelLike(Protocol):
-    """Turns a gradient into a direction ``d = H g`` and learns ``H``."""
+    """Turns a gradient into a direction ``d = H g`` and learns ``H``.
+
+    Optional capability, read with a default of False: ``composite_step`` -- the kernel makes
+    the update itself (a composite step, e.g. AdaGrad's with the L2 term in closed form): the
+    driver calls ``composite_update(w, g, eps, w_next)`` (``g`` the minibatch gradient of the
+    whole objective; returns 0, or -1 when the step would not be finite, with nothing changed)
+    instead of ``direction`` and ``w - eps d``.
+    """
 
     @property
     def needs_secant_pair(self) -> bool: ...
@@ -297,6 +309,11 @@ class IterateKernelLike(Protocol):
     extra_samples: int
     """Samples touched beyond the batches; the driver adds them to ``n_estimator_samples``
     and resets this to 0."""
+
+    # Optional (read with defaults NaN and 0): ``batch_loss`` -- ``sum_i g_i loss(m_i)`` over
+    # the batch of the last ``first_order`` call, at the iterate before its step -- and
+    # ``batch_weight`` -- ``sum_i g_i`` over it: what the batch adds to the progressive
+    # validation loss (``Counters.prog_loss`` / ``prog_weight``; NaN without them).
 
     def first_order(self, batch: IndexArray, eps: float, radius: float, n_avg: int
                     ) -> tuple[int, float]:
@@ -447,6 +464,13 @@ class CurvatureModel(Component):
     #: method): a subsample's Hessian buys nothing a full one does not, so the recipe runs the
     #: model on the whole data set from the first iteration, gradient and curvature alike.
     full_batch: ClassVar[bool] = False
+
+    @property
+    def composite_step(self) -> bool:
+        """The model's kernel makes the update itself (a composite step: AdaGrad's with the L2
+        term in closed form) and declares ``composite_step`` alike: the solver refuses a
+        projection, averaging and line searches with it."""
+        return False
 
     @property
     def batches_per_update(self) -> int:

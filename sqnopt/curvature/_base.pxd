@@ -32,8 +32,26 @@ cdef class CurvatureKernel:
     # (e.g. Hessian-vector products over its curvature batch); the driver adds them to the
     # curvature samples of the cost accounting and resets the count.
     cdef public Py_ssize_t extra_samples
+    # The kernel makes the update itself (a composite step: the L2 term of the objective in
+    # closed form): the driver calls ``cy_composite_step`` with the iterate, the minibatch
+    # gradient and the step instead of ``cy_direction`` and ``w - eps d``
+    cdef readonly bint composite_step
+    # The composite step is AdaGrad's (``sqnopt.curvature._adagrad``): per coordinate
+    # ``G_j += g_j^2``, ``s_j = delta + sqrt(G_j)``, ``w_j <- (s_j w_j - eps g_j) / (s_j + eps
+    # lam_j)`` with ``g`` the loss gradient, on the accumulator ``cy_accumulator`` exposes and
+    # the kernel's ``delta`` and ``lam`` attributes: the adaptive sparse iterate
+    # (``sqnopt.solver._adaptive_loop``) runs it in O(nnz of the batch)
+    cdef readonly bint adagrad_accumulator
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil
+    # With ``composite_step``: ``w_next`` from ``w`` and the minibatch gradient ``grad`` (the
+    # objective's, regulariser included) with the step ``eps``, the kernel's state updated;
+    # returns 0, or -1 when ``w_next`` or the state would not be finite (state unchanged)
+    cdef int cy_composite_step(self, const double* w, const double* grad, double eps,
+                               double* w_next) noexcept nogil
+    # With ``adagrad_accumulator``: the accumulator ``G`` (``dim`` entries, updated in place by
+    # the caller); NULL otherwise
+    cdef double* cy_accumulator(self) noexcept nogil
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil
     cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
                               const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil

@@ -20,7 +20,18 @@ class CurvatureKernel:
     @property
     def direction_is_gradient(self) -> bool: ...
     extra_samples: int
+    @property
+    def composite_step(self) -> bool: ...
+    @property
+    def adagrad_accumulator(self) -> bool: ...
     def error_message(self) -> str: ...
+    def composite_update(
+        self,
+        w: NDArray[np.float64],  # const double[::1]
+        grad: NDArray[np.float64],  # const double[::1]
+        eps: float,
+        w_next: NDArray[np.float64],  # double[::1]
+    ) -> int: ...
     def direction(
         self,
         grad: NDArray[np.float64],  # const double[::1]

@@ -21,9 +21,18 @@ cdef class CurvatureKernel:
         self.needs_curvature_batch = False
         self.direction_is_gradient = False
         self.extra_samples = 0
+        self.composite_step = False
+        self.adagrad_accumulator = False
 
     cdef void cy_direction(self, const double* grad, double* out) noexcept nogil:
         memcpy(out, grad, self.dim * sizeof(double))
+
+    cdef int cy_composite_step(self, const double* w, const double* grad, double eps,
+                               double* w_next) noexcept nogil:
+        return -1
+
+    cdef double* cy_accumulator(self) noexcept nogil:
+        return NULL
 
     cdef int cy_update_pair(self, const double* v, const double* r) noexcept nogil:
         return PAIR_SKIPPED
@@ -42,6 +51,18 @@ cdef class CurvatureKernel:
         self._check(grad)
         self._check(out)
         self.cy_direction(&grad[0], &out[0])
+
+    def composite_update(self, const double[::1] w, const double[::1] grad, double eps,
+                         double[::1] w_next) -> int:
+        """With ``composite_step``: ``w_next`` from ``w``, the minibatch gradient ``grad`` and
+        the step ``eps`` (``cy_composite_step``); returns 0, or -1 when the step would not be
+        finite (nothing changed). A kernel without ``composite_step`` raises ``TypeError``."""
+        self._check(w)
+        self._check(grad)
+        self._check(w_next)
+        if not self.composite_step:
+            raise TypeError(f"{type(self).__name__} does not make composite steps")
+        return self.cy_composite_step(&w[0], &grad[0], eps, &w_next[0])
 
     def update_pair(self, const double[::1] v, const double[::1] r) -> int:
         """Offer the secant pair ``(v, r)``; returns 1 accepted, 0 skipped, 2 reset, -1 error."""

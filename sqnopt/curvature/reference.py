@@ -405,11 +405,22 @@ class RegularizedBFGSNumPy(_SecantNumPyModel):
 
 
 class AdaGradKernelNumPy(IdentityKernelNumPy):
-    """``G += g * g``; ``d = g / (delta + sqrt(G))`` (no secant pairs, like the identity)."""
+    """``G += g * g``; ``d = g / (delta + sqrt(G))`` (no secant pairs, like the identity).
 
-    def __init__(self, dim: int, delta: float, initial_accumulator: float) -> None:
+    With ``composite`` (``lam`` and ``reg``: the objective's regularisation and 1 on the
+    coordinates it regularises, 0 on intercepts), the composite step of
+    :class:`sqnopt.curvature.AdaGrad` instead (``composite_step``: the driver calls
+    :meth:`composite_update`): the loss part of the gradient ``g - lam_j w``, then per
+    coordinate ``G += g_l^2``, ``s = delta + sqrt(G)``, ``w <- (s w - eps g_l) / (s + eps
+    lam_j)`` -- every coordinate every step, the dense form of the just-in-time iterate."""
+
+    def __init__(self, dim: int, delta: float, initial_accumulator: float,
+                 composite: bool = False, lam: float = 0.0,
+                 reg: FloatArray | None = None) -> None:
         self.delta = delta
         self.accumulator = np.full(dim, initial_accumulator)
+        self.composite_step = composite
+        self.lam_j = lam * (np.ones(dim) if reg is None else np.asarray(reg, dtype=np.float64))
 
     def direction(self, grad: FloatArray, out: FloatArray) -> None:
         self.accumulator += grad * grad
@@ -417,17 +428,42 @@ class AdaGradKernelNumPy(IdentityKernelNumPy):
         np.divide(grad, den, out=out, where=den > 0)
         out[den <= 0] = 0.0
 
+    def composite_update(self, w: FloatArray, grad: FloatArray, eps: float,
+                         w_next: FloatArray) -> int:
+        """``w_next`` from ``w``, the minibatch gradient ``grad`` (regulariser included) and the
+        step ``eps``; the accumulator is updated unless a value would not be finite (then -1,
+        nothing changed)."""
+        gl = grad - self.lam_j * w
+        acc = self.accumulator + gl * gl
+        s = self.delta + np.sqrt(acc)
+        den = s + eps * self.lam_j
+        with np.errstate(all="ignore"):
+            w_next[:] = np.where(den > 0, (s * w - eps * gl) / np.where(den > 0, den, 1.0), w)
+        if not (np.all(np.isfinite(w_next)) and np.all(np.isfinite(acc))):
+            return -1
+        self.accumulator[:] = acc
+        return 0
+
 
 @dataclass(frozen=True)
 class AdaGradNumPy(CurvatureModel):
-    """Reference twin of :class:`sqnopt.curvature.AdaGrad`."""
+    """Reference twin of :class:`sqnopt.curvature.AdaGrad` (and of its composite form)."""
 
     delta: float = 1e-8
     initial_accumulator: float = 0.0
+    composite: bool = False
     name = "adagrad_numpy"
 
+    @property
+    def composite_step(self) -> bool:
+        return self.composite
+
     def init(self, problem: Problem) -> AdaGradKernelNumPy:
-        return AdaGradKernelNumPy(problem.n_params, self.delta, self.initial_accumulator)
+        reg = np.ones(problem.n_params)
+        if problem.fit_intercept:
+            reg[problem.dim - 1::problem.dim] = 0.0
+        return AdaGradKernelNumPy(problem.n_params, self.delta, self.initial_accumulator,
+                                  self.composite, problem.lam, reg)
 
 
 def lsqr_numpy(matvec: Any, g: FloatArray, n_iter: int, tol: float = 0.0) -> tuple[FloatArray, int]:

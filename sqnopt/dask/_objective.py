@@ -338,6 +338,10 @@ class DistributedObjectiveKernel:
         scratch = np.zeros(self._n_params)
         return loss / self.n_samples + float(self._reg.reg_gradient_value(w, scratch))
 
+    def reg_value(self, w: FloatArray) -> float:
+        """``lam/2 ||w_reg||^2`` (the objective's own kernel on the stand-in)."""
+        return float(self._reg.reg_value(w))
+
     def full_gradient(self, w: FloatArray, out: FloatArray) -> float:
         return self._finish(*self.source.evaluate(self.spec, w)[:2], self.n_samples, w, out)
 

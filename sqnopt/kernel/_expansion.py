@@ -88,6 +88,8 @@ class PythonKernelIterate:
         self.intercept = 0.0                    # b
         self.n_kernel_evals = 0
         self.extra_samples = 0
+        self.batch_loss = math.nan
+        self.batch_weight = 0.0
 
     @property
     def n_params(self) -> int:
@@ -182,6 +184,9 @@ class PythonKernelIterate:
                 gw = self.gw[batch]
                 loss = sum((gw * losses).tolist()) * (1.0 / k)
                 a = (-(gw * yb * dl)).tolist()
+        # the batch's part of the progressive validation loss: its weighted loss sum
+        self.batch_loss = loss * k
+        self.batch_weight = float(k) if self.unit_weights else float(np.sum(self.gw[batch]))
         loss += 0.5 * lam * nu
         if not math.isfinite(loss):
             return ITERATE_NONFINITE_LOSS, loss

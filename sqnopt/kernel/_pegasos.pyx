@@ -217,7 +217,7 @@ cdef class KernelIterate(IterateKernel):
         """The iteration's gradient, direction and update stages on the coefficients (the
         module docstring and ``_iterate.pxd``; no average: ``n_avg`` is 0)."""
         cdef Py_ssize_t s, q, i
-        cdef double inv = 1.0 / size, total = 0.0, gb = 0.0, yi, gi, m, dl, cf, fs, d
+        cdef double inv = 1.0 / size, total = 0.0, wsum = 0.0, gb = 0.0, yi, gi, m, dl, cf, fs, d
         cdef double c = self.scale, nu = self.sqnorm, b = self.intercept, lam = self.lam
         cdef double shrink, c_new, b_new, wphi, sc
         cdef const double* y = self.rows.y
@@ -232,6 +232,7 @@ cdef class KernelIterate(IterateKernel):
             f[s] = fs
             yi = y[i]
             gi = gw[i]
+            wsum += gi
             m = yi * (fs + b)
             total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
             cf = inv * gi * yi * dl
@@ -239,6 +240,8 @@ cdef class KernelIterate(IterateKernel):
             if cf != 0.0:
                 gb += cf
         loss_out[0] = total * inv + 0.5 * lam * nu
+        self.batch_loss = total
+        self.batch_weight = wsum
         if not isfinite(loss_out[0]):
             return ITERATE_NONFINITE_LOSS
         # 2. ||w_{t+1}||^2 before anything changes: the shrinkage, then each addition

@@ -70,6 +70,9 @@ cdef class ObjectiveKernel:
                                const double* u, double a, double* d2) noexcept nogil
     # grad += lam * w_reg; returns (lam / 2) ||w_reg||^2 (the objective's regulariser)
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil
+    # (lam / 2) ||w_reg||^2 alone: a loop subtracts it from a minibatch objective to get the
+    # batch's loss part (the progressive validation loss of the counters)
+    cdef double cy_reg_value(self, const double* w) noexcept nogil
 
     # Hessian-vector products of twice-differentiable linear-score objectives (capability
     # ``hessian_vector``): ``hess_size`` doubles per sample describe its score Hessian at ``w``

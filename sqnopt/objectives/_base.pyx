@@ -68,6 +68,9 @@ cdef class ObjectiveKernel:
     cdef double cy_reg_gradient_value(self, const double* w, double* grad) noexcept nogil:
         return self._reg_gradient_value(w, grad)
 
+    cdef double cy_reg_value(self, const double* w) noexcept nogil:
+        return self._reg_value(w)
+
     cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
                                double* coef) noexcept nogil:
         return NAN
@@ -255,6 +258,11 @@ cdef class ObjectiveKernel:
         if grad.shape[0] != self.n_params:
             raise ValueError("grad must have n_params entries")
         return self.cy_reg_gradient_value(&w[0], &grad[0])
+
+    def reg_value(self, const double[::1] w) -> float:
+        """``lam/2 ||w_reg||^2``, the objective's regulariser at ``w``."""
+        self._check_w(w)
+        return self.cy_reg_value(&w[0])
 
     cdef double _reg_value(self, const double* w) noexcept nogil:
         """(lam / 2) * ||w_reg||^2."""

@@ -207,6 +207,9 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         self._lreg_gradient(w, grad)
         return self._lreg_value(w)
 
+    cdef double cy_reg_value(self, const double* w) noexcept nogil:
+        return self._lreg_value(w)
+
     cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
                                      Py_ssize_t size, double* coef) noexcept nogil:
         # d (log Z_i - s_{y_i}) / d s_y = p_y - [y == y_i], by a max-shifted softmax (the

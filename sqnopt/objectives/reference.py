@@ -116,6 +116,10 @@ class MarginKernelNumPy:
         out[:] = g / size + self.lam * self._reg * w
         return float(total / size + 0.5 * self.lam * float(np.sum(self._reg * w * w)))
 
+    def reg_value(self, w: FloatArray) -> float:
+        """``lam/2 ||w_reg||^2`` (the loops' progressive validation loss subtracts it)."""
+        return 0.5 * self.lam * float(np.sum(self._reg * w * w))
+
     def value(self, w: FloatArray) -> float:
         m = self.data.y * np.asarray(self._X @ w).ravel()
         loss = float(np.sum(self.data.sample_weight * self.loss(m))) / self.data.n_samples
@@ -257,6 +261,10 @@ class LogLinearKernelNumPy:
 
     def _reg_value(self, w: FloatArray) -> float:
         return 0.5 * self.lam * float(np.sum(self.reg * w * w))
+
+    def reg_value(self, w: FloatArray) -> float:
+        """``lam/2 ||theta_reg||^2`` (the loops' progressive validation loss subtracts it)."""
+        return self._reg_value(w)
 
     def gradient(self, w: FloatArray, batch: IndexArray, out: FloatArray) -> float:
         b = np.asarray(batch, dtype=np.intp)

@@ -54,6 +54,7 @@ from sqnopt.solver._sampler import (
     UniformSampler,
     WeightedSampler,
 )
+from sqnopt.solver._adaptive_loop import AdaptiveLoop, adaptive_loop_supported
 from sqnopt.solver._lazy_loop import LazyTableLoop, lazy_loop_pays, lazy_loop_supported
 from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._state import SolverState
@@ -246,6 +247,7 @@ class _Builder(_SolverConfig):
         curv_k: CurvatureKernelLike = _kernel(self.curvature, self.curvature.init(problem),
                                               CurvatureKernelLike)
         _check_direction_declaration(self.curvature, curv_k)
+        _check_composite_declaration(self.curvature, curv_k)
         bind = getattr(curv_k, "bind", None)
         if callable(bind):   # models that build curvature from the objective's samples
             bind(obj_k)
@@ -276,7 +278,7 @@ class _Builder(_SolverConfig):
         counters = Counters()
         use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
                                              proj_k, sampler, w, w_avg, buffers, counters,
-                                             average, avg_start)
+                                             average, avg_start, grad_weight=data.grad_weight)
         return SolverState(data=data, problem=problem, objective=obj_k, gradient=grad_k,
                            curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
                            step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
@@ -324,7 +326,8 @@ class _Builder(_SolverConfig):
         use_compiled, loop = self._make_loop(
             obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
             state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
-            state.w_avg is not None, state.avg_start, previous=state.loop)
+            state.w_avg is not None, state.avg_start, previous=state.loop,
+            grad_weight=data.grad_weight)
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
         state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
@@ -383,19 +386,33 @@ class _Builder(_SolverConfig):
     def _make_loop(self, obj_k: Any, grad_k: Any, curv_k: Any, sched_k: Any, csched_k: Any,
                    step_k: Any, proj_k: Any, sampler: Sampler, w: FloatArray,
                    w_avg: FloatArray | None, buffers: dict[str, Any], counters: Counters,
-                   average: bool, avg_start: int, previous: Any = None
+                   average: bool, avg_start: int, previous: Any = None,
+                   grad_weight: FloatArray | None = None
                    ) -> tuple[bool, CompiledLoop | PythonLoop]:
+        """The loop of a solve (see ``path`` in :class:`~sqnopt.solver.Solver`);
+        ``grad_weight``: the data's gradient weights (the Python loop's progressive validation
+        loss; the compiled loops read them from the objective's rows)."""
         kernels = (obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k)
         compiled = _all_compiled(*kernels)
         if self.path in ("compiled", "generic", "scaled") and not compiled:
             python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
             raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
         use_compiled = compiled and self.path != "python"
-        use_scaled = use_lazy = False
+        use_scaled = use_lazy = use_adaptive = False
         # "auto": the scaled or lazy loop on sparse data, where it turns O(n) iterations into
         # O(nnz) ones (whether it can run is only asked where it would)
         sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
-        if use_compiled and (self.path == "scaled" or (self.path != "generic" and sparse)):
+        composite = bool(getattr(curv_k, "composite_step", False))
+        if use_compiled and composite and self.path != "generic":
+            # AdaGrad's composite step: the adaptive iterate (just in time on sparse rows, each
+            # coordinate of a dense row every step) whenever it can run; else the generic
+            # loop's dense composite step
+            why_not = adaptive_loop_supported(self.objective, obj_k, self.curvature, curv_k,
+                                              grad_k)
+            if self.path == "scaled" and why_not:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            use_adaptive = not why_not
+        elif use_compiled and (self.path == "scaled" or (self.path != "generic" and sparse)):
             why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
             # the plain minibatch gradient runs on the scaled iterate; an estimator declaring a
             # lazy sparse form of its table estimate (SAGA's) on the lazy table iterate
@@ -412,7 +429,11 @@ class _Builder(_SolverConfig):
             use_scaled = not why_not and (self.path == "scaled" or sparse)
             use_lazy = use_scaled and lazy
         loop: Any
-        if use_lazy:
+        if use_adaptive:
+            loop = AdaptiveLoop(cast(Any, obj_k), cast(Any, curv_k), cast(Any, sched_k),
+                                cast(Any, step_k), sampler, w, counters,
+                                previous if isinstance(previous, CompiledLoop) else None)
+        elif use_lazy:
             loop = LazyTableLoop(cast(Any, obj_k), cast(Any, grad_k), cast(Any, sched_k),
                                  cast(Any, step_k), cast(Any, proj_k), sampler, w, counters)
         elif use_scaled:
@@ -421,12 +442,13 @@ class _Builder(_SolverConfig):
                               previous if isinstance(previous, CompiledLoop) else None)
         else:
             _vector_buffers(buffers, w.shape[0])
-            loop_cls: Any = CompiledLoop if use_compiled else PythonLoop
-            loop = loop_cls(obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
-                            buffers["w_next"], buffers["grad"], buffers["grad_next"],
-                            buffers["direction"], buffers["v"], buffers["r"], w_avg,
-                            buffers["batch"], buffers["curvature_batch"], counters, average,
-                            avg_start, grad_k)
+            args = (obj_k, curv_k, sched_k, csched_k, step_k, proj_k, sampler, w,
+                    buffers["w_next"], buffers["grad"], buffers["grad_next"],
+                    buffers["direction"], buffers["v"], buffers["r"], w_avg,
+                    buffers["batch"], buffers["curvature_batch"], counters, average,
+                    avg_start, grad_k)
+            loop = CompiledLoop(*args) if use_compiled else PythonLoop(
+                *args, grad_weight=grad_weight)
         return use_compiled, loop
 
 
@@ -478,6 +500,14 @@ def _check_compatible(objective: Objective, curvature: CurvatureModel, step: Ste
             f"{curvature.direction_scale}-scaled ones (a unit step means something else "
             "there). Use a step rule made for them (Armijo, Constant, Decaying) or another "
             "curvature model.")
+    if curvature.composite_step and (projection is not None or step.line_search):
+        what = (f"projection {projection.describe()}" if projection is not None
+                else f"the line search of step {step.describe()}")
+        raise IncompatibleComponentsError(
+            f"curvature {curvature.describe()} makes composite steps (the L2 term in closed "
+            f"form, each coordinate scaled by its own accumulator), which {what} would not "
+            "respect. Drop it (use a constant step, e.g. Constant(eps=0.1)) or use "
+            "composite=False.")
     if step.line_search and projection is not None:
         raise IncompatibleComponentsError(
             f"step {step.describe()} searches along the direction on each batch, which "
@@ -564,6 +594,18 @@ def _check_direction_declaration(model: CurvatureModel, kernel: Any) -> None:
             f"curvature {model.describe()} declares direction_is_gradient={said}, but the "
             f"kernel its init() returned ({type(kernel).__name__}) declares {does}: set the "
             "class attribute direction_is_gradient of the model to what its kernel does")
+
+
+def _check_composite_declaration(model: CurvatureModel, kernel: Any) -> None:
+    """The model and its kernel declare alike whether the kernel makes composite steps: the
+    solver's checks read the model's declaration, the driver the kernel's."""
+    said = bool(model.composite_step)
+    does = bool(getattr(kernel, "composite_step", False))
+    if said != does:
+        raise TypeError(
+            f"curvature {model.describe()} declares composite_step={said}, but the kernel its "
+            f"init() returned ({type(kernel).__name__}) declares {does}: declare on the model "
+            "what its kernel does")
 
 
 def _kernel(component: Component, kernel: Any, protocol: type) -> Any:

@@ -54,6 +54,8 @@ DATA_SLOTS = ("gradient", "schedule", "curvature_schedule")
 _HISTORY = (("iteration", np.int64), ("samples", np.int64), ("effective_passes", np.float64),
             ("time", np.float64), ("objective", np.float64), ("grad_norm", np.float64))
 _MONITOR_FLOATS = ("f_ref", "best", "last")
+#: Counters added after checkpoints were first written (absent from older ones).
+_LATER_COUNTERS = ("prog_loss", "prog_weight")
 
 
 class _Bound:
@@ -221,6 +223,8 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
         raise CheckpointError("the checkpoint has no counters")
     c = state.counters
     for key, value in c.as_dict().items():
+        if key in _LATER_COUNTERS and key not in counters:
+            continue        # a checkpoint from before the counter: it starts at 0
         setattr(c, key, state_value(counters, key, float if isinstance(value, float) else int,
                                     "Counters"))
     state.elapsed = state_value(st, "elapsed", float, who)
@@ -294,7 +298,7 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
             state.objective, state.gradient, state.curvature, state.schedule,
             state.curvature_schedule, state.step, state.projection, state.sampler, state.w,
             state.w_avg, state.buffers, state.counters, state.w_avg is not None,
-            state.avg_start)
+            state.avg_start, grad_weight=state.data.grad_weight)
     forget = getattr(state.curvature, "forget_samples", None)
     if new_data and callable(forget):
         forget()           # sample indices of the old data, as Solver.rebind drops them

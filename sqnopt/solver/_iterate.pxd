@@ -65,6 +65,10 @@ cdef class IterateKernel:
     # samples the representation touched beyond the batches (e.g. a gradient table's fill at
     # the first step); the driver adds them to ``n_estimator_samples`` and resets this to 0
     cdef readonly Py_ssize_t extra_samples
+    # what the last ``cy_first_order`` call's batch contributes to the progressive validation
+    # loss: sum_s g_i loss(m_i) at w_t (the loss part of loss[0] times |B|) and sum_s g_i
+    cdef readonly double batch_loss
+    cdef readonly double batch_weight
 
     # One first-order iteration on ``batch`` (``size`` rows) with the step ``eps``:
     #   loss[0] = sum_s g_i loss(m_i) / |B| + lam/2 ||w_reg||^2 at w_t (i = batch[s]);

@@ -27,6 +27,8 @@ cdef class IterateKernel:
         self.lookahead = lookahead
         self.sqnorm = 0.0
         self.extra_samples = 0
+        self.batch_loss = NAN
+        self.batch_weight = 0.0
 
     cdef int cy_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,

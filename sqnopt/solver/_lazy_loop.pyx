@@ -165,7 +165,8 @@ cdef class LazyTableIterate(IterateKernel):
         cdef double inv = 1.0 / size, invN = 1.0 / self.n_samples, lam = self.lam
         cdef double s = self.scale, C = self.cum, nu = self.sqnorm, pd = self.pdot
         cdef double q = self.qnorm, b = self.intercept
-        cdef double total = 0.0, dot, sq, x, yi, gi, dl, dsum, r, s_new, C_new, bound, b_new
+        cdef double total = 0.0, wsum = 0.0, dot, sq, x, yi, gi, dl, dsum, r, s_new, C_new, bound
+        cdef double b_new
         cdef double step_w, wj, aj, delta, alpha, sc, shrink, inv_s
         cdef const double* d64
         cdef const float* d32
@@ -215,9 +216,12 @@ cdef class LazyTableIterate(IterateKernel):
             rsq[t] = sq
             yi = y[i]
             gi = gw[i]
+            wsum += gi
             total += gi * self.obj.loss_and_dloss_dmargin(yi * (s * dot + b), &dl)
             coef[t] = gi * yi * dl
         loss_out[0] = total * inv + 0.5 * lam * nu
+        self.batch_loss = total
+        self.batch_weight = wsum
         if not isfinite(loss_out[0]):
             return ITERATE_NONFINITE_LOSS
         # 2. the table's entries in batch order (a repeated sample changes it once, as in the

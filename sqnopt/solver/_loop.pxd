@@ -54,6 +54,10 @@ cdef class Counters:
     cdef public double loss_sum                 # sum of minibatch objectives since the monitor
     cdef public Py_ssize_t n_loss               # last read them (its window; it resets both)
     cdef public double last_gnorm               # max |dF/dw_j| at the last full-batch gradient
+    cdef public double prog_loss                # sum over the samples of the steps taken of
+                                                # g_i loss_i at the iterate before the step
+    cdef public double prog_weight              # sum of their g_i: prog_loss / prog_weight is
+                                                # the progressive validation loss
 
 
 cdef struct LoopCounts:
@@ -74,6 +78,8 @@ cdef struct LoopCounts:
     double loss_sum
     Py_ssize_t n_loss
     double last_gnorm
+    double prog_loss
+    double prog_weight
 
 
 cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
@@ -94,6 +100,8 @@ cdef inline void counts_load(Counters pc, LoopCounts* c) noexcept:
     c.loss_sum = pc.loss_sum
     c.n_loss = pc.n_loss
     c.last_gnorm = pc.last_gnorm
+    c.prog_loss = pc.prog_loss
+    c.prog_weight = pc.prog_weight
 
 
 cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
@@ -114,6 +122,8 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
     pc.loss_sum = c.loss_sum
     pc.n_loss = c.n_loss
     pc.last_gnorm = c.last_gnorm
+    pc.prog_loss = c.prog_loss
+    pc.prog_weight = c.prog_weight
 
 
 cdef class CompiledLoop:
@@ -176,9 +186,10 @@ cdef class CompiledLoop:
     cdef Py_ssize_t ahead_samples      # samples in the batches drawn ahead
     cdef Py_ssize_t last_t, last_samples, last_n_avg   # the counters as the loop left them
 
-    cdef int _iterate_setup(self, MarginObjectiveKernel objective, IterateKernel iterate,
+    cdef int _iterate_setup(self, ObjectiveKernel objective, IterateKernel iterate,
                             ProjectionKernel projection) except -1
     cdef void _at_counters(self)
+    cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil
     cdef int _run_iterate(self, Py_ssize_t n_iter, Py_ssize_t max_samples,
                           LoopCounts* c) noexcept nogil

@@ -36,8 +36,12 @@ class Counters:
     loss_sum: float
     n_loss: int
     last_gnorm: float
+    prog_loss: float
+    prog_weight: float
     def __init__(self) -> None: ...
     def as_dict(self) -> dict[str, Any]: ...
+    @property
+    def progressive_loss(self) -> float: ...
 
 class CompiledLoop:
     @property

@@ -66,7 +66,7 @@ from sqnopt.curvature._base cimport (
     CURVATURE_ERROR, PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
 from sqnopt.gradients._base cimport GradientKernel
-from sqnopt.objectives._base cimport MarginObjectiveKernel, ObjectiveKernel
+from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.projections._base cimport ProjectionKernel
 from sqnopt.schedules._base cimport ScheduleKernel
 from sqnopt.solver._loop cimport (
@@ -113,13 +113,20 @@ cdef class Counters:
         self.loss_sum = 0.0
         self.n_loss = 0
         self.last_gnorm = float("nan")
+        self.prog_loss = 0.0
+        self.prog_weight = 0.0
 
     def as_dict(self):
         return {name: getattr(self, name) for name in (
             "t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reused_samples",
             "n_search_samples", "n_estimator_samples", "n_grad_evals",
             "n_pairs_accepted", "n_pairs_skipped", "n_resets", "n_avg", "last_step", "last_loss",
-            "loss_sum", "n_loss", "last_gnorm")}
+            "loss_sum", "n_loss", "last_gnorm", "prog_loss", "prog_weight")}
+
+    @property
+    def progressive_loss(self) -> float:
+        """``prog_loss / prog_weight``: the progressive validation loss (NaN before a step)."""
+        return self.prog_loss / self.prog_weight if self.prog_weight > 0 else float("nan")
 
     def __reduce__(self):
         return (_rebuild_counters, (self.as_dict(),))
@@ -193,6 +200,9 @@ cdef class CompiledLoop:
             raise ValueError(f"curvature kernel has dim {curvature.dim}, expected {self.n}")
         if curvature.needs_curvature_batch and curvature_schedule is None:
             raise ValueError("the curvature model needs a curvature batch schedule")
+        if curvature.composite_step and (projection is not None or step.line_search):
+            raise ValueError("a curvature kernel that makes composite steps takes no projection "
+                             "and no line search")
         if batch.shape[0] < sampler.n_samples or (
                 curvature_schedule is not None and curvature_batch.shape[0] < sampler.n_samples):
             raise ValueError("batch buffers must hold n_samples indices")
@@ -245,7 +255,7 @@ cdef class CompiledLoop:
         self.iterate = None
         self.depth = 0
 
-    cdef int _iterate_setup(self, MarginObjectiveKernel objective, IterateKernel iterate,
+    cdef int _iterate_setup(self, ObjectiveKernel objective, IterateKernel iterate,
                             ProjectionKernel projection) except -1:
         """Make this loop run its iterations on ``iterate`` (see the module docstring); the
         schedule, step, sampler, ``w``, ``w_avg``, counters and averaging settings are set by
@@ -424,7 +434,7 @@ cdef class CompiledLoop:
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
         cdef Py_ssize_t it, j, size, csize, n = self.n
-        cdef double eps, loss, f_next, gnorm
+        cdef double eps, loss, f_next, gnorm, reg, lam = self.obj.lam
         cdef Py_ssize_t evals
         cdef int code, status = LOOP_DONE
         # The iterate lives in one of two buffers; they swap roles every iteration and the
@@ -460,6 +470,9 @@ cdef class CompiledLoop:
         # the divergence diagnostic reads. Saves a copy of g per iteration (an A/B is in
         # docs/benchmarks.md).
         cdef bint alias = self.direction_is_gradient and not (secant or search or est_pairs)
+        # a kernel that makes composite steps: no direction; the kernel takes w_t, the gradient
+        # and the step (the constructor ruled out a projection and a line search)
+        cdef bint composite = self.curv.composite_step
         cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
         # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills
         cdef bint want_plain = secant or search or test_full
@@ -515,6 +528,8 @@ cdef class CompiledLoop:
                 self.full_f_t = c.t
             c.loss_sum += loss
             c.n_loss += 1
+            # the loss part of f_B(w_t), for the progressive validation loss
+            reg = self.obj.cy_reg_value(w) if lam != 0.0 else 0.0
             if test_full and size >= self.sampler.n_samples:
                 gnorm = 0.0
                 for j in range(n):
@@ -544,7 +559,7 @@ cdef class CompiledLoop:
                 if _count_pair(self.curv.cy_update_pair(v, r), c, True):
                     status = LOOP_CURVATURE_ERROR
                     break
-            if alias:
+            if alias or composite:
                 d = g
             else:
                 self.curv.cy_direction(g, d)
@@ -563,7 +578,11 @@ cdef class CompiledLoop:
                 self.loss_next = f_next
             else:
                 eps = self.step.cy_step_size(c.t)
-                if has_proj:
+                if composite:
+                    if self.curv.cy_composite_step(w, g, eps, w_next) != 0:
+                        status = LOOP_NONFINITE_ITERATE
+                        break
+                elif has_proj:
                     for j in range(n):
                         w_next[j] = w[j] - eps * d[j]
                     self.proj.cy_project(w_next)
@@ -599,6 +618,8 @@ cdef class CompiledLoop:
             c.n_samples += size
             c.last_step = eps
             c.last_loss = loss
+            c.prog_loss += (loss - reg) * size
+            c.prog_weight += self._batch_weight(batch, size)
             if whole and (search or secant):    # f_B(w_next), evaluated by the step or the pair
                 self.full_f = self.loss_next
                 self.full_f_t = c.t
@@ -612,6 +633,18 @@ cdef class CompiledLoop:
             memcpy(d_home, d, n * sizeof(double))
         return status
 
+
+    cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        """``sum_s g_i`` over the batch (the data's gradient weights; ``size`` without data)."""
+        cdef Py_ssize_t t
+        cdef double total = 0.0
+        cdef const double* gw
+        if self.obj.data is None:
+            return <double> size
+        gw = self.obj.data.grad_weight
+        for t in range(size):
+            total += gw[batch[t]]
+        return total
 
     cdef int _run_iterate(self, Py_ssize_t n_iter, Py_ssize_t max_samples,
                           LoopCounts* c) noexcept nogil:
@@ -655,6 +688,8 @@ cdef class CompiledLoop:
             c.n_samples += size
             c.last_step = eps
             c.last_loss = loss
+            c.prog_loss += self.iterate.batch_loss
+            c.prog_weight += self.iterate.batch_weight
             if n_avg:
                 c.n_avg = n_avg
             t_slot += 1

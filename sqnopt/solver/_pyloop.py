@@ -17,6 +17,7 @@ as a Python callable (:mod:`sqnopt.kernel._expansion`) runs on this path.
 from __future__ import annotations
 
 
+import math
 from typing import Any, cast
 
 import numpy as np
@@ -160,9 +161,17 @@ class PythonLoop:
                  direction: FloatArray, v: FloatArray, r: FloatArray, w_avg: FloatArray | None,
                  batch: IndexArray, curvature_batch: IndexArray, counters: Counters,
                  average: bool, avg_start: int,
-                 gradient: GradientKernelLike | None = None) -> None:
+                 gradient: GradientKernelLike | None = None, *,
+                 grad_weight: FloatArray | None = None) -> None:
         if curvature.needs_curvature_batch and curvature_schedule is None:
             raise ValueError("the curvature model needs a curvature batch schedule")
+        # a kernel that makes composite steps (``composite_step``): no direction, the kernel
+        # takes w_t, the gradient and the step
+        self.composite = bool(getattr(curvature, "composite_step", False))
+        if self.composite and (projection is not None
+                               or bool(getattr(step, "line_search", False))):
+            raise ValueError("a curvature kernel that makes composite steps takes no projection "
+                             "and no line search")
         self.obj = objective
         self.est = gradient
         self.plain_est = gradient is None or bool(gradient.plain)
@@ -195,6 +204,25 @@ class PythonLoop:
         self.gtol = 0.0
         self.ftol = 0.0
         self.prev_full_loss = float("nan")
+        # the progressive validation loss: the gradient weights g_i of the data (None: 1) and
+        # the objective's regulariser alone (NaN without one, see ObjectiveKernelLike)
+        self.grad_weight = grad_weight
+        self.reg_value = getattr(objective, "reg_value", None)
+
+    def _loss_part(self, loss: float, w: FloatArray) -> float:
+        """``f_B(w) - lam/2 ||w_reg||^2`` (the compiled loop's arithmetic)."""
+        if float(self.obj.lam) == 0.0:
+            return loss - 0.0
+        if self.reg_value is None:
+            return float("nan")
+        return loss - float(self.reg_value(w))
+
+    def _batch_weight(self, batch: IndexArray) -> float:
+        """``sum_i g_i`` over the batch, in order (as the compiled loop: ``cumsum`` adds
+        sequentially from the first)."""
+        if self.grad_weight is None:
+            return float(batch.shape[0])
+        return float(np.cumsum(self.grad_weight[batch])[-1])
 
     def get_state(self, *, data_state: bool = True) -> dict[str, Any]:
         """What the loop carries from one ``run`` to the next, in the compiled loop's format:
@@ -285,6 +313,7 @@ class PythonLoop:
                 return LOOP_NONFINITE_LOSS
             c.loss_sum += loss
             c.n_loss += 1
+            part = self._loss_part(loss, w)
             if test_full and size >= self.sampler.n_samples:
                 gnorm = float(np.max(np.abs(gp)))
                 c.last_gnorm = gnorm
@@ -309,7 +338,10 @@ class PythonLoop:
             if est_pairs and cast(Any, self.est).pair(w, self.v, self.r):
                 if _count_pair(int(self.curv.update_pair(self.v, self.r)), c, unknown_fails=True):
                     return LOOP_CURVATURE_ERROR
-            self.curv.direction(g, d)
+            if self.composite:
+                d[:] = g
+            else:
+                self.curv.direction(g, d)
             extra = int(getattr(self.curv, "extra_samples", 0) or 0)
             if extra:
                 c.n_curvature_samples += extra
@@ -325,11 +357,15 @@ class PythonLoop:
                 self.loss_next = float(f_next)
             else:
                 eps = float(self.step.step_size(c.t))
-                np.subtract(w, eps * d, out=w_next)
-                if self.proj is not None:
-                    self.proj.project(w_next)
-                if not np.all(np.isfinite(w_next)):
-                    return LOOP_NONFINITE_ITERATE
+                if self.composite:
+                    if int(cast(Any, self.curv).composite_update(w, g, eps, w_next)) != 0:
+                        return LOOP_NONFINITE_ITERATE
+                else:
+                    np.subtract(w, eps * d, out=w_next)
+                    if self.proj is not None:
+                        self.proj.project(w_next)
+                    if not np.all(np.isfinite(w_next)):
+                        return LOOP_NONFINITE_ITERATE
             if secant and not search:
                 self.loss_next = float(self.obj.gradient(w_next, batch, g_next))
                 c.n_grad_evals += 1
@@ -348,6 +384,8 @@ class PythonLoop:
             c.n_samples += size
             c.last_step = eps
             c.last_loss = loss
+            c.prog_loss += part * size
+            c.prog_weight += self._batch_weight(batch)
             if self.average and c.t > self.avg_start:
                 assert self.w_avg is not None
                 c.n_avg += 1
@@ -423,6 +461,7 @@ class PythonLoop:
         t, n_samples, n_grad_evals, n_loss, n_avg_done = (c.t, c.n_samples, c.n_grad_evals,
                                                           c.n_loss, c.n_avg)
         loss_sum, last_step, last_loss = c.loss_sum, c.last_step, c.last_loss
+        prog_loss, prog_weight = c.prog_loss, c.prog_weight
         sampler, sched, step, radius = self.sampler, self.sched, self.step, self.radius
         try:
             for _ in range(n_iter):
@@ -463,12 +502,15 @@ class PythonLoop:
                 n_samples += int(batch.shape[0])
                 last_step = eps
                 last_loss = loss
+                prog_loss += float(getattr(iterate, "batch_loss", math.nan))
+                prog_weight += float(getattr(iterate, "batch_weight", 0.0))
                 if n_avg:
                     n_avg_done = n_avg
         finally:
             c.t, c.n_samples, c.n_grad_evals, c.n_loss, c.n_avg = (t, n_samples, n_grad_evals,
                                                                    n_loss, n_avg_done)
             c.loss_sum, c.last_step, c.last_loss = loss_sum, last_step, last_loss
+            c.prog_loss, c.prog_weight = prog_loss, prog_weight
         c.n_estimator_samples += int(iterate.extra_samples)
         iterate.extra_samples = 0
         return status

@@ -176,6 +176,17 @@ class SolveResult:
     #: ``||grad F(w)||_inf`` at the returned iterate when the run computed it (a full-batch
     #: iteration's own gradient, or a stopping test), else NaN.
     grad_norm: float = math.nan
+    #: The progressive validation loss of the solve so far (Blum, Kalai & Langford, *Beating
+    #: the hold-out: bounds for k-fold and progressive cross-validation*, COLT 1999):
+    #: each processed sample's weighted loss at the iterate *before* the step that used it,
+    #: averaged -- ``sum_i g_i loss_i(w_{t(i)}) / sum_i g_i`` over the samples of every step
+    #: (``Counters.prog_loss / Counters.prog_weight``; ``g_i`` the gradient weights). On a stream
+    #: seen once it estimates the held-out loss of the iterates without a held-out set (Vowpal
+    #: Wabbit reports it as "average loss"); NaN before the first step, or when a pure-Python
+    #: objective kernel has no ``reg_value``.
+    progressive_loss: float = math.nan
+    #: ``sum_i g_i`` over those samples (the denominator of :attr:`progressive_loss`).
+    progressive_weight: float = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -538,6 +538,8 @@ class _Runner(_SolverConfig):
             n_resets=c.n_resets, n_train=state.data.n_samples, wall_time=state.elapsed,
             eval_time=state.eval_time, compiled=state.compiled, history=history,
             components=components, grad_norm=grad_norm,
+            progressive_loss=(c.prog_loss / c.prog_weight if c.prog_weight > 0 else math.nan),
+            progressive_weight=float(c.prog_weight),
             memory_bytes=int(self.curvature.memory_bytes(state.problem)
                              + self.gradient.memory_bytes(state.problem)))
 

@@ -270,7 +270,7 @@ cdef class ScaledIterate(IterateKernel):
         """The iteration's gradient, direction and update stages in scaled form (the module
         docstring and ``_iterate.pxd``)."""
         cdef Py_ssize_t s, i, nnz, j, n_upd = 0, upd_nnz = 0, st = self.st
-        cdef double inv = 1.0 / size, total = 0.0, loss, yi, gi, m, cf, dl, gb = 0.0
+        cdef double inv = 1.0 / size, total = 0.0, wsum = 0.0, loss, yi, gi, m, cf, dl, gb = 0.0
         cdef double shrink, a_new, sq_new, bound, b_new, delta, dot, step_v, sc
         cdef double lam = self.lam
         cdef double a = self.scale, nu = self.sqnorm, b = self.intercept, al = self.avg_scale
@@ -304,6 +304,7 @@ cdef class ScaledIterate(IterateKernel):
             yi = y[i]
             gi = gw[i]
             m = yi * (a * dot + b)
+            wsum += gi
             total += gi * self.obj.loss_and_dloss_dmargin(m, &dl)
             cf = inv * gi * yi * dl
             coef[s] = cf
@@ -313,6 +314,8 @@ cdef class ScaledIterate(IterateKernel):
                 upd_nnz += nnz
         loss = total * inv + 0.5 * lam * nu
         loss_out[0] = loss
+        self.batch_loss = total
+        self.batch_weight = wsum
         if not isfinite(loss):
             return ITERATE_NONFINITE_LOSS
         # 2. w_{t+1} = (1 - eps lam) w_t - eps sum_i c_i x_i, checked before anything changes.

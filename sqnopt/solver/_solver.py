@@ -195,6 +195,10 @@ class Solver(_Builder, _Runner):
         if not isinstance(average, (bool, int, np.integer)) or (
                 not isinstance(average, bool) and average < 0):
             raise ValueError(f"average must be a bool or an iteration number >= 0, got {average!r}")
+        if average is not False and self.curvature.composite_step:
+            raise IncompatibleComponentsError(
+                f"curvature {self.curvature.describe()} makes composite steps, whose just-in-time "
+                "sparse form keeps no running average: use average=False (or composite=False)")
         _check_positive("max_iter", max_iter, integer=True, allow_zero=True)
         _check_positive("max_samples", max_samples, integer=True, allow_zero=True)
         _check_positive("max_epochs", max_epochs, allow_zero=True)

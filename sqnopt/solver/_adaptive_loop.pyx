@@ -1,0 +1,632 @@
+# cython: language_level=3
+"""AdaGrad's composite step just in time: the adaptive sparse iterate for the driver.
+
+The composite form of diagonal AdaGrad (Duchi, Hazan & Singer, *Adaptive subgradient methods
+for online learning and stochastic optimization*, JMLR 2011, Sec. 3, composite mirror descent
+with ``phi(w) = (lam/2) ||w_reg||^2``; :class:`sqnopt.curvature.AdaGrad` with
+``composite=True``) moves every coordinate ``j`` of the iterate by
+
+    touched   (g_j != 0):  G_j += g_j^2,  w_j <- (s_j w_j - eta g_j) / (s_j + eta lam_j)
+    untouched (g_j = 0):   w_j <- w_j s_j / (s_j + eta lam_j)
+
+with ``g`` the minibatch gradient of the *loss* part, ``s_j = delta + sqrt(G_j)`` and
+``lam_j = lam`` (0 on intercepts). An untouched step leaves ``G_j`` alone, so ``k`` of them in a
+row with a constant step are one factor ``(s_j / (s_j + eta lam_j))^k``, in ``(0, 1]``: exact
+and always stable. This representation keeps, per feature, the value of its coordinates as of
+the iteration ``last_j`` it was last brought up to date, and applies the factor when a batch
+row next reads the feature (``k = clock - last_j``) as ``exp(k L_j)``, with
+``L_j = log(s_j / (s_j + eta lam_j)) = -log1p(eta lam_j / s_j)`` kept in the feature's record (it
+changes only with ``G_j``, at a touch, and with the step). An iteration then costs O(stored
+values of the batch) whatever the number of features:
+
+1. the rows' coordinates brought up to date, and the scores ``x_i . w_k + b_k`` of each
+   parameter block ``k`` at ``w_t``;
+2. the batch's losses and score derivatives from those scores (the objective's
+   ``cy_scores_loss``; ``c_ik = g_i d loss_i / d score_k``), the minibatch objective;
+3. the loss gradient ``g_kj = (1/|B|) sum_i c_ik x_ij`` of every coordinate the batch rows
+   hold (one row: entry by entry; more: summed first), the composite update of each, with the
+   intercepts' own accumulators (unregularised: a plain AdaGrad step).
+
+A row whose score derivatives are all zero (a hinge loss past its margin) contributes nothing
+and its coordinates stay lazy. The accumulator ``G`` is the curvature kernel's (declared by
+``adagrad_accumulator``: :class:`~sqnopt.curvature.AdaGradKernel` in composite form), updated in
+place, so its state and the checkpoint are those of the dense path (the generic loop's
+``cy_composite_step``), which this representation matches iterate by iterate up to rounding
+(``k`` factors are one ``exp``).
+
+**Objectives.** Parameters in ``K`` blocks of ``[x_i, 1]``-linear scores (a margin loss,
+``K = 1``, or the multinomial softmax, capability ``dense_hessian``) whose kernel computes
+losses from given scores (``score_losses``, ``n_scores = K``): per row the ``K`` scores, then
+``K`` updates per stored value. Rows are CSR (int32 or int64 pointers, float32 or float64 values)
+-- the just-in-time form -- or dense, where every coordinate is touched each step (the same
+code; nothing stays lazy).
+
+**The step.** The factor assumes one step ``eta`` between a coordinate's updates: when the step
+rule's ``eps_t`` differs from the step in force, every coordinate is first brought up to date
+with the old one (O(n); ``n_catchups`` counts them). A constant step pays this once; a
+decaying step pays it every iteration -- use a constant step with this loop.
+
+**Numerics.** Each update is checked before anything is written: a non-finite value of the
+iterate or of the accumulator stops the run (``ITERATE_NONFINITE``, nothing applied; a
+non-finite minibatch objective: ``ITERATE_NONFINITE_LOSS``). ``|w_{t+1,j} - w_{t,j}| <= eta``
+on touched coordinates (``s_j >= |g_j|``), so finite steps keep the iterate finite.
+
+**The reported objective.** The exact ``||w_reg||^2`` at ``w_t`` would need every pending
+factor (O(n)); the representation keeps ``nu``, the squared norm of the stored values (each
+change added exactly), an upper bound of ``||w_reg||^2`` (the pending factors are at most 1),
+exact after a step change brings everything up to date. The minibatch objective it reports
+(the divergence monitor's estimate, ``sqnorm``) is the batch's loss plus ``(lam/2) nu``: an upper
+bound, which for ``lam`` of order ``1/N`` differs from ``f_B(w_t)`` in the last digits. The
+batch's loss itself (the progressive validation loss, ``batch_loss``) is exact.
+
+No projection and no averaging (the solver refuses them with the composite form).
+The representation persists across ``run`` calls and through ``Solver.rebind`` (the clocks
+continue on the next chunk); ``sync`` writes the dense ``w`` without changing it.
+"""
+
+cimport cython
+import numpy as np
+
+from sqnopt.checkpoint import CheckpointError, restore_array, state_value
+
+from libc.math cimport INFINITY, NAN, exp, isfinite, isnan, log1p, sqrt
+
+from sqnopt._vec cimport SQNOPT_PREFETCH
+from sqnopt.curvature._base cimport CurvatureKernel
+from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
+from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.schedules._base cimport ScheduleKernel
+from sqnopt.solver._iterate cimport (
+    ITERATE_NONFINITE, ITERATE_NONFINITE_LOSS, ITERATE_STEPPED, IterateKernel,
+)
+from sqnopt.solver._loop cimport CompiledLoop, Counters
+from sqnopt.solver._sampler cimport Sampler
+from sqnopt.steps._base cimport StepKernel
+
+
+cdef enum:
+    # Iterations ahead of each prefetch stage (LOOKAHEAD: the batches the driver draws ahead).
+    STAGE1 = 3           # row pointers, labels, weights
+    STAGE2 = 2           # the rows' lines
+    STAGE3 = 1           # the per-feature records and accumulator entries the rows touch
+    LOOKAHEAD = 3
+cdef Py_ssize_t PREFETCH_ROWS = 16
+# Prefetch the records and accumulator entries only when they exceed this (an L2 cache).
+cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
+
+
+# log1p(u) by its series below this (the terms after u^4/4 are below 2e-17 u)
+cdef double SERIES_MAX = 1e-4
+
+
+cdef inline double _log_shrink(double s, double eta_lam) noexcept nogil:
+    """``log(s / (s + eta lam_j)) = -log1p(eta lam_j / s)``: the log of one step's factor of a
+    coordinate without loss gradient (0 where ``s + eta lam_j`` is 0: the composite update
+    leaves such a coordinate as it is; -inf where ``s`` is 0 alone: one step zeroes it)."""
+    cdef double u
+    if not s + eta_lam > 0.0:
+        return 0.0
+    if s == 0.0:
+        return -INFINITY
+    u = eta_lam / s
+    if u < SERIES_MAX:
+        return -(u - u * u * (0.5 - u * (1.0 / 3.0 - 0.25 * u)))
+    return -log1p(u)
+
+
+@cython.final
+cdef class AdaptiveIterate(IterateKernel):
+    """The iterate of :mod:`sqnopt.solver._adaptive_loop`: per feature its ``K`` coordinates
+    as of its clock, the ``K`` intercepts, the step clock; bound to one objective and the
+    AdaGrad kernel whose accumulator it updates."""
+
+    kind = "adaptive"
+
+    cdef RowData data
+    cdef ObjectiveKernel obj
+    cdef CurvatureKernel curv
+    cdef double[::1] w                 # the dense iterate: written by cy_sync
+    # per feature j, a record of S = 2 K + 2 doubles: its values v_{k,j}, the logs of their
+    # factors L_{k,j} = log(s_{k,j} / (s_{k,j} + eta lam)) (k < K), last_j and a pad (records
+    # of K = 1 are 32 bytes: never across a cache line)
+    cdef double[::1] rec
+    cdef double[::1] bias              # b_k (0 without intercepts)
+    cdef double[::1] scores, coef      # per batch position, K each
+    cdef double[::1] gacc              # batches of more than one row: g_{k,j} at gacc[j K + k]
+    cdef Py_ssize_t[::1] touched       # ... and the features they touch
+    cdef double[::1] newv, newacc, newl  # new values, accumulators and factors: written once
+                                         # all are known finite
+    cdef readonly double clock         # steps applied since the representation was built
+    cdef readonly double eta           # the step of the pending factors (NaN: none pending)
+    cdef readonly Py_ssize_t n_catchups    # O(n) catch-ups after a change of the step
+    cdef readonly Py_ssize_t n_blocks
+    cdef double lam, delta
+    cdef Py_ssize_t K, S, nf, dim
+    cdef bint has_intercept, prefetch_entries
+    cdef const Py_ssize_t* indptr      # CSR storage for the prefetches (NULL for dense rows)
+    cdef const int* xind
+
+    def __init__(self, ObjectiveKernel objective, CurvatureKernel curvature, double[::1] w):
+        IterateKernel.__init__(self, objective.n_params, LOOKAHEAD)
+        why = _objective_unsupported(objective)
+        if why:
+            raise ValueError(f"the adaptive iterate cannot run this objective: {why}")
+        if not (curvature.composite_step and curvature.adagrad_accumulator):
+            raise ValueError("the adaptive iterate needs a curvature kernel that declares "
+                             "composite_step and adagrad_accumulator (AdaGrad(composite=True))")
+        if curvature.dim != objective.n_params:
+            raise ValueError(f"curvature kernel has dim {curvature.dim}, expected "
+                             f"{objective.n_params}")
+        if w.shape[0] != self.n_params:
+            raise ValueError(f"w has length {w.shape[0]}, expected {self.n_params}")
+        delta = float(getattr(curvature, "delta"))
+        lam = float(getattr(curvature, "lam"))
+        if lam != objective.lam:
+            raise ValueError(f"the AdaGrad kernel was built for lam={lam}, the objective has "
+                             f"lam={objective.lam}")
+        self.obj = objective
+        self.curv = curvature
+        self.data = objective.data
+        self.lam = objective.lam
+        self.delta = delta
+        self.K = objective.n_blocks
+        self.n_blocks = self.K
+        self.S = 2 * self.K + 2
+        self.nf = self.data.n_features
+        self.dim = self.data.dim
+        self.has_intercept = self.data.has_intercept
+        self.w = w
+        self.indptr = NULL
+        self.xind = NULL
+        if isinstance(self.data, CSRRows64) and self.data.nnz > 0:
+            self.indptr = &(<CSRRows64> self.data).indptr[0]
+            self.xind = &(<CSRRows64> self.data).indices[0]
+        elif isinstance(self.data, CSRRows32) and self.data.nnz > 0:
+            self.indptr = &(<CSRRows32> self.data).indptr[0]
+            self.xind = &(<CSRRows32> self.data).indices[0]
+        self.prefetch_entries = (self.nf * (2 * self.K + 2 + self.K)) * 8 > ENTRY_PREFETCH_BYTES
+        cdef Py_ssize_t n_samples = self.data.n_samples
+        self.rec = np.zeros(self.nf * self.S)
+        self.bias = np.zeros(self.K)
+        self.scores = np.zeros(n_samples * self.K)     # a batch holds at most N samples
+        self.coef = np.zeros(n_samples * self.K)
+        self.gacc = np.zeros(max(self.nf * self.K, 1))
+        self.touched = np.zeros(max(self.nf, 1), dtype=np.intp)
+        self.newv = np.zeros(self.nf * self.K + self.K)
+        self.newacc = np.zeros(self.nf * self.K + self.K)
+        self.newl = np.zeros(self.nf * self.K + self.K)
+        self.clock = 0.0
+        self.eta = NAN
+        self.n_catchups = 0
+
+    cdef inline void _catch_up(self, double* r, double clock, double* nu) noexcept nogil:
+        """Bring the feature of record ``r`` up to date: its ``K`` coordinates times their
+        pending factors ``exp((clock - last) L)``, its clock to ``clock``; ``nu`` takes the
+        change."""
+        cdef Py_ssize_t k, K = self.K
+        cdef double v, vn, steps = clock - r[2 * K]
+        if steps <= 0.0:
+            return
+        for k in range(K):
+            v = r[k]
+            if v != 0.0 and r[K + k] != 0.0:
+                vn = v * exp(steps * r[K + k])
+                nu[0] += vn * vn - v * v
+                r[k] = vn
+        r[2 * K] = clock
+
+    cdef void _new_step(self, double eps) noexcept nogil:
+        """The step changes to ``eps``: every feature up to date under the old one, every
+        factor for the new one (O(n)); ``nu`` recomputed exactly (nothing pending any more)."""
+        cdef Py_ssize_t j, k, K = self.K
+        cdef double nu = 0.0, scratch = 0.0, eta_lam = eps * self.lam
+        cdef double* r
+        cdef const double* G = self.curv.cy_accumulator()
+        for j in range(self.nf):
+            r = &self.rec[j * self.S]
+            if not isnan(self.eta):
+                self._catch_up(r, self.clock, &scratch)
+            r[2 * K] = self.clock
+            for k in range(K):
+                r[K + k] = _log_shrink(self.delta + sqrt(G[k * self.dim + j]), eta_lam)
+                nu += r[k] * r[k]
+        self.sqnorm = nu
+        self.eta = eps
+        self.n_catchups += 1
+
+    cdef int cy_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
+                            const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,
+                            Py_ssize_t n_ahead, double eps, double radius, Py_ssize_t n_avg,
+                            double* loss_out) noexcept nogil:
+        """One composite AdaGrad iteration in just-in-time form (the module docstring and
+        ``_iterate.pxd``; no projection or average: ``radius`` and ``n_avg`` are ignored, the
+        solver rules them out)."""
+        cdef Py_ssize_t t, i, p, j, k, q, nnz, n_touched, K = self.K, S = self.S
+        cdef Py_ssize_t dim = self.dim, nf = self.nf
+        cdef double inv = 1.0 / size, lam = self.lam, delta = self.delta
+        cdef double total, wsum = 0.0, x, g, acc, sc, den, vo, vn, dnu = 0.0, nu, eta_lam
+        cdef double clock = self.clock
+        cdef bint ok = True, valid = eps >= 0.0 and isfinite(eps)
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef double* r
+        cdef double* rec = &self.rec[0]
+        cdef double* bias = &self.bias[0]
+        cdef double* scores = &self.scores[0]
+        cdef double* coef = &self.coef[0]
+        cdef double* gacc = &self.gacc[0]
+        cdef double* newv = &self.newv[0]
+        cdef double* newacc = &self.newacc[0]
+        cdef double* newl = &self.newl[0]
+        cdef Py_ssize_t* touched = &self.touched[0]
+        cdef const double* gw = self.data.grad_weight
+        cdef double* G = self.curv.cy_accumulator()
+        if G == NULL:
+            loss_out[0] = NAN
+            return ITERATE_NONFINITE_LOSS
+        if n_ahead > 0 and self.indptr != NULL:
+            self._prefetch_ahead(ahead, ahead_sizes, n_ahead, G)
+        # the pending factors assume one step: on a change, everything up to date first
+        if valid and eps != self.eta:
+            self._new_step(eps)
+        eta_lam = self.eta * lam
+        nu = self.sqnorm
+        # 1. the rows' coordinates up to date, the scores at w_t
+        for t in range(size):
+            i = batch[t]
+            if t + PREFETCH_ROWS < size:
+                self.data.row_prefetch(batch[t + PREFETCH_ROWS])
+            for k in range(K):
+                scores[t * K + k] = bias[k]
+            nnz = self.data.row_view(i, &d64, &d32, &ind)
+            if K == 1:
+                acc = 0.0
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    x = d64[p] if d64 != NULL else <double> d32[p]
+                    r = rec + j * S
+                    if r[2] != clock:
+                        self._catch_up(r, clock, &nu)
+                    acc += x * r[0]
+                scores[t] += acc
+            else:
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    x = d64[p] if d64 != NULL else <double> d32[p]
+                    r = rec + j * S
+                    if r[2 * K] != clock:
+                        self._catch_up(r, clock, &nu)
+                    for k in range(K):
+                        scores[t * K + k] += x * r[k]
+            wsum += gw[i]
+        # 2. the losses and score derivatives, the minibatch objective
+        total = self.obj.cy_scores_loss(batch, size, scores, coef)
+        if nu < 0.0:
+            nu = 0.0
+        self.sqnorm = nu
+        self.batch_loss = total
+        self.batch_weight = wsum
+        loss_out[0] = total * inv + 0.5 * lam * nu
+        if not isfinite(loss_out[0]):
+            return ITERATE_NONFINITE_LOSS
+        if not valid:
+            return ITERATE_NONFINITE
+        # 3. the loss gradient of the touched coordinates and their composite update, into
+        # newv / newacc (q: their order), checked, then written
+        q = 0
+        if size == 1:
+            n_touched = 0
+            for k in range(K):
+                coef[k] *= inv
+                if coef[k] != 0.0:
+                    n_touched = 1
+            if n_touched:
+                nnz = self.data.row_view(batch[0], &d64, &d32, &ind)
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    x = d64[p] if d64 != NULL else <double> d32[p]
+                    r = rec + j * S
+                    for k in range(K):
+                        g = coef[k] * x
+                        acc = G[k * dim + j] + g * g
+                        sc = delta + sqrt(acc)
+                        den = sc + eta_lam
+                        vo = r[k]
+                        vn = (sc * vo - eps * g) / den if den > 0.0 else vo
+                        ok = ok and isfinite(vn) and isfinite(acc)
+                        dnu += vn * vn - vo * vo
+                        newv[q] = vn
+                        newacc[q] = acc
+                        newl[q] = _log_shrink(sc, eta_lam)
+                        q += 1
+        else:
+            # the gradient summed over the rows first (each touched feature once, marked by
+            # its clock: clock + 1 = "in this step's list"; every batch row is current)
+            n_touched = 0
+            for t in range(size):
+                i = batch[t]
+                for k in range(K):
+                    coef[t * K + k] *= inv
+                nnz = self.data.row_view(i, &d64, &d32, &ind)
+                for k in range(K):
+                    if coef[t * K + k] != 0.0:
+                        break
+                else:
+                    continue
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    x = d64[p] if d64 != NULL else <double> d32[p]
+                    r = rec + j * S
+                    if r[2 * K] != clock + 1.0:
+                        r[2 * K] = clock + 1.0
+                        touched[n_touched] = j
+                        n_touched += 1
+                        for k in range(K):
+                            gacc[j * K + k] = 0.0
+                    for k in range(K):
+                        gacc[j * K + k] += coef[t * K + k] * x
+            for p in range(n_touched):
+                j = touched[p]
+                r = rec + j * S
+                for k in range(K):
+                    g = gacc[j * K + k]
+                    acc = G[k * dim + j] + g * g
+                    sc = delta + sqrt(acc)
+                    den = sc + eta_lam
+                    vo = r[k]
+                    vn = (sc * vo - eps * g) / den if den > 0.0 else vo
+                    ok = ok and isfinite(vn) and isfinite(acc)
+                    dnu += vn * vn - vo * vo
+                    newv[q] = vn
+                    newacc[q] = acc
+                    newl[q] = _log_shrink(sc, eta_lam)
+                    q += 1
+        # the intercepts: a plain AdaGrad step on their own accumulators (lam_j = 0)
+        if self.has_intercept:
+            for k in range(K):
+                g = 0.0
+                for t in range(size):
+                    g += coef[t * K + k]
+                acc = G[k * dim + nf] + g * g
+                sc = delta + sqrt(acc)
+                den = sc + 0.0
+                vn = (sc * bias[k] - eps * g) / den if den > 0.0 else bias[k]
+                ok = ok and isfinite(vn) and isfinite(acc)
+                newv[q + k] = vn
+                newacc[q + k] = acc
+        nu += dnu
+        if not (ok and isfinite(nu)):
+            if size > 1:
+                for p in range(n_touched):
+                    rec[touched[p] * S + 2 * K] = clock
+            return ITERATE_NONFINITE
+        # written: the values, the accumulator, the clocks (touched: current after this step)
+        q = 0
+        if size == 1:
+            if n_touched:
+                nnz = self.data.row_view(batch[0], &d64, &d32, &ind)
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    r = rec + j * S
+                    for k in range(K):
+                        r[k] = newv[q]
+                        r[K + k] = newl[q]
+                        G[k * dim + j] = newacc[q]
+                        q += 1
+                    r[2 * K] = clock + 1.0
+        else:
+            for p in range(n_touched):
+                j = touched[p]
+                r = rec + j * S
+                for k in range(K):
+                    r[k] = newv[q]
+                    r[K + k] = newl[q]
+                    G[k * dim + j] = newacc[q]
+                    q += 1
+        if self.has_intercept:
+            for k in range(K):
+                bias[k] = newv[q + k]
+                G[k * dim + nf] = newacc[q + k]
+        self.sqnorm = nu if nu > 0.0 else 0.0
+        self.clock = clock + 1.0
+        return ITERATE_STEPPED
+
+    cdef inline void _prefetch_ahead(self, const Py_ssize_t* const* ahead,
+                                     const Py_ssize_t* sizes, Py_ssize_t n_ahead,
+                                     const double* G) noexcept nogil:
+        """Cache hints for the first rows of the batches ahead: ``STAGE3`` iteration ahead the
+        records and accumulator entries the rows touch (when they exceed the cache), ``STAGE2``
+        ahead the rows' lines, ``STAGE1`` ahead their pointers, labels and weights."""
+        cdef Py_ssize_t t, m, i, p, k, stop
+        if n_ahead >= STAGE3 and self.prefetch_entries:
+            m = sizes[STAGE3 - 1] if sizes[STAGE3 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for t in range(m):
+                i = ahead[STAGE3 - 1][t]
+                stop = self.indptr[i + 1]
+                for p in range(self.indptr[i], stop):
+                    SQNOPT_PREFETCH(&self.rec[self.xind[p] * self.S])
+                    for k in range(self.K):
+                        SQNOPT_PREFETCH(G + k * self.dim + self.xind[p])
+        if n_ahead >= STAGE2:
+            m = sizes[STAGE2 - 1] if sizes[STAGE2 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for t in range(m):
+                self.data.row_prefetch(ahead[STAGE2 - 1][t])
+        if n_ahead >= STAGE1:
+            m = sizes[STAGE1 - 1] if sizes[STAGE1 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
+            for t in range(m):
+                i = ahead[STAGE1 - 1][t]
+                SQNOPT_PREFETCH(self.indptr + i)
+                SQNOPT_PREFETCH(self.data.y + i)
+                SQNOPT_PREFETCH(self.data.grad_weight + i)
+
+    cdef void cy_sync(self, Py_ssize_t n_avg) noexcept nogil:
+        """Write ``w``: every coordinate times its pending factor, the intercepts; the
+        representation is not changed."""
+        cdef Py_ssize_t j, k, K = self.K
+        cdef double steps, v
+        cdef const double* r
+        for j in range(self.nf):
+            r = &self.rec[j * self.S]
+            steps = self.clock - r[2 * K]
+            for k in range(K):
+                v = r[k]
+                if steps > 0.0 and v != 0.0 and r[K + k] != 0.0:
+                    v *= exp(steps * r[K + k])
+                self.w[k * self.dim + j] = v
+        for k in range(K):
+            if self.has_intercept:
+                self.w[k * self.dim + self.nf] = self.bias[k]
+
+    def reload(self, Py_ssize_t n_avg) -> None:
+        """Rebuild the representation from ``w`` (every feature current, the clock at 0, no step
+        in force; O(n))."""
+        cdef Py_ssize_t K = self.K, S = self.S, nf = self.nf, dim = self.dim
+        W = np.asarray(self.w, dtype=np.float64).reshape(K, dim)
+        rec = np.asarray(self.rec).reshape(nf, S)
+        rec[:, :K] = W[:, :nf].T
+        rec[:, K:] = 0.0         # the factors are set at the first step (no step in force)
+        np.asarray(self.bias)[:] = W[:, nf] if self.has_intercept else 0.0
+        self.clock = 0.0
+        self.eta = NAN
+        self.sqnorm = float(np.sum(rec[:, :K] * rec[:, :K]))
+
+    def adopt(self, IterateKernel previous) -> bool:
+        """Take over ``previous``'s representation exactly when it is an adaptive iterate of the
+        same shape (the same solve on new data: ``Solver.rebind``; the clocks continue)."""
+        if not isinstance(previous, AdaptiveIterate):
+            return False
+        cdef AdaptiveIterate p = <AdaptiveIterate> previous
+        if p.nf != self.nf or p.K != self.K or p.has_intercept != self.has_intercept:
+            return False
+        self.rec = np.array(p.rec)
+        self.bias = np.array(p.bias)
+        self.clock = p.clock
+        self.eta = p.eta
+        self.sqnorm = p.sqnorm
+        self.n_catchups = p.n_catchups
+        return True
+
+    def get_state(self) -> dict:
+        """The representation: the per-feature records (values and clocks), the intercepts,
+        the clock, the step of the pending factors, ``nu`` (copies; the accumulator is the
+        curvature kernel's state)."""
+        return {"loop": "adaptive", "nf": int(self.nf), "n_blocks": int(self.K),
+                "rec": np.array(self.rec), "bias": np.array(self.bias),
+                "clock": float(self.clock), "eta": float(self.eta),
+                "sqnorm": float(self.sqnorm), "n_catchups": int(self.n_catchups)}
+
+    def check_state(self, state) -> None:
+        """Raise :class:`~sqnopt.checkpoint.CheckpointError` unless ``state`` is an adaptive
+        representation of this problem."""
+        if state.get("loop") != "adaptive":
+            raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
+                                  "solve runs the adaptive loop: the solver's path or "
+                                  "components differ")
+        nf = state_value(state, "nf", int, self)
+        K = state_value(state, "n_blocks", int, self)
+        if nf != self.nf or K != self.K:
+            raise CheckpointError(f"AdaptiveLoop: the checkpoint has {nf} features in {K} "
+                                  f"block(s), this solve {self.nf} in {self.K}: it is of "
+                                  "another problem")
+
+    def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned."""
+        self.check_state(state)
+        restore_array(self.rec, state, "rec", self)
+        restore_array(self.bias, state, "bias", self)
+        clock = state_value(state, "clock", float, self)
+        if not (clock >= 0.0 and clock == int(clock)):
+            raise CheckpointError(f"AdaptiveLoop: the checkpointed clock {clock!r} is not a "
+                                  "step count")
+        self.clock = clock
+        self.eta = state_value(state, "eta", float, self)
+        self.sqnorm = state_value(state, "sqnorm", float, self)
+        self.n_catchups = state_value(state, "n_catchups", int, self)
+
+
+cdef class AdaptiveLoop(CompiledLoop):
+    """The driver (:class:`~sqnopt.solver._loop.CompiledLoop`) with the adaptive iterate
+    (:class:`AdaptiveIterate`): AdaGrad's composite steps in O(stored values of the batch).
+
+    Built by :meth:`sqnopt.Solver.init_state` when the curvature kernel declares
+    ``adagrad_accumulator`` and :func:`adaptive_loop_supported` holds; the ``run`` contract of
+    the driver. ``previous``: the loop this one replaces on new data (``Solver.rebind``), whose
+    representation is taken over when the counters are where it left them.
+    """
+
+    def __init__(self, ObjectiveKernel objective, CurvatureKernel curvature,
+                 ScheduleKernel schedule, StepKernel step, Sampler sampler, double[::1] w,
+                 Counters counters, CompiledLoop previous=None):
+        iterate = AdaptiveIterate(objective, curvature, w)
+        self.sched = schedule
+        self.step = step
+        self.sampler = sampler
+        self.w = w
+        self.w_avg = None
+        self.counters = counters
+        self.average = False
+        self.avg_start = 0
+        self._iterate_setup(objective, iterate, None)
+        if not (previous is not None and previous.iterate is not None
+                and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg
+                and iterate.adopt(previous.iterate)):
+            iterate.reload(counters.n_avg)
+
+    @property
+    def clock(self) -> float:
+        """Steps applied since the representation was built (or reloaded)."""
+        return (<AdaptiveIterate> self.iterate).clock
+
+    @property
+    def eta(self) -> float:
+        """The step of the pending factors (NaN: none pending)."""
+        return (<AdaptiveIterate> self.iterate).eta
+
+    @property
+    def n_catchups(self) -> int:
+        """O(n) catch-ups after a change of the step."""
+        return (<AdaptiveIterate> self.iterate).n_catchups
+
+
+def _objective_unsupported(objective_kernel):
+    """Why the adaptive iterate cannot run ``objective_kernel``, or ``""`` (``K`` blocks of
+    ``[x_i, 1]``-linear scores with losses from given scores)."""
+    if not isinstance(objective_kernel, ObjectiveKernel):
+        return f"objective kernel {type(objective_kernel).__name__} is not compiled"
+    cdef ObjectiveKernel obj = <ObjectiveKernel> objective_kernel
+    if obj.data is None:
+        return "the objective kernel is not bound to in-memory rows"
+    if not obj.score_losses or obj.n_scores != obj.n_blocks:
+        return ("its kernel does not compute losses from given scores, one per parameter block "
+                "(score_losses, n_scores = n_blocks)")
+    if obj.n_params != obj.n_blocks * obj.data.dim:
+        return "its parameters are not blocks over the columns of X"
+    return ""
+
+
+def adaptive_loop_supported(objective, objective_kernel, curvature, curvature_kernel,
+                            gradient_kernel):
+    """Why the adaptive loop cannot run this combination, or ``""`` if it can.
+
+    ``objective`` and ``curvature`` are the components, the other arguments their kernels. The
+    loop needs a curvature kernel that declares ``adagrad_accumulator`` (AdaGrad in composite
+    form), the plain minibatch gradient, and a compiled objective whose parameters are ``K``
+    blocks of ``[x_i, 1]``-linear scores -- a margin loss (capability ``margin``) or one that
+    declares ``dense_hessian`` (the multinomial softmax) -- with losses from given scores
+    (``score_losses``). (The solver refuses projections and averaging with the composite form
+    before it gets here.)
+    """
+    if not getattr(curvature_kernel, "adagrad_accumulator", False):
+        return (f"curvature {curvature.describe()} does not expose an AdaGrad accumulator "
+                "(its kernel does not declare adagrad_accumulator)")
+    if not getattr(gradient_kernel, "plain", False):
+        return "the gradient estimator is not the plain minibatch gradient"
+    caps = objective.capabilities
+    if "margin" not in caps and "dense_hessian" not in caps:
+        return (f"objective {objective.describe()} is neither a margin loss nor K blocks of "
+                "linear scores (capability margin or dense_hessian)")
+    why = _objective_unsupported(objective_kernel)
+    if why:
+        return f"objective {objective.describe()}: {why}"
+    return ""
