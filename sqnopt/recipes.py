@@ -689,6 +689,17 @@ def _reaches_full(schedule: BatchSchedule, n_samples: int, within: int = 64) -> 
     return _batch_size(schedule, n_samples, within) >= n_samples
 
 
+def _composite_adagrad() -> CurvatureModel:
+    from sqnopt.curvature import AdaGrad
+
+    return AdaGrad(composite=True)
+
+
+#: The streaming recipe's curvature model (one shared instance: a value, described alike in
+#: every fit).
+_COMPOSITE_ADAGRAD = _composite_adagrad()
+
+
 def large_scale(n_samples: int, nnz: float) -> bool:
     """Whether in-memory data of ``n_samples`` rows and ``nnz`` stored values is in the
     large-data regime, where ``curvature="auto"`` takes the streaming recipe (:func:`streaming`)
@@ -738,11 +749,10 @@ def streaming(objective: Objective, X: Any, fit_intercept: bool) -> Recipe:
     within a few tenths of a percent of the best fixed step's, where the best fixed step
     differs by a factor of 32 between sets.
     """
-    from sqnopt.curvature import AdaGrad
     from sqnopt.gradients import Minibatch
 
     candidates = step_candidates(X, fit_intercept)
-    return Recipe(objective=objective, curvature=_default(AdaGrad), schedule=Fixed(1),
+    return Recipe(objective=objective, curvature=_COMPOSITE_ADAGRAD, schedule=Fixed(1),
                   curvature_schedule=None, step=Constant(eps=candidates[len(candidates) // 2]),
                   sampling="shuffle", full_batch_phase=False, report_every=100_000,
                   gradient=_default(Minibatch), step_candidates=candidates, streaming=True)
