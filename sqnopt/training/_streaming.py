@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from sqnopt.solver import Solver, SolverState, Status
+from sqnopt.solver import DivergenceWarning, Solver, SolverState
 from sqnopt.interfaces import StepRule
 from sqnopt.steps import Constant
 
@@ -117,6 +118,14 @@ class _Learner:
     solver: Solver
     state: SolverState
     mark: tuple[float, float] = (0.0, 0.0)   # progressive sums at the segment's start
+    divergence: warnings.WarningMessage | None = None   # the warning of its divergence
+
+    def report_divergence(self) -> None:
+        """Re-emit the divergence warning of a candidate that goes on (the race's winner)."""
+        if self.divergence is not None:
+            w = self.divergence
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            self.divergence = None
 
 
 class StepRace:
@@ -174,9 +183,18 @@ class StepRace:
         while not self.done and used < available:
             take = min(self.segment - self.seg_done, available - used)
             for ln in self.learners:
-                res = ln.solver.run(ln.state, max_samples=take)
-                if res.status is Status.DIVERGED:
-                    ln.mark = (math.inf, 1.0)     # out of the race at the next cut
+                if ln.state.diverged:
+                    continue
+                # a candidate step too large for the data is expected to diverge: it leaves
+                # the race at the next cut, and only a winner that diverged is reported
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", DivergenceWarning)
+                    ln.solver.run(ln.state, max_samples=take)
+                for w in caught:
+                    if issubclass(w.category, DivergenceWarning):
+                        ln.divergence = w
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             used += take
             self.seg_done += take
             if self.seg_done >= self.segment:

@@ -532,8 +532,10 @@ class Trainer:
         self._finish(final)
         self.converged_ = not whys and not any(r.status is Status.DIVERGED for r in final)
         if whys:
-            warnings.warn(unconverged_message(setup.curvature, whys), ConvergenceWarning,
-                          stacklevel=4)
+            quoted = "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3
+                                            else "")
+            warnings.warn(f"{quoted}. More passes may lower it (max_iter); tol=None runs the "
+                          "budget without this test", ConvergenceWarning, stacklevel=4)
         return self.model_
 
     def _new_races(self, setup: Setup, X: Any, y: NDArray[Any],
@@ -792,6 +794,9 @@ class _ChunkedRun:
 
     def _adopt(self, j: int) -> None:
         winner = self.races[j].winner
+        winner.report_divergence()
+        if winner.state.diverged:
+            self.stopped[j] = True
         while len(self.solvers) <= j:
             self.solvers.append(winner.solver)
             self.states.append(winner.state)
@@ -860,8 +865,8 @@ class _ChunkedRun:
                 res = self.solvers[j].run(state, max_samples=0)
             if t.tol is not None and not self.stopped[j]:
                 what = "held-out" if self.helds else "progressive"
-                why = (f"stopped at max_iter={float(t.max_epochs):g} passes with the {what} "
-                       f"loss still improving (best {self.best[j]:.6g})")
+                why = (f"the {what} loss was still improving when max_iter="
+                       f"{float(t.max_epochs):g} passes ended (best {self.best[j]:.6g})")
                 whys.append(why if len(self.states) == 1 else
                             f"class {self.classes[j]!r} vs rest: {why}")
             bw = self.best_w[j]

@@ -89,10 +89,19 @@ def test_race_keeps_the_step_with_the_lowest_progressive_loss() -> None:
     race.start(lambda solver: solver.init_state(X, y))
     used, _ = race.advance(X.shape[0])
     assert race.done and race.winner.step == 0.3
-    assert used == 200 + 400          # two segments: 3 -> 1 -> (done)
-    assert [r["steps"][0] for r in race.rounds] == [0.3, 0.3]
-    # every candidate saw the same examples
-    assert race.rounds[0]["samples"] == 200
+    assert used == 200                # one segment: the better half of 3 is 1
+    assert race.rounds[0]["steps"][0] == 0.3 and race.rounds[0]["samples"] == 200
+    losses = race.rounds[0]["losses"]
+    assert losses == sorted(losses) and np.isinf(losses[-1])   # 1e3 diverged
+
+    # nine candidates: 9 -> 4 -> 2 -> 1 over segments of 100, 200, 400 examples
+    race = StepRace(list(recipes.step_candidates(X, True)), 100, make)
+    race.start(lambda solver: solver.init_state(X, y))
+    used, _ = race.advance(X.shape[0])
+    assert race.done and used == 700
+    assert [len(r["steps"]) for r in race.rounds] == [9, 4, 2]
+    # the candidates saw the same examples: the winner's state is where any would be
+    assert race.winner.state.counters.n_samples == 700
 
 
 def test_large_fit_races_then_stops_on_held_out_rows(large: None) -> None:
@@ -104,7 +113,7 @@ def test_large_fit_races_then_stops_on_held_out_rows(large: None) -> None:
     assert len(losses) >= clf.n_iter_no_change + 1
     best = int(np.argmin(losses))
     assert len(losses) == best + 1 + clf.n_iter_no_change
-    assert clf.to_model().info["curvature"].startswith("AdaGrad")
+    assert clf.to_model().info["curvature"].startswith("adagrad(")
     assert clf.score(X, y) > 0.7
 
 
@@ -112,7 +121,7 @@ def test_the_model_is_the_best_iterate(large: None) -> None:
     # tol = 0.5: no pass improves by half, so the fit stops n_iter_no_change passes after the
     # first and keeps the first pass's iterate
     X, y = _logistic_data(5000, seed=2)
-    one = SQNClassifier(random_state=0, max_iter=1).fit(X, y)
+    one = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
     stopped = SQNClassifier(random_state=0, tol=0.5, n_iter_no_change=2).fit(X, y)
     assert stopped.n_iter_ == 3
     np.testing.assert_array_equal(stopped.coef_, one.coef_)
@@ -123,22 +132,24 @@ def test_small_data_keeps_the_in_memory_recipe() -> None:
     X, y = _logistic_data(2000, seed=4)
     clf = SQNClassifier(random_state=0).fit(X, y)
     assert not hasattr(clf, "steps_")
-    assert not clf.to_model().info["curvature"].startswith("AdaGrad")
+    assert not clf.to_model().info["curvature"].startswith("adagrad(")
 
 
 def test_stream_of_one_chunk_is_the_in_memory_fit(large: None) -> None:
     X, y = _logistic_data(5000, seed=5)
-    mem = SQNClassifier(random_state=0, max_iter=1).fit(X, y)
+    mem = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
     stream = stream_arrays(X, y, chunk_size=X.shape[0])
-    st = SQNClassifier(random_state=0, max_iter=1).fit(stream)
+    st = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(stream)
     np.testing.assert_array_equal(st.coef_, mem.coef_)
     np.testing.assert_array_equal(st.intercept_, mem.intercept_)
 
 
 def test_stream_in_chunks_learns_and_holds_out_the_same_rows() -> None:
     X, y = _logistic_data(12_000, seed=6)
-    a = SQNClassifier(random_state=0, max_iter=3).fit(stream_arrays(X, y, chunk_size=1000))
-    b = SQNClassifier(random_state=0, max_iter=3).fit(stream_arrays(X, y, chunk_size=2500))
+    a = SQNClassifier(random_state=0, max_iter=3, tol=None).fit(
+        stream_arrays(X, y, chunk_size=1000))
+    b = SQNClassifier(random_state=0, max_iter=3, tol=None).fit(
+        stream_arrays(X, y, chunk_size=2500))
     assert a.score(X, y) > 0.7 and b.score(X, y) > 0.7
     assert a.n_features_in_ == X.shape[1]
     # the same held-out rows: both report a loss per pass on them, of similar size
@@ -160,7 +171,7 @@ def test_partial_fit_default_is_streaming_not_newton() -> None:
     for s in range(0, Xtr.shape[0], 50):
         ours.partial_fit(Xtr[s:s + 50], ytr[s:s + 50], classes=[0, 1])
         peer.partial_fit(Xtr[s:s + 50], ytr[s:s + 50], classes=[0, 1])
-    assert ours.to_model().info["curvature"].startswith("AdaGrad")
+    assert ours.to_model().info["curvature"].startswith("adagrad(")
     assert ours.score(Xte, yte) >= peer.score(Xte, yte) - 0.02
 
 
@@ -183,7 +194,7 @@ def test_named_curvature_keeps_its_recipe_in_partial_fit() -> None:
     clf = SQNClassifier(curvature="lbfgs", random_state=0)
     clf.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
     assert clf._trainer._race is None
-    assert "LBFGS" in clf.to_model().info["curvature"]
+    assert clf.to_model().info["curvature"].startswith("lbfgs(")
 
 
 def test_bad_early_stopping_settings_are_refused(large: None) -> None:
@@ -192,3 +203,11 @@ def test_bad_early_stopping_settings_are_refused(large: None) -> None:
         SQNClassifier(validation_fraction=1.5).fit(X, y)
     with pytest.raises(ValueError, match="early_stopping"):
         SQNClassifier(early_stopping="yes").fit(X, y)  # type: ignore[arg-type]
+
+
+def test_a_budget_that_ends_while_improving_warns(large: None) -> None:
+    from sqnopt.estimators import SQNConvergenceWarning
+
+    X, y = _logistic_data(5000, seed=11)
+    with pytest.warns(SQNConvergenceWarning, match="still improving when max_iter=1"):
+        SQNClassifier(random_state=0, max_iter=1).fit(X, y)
