@@ -121,9 +121,10 @@ class StreamPass:
     """One pass over a :class:`ChunkStream`: an iterator of ``(X_chunk, y_chunk)``.
 
     With ``prefetch >= 1`` the chunks are read in a background thread, at most ``prefetch``
-    chunks ahead of the consumer; with ``prefetch = 0`` in the consumer's thread. ``close()``
-    (also on ``with``-exit, on garbage collection, and when the pass ends or fails) stops the
-    thread and closes the file.
+    chunks ahead of the consumer (so at most ``prefetch + 2`` chunks exist at once: those
+    queued, the one being read and the consumer's); with ``prefetch = 0`` in the consumer's
+    thread. ``close()`` (also on ``with``-exit, on garbage collection, and when the pass ends or
+    fails) stops the thread and closes the file.
     """
 
     def __init__(self, read: Callable[[Callable[[], bool]], Iterator[Chunk]], prefetch: int,
