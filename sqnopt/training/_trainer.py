@@ -532,7 +532,10 @@ class Trainer:
         self.n_iter_ = done
         self._class_counts = run.counts
         self._finish(final)
-        self.converged_ = not whys and not any(r.status is Status.DIVERGED for r in final)
+        # converged: every sub-problem stopped on its test (a budget that ended first, even
+        # one pass with nothing to compare, is not convergence)
+        self.converged_ = run.all_stopped and not any(r.status is Status.DIVERGED
+                                                      for r in final)
         if whys:
             quoted = "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3
                                             else "")
@@ -865,7 +868,10 @@ class _ChunkedRun:
             res = self.last[j]
             if res is None:
                 res = self.solvers[j].run(state, max_samples=0)
-            if t.tol is not None and not self.stopped[j]:
+            # "still improving" needs two passes to compare: a one-pass budget (the common
+            # choice for a stream) is no sign of an unfinished fit
+            passes = len(t.validation_loss_)
+            if t.tol is not None and not self.stopped[j] and passes >= 2 and self.stall[j] == 0:
                 what = "held-out" if self.helds else "progressive"
                 why = (f"the {what} loss was still improving when max_iter="
                        f"{float(t.max_epochs):g} passes ended (best {self.best[j]:.6g})")

@@ -209,5 +209,8 @@ def test_a_budget_that_ends_while_improving_warns(large: None) -> None:
     from sqnopt.estimators import SQNConvergenceWarning
 
     X, y = _logistic_data(5000, seed=11)
-    with pytest.warns(SQNConvergenceWarning, match="still improving when max_iter=1"):
-        SQNClassifier(random_state=0, max_iter=1).fit(X, y)
+    with pytest.warns(SQNConvergenceWarning, match="still improving when max_iter=2"):
+        SQNClassifier(random_state=0, max_iter=2).fit(X, y)
+    # one pass: nothing to compare with, no warning (the usual budget of a stream)
+    clf = SQNClassifier(random_state=0, max_iter=1).fit(X, y)
+    assert not clf.converged_ and clf.n_iter_ == 1
