@@ -283,7 +283,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                                  "y=None and no sample_weight")
             return self._fit_stream(X)
         if y is None:
-            raise ValueError("fit needs the labels y (or a stream of (X, y) chunks as X)")
+            raise ValueError("requires y to be passed, but the target y is None (or pass a "
+                             "stream of (X, y) chunks as X)")
         _check_structure(X)
         checked = fast_fit_data(self, X, y)     # the common case (arrays, CSR), as below
         if checked is None:
