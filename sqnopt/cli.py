@@ -336,6 +336,7 @@ _feature_count = _number(int, 0, True, "an integer in [1, 2**31 - 1]", 2**31 - 1
 _nonnegative_int = _number(int, 0, False, "an integer >= 0")
 _positive_float = _number(float, 0.0, True, "a positive number")
 _nonnegative_float = _number(float, 0.0, False, "a number >= 0")
+_fraction = _number(float, 0.0, True, "a number in (0, 1)", 0.999999)
 
 
 def _tol(text: str) -> float | None:
@@ -489,6 +490,9 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
 def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> Any:
     from sqnopt.training import Trainer
 
+    kwargs.setdefault("early_stopping", False if getattr(args, "no_early_stopping", False)
+                      else "auto")
+    kwargs.setdefault("validation_fraction", getattr(args, "validation_fraction", 0.1))
     return Trainer(comp["objective"], alpha=float(args.alpha), curvature=comp["curvature"],
                    gradient=comp["gradient"], schedule=comp["schedule"], step=comp["step"],
                    projection=comp["projection"], fit_intercept=comp["fit_intercept"],
@@ -682,16 +686,17 @@ def _print_warnings(caught: list[warnings.WarningMessage], quiet: bool = False) 
 
 
 def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
-    """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes. The
-    progress bar counts rows read (its total: passes x rows); the objective comes from the
-    solver's reports."""
+    """``--chunk-size``: the file as a stream (:mod:`sqnopt.datasets` streams: read and parsed a
+    chunk ahead in a background thread, ``--cache`` for a binary cache of later passes), trained
+    by :meth:`~sqnopt.training.Trainer.fit_stream`: up to ``--max-epochs`` passes, stopped on
+    held-out rows. The progress bar counts rows read."""
     from sqnopt.datasets import (
         BUILTIN_DATASETS,
         builtin_path,
         criteo_featurizer,
         iter_criteo,
-        iter_svmlight_chunks,
-        scan_svmlight,
+        stream_chunks,
+        stream_svmlight,
     )
     from sqnopt.model import apply_scaling
 
@@ -705,56 +710,57 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         fmt = _table_format(path, args.format)
     if fmt in ("csv", "tsv"):
         raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
-                       "whole (drop --chunk-size)")
+                       "whole (drop --chunk-size), or stream it from Python with "
+                       "sqnopt.datasets.stream_csv")
     test_path = _streamed_test(args, fmt)
     featurizer = None
+    cache: Any = bool(args.cache) if args.cache in (None, "") else args.cache
     if fmt == "criteo":
         featurizer = criteo_featurizer()
-        classes = np.array([0.0, 1.0])
-        n_rows = sum(len(y) for _, y in iter_criteo(path, args.chunk_size))
-        n_features = featurizer.n_features
-    else:
-        n_rows, n_features, classes = scan_svmlight(path)
-        if args.n_features:
-            n_features = args.n_features
 
-    def chunks(source: Path = path) -> Any:
-        if featurizer is not None:
+        def criteo_chunks(source: Path = path) -> Any:
             return ((featurizer.transform(t), y) for t, y in iter_criteo(source, args.chunk_size))
-        return iter_svmlight_chunks(source, args.chunk_size, n_features=n_features)
 
-    print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
-          f"{n_features} features, {len(classes)} classes")
+        stream = stream_chunks(criteo_chunks, n_features=featurizer.n_features,
+                               classes=[0.0, 1.0], name=str(path))
+    else:
+        stream = stream_svmlight(path, chunk_size=args.chunk_size, n_features=args.n_features,
+                                 cache=cache or False)
+    n_features = int(stream.n_features)
+    classes = np.asarray(stream.classes)
+    n_rows = stream.n_rows
+    rows = f"{n_rows} samples" if n_rows is not None else "samples"
+    print(f"data:  {path} (streamed in chunks of {args.chunk_size}"
+          + (", binary cache" if cache else "") + f"): {rows} x {n_features} features, "
+          f"{len(classes)} classes")
     for note in comp["notes"]:
         print(note)
     factor = None
     if args.scale:  # one pass for the columns' largest absolute values
         factor = np.zeros(n_features)
-        for Xc, _ in chunks():
+        for Xc, _ in stream:
             factor = np.maximum(factor, abs(Xc).max(axis=0).toarray().ravel())
         factor[factor <= 0] = 1.0
         print(f"scale: max-abs scaled {n_features} columns (sparse data; one pass over the "
               "file); the model file stores the scaling and evaluate/predict apply it")
+        raw = stream
+        scale = factor
+
+        def scaled_chunks() -> Any:
+            return ((apply_scaling(Xc, np.zeros(n_features), scale), yc) for Xc, yc in raw)
+
+        stream = stream_chunks(scaled_chunks, n_features=n_features, classes=classes,
+                               name=str(path), prefetch=0)
     epochs = max(1, int(math.ceil(args.max_epochs)))
-    bar = _progress(args.progress, total=epochs * n_rows, unit=" rows")
-    trainer = _trainer(args, comp, tol=None, callback=bar.observe)
+    bar = _progress(args.progress, total=None if n_rows is None else epochs * n_rows,
+                    unit=" rows")
+    trainer = _trainer(args, comp, tol=args.tol, max_epochs=float(args.max_epochs),
+                       callback=bar.observe)
     tic = time.perf_counter()
-    done = 0
-    correct = 0
-    seen = 0
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for epoch in range(epochs):
-                for Xc, yc in chunks():
-                    if factor is not None:
-                        Xc = apply_scaling(Xc, np.zeros(n_features), factor)
-                    if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
-                        correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
-                        seen += len(yc)
-                    trainer.partial_fit(Xc, yc, classes=classes)
-                    done += len(yc)
-                    bar.update(done)
+            trainer.fit_stream(stream, progress=bar)
     finally:
         bar.close()
     _print_warnings(caught, quiet=args.quiet)
@@ -769,18 +775,30 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
           f"{setup.curvature.describe()} | "
           f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
-    fun = float(np.mean([r.fun for r in trainer.results_]))
-    print(f"done:  {epochs} passes, {trainer.t_} iterations in {wall:.2f} s; objective on the "
-          f"last chunk F = {fun:.6g}")
-    summary: dict[str, Any] = {"objective_last_chunk": fun, "passes": epochs,
-                               "iterations": trainer.t_, "wall_time": wall}
-    if seen:
-        summary["progressive_accuracy"] = correct / seen
-        print(f"progressive accuracy (each chunk predicted before training on it, last pass): "
-              f"{correct / seen:.4f}")
+    passes = int(trainer.n_iter_)
+    print(f"done:  {passes} passes, {trainer.t_} iterations in {wall:.2f} s")
+    summary: dict[str, Any] = {"passes": passes, "iterations": int(trainer.t_),
+                               "wall_time": wall}
+    prog = [r.progressive_loss for r in trainer.results_]
+    if all(math.isfinite(v) for v in prog):
+        summary["progressive_loss"] = float(np.mean(prog))
+        print(f"progressive loss (each example's loss before its update): "
+              f"{summary['progressive_loss']:.6g}")
+    held = getattr(trainer, "validation_loss_", [])
+    summary["validation_loss"] = [[float(v) for v in losses] for losses in held]
+    if held and held[-1] and trainer.early_stopping is not False:
+        best = min(float(np.mean(v)) for v in held if v)
+        summary["held_out_loss"] = best
+        print(f"held-out loss (best pass, {args.validation_fraction:g} of the rows held out): "
+              f"{best:.6g}")
     if test_path is not None:   # read in chunks too: the test file may be as large
+        test_stream = (stream_svmlight(test_path, chunk_size=args.chunk_size,
+                                       n_features=n_features, classes=classes)
+                       if featurizer is None else
+                       stream_chunks(lambda: criteo_chunks(test_path),
+                                     n_features=n_features, classes=classes))
         hits = total = 0
-        for Xc, yc in chunks(test_path):
+        for Xc, yc in test_stream:
             hits += int(np.sum(model.predict(Xc) == yc))
             total += len(yc)
         summary["test_accuracy"] = hits / max(total, 1)
@@ -972,6 +990,12 @@ def _read_history(path: Path) -> dict[str, Any]:
                 raise CLIError(f"history file {str(path)!r}: run {k}: '{key}' must be a list of "
                                "numbers")
             lengths.add(len(col))
+        if lengths == {0} and isinstance(doc.get("summary"), dict) and \
+                "validation_loss" in doc["summary"]:
+            raise CLIError(f"history file {str(path)!r} is of a streamed run, which records no "
+                           "training objective (each point would cost a pass over the data); "
+                           "its held-out loss after each pass is the summary's "
+                           "'validation_loss'")
         if len(lengths) != 1 or 0 in lengths:
             raise CLIError(f"history file {str(path)!r}: run {k}: the columns are empty or "
                            "differ in length")
@@ -1214,7 +1238,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stochastic recipes: stop after this many passes without improvement")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
-                   "many rows (partial_fit; for files larger than memory)")
+                   "many rows (for files larger than memory): up to --max-epochs passes (default "
+                   "1) of the large-data recipe, stopped on held-out rows")
+    p.add_argument("--cache", nargs="?", const="", default=None, metavar="PATH",
+                   help="with --chunk-size: write the parsed chunks to a binary cache on the "
+                   "first pass (next to the data file, or at PATH) and read later passes from it")
+    p.add_argument("--validation-fraction", type=_fraction, default=0.1,
+                   help="large-data recipe: share of the rows held out for early stopping")
+    p.add_argument("--no-early-stopping", action="store_true",
+                   help="large-data recipe: train on every row and stop on each pass's "
+                   "progressive loss instead of held-out rows")
     p.add_argument("--report-every", type=_positive_int,
                    help="solver iterations between progress updates (default: the recipe's)")
     p.add_argument("--history-points", type=_positive_int, default=60,

@@ -9,23 +9,28 @@ package docstring (:mod:`sqnopt.training`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import check_matrix, encode_labels
-from sqnopt.interfaces import SMOOTH
+from sqnopt.interfaces import SMOOTH, StepRule
 from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
+from sqnopt import recipes
 from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState, Status
+from sqnopt.solver._result import PendingObjective
+from sqnopt.steps import Constant
 from sqnopt.solver._solver import ComponentSpec, RandomState, make_bit_generator
 from sqnopt.training._checkpoints import (
     FitCheckpoints,
@@ -44,6 +49,12 @@ from sqnopt.training._finish import (
     unconverged_message,
 )
 from sqnopt.training._progress import Callback, open_bar, report
+from sqnopt.training._streaming import (
+    HeldOut,
+    StepRace,
+    StreamHoldout,
+    progressive,
+)
 from sqnopt.training._setup import (
     DEFAULT_CURVATURE,
     Setup,
@@ -164,6 +175,8 @@ class Trainer:
         callback: Callback | Sequence[Callback] | None = None,
         warm_start: bool = False,
         path: Literal["auto", "compiled", "python"] = "auto",
+        early_stopping: bool | Literal["auto"] = "auto",
+        validation_fraction: float = 0.1,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -187,6 +200,8 @@ class Trainer:
         self.callback = callback
         self.warm_start = warm_start
         self.path = path
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         # training state (see __getstate__ for what survives pickling)
         self._setup: Setup | None = None
         self._solvers: list[Solver] | None = None
@@ -196,6 +211,8 @@ class Trainer:
         self._bar: ProgressBar | None = None
         self._own_bar = True
         self._params: list[FloatArray] | None = None
+        self._race: list[StepRace] | None = None
+        self._race_checkpoints: list[dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ public API
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
@@ -252,6 +269,12 @@ class Trainer:
         setup = make_setup(self, Xc, classes, weights)
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
+        if setup.streaming:
+            if checkpoint is not None or resume is not None:
+                raise ValueError("checkpoint and resume are not available for the large-data "
+                                 "recipe (curvature='auto' on data this large); name a "
+                                 "curvature model (e.g. curvature='lbfgs') to checkpoint")
+            return self._fit_large(Xc, yarr, weights, classes, progress, init)
         n_sub = n_subproblems(setup)
         records: list[dict[str, Any]]
         if resume is None:
@@ -356,10 +379,17 @@ class Trainer:
                              f"{self._setup.n_features}; pass batches with the same columns")
         if self._setup is None:
             check_settings(self)
-            self._setup = make_setup(self, Xc, cls, weights)
+            self._setup = make_setup(self, Xc, cls, weights, regime="stream")
+            if self._setup.step_candidates:
+                self._race = self._new_races(self._setup, Xc, yarr, weights)
         setup = self._setup
         bar = self._start_bar(progress, n_subproblems(setup) * Xc.shape[0])
         try:
+            if self._race is not None or self._race_checkpoints is not None:
+                results = self._partial_race(Xc, yarr, weights)
+                self.n_iter_ = 1
+                self._finish(results)
+                return self.model_
             if self._states is None:
                 self._begin_partial(Xc, yarr, weights)
             else:
@@ -379,12 +409,212 @@ class Trainer:
         self._finish(results)
         return self.model_
 
+    # ------------------------------------------------------------------ large data
+    def _early_stopping(self) -> bool:
+        es = self.early_stopping
+        if es == "auto":
+            return True
+        if not isinstance(es, (bool, np.bool_)):
+            raise ValueError(f"early_stopping must be True, False or 'auto', got {es!r}")
+        return bool(es)
+
+    def _check_fraction(self) -> float:
+        f = self.validation_fraction
+        if not (isinstance(f, (int, float, np.number)) and not isinstance(f, bool)
+                and 0.0 < float(f) < 1.0):
+            raise ValueError(f"validation_fraction must be a number in (0, 1), got {f!r}")
+        return float(f)
+
+    def _fit_large(self, Xc: Any, yarr: NDArray[Any], weights: FloatArray,
+                   classes: NDArray[Any], progress: ProgressBar | None,
+                   init: list[FloatArray] | None) -> LinearModel:
+        """``fit`` in the large-data regime: the data in memory as a stream of one chunk (the
+        same held-out rows and the same first pass as a stream of the same rows in one
+        chunk)."""
+        def one_chunk() -> Iterator[Chunk]:
+            yield Xc, yarr, weights
+
+        return self._fit_chunks(one_chunk, classes, int(Xc.shape[1]), int(Xc.shape[0]),
+                                progress, init)
+
+    def fit_stream(self, stream: Any, *, progress: ProgressBar | None = None) -> LinearModel:
+        """Train on data that arrive as a re-iterable stream of ``(X_chunk, y_chunk)`` pairs
+        (:func:`sqnopt.datasets.stream_svmlight` and the other streams of
+        :mod:`sqnopt.datasets`), each iteration of which is one pass, with memory bounded by
+        the chunks.
+
+        The stream must know its ``n_features`` and ``classes`` (given to it, or found by its
+        scan). With the default components this is the large-data recipe
+        (:func:`sqnopt.recipes.streaming`): the step race on the first examples, then passes
+        until the loss on held-out rows -- a seeded ``validation_fraction`` of the stream's
+        rows, at most ``MAX_HELD_OUT``, the same on every pass -- has not improved by ``tol``
+        (relative) for ``n_iter_no_change`` passes, or ``max_epochs`` passes; the model is the
+        best iterate seen. A named curvature model makes one pass of its own recipe over each
+        chunk (as :meth:`partial_fit` does), on every pass."""
+        classes = np.asarray(stream.classes)
+        n_features = int(stream.n_features)
+        n_rows = getattr(stream, "n_rows", None)
+        check_settings(self)
+        init = None
+        if self.warm_start:
+            init = self._warm_params(classes, n_features)
+
+        def chunks() -> Iterator[Chunk]:
+            for X, y in stream:
+                yield X, y, None
+
+        return self._fit_chunks(chunks, classes, n_features,
+                                None if n_rows is None else int(n_rows), progress, init)
+
+    def _fit_chunks(self, chunks: Callable[[], Iterable[Chunk]], classes: NDArray[Any],
+                    n_features: int, n_rows: int | None, progress: ProgressBar | None,
+                    init: list[FloatArray] | None) -> LinearModel:
+        """The passes of :meth:`fit_stream` over ``chunks()`` (one call per pass; a chunk's
+        weights ``None``: from its labels and ``class_weight``, counted over the first pass)."""
+        early = self._early_stopping()
+        fraction = self._check_fraction()
+        seeds = spawn_seeds(self.random_state, 2)
+        holdout = (StreamHoldout(fraction, int(np.random.default_rng(seeds[1]).integers(2**63)))
+                   if early else None)
+        passes = int(math.ceil(float(self.max_epochs)))
+        bar = self._start_bar(progress, None if n_rows is None else n_rows * passes)
+        run = _ChunkedRun(self, classes, n_features, seeds[0], init)
+        held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
+        self.validation_loss_: list[list[float]] = []
+        done = 0
+        try:
+            for p in range(passes):
+                row = picked = 0
+                for X, y, w in chunks():
+                    Xc = check_matrix(X)
+                    if Xc.shape[1] != n_features:
+                        raise ValueError(f"a chunk has {Xc.shape[1]} features, the data "
+                                         f"{n_features}; every chunk must have the same columns")
+                    yarr = np.asarray(y).ravel()
+                    n = int(Xc.shape[0])
+                    if holdout is not None:
+                        m = holdout.mask(row, n, picked)
+                        picked += int(m.sum())
+                        if m.any():
+                            if p == 0:
+                                held.append((Xc[m], yarr[m], None if w is None else w[m]))
+                            keep = ~m
+                            Xc, yarr = Xc[keep], yarr[keep]
+                            w = None if w is None else w[keep]
+                    row += n
+                    if Xc.shape[0]:
+                        run.chunk(Xc, yarr, w, first_pass=p == 0)
+                    if bar is not None:
+                        bar.update(p * (n_rows or 0) + row)
+                done = p + 1
+                if run.setup is None:
+                    raise ValueError("no rows to train on (every row was held out, or the data "
+                                     "are empty)")
+                run.end_race()
+                if p == 0 and held:
+                    run.hold_out(held)
+                    held = []
+                self.validation_loss_.append(run.end_pass())
+                if run.all_stopped:
+                    break
+        finally:
+            self._close_bar()
+        return self._finish_chunks(run, done)
+
+    def _finish_chunks(self, run: _ChunkedRun, done: int) -> LinearModel:
+        setup = run.setup
+        assert setup is not None
+        final, whys = run.results()
+        self._solvers, self._states = run.solvers, run.states
+        steps = [r.winner.step for r in run.races]
+        self.steps_ = steps
+        self._setup = setup = _with_raced_step(setup, steps)
+        self.n_iter_ = done
+        self._class_counts = run.counts
+        self._finish(final)
+        # converged: every sub-problem stopped on its test (a budget that ended first, even
+        # one pass with nothing to compare, is not convergence)
+        self.converged_ = run.all_stopped and not any(r.status is Status.DIVERGED
+                                                      for r in final)
+        if whys:
+            quoted = "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3
+                                            else "")
+            warnings.warn(f"{quoted}. More passes may lower it (max_iter); tol=None runs the "
+                          "budget without this test", ConvergenceWarning, stacklevel=4)
+        return self.model_
+
+    def _new_races(self, setup: Setup, X: Any, y: NDArray[Any],
+                   weights: FloatArray) -> list[StepRace]:
+        """The step races of ``partial_fit`` (one per sub-problem), started on its first
+        batch: they go on over the following calls until one candidate is left."""
+        n_sub = n_subproblems(setup)
+        seeds = [self.random_state] if n_sub == 1 else spawn_seeds(self.random_state, n_sub)
+        races = []
+        for j in range(n_sub):
+            ysub, csub = sub_labels(setup, y, j)
+            seed = seeds[j]
+
+            def make(step: StepRule | None, seed: Any = seed) -> Solver:
+                return make_solver(self, setup, seed, _ReportTo(self), step=step)
+
+            race = StepRace(setup.step_candidates, recipes.RACE_FIRST_SEGMENT, make)
+
+            def init(solver: Solver, y_: NDArray[Any] = ysub, c_: Any = csub) -> SolverState:
+                return solver.init_state(X, y_, weights, classes=c_)
+
+            race.start(init)
+            race.fresh = True
+            races.append(race)
+        return races
+
+    def _partial_race(self, X: Any, y: NDArray[Any], weights: FloatArray) -> list[SolveResult]:
+        """One ``partial_fit`` call while the step races run: every candidate learns from the
+        batch until one is left, which then makes the rest of the pass; the model meanwhile is
+        the candidate with the lowest progressive loss so far."""
+        setup = self._setup
+        assert setup is not None
+        if self._race is None:   # unpickled during the race
+            assert self._race_checkpoints is not None
+            self._race = [StepRace.restore(rec, lambda step: make_solver(
+                self, setup, None, _ReportTo(self), step=step), X,
+                sub_labels(setup, y, j)[0], weights)
+                for j, rec in enumerate(self._race_checkpoints)]
+            self._race_checkpoints = None
+        results: list[SolveResult] = []
+        solvers: list[Solver] = []
+        states: list[SolverState] = []
+        for j, race in enumerate(self._race):
+            ysub, _ = sub_labels(setup, y, j)
+            if not race.fresh:
+                def bind(sv: Solver, st: SolverState, y_: NDArray[Any] = ysub) -> SolverState:
+                    return sv.rebind(st, X, y_, weights)
+                race.rebind(bind)
+            race.fresh = False
+            used, _ = race.advance(int(X.shape[0]))
+            lead = race.winner if race.done else race.leader()
+            if race.done and used < X.shape[0]:
+                results.append(lead.solver.run(lead.state, max_samples=int(X.shape[0]) - used))
+            else:
+                results.append(lead.solver.run(lead.state, max_samples=0))
+            solvers.append(lead.solver)
+            states.append(lead.state)
+        if all(r.done for r in self._race):
+            self._setup = _with_raced_step(setup, [r.winner.step for r in self._race])
+            self.steps_ = [r.winner.step for r in self._race]
+            self._race = None
+        self._solvers, self._states = solvers, states
+        return results
+
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         """Replace the solver states (bound to the last data) by their checkpoints without the
         data-bound part: ``partial_fit`` after unpickling continues exactly (module docstring)."""
         d = self.__dict__.copy()
-        if self._states is not None:
+        if self._race is not None:   # partial_fit's step races: every candidate's state
+            d["_race_checkpoints"] = [race.checkpoint() for race in self._race]
+            d["_race"] = None
+            d["_checkpoints"] = None
+        elif self._states is not None:
             d["_checkpoints"] = [s.checkpoint(data_state=False) for s in self._states]
         d["_states"] = None
         d["_solvers"] = None
@@ -393,6 +623,8 @@ class Trainer:
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         d.setdefault("_checkpoints", None)
+        d.setdefault("_race", None)
+        d.setdefault("_race_checkpoints", None)
         if d.pop("_snapshots", None) is not None:
             d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
@@ -461,6 +693,209 @@ class Trainer:
 
     def _on_report(self, info: IterationInfo) -> bool | None:
         return report(self._bar, self.callback, info)
+
+
+#: A chunk of a fit: its rows, labels and weights (``None``: from the labels and
+#: ``class_weight``).
+Chunk = tuple[Any, NDArray[Any], "FloatArray | None"]
+
+
+class _ChunkedRun:
+    """The sub-problems of a fit over chunks (:meth:`Trainer._fit_chunks`): their step races,
+    then the winners' passes, the held-out losses and the best iterates."""
+
+    def __init__(self, trainer: Trainer, classes: NDArray[Any], n_features: int, seed: Any,
+                 init: list[FloatArray] | None) -> None:
+        self.trainer = trainer
+        self.classes = classes
+        self.n_features = n_features
+        self.seed = seed
+        self.init = init
+        self.setup: Setup | None = None
+        self.races: list[StepRace] = []
+        self.solvers: list[Solver] = []
+        self.states: list[SolverState] = []
+        self.helds: list[HeldOut] = []
+        self.counts = np.zeros(len(classes))
+        self.last: list[SolveResult | None] = []
+        self.best: list[float] = []
+        self.best_w: list[FloatArray | None] = []
+        self.stall: list[int] = []
+        self.stopped: list[bool] = []
+        self.prev: list[tuple[float, float]] = []
+
+    @property
+    def all_stopped(self) -> bool:
+        return bool(self.stopped) and all(self.stopped)
+
+    def _weights(self, y: NDArray[Any], w: FloatArray | None, first_pass: bool) -> FloatArray:
+        t = self.trainer
+        if first_pass:
+            self.counts = self.counts + class_counts(y, self.classes)
+        return sample_weights(y, self.classes, self.counts, w, y.shape[0], t.class_weight)
+
+    def _start(self, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
+        t = self.trainer
+        setup = self.setup = make_setup(t, X, self.classes, weights, regime="stream")
+        n_sub = n_subproblems(setup)
+        seeds = [self.seed] if n_sub == 1 else spawn_seeds(self.seed, n_sub)
+        for j in range(n_sub):
+            ysub, csub = sub_labels(setup, y, j)
+            w0 = None if self.init is None else self.init[j]
+
+            def make(step: StepRule | None, seed: Any = seeds[j]) -> Solver:
+                return make_solver(t, setup, seed, _ReportTo(t), step=step)
+
+            def init(solver: Solver, y_: NDArray[Any] = ysub, c_: Any = csub,
+                     w0_: FloatArray | None = w0) -> SolverState:
+                return solver._init_validated(X, y_, weights, c_, w0_)
+
+            race = StepRace(setup.step_candidates or (None,), recipes.RACE_FIRST_SEGMENT, make)
+            race.start(init)
+            race.fresh = True
+            self.races.append(race)
+        self.last = [None] * n_sub
+        self.best = [math.inf] * n_sub
+        self.best_w = [None] * n_sub
+        self.stall = [0] * n_sub
+        self.stopped = [False] * n_sub
+        self.prev = [(0.0, 0.0)] * n_sub
+
+    def chunk(self, X: Any, y: NDArray[Any], w: FloatArray | None, first_pass: bool) -> None:
+        """Learn from one chunk: the races while they run, then the winners."""
+        check_two = self.setup is None
+        weights = self._weights(y, w, first_pass)
+        if check_two:
+            encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
+            self._start(X, y, weights)
+        setup = self.setup
+        assert setup is not None
+        n = int(X.shape[0])
+        for j, race in enumerate(self.races):
+            if self.stopped[j]:
+                continue
+            ysub, _ = sub_labels(setup, y, j)
+            rest = n
+            if not race.fresh:   # bound to the previous chunk: move to this one
+                if race.done:
+                    self.solvers[j].rebind(self.states[j], X, ysub, weights)
+                else:
+                    def bind(sv: Solver, st: SolverState, y_: NDArray[Any] = ysub
+                             ) -> SolverState:
+                        return sv.rebind(st, X, y_, weights)
+                    race.rebind(bind)
+            race.fresh = False
+            if not race.done:
+                used, _ = race.advance(n)
+                rest = n - used
+            if race.done and (len(self.solvers) <= j
+                              or self.solvers[j] is not race.winner.solver):
+                self._adopt(j)
+            if race.done and rest > 0:
+                res = self.solvers[j].run(self.states[j], max_samples=rest)
+                self.last[j] = res
+                if res.status is Status.DIVERGED:
+                    self.stopped[j] = True
+
+    def _adopt(self, j: int) -> None:
+        winner = self.races[j].winner
+        winner.report_divergence()
+        if winner.state.diverged:
+            self.stopped[j] = True
+        while len(self.solvers) <= j:
+            self.solvers.append(winner.solver)
+            self.states.append(winner.state)
+        self.solvers[j], self.states[j] = winner.solver, winner.state
+
+    def end_race(self) -> None:
+        """After a pass: a race that ran out of rows ends with its best candidate."""
+        for j, race in enumerate(self.races):
+            if not race.done:
+                race._cut_to_one()
+                self._adopt(j)
+            if race.done and (len(self.solvers) <= j or self.solvers[j] is not
+                              race.winner.solver):
+                self._adopt(j)
+
+    def hold_out(self, parts: list[tuple[Any, NDArray[Any], FloatArray | None]]) -> None:
+        """Bind the held-out rows collected over the first pass to each sub-problem."""
+        setup = self.setup
+        assert setup is not None
+        X = (sp.vstack([p[0] for p in parts], format="csr") if sp.issparse(parts[0][0])
+             else np.vstack([p[0] for p in parts]))
+        y = np.concatenate([p[1] for p in parts])
+        given = [p[2] for p in parts]
+        w = None if any(g is None for g in given) else np.concatenate(
+            [g for g in given if g is not None])
+        weights = sample_weights(y, self.classes, self.counts, w, y.shape[0],
+                                 self.trainer.class_weight)
+        for j, solver in enumerate(self.solvers):
+            yv, cv = sub_labels(setup, y, j)
+            self.helds.append(HeldOut(solver, X, yv, weights, cv))
+
+    def end_pass(self) -> list[float]:
+        """The held-out (or, without held-out rows, the pass's progressive) loss of each
+        sub-problem still training, and the stopping test on it."""
+        t = self.trainer
+        losses = []
+        for j, state in enumerate(self.states):
+            if self.stopped[j]:
+                continue
+            w = state.output_iterate()
+            if self.helds:
+                score = self.helds[j].loss(w)
+            else:   # scikit-learn's training loss of a pass: its progressive loss
+                now = progressive(state)
+                score = (now[0] - self.prev[j][0]) / max(now[1] - self.prev[j][1], 1e-300)
+                self.prev[j] = now
+            losses.append(score)
+            if self.best_w[j] is None or (t.tol is not None
+                                          and score < self.best[j] * (1.0 - t.tol)):
+                self.best[j], self.best_w[j], self.stall[j] = score, np.array(w), 0
+            else:
+                self.stall[j] += 1
+            if t.tol is not None and self.stall[j] >= t.n_iter_no_change:
+                self.stopped[j] = True
+        return losses
+
+    def results(self) -> tuple[list[SolveResult], list[str]]:
+        """Each sub-problem's result, its iterate the best one seen (``tol=None``: the last),
+        and why those that did not stop on their test ended."""
+        t = self.trainer
+        whys: list[str] = []
+        final: list[SolveResult] = []
+        for j, state in enumerate(self.states):
+            res = self.last[j]
+            if res is None:
+                res = self.solvers[j].run(state, max_samples=0)
+            # "still improving" needs two passes to compare: a one-pass budget (the common
+            # choice for a stream) is no sign of an unfinished fit
+            passes = len(t.validation_loss_)
+            if t.tol is not None and not self.stopped[j] and passes >= 2 and self.stall[j] == 0:
+                what = "held-out" if self.helds else "progressive"
+                why = (f"the {what} loss was still improving when max_iter="
+                       f"{float(t.max_epochs):g} passes ended (best {self.best[j]:.6g})")
+                whys.append(why if len(self.states) == 1 else
+                            f"class {self.classes[j]!r} vs rest: {why}")
+            bw = self.best_w[j]
+            if t.tol is not None and bw is not None and not state.diverged:
+                objective = state.objective
+
+                def value(bw: FloatArray = bw, o: Any = objective) -> float:
+                    return float(o.value(bw))
+
+                res = dataclasses.replace(res, w=bw,
+                                          fun=PendingObjective(value))  # type: ignore[arg-type]
+            final.append(res)
+        return final, whys
+
+
+def _with_raced_step(setup: Setup, steps: Sequence[float | None]) -> Setup:
+    """The setup with the step its race chose (the same for every sub-problem), so that the
+    model describes the step that trained it."""
+    if len(set(steps)) == 1 and steps[0] is not None:
+        return dataclasses.replace(setup, step=Constant(eps=steps[0]))
+    return setup
 
 
 class _ReportTo:
