@@ -13,8 +13,9 @@ Components are given by registered name, optionally with parameters:
 logs, CSV/TSV tables with a header, or a built-in data set.
 
 ``sqnopt train --checkpoint FILE`` writes the whole state of the training run to ``FILE``
-every ``--checkpoint-every`` passes and at the end (atomically: an interrupted run leaves the
-last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
+every ``--checkpoint-every`` passes (by default every pass, skipping those that would make the
+writing take more than a tenth of the run) and at the end (atomically: an interrupted run
+leaves the last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
 data (a larger ``--max-epochs`` extends it) and ends with the model the uninterrupted run ends
 with.
 
@@ -47,6 +48,9 @@ DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
 #: Exit status of a training run that diverged.
 EXIT_DIVERGED = 3
+#: Without ``--checkpoint-every``, checkpoints are skipped while writing them took more than
+#: this fraction of the run (``Trainer.fit(checkpoint_overhead=...)``).
+CHECKPOINT_OVERHEAD = 0.1
 
 
 class CLIError(Exception):
@@ -498,7 +502,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
             model = trainer.fit(
                 Xfit, y, progress=bar, resume=resume,
                 checkpoint=None if ckpt_out is None else (lambda c: c.save(ckpt_out)),
-                checkpoint_every=args.checkpoint_every)
+                checkpoint_every=args.checkpoint_every,
+                checkpoint_overhead=args.checkpoint_overhead)
     finally:
         bar.close()
     diverged = _print_warnings(caught)
@@ -553,6 +558,9 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
                        "one of them")
     if hasattr(args, "checkpoint_every") and args.checkpoint is None:
         raise CLIError("--checkpoint-every needs --checkpoint FILE (the file to write)")
+    # by default every pass, but no more often than keeps writing them under a tenth of the
+    # run (a large model's checkpoint can take longer than a pass); as asked when asked
+    args.checkpoint_overhead = None if hasattr(args, "checkpoint_every") else CHECKPOINT_OVERHEAD
     args.checkpoint_every = getattr(args, "checkpoint_every", 1.0)
     ckpt_out = None
     if args.checkpoint is not None:
@@ -1037,7 +1045,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="FILE", help="write the whole training state to FILE "
                    "(.npz, replaced atomically) every --checkpoint-every passes and at the end")
     p.add_argument("--checkpoint-every", type=_positive_float, metavar="N",
-                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1)")
+                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1, "
+                   "skipping those that would make writing checkpoints take more than a tenth "
+                   "of the run)")
     p.add_argument("--resume", metavar="FILE", help="continue the run checkpointed in FILE "
                    "(same data and settings; --max-epochs may be larger) and end with the model "
                    "of the uninterrupted run")

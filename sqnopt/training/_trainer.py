@@ -31,6 +31,7 @@ from sqnopt.training._checkpoints import (
     check_resume,
     fit_fingerprint,
     fit_identity,
+    from_file,
     pending_bit_generator,
     resume_records,
     solver_checkpoint,
@@ -201,6 +202,7 @@ class Trainer:
             progress: ProgressBar | None = None,
             checkpoint: Callable[[Checkpoint], object] | None = None,
             checkpoint_every: float = 1.0,
+            checkpoint_overhead: float | None = None,
             resume: Checkpoint | None = None) -> LinearModel:
         """Train from scratch (or from the previous solution with ``warm_start``).
 
@@ -216,6 +218,12 @@ class Trainer:
             iterate.
         checkpoint_every
             Passes between checkpoints (a number > 0).
+        checkpoint_overhead
+            ``None``: a checkpoint every ``checkpoint_every`` passes. A fraction (e.g. 0.1):
+            a checkpoint that is due is skipped (not taken) while the time spent on the earlier
+            ones exceeds this fraction of the time since the fit started -- a checkpoint of a
+            model with a large curvature memory can take longer than a pass; the last one is
+            always taken. Every checkpoint taken resumes exactly either way.
         resume
             A checkpoint ``checkpoint`` received from a ``fit`` with the same settings on the
             same data (both checked; ``max_epochs`` may differ: the budget counts from the start
@@ -239,6 +247,12 @@ class Trainer:
                 and math.isfinite(checkpoint_every) and checkpoint_every > 0):
             raise ValueError(f"checkpoint_every must be a number of passes > 0, got "
                              f"{checkpoint_every!r}")
+        if checkpoint_overhead is not None and not (
+                isinstance(checkpoint_overhead, (int, float, np.number))
+                and not isinstance(checkpoint_overhead, bool)
+                and 0 < checkpoint_overhead < math.inf):
+            raise ValueError(f"checkpoint_overhead must be None or a number > 0 (a fraction of "
+                             f"the fit's time), got {checkpoint_overhead!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         check_settings(self)
         # the settings' and the data's identities are only needed to check a resume and to
@@ -247,7 +261,8 @@ class Trainer:
         fingerprint = (fit_fingerprint(Xc, yarr, classes, weights)
                        if resume is not None or checkpoint is not None else {})
         if resume is not None:
-            check_resume(resume, identity, fingerprint)
+            with from_file(resume):
+                check_resume(resume, identity, fingerprint)
         setup = make_setup(self, Xc, classes, weights)
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
@@ -258,12 +273,15 @@ class Trainer:
             bitgens = [make_bit_generator(seed) for seed in seeds]
             records = [{"w0": None if init is None else init[j]} for j in range(n_sub)]
         else:
-            records = resume_records(resume, n_sub)
-            bitgens = [pending_bit_generator(r) for r in records]
+            with from_file(resume):
+                records = resume_records(resume, n_sub)
+                bitgens = [pending_bit_generator(r) for r in records]
         self._solvers = [make_solver(self, setup, bg, _ReportTo(self)) for bg in bitgens]
         self._states = []
         saver = (None if checkpoint is None else
-                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint))
+                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint,
+                                None if checkpoint_overhead is None
+                                else float(checkpoint_overhead)))
         budget = self._budget(setup)
         # the budget is the bar's total only when it is the run's length; with a tolerance it is
         # a cap, and the bar shows the count and the rate instead of a misleading percentage
@@ -277,7 +295,10 @@ class Trainer:
                 ysub, csub = sub_labels(setup, yarr, j)
                 rec = records[j]
                 if "solver" in rec:
-                    state = solver.restore(solver_checkpoint(rec["solver"]), Xc, ysub, weights)
+                    with from_file(resume):
+                        state = solver.restore(
+                            solver_checkpoint(rec["solver"], getattr(resume, "source", None)),
+                            Xc, ysub, weights)
                     loop: dict[str, Any] = dict(rec["loop"])
                 else:
                     # the data were checked above: not again for each sub-problem
@@ -297,7 +318,7 @@ class Trainer:
                     unconverged.append(why if n_sub == 1 else
                                        f"class {classes[j]!r} vs rest: {why}")
             if saver is not None:
-                saver.emit(-1, self._states[-1], {})
+                saver.emit(-1, self._states[-1], {}, last=True)
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
                 if bar.total is not None:
