@@ -152,7 +152,9 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
 
         X, yt, table = load_table(path, target=getattr(args, "target", None),
                                   delimiter=_delimiter(path, fmt),
-                                  categorical=getattr(args, "categorical", "onehot"))
+                                  categorical=_column_list(getattr(args, "categorical", None)),
+                                  drop=_column_list(getattr(args, "drop", None)),
+                                  encoding=getattr(args, "encoding", "onehot"))
         assert yt is not None
         kinds = (f"{len(table['numeric'])} numeric"
                  + (f", {len(table['categorical'])} categorical ({table['encoding']})"
@@ -173,6 +175,12 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
     X, y = load_svmlight(path, n_features=n_features)
     return X, y, {"source": str(path), "name": path.name,
                   "features": {"format": "svmlight", "n_features": X.shape[1]}}
+
+
+def _column_list(values: list[str] | None) -> list[str]:
+    """Column names from repeated ``--categorical`` / ``--drop`` options, each a name or a
+    comma-separated list."""
+    return [name.strip() for v in values or [] for name in v.split(",") if name.strip()]
 
 
 def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
@@ -992,8 +1000,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "first line has >= 13 tabs, else svmlight)")
     p.add_argument("--target", metavar="COLUMN", help="CSV/TSV: the label column (default: "
                    "the column named label, target, y or class)")
-    p.add_argument("--categorical", choices=("onehot", "hash"), default="onehot",
-                   help="CSV/TSV: encoding of non-numeric columns (one-hot with a vocabulary "
+    p.add_argument("--categorical", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: encode these columns as categories whatever their values "
+                   "(codes that look like numbers, a column mixing numbers and text); other "
+                   "columns are numeric when every value is a finite number, categorical when "
+                   "none is, and an error naming the line otherwise")
+    p.add_argument("--drop", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: leave these columns out (identifiers, free text)")
+    p.add_argument("--encoding", choices=("onehot", "hash"), default="onehot",
+                   help="CSV/TSV: encoding of categorical columns (one-hot with a vocabulary "
                    "learned from the training data, or hashed into 8192 indicators per column, "
                    "as the Criteo featurizer does)")
     p.add_argument("--n-features", type=_feature_count,

@@ -28,7 +28,7 @@ from sqnopt.datasets._io import (
     scan_svmlight,
 )
 from sqnopt.datasets._rcv1_like import make_rcv1_like
-from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
+from sqnopt.datasets._table import MISSING_MARKERS, TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "CRITEO_COLUMNS",
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
+    "MISSING_MARKERS",
     "TARGET_NAMES",
     "balancing_gamma",
     "boxes_clairvoyant_accuracy",
