@@ -232,7 +232,7 @@ class Trainer:
             histories are the same too when both fits checkpoint with the same
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
         index = encoded.astype(np.intp)     # each sample's position in classes
         yarr = np.asarray(y).ravel()
@@ -347,7 +347,7 @@ class Trainer:
         ``fit`` was called before. A batch whose weights are all zero is ignored. Returns the
         updated model (``None`` while nothing has been learned yet).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         known = getattr(self, "classes_", None)
         if classes is not None:
             cls = np.unique(np.asarray(classes))
