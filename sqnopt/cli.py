@@ -498,7 +498,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
               f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data); the "
               "model file stores the scaling and evaluate/predict apply it")
 
-    total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
+    # at most, with batches of one (capped: a budget the solver cannot count is refused by it)
+    total_iter = max(1, int(math.ceil(min(args.max_epochs * n, 2.0**62))))
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
     trainer = _trainer(args, comp, max_epochs=args.max_epochs, tol=args.tol,
                        n_iter_no_change=args.n_iter_no_change, history_every=points)

@@ -36,7 +36,7 @@ from sqnopt.training._checkpoints import (
     resume_records,
     solver_checkpoint,
 )
-from sqnopt.training._epochs import Budget, new_loop_record, run_budget
+from sqnopt.training._epochs import Budget, budgeted_passes, new_loop_record, run_budget
 from sqnopt.training._finish import (
     ConvergenceWarning,
     build_model,
@@ -110,7 +110,10 @@ class Trainer:
         benchmarks), or a deterministic run's relative objective decrease falls below
         ``64 eps``. A stochastic recipe also stops when its objective has not improved by
         ``tol`` (relative) for ``n_iter_no_change`` passes -- without having converged. Ending
-        unconverged warns. ``tol=None`` runs the whole budget.
+        unconverged warns. ``tol=None`` tests no tolerance: the fit runs its whole budget
+        unless a deterministic run reaches working precision first (no further decrease of
+        the objective is representable: status ``precision``) or diverges; ``n_iter_`` counts
+        the passes it made.
     random_state
         Seeds the sampling (an int gives reproducible results).
     history_every
@@ -130,7 +133,9 @@ class Trainer:
         The fitted model (this and the attributes below exist after ``fit`` / ``partial_fit``).
     classes_, strategy_, n_features_in_
     n_iter_ : int
-        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems).
+        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems;
+        with ``tol=None``, the budgeted passes: gradient-batch samples over the data size,
+        rounded up -- never more than the budget, fewer when the run ended before it).
     t_ : int
         Solver iterations (minibatch steps) so far (maximum over sub-problems).
     histories_ : list of History
@@ -290,6 +295,7 @@ class Trainer:
         unconverged: list[str] = []
         try:
             n_iter = 0
+            budgeted = 0            # passes of gradient batches made (what max_epochs counts)
             results = []
             for j, solver in enumerate(self._solvers):
                 ysub, csub = sub_labels(setup, yarr, j)
@@ -313,6 +319,7 @@ class Trainer:
                 if saver is not None:
                     saver.finished(j, state, loop)
                 n_iter = max(n_iter, done)
+                budgeted = max(budgeted, budgeted_passes(state, loop, budget))
                 results.append(res)
                 if why is not None:
                     unconverged.append(why if n_sub == 1 else
@@ -327,7 +334,7 @@ class Trainer:
                 bar.update(processed, force=bar.drawn)
         finally:
             self._close_bar()
-        self.n_iter_ = n_iter if self.tol is not None else math.ceil(float(self.max_epochs))
+        self.n_iter_ = n_iter if self.tol is not None else budgeted
         self._finish(results)
         self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
