@@ -146,6 +146,25 @@ def take(state: SolverState, *, data_state: bool = True) -> Checkpoint:
                       data=data_fingerprint(state.data), state=st)
 
 
+def _classes(st: Mapping[str, Any]) -> Any:
+    """The checkpointed label set, checked to be one: a 1-D array of distinct numbers or
+    strings in increasing order (``None``: absent, as in older checkpoints)."""
+    saved = st.get("classes")
+    if saved is None:
+        return None
+    cls = np.asarray(saved)
+    ok = cls.ndim == 1 and cls.shape[0] >= 1 and cls.dtype.kind in "biufU"
+    if ok and cls.dtype.kind == "f":
+        ok = bool(np.all(np.isfinite(cls)))
+    if ok and cls.shape[0] > 1:
+        ok = bool(np.all(cls[1:] > cls[:-1]))
+    if not ok:
+        raise CheckpointError(f"checkpoint field 'classes' is not a label set (distinct numbers "
+                              f"or strings in increasing order): {cls!r:.80}; the checkpoint "
+                              "is damaged or was edited")
+    return cls
+
+
 def _bit_generator(saved: Any, fallback: Callable[[], np.random.BitGenerator]
                    ) -> np.random.BitGenerator:
     """A bit generator in the checkpointed state: a new one of NumPy's class of that name, or
@@ -161,7 +180,7 @@ def _bit_generator(saved: Any, fallback: Callable[[], np.random.BitGenerator]
                                   f"generator, this solver's is a {type(bitgen).__name__}")
     try:
         bitgen.state = dict(saved)
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise CheckpointError(f"the checkpointed state of the {name} bit generator does not "
                               f"load: {exc}") from None
     return bitgen
@@ -199,7 +218,15 @@ def _restore(solver: Builder, checkpoint: Checkpoint, X: Any, y: Any, sample_wei
     st = checkpoint.state
     if not isinstance(st, Mapping):
         raise CheckpointError("the checkpoint has no state")
-    data = solver._prepare(X, y, sample_weight, st.get("classes"))
+    classes = _classes(st)
+    try:
+        data = solver._prepare(X, y, sample_weight, classes)
+    except ValueError as exc:
+        if new_data or classes is None:
+            raise               # new data whose labels are not the solve's: the data's error
+        raise CheckpointError(f"the labels of this data do not fit the checkpoint's field "
+                              f"'classes' {classes.tolist()!r:.80} ({exc}): the checkpoint is "
+                              "of other data, or damaged") from None
     if new_data:
         n_old = checkpoint.data.get("n_features")
         if data.n_features != n_old:

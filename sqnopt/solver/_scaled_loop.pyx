@@ -517,6 +517,13 @@ cdef class ScaledIterate(IterateKernel):
                   for key in ("scale", "intercept", "avg_scale", "avg_intercept")}
         sqnorm = state_value(state, "sqnorm", float, self, lo=0.0)
         n_folds = state_value(state, "n_folds", int, self, lo=0)
+        if not self.average and (values["avg_scale"] != 0.0 or values["avg_intercept"] != 0.0):
+            # without averaging v has no u entries: a nonzero alpha would make the steps
+            # update entries past the end of v
+            raise CheckpointError(f"ScaledIterate: checkpoint fields 'avg_scale' = "
+                                  f"{values['avg_scale']!r}, 'avg_intercept' = "
+                                  f"{values['avg_intercept']!r} must be 0 without averaging: "
+                                  "the checkpoint is damaged or was edited")
         restore_array(self.vu, state, "vu", self, iterate=True)
         self.scale = values["scale"]
         self.sqnorm = sqnorm

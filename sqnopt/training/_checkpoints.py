@@ -184,7 +184,7 @@ def pending_bit_generator(rec: dict[str, Any]) -> np.random.BitGenerator:
     bitgen = cls()
     try:
         bitgen.state = copy.deepcopy(saved)
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise CheckpointError(f"resume: a sub-problem's random stream does not load ({exc})") \
             from None
     return bitgen
