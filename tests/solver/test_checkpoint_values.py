@@ -303,3 +303,32 @@ def test_every_impossible_value_of_every_field_is_refused(kind: str, name: str) 
                 res = fresh.run(restored, max_iter=5)
             assert np.all(np.isfinite(res.w)) or res.status.value == "diverged", path
     assert checked > 10
+
+
+def test_values_that_only_fit_another_layout_are_refused() -> None:
+    """Found by the fuzz suite: a nonzero running-average scale in a sparse loop without
+    averaging (its steps would write the average's entries past the end of v: heap corruption),
+    and a label set that is none."""
+    import scipy.sparse as sp
+
+    from sqnopt import Decaying
+
+    X, y = binary_data(sparse=True)
+    assert sp.issparse(X)
+    s = Solver(LogLoss(lam=1e-3), "identity", Fixed(5), Decaying(0.1, 10), random_state=0)
+    st = s.init_state(X, y)
+    s.run(st, max_iter=9)
+    ck = st.checkpoint()
+    assert ck.state["loop"]["loop"] == "scaled"
+    for field, value in (("avg_scale", float(2**63)), ("avg_intercept", 0.5)):
+        bent = copy.deepcopy(ck.state)
+        bent["loop"][field] = value
+        with pytest.raises(CheckpointError, match=f"'{field}' = .* must be 0 without averaging"):
+            s.restore(Checkpoint(kind="solver", identity=ck.identity, data=ck.data,
+                                 state=bent), X, y)
+    for classes in (np.array([1.0, -1.0]), np.array([[-1.0, 1.0]]), np.array(["-1.0", "1.0"])):
+        bent = copy.deepcopy(ck.state)
+        bent["classes"] = classes
+        with pytest.raises(CheckpointError, match="'classes'"):
+            s.restore(Checkpoint(kind="solver", identity=ck.identity, data=ck.data,
+                                 state=bent), X, y)
