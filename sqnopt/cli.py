@@ -13,8 +13,9 @@ Components are given by registered name, optionally with parameters:
 logs, CSV/TSV tables with a header, or a built-in data set.
 
 ``sqnopt train --checkpoint FILE`` writes the whole state of the training run to ``FILE``
-every ``--checkpoint-every`` passes and at the end (atomically: an interrupted run leaves the
-last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
+every ``--checkpoint-every`` passes (by default every pass, skipping those that would make the
+writing take more than a tenth of the run) and at the end (atomically: an interrupted run
+leaves the last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
 data (a larger ``--max-epochs`` extends it) and ends with the model the uninterrupted run ends
 with.
 
@@ -50,6 +51,9 @@ DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
 #: Exit status of a training run that diverged.
 EXIT_DIVERGED = 3
+#: Without ``--checkpoint-every``, checkpoints are skipped while writing them took more than
+#: this fraction of the run (``Trainer.fit(checkpoint_overhead=...)``).
+CHECKPOINT_OVERHEAD = 0.1
 
 
 class CLIError(Exception):
@@ -151,7 +155,9 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
 
         X, yt, table = load_table(path, target=getattr(args, "target", None),
                                   delimiter=_delimiter(path, fmt),
-                                  categorical=getattr(args, "categorical", "onehot"))
+                                  categorical=_column_list(getattr(args, "categorical", None)),
+                                  drop=_column_list(getattr(args, "drop", None)),
+                                  encoding=getattr(args, "encoding", "onehot"))
         assert yt is not None
         kinds = (f"{len(table['numeric'])} numeric"
                  + (f", {len(table['categorical'])} categorical ({table['encoding']})"
@@ -172,6 +178,12 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
     X, y = load_svmlight(path, n_features=n_features)
     return X, y, {"source": str(path), "name": path.name,
                   "features": {"format": "svmlight", "n_features": X.shape[1]}}
+
+
+def _column_list(values: list[str] | None) -> list[str]:
+    """Column names from repeated ``--categorical`` / ``--drop`` options, each a name or a
+    comma-separated list."""
+    return [name.strip() for v in values or [] for name in v.split(",") if name.strip()]
 
 
 def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
@@ -562,7 +574,8 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
         Xfit = apply_scaling(X, scaling[1], scaling[2])
         print(f"scale: {what}; the model file stores the scaling and evaluate/predict apply it")
 
-    total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
+    # at most, with batches of one (capped: a budget the solver cannot count is refused by it)
+    total_iter = max(1, int(math.ceil(min(args.max_epochs * n, 2.0**62))))
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
     trainer = _trainer(args, comp, max_epochs=args.max_epochs, tol=args.tol,
                        n_iter_no_change=args.n_iter_no_change, history_every=points)
@@ -574,7 +587,8 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
             model = trainer.fit(
                 Xfit, y, progress=bar, resume=resume,
                 checkpoint=None if ckpt_out is None else (lambda c: c.save(ckpt_out)),
-                checkpoint_every=args.checkpoint_every)
+                checkpoint_every=args.checkpoint_every,
+                checkpoint_overhead=args.checkpoint_overhead)
     finally:
         bar.close()
     diverged = _print_warnings(caught, quiet=args.quiet)
@@ -639,6 +653,9 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
                        "one of them")
     if hasattr(args, "checkpoint_every") and args.checkpoint is None:
         raise CLIError("--checkpoint-every needs --checkpoint FILE (the file to write)")
+    # by default every pass, but no more often than keeps writing them under a tenth of the
+    # run (a large model's checkpoint can take longer than a pass); as asked when asked
+    args.checkpoint_overhead = None if hasattr(args, "checkpoint_every") else CHECKPOINT_OVERHEAD
     args.checkpoint_every = getattr(args, "checkpoint_every", 1.0)
     ckpt_out = None
     if args.checkpoint is not None:
@@ -1195,8 +1212,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "first line has >= 13 tabs, else svmlight)")
     p.add_argument("--target", metavar="COLUMN", help="CSV/TSV: the label column (default: "
                    "the column named label, target, y or class)")
-    p.add_argument("--categorical", choices=("onehot", "hash"), default="onehot",
-                   help="CSV/TSV: encoding of non-numeric columns (one-hot with a vocabulary "
+    p.add_argument("--categorical", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: encode these columns as categories whatever their values "
+                   "(codes that look like numbers, a column mixing numbers and text); other "
+                   "columns are numeric when every value is a finite number, categorical when "
+                   "none is, and an error naming the line otherwise")
+    p.add_argument("--drop", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: leave these columns out (identifiers, free text)")
+    p.add_argument("--encoding", choices=("onehot", "hash"), default="onehot",
+                   help="CSV/TSV: encoding of categorical columns (one-hot with a vocabulary "
                    "learned from the training data, or hashed into 8192 indicators per column, "
                    "as the Criteo featurizer does)")
     p.add_argument("--n-features", type=_feature_count,
@@ -1257,7 +1281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="FILE", help="write the whole training state to FILE "
                    "(.npz, replaced atomically) every --checkpoint-every passes and at the end")
     p.add_argument("--checkpoint-every", type=_positive_float, metavar="N",
-                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1)")
+                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1, "
+                   "skipping those that would make writing checkpoints take more than a tenth "
+                   "of the run)")
     p.add_argument("--resume", metavar="FILE", help="continue the run checkpointed in FILE "
                    "(same data and settings; --max-epochs may be larger) and end with the model "
                    "of the uninterrupted run")

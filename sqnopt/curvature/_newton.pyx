@@ -397,12 +397,19 @@ cdef class NewtonKernel(CurvatureKernel):
         CurvatureKernel.set_state(self, state)
         have = state_value(state, "have_factor", bool, self)
         factor = state_array(state, "factor", self, np.float64, ndim=2)
+        n_factorizations = state_value(state, "n_factorizations", int, self, lo=0)
+        failed = state_value(state, "failed", int, self, lo=0, hi=3)
+        info = state_value(state, "info", int, self)
         if have:
             if factor.shape != (self.dim, self.dim):
                 raise CheckpointError(f"NewtonKernel: checkpoint field 'factor' has shape "
                                       f"{factor.shape}, expected ({self.dim}, {self.dim})")
+            if not np.all(np.diagonal(factor) > 0):
+                raise CheckpointError("NewtonKernel: checkpoint field 'factor' is not a "
+                                      "Cholesky factor (a diagonal entry is not positive): the "
+                                      "checkpoint is damaged or was edited")
             np.asarray(self.H)[...] = factor
         self.have_factor = have
-        self.n_factorizations = state_value(state, "n_factorizations", int, self)
-        self._failed = state_value(state, "failed", int, self)
-        self._info = state_value(state, "info", int, self)
+        self.n_factorizations = n_factorizations
+        self._failed = failed
+        self._info = info

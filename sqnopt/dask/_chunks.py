@@ -166,7 +166,7 @@ def make_chunk(index: int, start: int, X: Any, labels: Any, weights: Any,
     try:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         n = int(Xc.shape[0])
         if constant_column:
             if sp.issparse(Xc):

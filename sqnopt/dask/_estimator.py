@@ -31,7 +31,13 @@ from sqnopt.interfaces import (
 from sqnopt.model import LinearModel
 from sqnopt.solver import History, SolveResult, Status
 from sqnopt.training import DEFAULT_CURVATURE, Trainer, class_weight_vector
-from sqnopt.training._epochs import Budget, PassTests, new_loop_record, run_budget
+from sqnopt.training._epochs import (
+    Budget,
+    PassTests,
+    budgeted_passes,
+    new_loop_record,
+    run_budget,
+)
 from sqnopt.training._finish import build_model, unconverged_message
 from sqnopt.training._setup import (
     Setup,
@@ -319,8 +325,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                                 dobj)
             Xp, yp, classes = dobj.placeholder()
             state = solver.init_state(Xp, yp, classes=classes, w0=w0)
-            done, res, why = run_budget(solver, state, budget, new_loop_record(state))
+            loop = new_loop_record(state)
+            done, res, why = run_budget(solver, state, budget, loop)
             results.append(res)
+            # with tol=None the passes made as the budget counts them, as SQNClassifier's
+            done = done if self.tol is not None else budgeted_passes(state, loop, budget)
             n_iter, t = max(n_iter, done), max(t, state.t)
             grad_evals += res.n_grad_evals
             if why is not None:
@@ -345,7 +354,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.intercept_ = self._model.intercept.copy()
         self.classes_ = data.classes
         self.n_features_in_ = data.n_features - int(data.constant_column)
-        self.n_iter_ = int(n_iter) if self.tol is not None else int(math.ceil(self.max_iter))
+        self.n_iter_ = int(n_iter)
         self.t_ = int(t)
         hs = [r.history for r in results]
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else hs

@@ -535,18 +535,19 @@ class _DistributedProgressiveKernel:
 
         n = state_value(state, "n_samples", int, self)
         if n != self.n_samples:
-            raise CheckpointError(f"{type(self).__name__}: the checkpoint is for {n} samples, "
-                                  f"this kernel is bound to {self.n_samples}: the checkpoint "
-                                  "is of other data")
+            raise CheckpointError(f"{type(self).__name__}: the checkpoint is for {n} samples "
+                                  f"(field 'n_samples'), this kernel is bound to {self.n_samples}:"
+                                  " the checkpoint is of other data")
         size = state_value(state, "size", int, self)
         if not 0 <= size <= self.n_samples:
             raise CheckpointError(f"{type(self).__name__}: checkpoint field 'size'={size} is "
                                   f"outside [0, {self.n_samples}]")
         self.size = size
-        self.n_tests = state_value(state, "n_tests", int, self)
-        self.n_increases = state_value(state, "n_increases", int, self)
-        self.last_ratio = state_value(state, "last_ratio", float, self)
-        self.last_ortho_ratio = (state_value(state, "last_ortho_ratio", float, self)
+        self.n_tests = state_value(state, "n_tests", int, self, lo=0)
+        self.n_increases = state_value(state, "n_increases", int, self, lo=0)
+        self.last_ratio = state_value(state, "last_ratio", float, self, finite=False)
+        self.last_ortho_ratio = (state_value(state, "last_ortho_ratio", float, self,
+                                             finite=False)
                                  if "last_ortho_ratio" in state else float("nan"))
 
 

@@ -46,7 +46,7 @@ from sqnopt.datasets._stream import (
     stream_svmlight,
     write_binary,
 )
-from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
+from sqnopt.datasets._table import MISSING_MARKERS, TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 from sqnopt.datasets._write import write_svmlight, write_vw
 
@@ -60,6 +60,7 @@ __all__ = [
     "CTRSample",
     "ChunkStream",
     "HashedCTRGenerator",
+    "MISSING_MARKERS",
     "StreamPass",
     "TARGET_NAMES",
     "balancing_gamma",

@@ -130,7 +130,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         the LIBSVM sets of the benchmarks. A fit that ends without it (``max_iter`` reached,
         or a stochastic recipe whose objective stalls for ``n_iter_no_change`` passes) warns
         with the gradient and objective it reached (:class:`SQNConvergenceWarning`, a
-        scikit-learn ``ConvergenceWarning``). ``None`` always makes ``max_iter`` passes.
+        scikit-learn ``ConvergenceWarning``). ``None`` tests no tolerance: ``max_iter``
+        passes, unless a deterministic recipe reaches working precision first (its objective
+        can decrease no further) or the run diverges; ``n_iter_`` counts the passes made.
     n_iter_no_change : int, default=5
         Passes without improvement (by ``tol``, relative) after which a stochastic recipe
         stops: of the held-out loss in the large-data regime, of the training objective
@@ -166,7 +168,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        Passes made by the last ``fit`` (max over one-vs-rest problems), 1 after ``partial_fit``.
+        Passes made by the last ``fit`` (max over one-vs-rest problems), 1 after ``partial_fit``;
+        never more than ``max_iter`` with ``tol=None``, fewer when the fit ended before it.
     converged_ : bool
         Whether the last ``fit`` met ``tol`` (every one-vs-rest problem).
     t_ : int

@@ -37,11 +37,12 @@ from sqnopt.training._checkpoints import (
     check_resume,
     fit_fingerprint,
     fit_identity,
+    from_file,
     pending_bit_generator,
     resume_records,
     solver_checkpoint,
 )
-from sqnopt.training._epochs import Budget, new_loop_record, run_budget
+from sqnopt.training._epochs import Budget, budgeted_passes, new_loop_record, run_budget
 from sqnopt.training._finish import (
     ConvergenceWarning,
     build_model,
@@ -121,7 +122,10 @@ class Trainer:
         benchmarks), or a deterministic run's relative objective decrease falls below
         ``64 eps``. A stochastic recipe also stops when its objective has not improved by
         ``tol`` (relative) for ``n_iter_no_change`` passes -- without having converged. Ending
-        unconverged warns. ``tol=None`` runs the whole budget.
+        unconverged warns. ``tol=None`` tests no tolerance: the fit runs its whole budget
+        unless a deterministic run reaches working precision first (no further decrease of
+        the objective is representable: status ``precision``) or diverges; ``n_iter_`` counts
+        the passes it made.
     random_state
         Seeds the sampling (an int gives reproducible results).
     history_every
@@ -141,7 +145,9 @@ class Trainer:
         The fitted model (this and the attributes below exist after ``fit`` / ``partial_fit``).
     classes_, strategy_, n_features_in_
     n_iter_ : int
-        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems).
+        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems;
+        with ``tol=None``, the budgeted passes: gradient-batch samples over the data size,
+        rounded up -- never more than the budget, fewer when the run ended before it).
     t_ : int
         Solver iterations (minibatch steps) so far (maximum over sub-problems).
     histories_ : list of History
@@ -219,6 +225,7 @@ class Trainer:
             progress: ProgressBar | None = None,
             checkpoint: Callable[[Checkpoint], object] | None = None,
             checkpoint_every: float = 1.0,
+            checkpoint_overhead: float | None = None,
             resume: Checkpoint | None = None) -> LinearModel:
         """Train from scratch (or from the previous solution with ``warm_start``).
 
@@ -234,6 +241,12 @@ class Trainer:
             iterate.
         checkpoint_every
             Passes between checkpoints (a number > 0).
+        checkpoint_overhead
+            ``None``: a checkpoint every ``checkpoint_every`` passes. A fraction (e.g. 0.1):
+            a checkpoint that is due is skipped (not taken) while the time spent on the earlier
+            ones exceeds this fraction of the time since the fit started -- a checkpoint of a
+            model with a large curvature memory can take longer than a pass; the last one is
+            always taken. Every checkpoint taken resumes exactly either way.
         resume
             A checkpoint ``checkpoint`` received from a ``fit`` with the same settings on the
             same data (both checked; ``max_epochs`` may differ: the budget counts from the start
@@ -242,7 +255,7 @@ class Trainer:
             histories are the same too when both fits checkpoint with the same
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
         index = encoded.astype(np.intp)     # each sample's position in classes
         yarr = np.asarray(y).ravel()
@@ -257,6 +270,12 @@ class Trainer:
                 and math.isfinite(checkpoint_every) and checkpoint_every > 0):
             raise ValueError(f"checkpoint_every must be a number of passes > 0, got "
                              f"{checkpoint_every!r}")
+        if checkpoint_overhead is not None and not (
+                isinstance(checkpoint_overhead, (int, float, np.number))
+                and not isinstance(checkpoint_overhead, bool)
+                and 0 < checkpoint_overhead < math.inf):
+            raise ValueError(f"checkpoint_overhead must be None or a number > 0 (a fraction of "
+                             f"the fit's time), got {checkpoint_overhead!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         check_settings(self)
         # the settings' and the data's identities are only needed to check a resume and to
@@ -265,7 +284,8 @@ class Trainer:
         fingerprint = (fit_fingerprint(Xc, yarr, classes, weights)
                        if resume is not None or checkpoint is not None else {})
         if resume is not None:
-            check_resume(resume, identity, fingerprint)
+            with from_file(resume):
+                check_resume(resume, identity, fingerprint)
         setup = make_setup(self, Xc, classes, weights)
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
@@ -282,12 +302,15 @@ class Trainer:
             bitgens = [make_bit_generator(seed) for seed in seeds]
             records = [{"w0": None if init is None else init[j]} for j in range(n_sub)]
         else:
-            records = resume_records(resume, n_sub)
-            bitgens = [pending_bit_generator(r) for r in records]
+            with from_file(resume):
+                records = resume_records(resume, n_sub)
+                bitgens = [pending_bit_generator(r) for r in records]
         self._solvers = [make_solver(self, setup, bg, _ReportTo(self)) for bg in bitgens]
         self._states = []
         saver = (None if checkpoint is None else
-                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint))
+                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint,
+                                None if checkpoint_overhead is None
+                                else float(checkpoint_overhead)))
         budget = self._budget(setup)
         # the budget is the bar's total only when it is the run's length; with a tolerance it is
         # a cap, and the bar shows the count and the rate instead of a misleading percentage
@@ -296,12 +319,16 @@ class Trainer:
         unconverged: list[str] = []
         try:
             n_iter = 0
+            budgeted = 0            # passes of gradient batches made (what max_epochs counts)
             results = []
             for j, solver in enumerate(self._solvers):
                 ysub, csub = sub_labels(setup, yarr, j)
                 rec = records[j]
                 if "solver" in rec:
-                    state = solver.restore(solver_checkpoint(rec["solver"]), Xc, ysub, weights)
+                    with from_file(resume):
+                        state = solver.restore(
+                            solver_checkpoint(rec["solver"], getattr(resume, "source", None)),
+                            Xc, ysub, weights)
                     loop: dict[str, Any] = dict(rec["loop"])
                 else:
                     # the data were checked above: not again for each sub-problem
@@ -316,12 +343,13 @@ class Trainer:
                 if saver is not None:
                     saver.finished(j, state, loop)
                 n_iter = max(n_iter, done)
+                budgeted = max(budgeted, budgeted_passes(state, loop, budget))
                 results.append(res)
                 if why is not None:
                     unconverged.append(why if n_sub == 1 else
                                        f"class {classes[j]!r} vs rest: {why}")
             if saver is not None:
-                saver.emit(-1, self._states[-1], {})
+                saver.emit(-1, self._states[-1], {}, last=True)
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
                 if bar.total is not None:
@@ -330,7 +358,7 @@ class Trainer:
                 bar.update(processed, force=bar.drawn)
         finally:
             self._close_bar()
-        self.n_iter_ = n_iter if self.tol is not None else math.ceil(float(self.max_epochs))
+        self.n_iter_ = n_iter if self.tol is not None else budgeted
         self._finish(results)
         self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
@@ -350,7 +378,7 @@ class Trainer:
         ``fit`` was called before. A batch whose weights are all zero is ignored. Returns the
         updated model (``None`` while nothing has been learned yet).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         known = getattr(self, "classes_", None)
         if classes is not None:
             cls = np.unique(np.asarray(classes))
