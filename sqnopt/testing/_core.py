@@ -546,8 +546,8 @@ class Suite:
         state; one that has state but does not carry it across the round trip *silently drops
         state*. A kernel without ``get_state``/``set_state`` has *no declared state*: a
         checkpoint keeps a copy of it (exact in memory and through pickle, refused by a
-        checkpoint file), so the copy must continue exactly; with ``strict_state=True`` a
-        kernel that has state but declares none fails.
+        checkpoint file), so the copy must pickle and continue exactly; with
+        ``strict_state=True`` a kernel that has state but declares none fails.
         """
         setup = self.setup()
         warm = range(WARM_STEPS)
@@ -563,6 +563,14 @@ class Suite:
         c = self.fresh(setup)
         if not callable(get):
             b = copy.deepcopy(a, setup.refs())
+            # a checkpoint's copy holds placeholders for the solve's objective and data, and
+            # pickles with an estimator or a checkpoint
+            detached = copy.deepcopy(a, {key: None for key in setup.refs()})
+            try:
+                pickle.dumps(detached)
+            except Exception as exc:
+                fail(f"no declared state, and a copy of the kernel (what a checkpoint keeps) "
+                     f"does not pickle: {type(exc).__name__}: {exc}")
             out_a = self.drive(a, setup, probe)
             diff = output_difference(out_a, self.drive(b, setup, probe))
             if diff is not None:

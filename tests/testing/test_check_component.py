@@ -287,6 +287,12 @@ class _PicklesGamma(_GammaKernel):
         self.gamma[:] = state["gamma"][0]
 
 
+class _UnpicklableGamma(_GammaKernel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rule = lambda v, r: float(v @ r) / float(r @ r)     # no pickle for a lambda
+
+
 class _KeepsGamma(_GammaKernel):
     def get_state(self) -> dict[str, Any]:
         return {"gamma": self.gamma.copy()}
@@ -323,6 +329,8 @@ def test_state_breaks() -> None:
     assert note is not None and note.startswith("no declared state: the kernel keeps state")
     fails(_gamma_model(_GammaKernel, "undeclared"), "check_state_round_trip",
           "no declared state", strict_state=True)
+    fails(_gamma_model(_UnpicklableGamma, "unpicklable"), "check_state_round_trip",
+          "does not pickle")
     assert "none observed" in str(run_check(IdentityNumPy(), "check_state_round_trip",
                                             strict_state=True))
 
