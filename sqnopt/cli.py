@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import importlib.util
+import io
 import json
 import math
+import re
 import sys
 import time
 import warnings
@@ -259,8 +262,56 @@ def _detect_format(path: Path) -> str:
 
 def _fail(exc: BaseException) -> int:
     msg = str(exc) if str(exc) else type(exc).__name__
-    print(f"sqnopt: error: {' '.join(msg.split())}", file=sys.stderr)  # one line
+    print(f"sqnopt: error: {cli_terms(' '.join(msg.split()))}", file=sys.stderr)  # one line
     return 1
+
+
+#: The library's parameter -> the option of the command line that sets it. The library's
+#: messages name its Python parameters (``max_iter=``, ``step='auto'``); the command line
+#: re-emits them (:func:`_fail`, :func:`_print_warnings`) with its own options.
+CLI_OPTIONS = {
+    "max_iter": "--max-epochs", "max_epochs": "--max-epochs", "tol": "--tol", "gtol": "--tol",
+    "alpha": "--alpha", "loss": "--loss", "curvature": "--curvature", "step": "--step",
+    "schedule": "--schedule", "gradient": "--gradient", "projection": "--projection",
+    "sampling": "--sampling", "multiclass": "--multiclass", "class_weight": "--class-weight",
+    "n_iter_no_change": "--n-iter-no-change", "target": "--target",
+    "n_features": "--n-features", "random_state": "--seed", "categorical": "--categorical",
+}
+#: Parameters also named without a value in prose ("increase max_iter"); the others are
+#: ordinary words there ("the step").
+_BARE = ("max_iter", "max_epochs", "tol", "alpha", "n_iter_no_change")
+_ASSIGN = re.compile(r"\b(" + "|".join(CLI_OPTIONS) + r")=('?)([^'\s,;)]*)\2")
+_BARE_WORD = re.compile(r"(?<![-\w])(" + "|".join(_BARE) + r")\b(?![=(])")
+#: a component's description, ``name(k=v, ...)``: its parameters are the component's, kept
+_COMPONENT = re.compile(r"\b[A-Za-z_]\w*\([^()]*\)")
+
+
+def cli_terms(text: str) -> str:
+    """``text`` (a library message) with the command line's options in place of the Python
+    parameters they set: ``max_iter=20`` -> ``--max-epochs 20``, ``step='auto'`` -> ``--step
+    auto``, ``tol=None`` -> ``--tol none``, ``increase max_iter`` -> ``increase
+    --max-epochs``, ``lam > 0`` -> ``--alpha > 0``, ``lam = 0`` -> ``--alpha 0``,
+    ``max_samples=N samples`` -> ``N samples`` (the budget ``--max-epochs`` set). Components' descriptions
+    (``score_line(max_iter=30)``) keep their parameters, which ``NAME:k=v`` takes as they
+    are."""
+    kept: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        kept.append(m.group(0))
+        return f"\x00{len(kept) - 1}\x00"
+
+    def assign(m: re.Match[str]) -> str:
+        value = m.group(3)
+        return f"{CLI_OPTIONS[m.group(1)]} {'none' if value == 'None' else value}"
+
+    out = _COMPONENT.sub(keep, text)
+    out = re.sub(r"\bmax_samples=(\d+) samples", r"\1 samples", out)
+    out = re.sub(r"\bstep='auto' in the estimators\b", "step='auto'", out)
+    out = re.sub(r"\blam > 0\b", "--alpha > 0", out)
+    out = re.sub(r"\blam = 0\b", "--alpha 0", out)
+    out = _ASSIGN.sub(assign, out)
+    out = _BARE_WORD.sub(lambda m: CLI_OPTIONS[m.group(1)], out)
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
 
 
 def _number(kind: type, low: float, strict: bool, what: str, high: float | None = None) -> Any:
@@ -296,12 +347,14 @@ def _tol(text: str) -> float | None:
 
 
 def _progress(mode: str, total: int | None = None, unit: str = " samples") -> Any:
-    """The training progress bar: ``auto`` draws on a terminal, in a notebook, and as a line
-    every 30 s in a log; ``always`` as on a terminal; ``never`` not at all."""
+    """The training progress bar: ``auto`` draws on a terminal (once the run has lasted a
+    second), in a notebook, and as a line every 30 s in a log; ``always`` as on a terminal,
+    from the start, whatever stderr is; ``never`` not at all."""
     from sqnopt.progress import ProgressBar
 
     enabled = {"auto": None, "always": True, "never": False}[mode]
-    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train", unit=unit)
+    return ProgressBar(total=total, enabled=enabled, show_final=True, label="train", unit=unit,
+                       delay=0.0 if mode == "always" else 1.0)
 
 
 # ---------------------------------------------------------------------------- train
@@ -446,8 +499,6 @@ def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> A
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from sqnopt.model import apply_scaling, feature_scaling
-
     comp = _components(args)
     _parse_class_weight(args.class_weight)
     # outputs are checked before any data is read or any work is done
@@ -456,6 +507,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if model_out.resolve() == hist_out.resolve():
         raise CLIError(f"--model and --history name the same file {args.model!r}; give two files")
     ckpt_out, resume = _checkpoint_options(args, model_out, hist_out)
+
+    if args.quiet:   # nothing on stdout, no bar, no warnings: only errors on stderr
+        args.progress = "never"
+        with contextlib.redirect_stdout(io.StringIO()):
+            return _train_run(args, comp, ckpt_out, resume)
+    return _train_run(args, comp, ckpt_out, resume)
+
+
+def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | None,
+               resume: Any) -> int:
+    from sqnopt.model import apply_scaling, feature_scaling
 
     if args.chunk_size is not None:
         if args.max_epochs is None:
@@ -480,11 +542,21 @@ def _cmd_train(args: argparse.Namespace) -> int:
     scaling = None
     Xfit = X
     if args.scale:
-        scaling = feature_scaling(X)
+        feats = info["features"]
+        if feats.get("format") == "csv" and feats.get("categorical"):
+            # a table: its numeric columns are standardized as a table without categorical
+            # columns would be; the categorical ones' indicators are already in [0, 1]
+            n_num = len(feats["numeric"])
+            scaling = feature_scaling(X, columns=range(n_num))
+            what = (f"standardized the {n_num} numeric columns; the {d - n_num} indicator "
+                    f"columns of the categorical ones ({', '.join(feats['categorical'])}) are "
+                    "left as they are")
+        else:
+            scaling = feature_scaling(X)
+            what = (f"{'standardized' if scaling[0] == 'standard' else 'max-abs scaled'} "
+                    f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data)")
         Xfit = apply_scaling(X, scaling[1], scaling[2])
-        print(f"scale: {'standardized' if scaling[0] == 'standard' else 'max-abs scaled'} "
-              f"{d} columns ({'dense' if scaling[0] == 'standard' else 'sparse'} data); the "
-              "model file stores the scaling and evaluate/predict apply it")
+        print(f"scale: {what}; the model file stores the scaling and evaluate/predict apply it")
 
     total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
@@ -501,7 +573,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 checkpoint_every=args.checkpoint_every)
     finally:
         bar.close()
-    diverged = _print_warnings(caught)
+    diverged = _print_warnings(caught, quiet=args.quiet)
     wall = time.perf_counter() - tic
     if scaling is not None:
         model = dataclasses.replace(model, scale_offset=scaling[1], scale_factor=scaling[2])
@@ -517,13 +589,23 @@ def _cmd_train(args: argparse.Namespace) -> int:
     pairs = sum(r.n_pairs_accepted for r in res)
     skipped = sum(r.n_pairs_skipped for r in res)
     fun = float(np.mean([r.fun for r in res]))
-    print(f"done:  {trainer.n_iter_} passes, {trainer.t_} iterations, {n_samples} samples "
+    # the passes --max-epochs counts (gradient batches) and all the passes over the data
+    # (with line-search trials, curvature batches, variance reduction's full gradients)
+    grad_passes = max(r.n_samples / r.n_train for r in res)
+    all_passes = max(r.effective_passes for r in res)
+    passes = f"{grad_passes:.4g} passes"
+    if abs(all_passes - grad_passes) > 0.01 * max(grad_passes, 1.0):
+        passes += (f" of gradient batches (what --max-epochs counts; {all_passes:.4g} passes "
+                   "over the data in all, with line-search trials, curvature batches and "
+                   "variance reduction's full gradients)")
+    print(f"done:  {passes}, {trainer.t_} iterations, {n_samples} samples "
           f"processed in {wall:.2f} s (solver {solver_time:.2f} s, "
           f"{'compiled' if all(r.compiled for r in res) else 'python'} loop); "
           f"training objective F = {fun:.6g}"
           + (" (mean over the one-vs-rest problems)" if len(res) > 1 else "")
           + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
-    summary: dict[str, Any] = {"objective": fun, "passes": trainer.n_iter_,
+    summary: dict[str, Any] = {"objective": fun, "passes": grad_passes,
+                               "effective_passes": all_passes,
                                "iterations": trainer.t_, "samples": n_samples, "wall_time": wall,
                                "train_accuracy": model.accuracy(X, y)}
     print(f"train accuracy: {summary['train_accuracy']:.4f}")
@@ -581,9 +663,9 @@ def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tu
     return Xt, yt
 
 
-def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
-    """Print the warnings a run raised as ``sqnopt: warning: ...`` lines; True if one of them
-    was a divergence."""
+def _print_warnings(caught: list[warnings.WarningMessage], quiet: bool = False) -> bool:
+    """Print the warnings a run raised as ``sqnopt: warning: ...`` lines (none when
+    ``quiet``); True if one of them was a divergence."""
     from sqnopt.solver import DivergenceWarning
 
     diverged = False
@@ -594,7 +676,8 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> bool:
             continue
         seen.add(text)
         diverged = diverged or issubclass(w.category, DivergenceWarning)
-        print(f"sqnopt: warning: {text}", file=sys.stderr)
+        if not quiet:
+            print(f"sqnopt: warning: {cli_terms(text)}", file=sys.stderr)
     return diverged
 
 
@@ -623,6 +706,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     if fmt in ("csv", "tsv"):
         raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
                        "whole (drop --chunk-size)")
+    test_path = _streamed_test(args, fmt)
     featurizer = None
     if fmt == "criteo":
         featurizer = criteo_featurizer()
@@ -634,10 +718,10 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         if args.n_features:
             n_features = args.n_features
 
-    def chunks() -> Any:
+    def chunks(source: Path = path) -> Any:
         if featurizer is not None:
-            return ((featurizer.transform(t), y) for t, y in iter_criteo(path, args.chunk_size))
-        return iter_svmlight_chunks(path, args.chunk_size, n_features=n_features)
+            return ((featurizer.transform(t), y) for t, y in iter_criteo(source, args.chunk_size))
+        return iter_svmlight_chunks(source, args.chunk_size, n_features=n_features)
 
     print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
           f"{n_features} features, {len(classes)} classes")
@@ -659,18 +743,21 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     correct = 0
     seen = 0
     try:
-        for epoch in range(epochs):
-            for Xc, yc in chunks():
-                if factor is not None:
-                    Xc = apply_scaling(Xc, np.zeros(n_features), factor)
-                if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
-                    correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
-                    seen += len(yc)
-                trainer.partial_fit(Xc, yc, classes=classes)
-                done += len(yc)
-                bar.update(done)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for epoch in range(epochs):
+                for Xc, yc in chunks():
+                    if factor is not None:
+                        Xc = apply_scaling(Xc, np.zeros(n_features), factor)
+                    if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
+                        correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
+                        seen += len(yc)
+                    trainer.partial_fit(Xc, yc, classes=classes)
+                    done += len(yc)
+                    bar.update(done)
     finally:
         bar.close()
+    _print_warnings(caught, quiet=args.quiet)
     wall = time.perf_counter() - tic
     model = trainer.model_
     if factor is not None:
@@ -691,6 +778,14 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         summary["progressive_accuracy"] = correct / seen
         print(f"progressive accuracy (each chunk predicted before training on it, last pass): "
               f"{correct / seen:.4f}")
+    if test_path is not None:   # read in chunks too: the test file may be as large
+        hits = total = 0
+        for Xc, yc in chunks(test_path):
+            hits += int(np.sum(model.predict(Xc) == yc))
+            total += len(yc)
+        summary["test_accuracy"] = hits / max(total, 1)
+        print(f"test accuracy:  {summary['test_accuracy']:.4f} ({total} samples of {test_path}, "
+              "streamed)")
     features: dict[str, Any] = {"format": fmt, "n_features": int(n_features)}
     if featurizer is not None:
         features["featurizer"] = {"n_bags": featurizer.n_bags,
@@ -699,6 +794,27 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     model.info["data"] = str(path)
     _write_outputs(args, model, trainer, summary, Path(path).name)
     return 0
+
+
+def _streamed_test(args: argparse.Namespace, fmt: str) -> Path | None:
+    """The test file of a streamed run (``--test``, or a built-in training set's test split),
+    checked before training: it must exist and be of the training file's format."""
+    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path
+
+    spec = args.test
+    if spec is None:
+        builtin = args.data.lower() in BUILTIN_DATASETS and not Path(args.data).exists()
+        return builtin_path(args.data.lower(), "test") if builtin else None
+    if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
+        return builtin_path(spec.lower(), "test")
+    path = Path(spec)
+    if not path.exists():
+        raise CLIError(f"--test {spec!r}: no such file, and not a built-in dataset")
+    test_fmt = _table_format(path, args.format)
+    if test_fmt != fmt:
+        raise CLIError(f"--test {spec!r} is a {test_fmt} file, the training data {fmt}: "
+                       "--chunk-size evaluates test data of the training data's format")
+    return path
 
 
 def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: dict[str, Any],
@@ -737,33 +853,63 @@ def _roc_auc(y_true: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> float
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    """The model's metrics on the data: lines for a reader, ``--quiet`` the metric lines only,
+    ``--json`` one JSON object (``evaluation_metrics`` says what it holds)."""
     model = _load_model(args.model)
     X, y, info = _load_for_model(args.data, args.format, model, args)
-    scores = model.decision_function(X)
-    pred = model.labels_of_scores(scores)
-    print(f"model: {args.model} ({model.info.get('objective', model.loss)}, {model.strategy}, "
-          f"{len(model.classes)} classes, {model.n_features} features"
-          + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled else "")
-          + ")")
-    print(f"data:  {info['source']}: {X.shape[0]} samples")
     unknown = np.setdiff1d(np.unique(y), model.classes)
     if unknown.size:
-        raise CLIError(f"the data has labels {unknown.tolist()[:5]} the model never saw "
-                       f"(model classes {model.classes.tolist()[:10]})")
-    print(f"accuracy: {np.mean(pred == y):.4f}")
+        from sqnopt._text import short_list
+
+        raise CLIError(f"the data has labels [{short_list(unknown.tolist(), 5)}] the model never "
+                       f"saw (model classes [{short_list(model.classes.tolist(), 10)}])")
+    metrics = evaluation_metrics(model, X, y)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "data": str(info["source"]), **metrics},
+                         allow_nan=False))
+        return 0
+    if not args.quiet:
+        print(f"model: {args.model} ({model.info.get('objective', model.loss)}, "
+              f"{model.strategy}, {len(model.classes)} classes, {model.n_features} features"
+              + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled
+                 else "") + ")")
+        print(f"data:  {info['source']}: {metrics['n_samples']} samples")
+    print(f"accuracy: {metrics['accuracy']:.4f}")
+    if "log_loss" in metrics:
+        print(f"log loss: {metrics['log_loss']:.6f}")
+    if "roc_auc" in metrics:
+        auc = metrics["roc_auc"]
+        print(f"ROC AUC:  {'undefined (one class only)' if auc is None else f'{auc:.4f}'}")
+    for c in metrics["classes"]:
+        if c["n_samples"]:
+            print(f"  class {c['label']}: {c['n_samples']} samples, recall {c['recall']:.4f}")
+    return 0
+
+
+def evaluation_metrics(model: Any, X: Any, y: Any) -> dict[str, Any]:
+    """What ``sqnopt evaluate`` reports, JSON-able: ``n_samples``, ``accuracy``, ``log_loss``
+    (log-likelihood losses), ``roc_auc`` (two classes; None when the data hold one class only)
+    and ``classes``: each class's ``label``, ``n_samples`` and ``recall`` (None without
+    samples)."""
+    scores = model.decision_function(X)
+    pred = model.labels_of_scores(scores)
+    out: dict[str, Any] = {"n_samples": int(X.shape[0]),
+                           "accuracy": float(np.mean(pred == y))}
     if model.probabilistic:
         logp = model.log_proba_of_scores(scores)
         idx = np.searchsorted(model.classes, y)
-        print(f"log loss: {-np.mean(logp[np.arange(len(y)), idx]):.6f}")
+        out["log_loss"] = float(-np.mean(logp[np.arange(len(y)), idx]))
     if scores.ndim == 1:
         auc = _roc_auc(y == model.classes[1], scores)
-        print(f"ROC AUC:  {auc:.4f}")
+        out["roc_auc"] = None if math.isnan(auc) else auc
+    classes = []
     for c in model.classes:
         sel = y == c
-        if np.any(sel):
-            print(f"  class {_label(c)}: {int(sel.sum())} samples, "
-                  f"recall {np.mean(pred[sel] == c):.4f}")
-    return 0
+        k = int(sel.sum())
+        classes.append({"label": c.item() if hasattr(c, "item") else c, "n_samples": k,
+                        "recall": float(np.mean(pred[sel] == c)) if k else None})
+    out["classes"] = classes
+    return out
 
 
 def _label(c: Any) -> str:
@@ -788,7 +934,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     text = "\n".join(lines) + "\n"
     if args.output and args.output != "-":
         write_text_atomic(args.output, text)
-        print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
+        if not args.quiet:
+            print(f"wrote {X.shape[0]} predictions to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -851,7 +998,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         title = None if data is None else str(data)
     if importlib.util.find_spec("matplotlib") is None:
         raise CLIError("sqnopt plot needs matplotlib: pip install 'sqnopt[plot]'")
-    from sqnopt.plotting import plot_histories, save_figure
+    from sqnopt.plotting import figure_format, plot_histories, save_figure
+
+    try:
+        figure_format(out)      # before drawing: an extension matplotlib does not write
+    except ValueError as exc:
+        raise CLIError(f"-o/--output: {exc}") from None
 
     with warnings.catch_warnings():
         # matplotlib's layout notes (long labels) and its scale arithmetic overflowing on
@@ -865,7 +1017,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
             raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
                            f"{exc}); try --linear-x / --linear-y") from None
-    print(f"wrote {out}")
+    if not args.quiet:
+        print(f"wrote {out}")
     return 0
 
 
@@ -889,12 +1042,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
             alias = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             print(f"  {entry.name}({params}){alias}  [{entry.source}]")
     if args.kind == "preset" or not args.kind:
-        print("presets (sqnopt train --preset NAME[:k=v,...]; Solver.preset(NAME)):")
+        print("presets (sqnopt train --preset NAME[:k=v,...], the regularisation from --alpha; "
+              "Solver.preset(NAME, lam=...); any Solver keyword passes through):")
         for name in reg.preset_names():
             preset = reg.preset(name)
-            doc = (preset.factory.__doc__ or "").strip().split("\n")[0].rstrip(".")
             alias = f" (aliases: {', '.join(preset.aliases)})" if preset.aliases else ""
-            print(f"  {name}  {' '.join(doc.split())}{alias}  [{preset.source}]")
+            print(f"  {name}({_preset_parameters(preset.factory)}){alias}  [{preset.source}]")
+            for line in _summary_lines(preset.factory.__doc__):
+                print(f"      {line}")
     if args.kind:
         return 0
     print("auto (estimators and sqnopt train): --curvature, --schedule, --step, --gradient and")
@@ -911,6 +1066,33 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for ds in BUILTIN_DATASETS.values():
         print(f"  {ds.name}: {ds.description} [{ds.license}]")
     return 0
+
+
+def _preset_parameters(factory: Any) -> str:
+    """A preset's parameters as ``sqnopt train --preset NAME:k=v`` takes them: ``name=default``,
+    ``name (required)`` for one without a default; not ``lam`` (``--alpha``) nor the Solver
+    keywords that pass through."""
+    import inspect
+
+    out = []
+    for p in inspect.signature(factory).parameters.values():
+        if p.name == "lam" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        out.append(f"{p.name} (required)" if p.default is p.empty else f"{p.name}={p.default!r}")
+    return ", ".join(out)
+
+
+def _summary_lines(doc: str | None, width: int = 94) -> list[str]:
+    """The first sentence of a docstring's first paragraph, as plain text (no
+    reStructuredText markup), wrapped to ``width`` columns."""
+    import inspect
+    import textwrap
+
+    from sqnopt._text import first_sentence, plain_rst
+
+    text = inspect.cleandoc(doc or "").split("\n\n")[0]
+    summary = first_sentence(plain_rst(text))
+    return textwrap.wrap(summary, width) if summary else []
 
 
 # ---------------------------------------------------------------------------- demo
@@ -951,6 +1133,11 @@ class _HelpFormatter(argparse.HelpFormatter):
                 or (not action.option_strings and action.nargs not in ("?", "*"))):
             return text
         return text + " (default: %(default)s)"
+
+
+def _add_quiet(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help=f"for scripts: {what}; errors still go to stderr")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1045,6 +1232,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress bar on stderr (auto: live on a terminal or in a notebook, a "
                    "line every 30 s in a log)")
+    _add_quiet(p, "nothing on stdout, no progress bar, no warnings (the exit status says "
+               "whether the run diverged); the files are written as usual")
     p.set_defaults(func=_cmd_train)
 
     for command, func, text in (
@@ -1068,6 +1257,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--proba", action="store_true",
                            help="class probabilities (logistic/softmax)")
             p.add_argument("-o", "--output", help="output file (default: stdout)")
+            _add_quiet(p, "the predictions only (no 'wrote ...' line with -o)")
+        else:
+            p.add_argument("--json", action="store_true", help="the metrics as one JSON object "
+                           "on stdout (n_samples, accuracy, log_loss, roc_auc, classes with "
+                           "label, n_samples and recall; null where undefined), for scripts")
+            _add_quiet(p, "the metric lines only (no model and data lines)")
         p.set_defaults(func=func)
 
     p = sub.add_parser("plot", help="plot history JSON files (objective vs samples) to a PNG",
@@ -1083,6 +1278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--linear-x", action="store_true", help="linear x axis")
     p.add_argument("--linear-y", action="store_true", help="linear y axis")
     p.add_argument("--title", help="figure title (default: the data set of a single history)")
+    _add_quiet(p, "no 'wrote ...' line")
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser("list", help="registered components with parameters, presets, plugins, "

@@ -526,6 +526,14 @@ class StepRule(Component):
     @abc.abstractmethod
     def init(self, problem: Problem) -> StepKernelLike: ...
 
+    def init_on_data(self, problem: Problem, data: Dataset) -> StepKernelLike:
+        """The kernel for ``problem`` on the validated training ``data`` (what the solver
+        calls). The default is :meth:`init`: most rules need nothing of the rows. A rule whose
+        step is computed from the data (a constant from the rows' norms, e.g.
+        :class:`~sqnopt.steps.LipschitzStep`) overrides this; its ``init`` then says that it
+        needs the data."""
+        return self.init(problem)
+
 
 class Projection(Component):
     """Constraint set applied after each step (on regularised coordinates only)."""
@@ -536,6 +544,14 @@ class Projection(Component):
     #: to that). False for a map that keeps state between calls and is called once per
     #: iteration (a mirror map, :class:`sqnopt.projections.MirrorMap`).
     euclidean: ClassVar[bool] = True
+
+    @property
+    def bounds_iterate(self) -> bool:
+        """Every output lies in a bounded set (a ball), whatever the step: with no
+        unregularised intercept the iterate cannot blow up, and an objective far above its
+        start is an excursion the method allows (Pegasos' first steps), not a divergence --
+        the divergence monitor then watches only for non-finite values."""
+        return False
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> ProjectionKernelLike: ...

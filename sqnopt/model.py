@@ -23,6 +23,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -30,6 +31,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt._files import atomic_write
+from sqnopt._text import short_list
 from sqnopt._npz import read_archive, read_member
 from sqnopt.data import check_matrix
 
@@ -46,17 +48,32 @@ __all__ = ["FORMAT_VERSION", "LinearModel", "ModelFileError", "Strategy", "apply
            "log_softmax", "log_sigmoid", "read_model_file"]
 
 
-def feature_scaling(X: Any) -> tuple[str, FloatArray, FloatArray]:
+def feature_scaling(X: Any, columns: Sequence[int] | None = None
+                    ) -> tuple[str, FloatArray, FloatArray]:
     """``(kind, offset, factor)`` that scale ``X`` column by column to ``(x - offset) / factor``.
 
     Dense ``X``: standardization (``kind="standard"``): the column mean and standard
     deviation. Sparse ``X``: max-abs scaling (``kind="maxabs"``, offset 0): centring would fill
     the matrix, and dividing by the largest absolute value keeps zeros zero and puts every
     column in ``[-1, 1]``. Constant (dense) or empty (sparse) columns keep factor 1.
+
+    ``columns``: standardize only these columns, whether ``X`` is dense or sparse -- a table's
+    numeric columns, stored beside the 0/1 indicators of its categorical ones (which are
+    already in ``[0, 1]`` and keep offset 0 and factor 1); ``kind="standard"``.
     """
     Xc = check_matrix(X)
     n = Xc.shape[1]
-    if sp.issparse(Xc):
+    if columns is not None:
+        cols = np.asarray(columns, dtype=np.intp)
+        if cols.size and (cols.min() < 0 or cols.max() >= n):
+            raise ValueError(f"columns must be column indices of X (0 to {n - 1})")
+        block = Xc[:, cols]
+        A = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
+        offset, factor = np.zeros(n), np.ones(n)
+        offset[cols] = A.mean(axis=0) if A.shape[0] else 0.0
+        factor[cols] = A.std(axis=0) if A.shape[0] else 1.0
+        kind = "standard"
+    elif sp.issparse(Xc):
         factor = np.asarray(abs(Xc).max(axis=0).toarray(), dtype=np.float64).ravel()
         offset = np.zeros(n)
         kind = "maxabs"
@@ -71,12 +88,21 @@ def feature_scaling(X: Any) -> tuple[str, FloatArray, FloatArray]:
 
 def apply_scaling(X: Any, offset: FloatArray, factor: FloatArray) -> Any:
     """``(X - offset) / factor`` column by column, as a new matrix (``X`` is not modified);
-    sparse input stays sparse (its offset must be 0)."""
+    sparse input stays sparse: its columns with an offset (a table's standardized numeric
+    columns) are stored in full, the others keep their zeros."""
     Xc = check_matrix(X)
     if sp.issparse(Xc):
-        if np.any(offset != 0):
-            raise ValueError("a sparse matrix can only be scaled, not centred (offset must be 0)")
-        return sp.csr_matrix(Xc @ sp.diags(1.0 / factor))
+        scaled = sp.csr_matrix(Xc @ sp.diags(1.0 / factor))
+        centred = np.flatnonzero(offset != 0)
+        if centred.size == 0:
+            return scaled
+        keep = np.setdiff1d(np.arange(Xc.shape[1]), centred)
+        full = np.asarray(Xc[:, centred].toarray(), dtype=np.float64)
+        full = (full - offset[centred]) / factor[centred]
+        # the centred columns in full, the others as they were scaled, in the original order
+        parts = sp.hstack([sp.csr_matrix(full), scaled[:, keep]], format="csr")
+        order = np.argsort(np.concatenate([centred, keep]), kind="stable")
+        return sp.csr_matrix(parts[:, order])
     return (np.asarray(Xc, dtype=np.float64) - offset) / factor
 
 
@@ -358,7 +384,7 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         raise problem("'classes' contains NaN or infinity")
     if classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
         raise problem(f"'classes' must hold at least two distinct labels, got "
-                      f"{classes.tolist()[:10]}")
+                      f"[{short_list(classes.tolist(), 10)}]")
     if coef.shape[1] < 1:
         raise problem(f"'coef' has no features (shape {coef.shape})")
     if meta["strategy"] == "binary" and classes.shape[0] != 2:

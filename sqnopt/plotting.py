@@ -41,7 +41,8 @@ _XLABEL = {
 
 _TINY = float(np.finfo(np.float64).tiny)
 
-__all__ = ["plot_binned_fractions", "plot_histograms", "plot_histories", "save_figure"]
+__all__ = ["figure_format", "plot_binned_fractions", "plot_histograms", "plot_histories",
+           "save_figure"]
 
 
 def _matplotlib() -> Any:
@@ -255,14 +256,29 @@ def plot_binned_fractions(values: Mapping[str, ArrayLike], *,
     return fig
 
 
+def figure_format(path: str | os.PathLike[str]) -> str:
+    """The image format of ``path``, from its extension (PNG without one); a ``ValueError``
+    naming the extensions matplotlib writes when it cannot write this one."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    fmt = Path(path).suffix[1:].lower() or "png"
+    supported = sorted(FigureCanvasBase.get_supported_filetypes())
+    if fmt not in supported:
+        raise ValueError(f"cannot write {str(path)!r}: the image format comes from the "
+                         f"extension, and matplotlib writes no '.{fmt}' files; use one of "
+                         f"{', '.join('.' + f for f in supported)} (e.g. .png, .pdf, .svg)")
+    return fmt
+
+
 def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 130) -> Path:
-    """Write ``fig`` (PNG, PDF or SVG by extension; PNG without one); returns the path.
+    """Write ``fig`` (PNG, PDF, SVG or another format matplotlib writes, by extension; PNG
+    without one); returns the path.
 
     Missing directories are created; the file is replaced atomically
     (:func:`sqnopt._files.atomic_write`)."""
     p = Path(path)
+    fmt = figure_format(p)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fmt = p.suffix[1:].lower() or "png"
     with atomic_write(p) as fh:
         fig.savefig(fh, dpi=dpi, format=fmt)
     return p

@@ -22,8 +22,9 @@ preset          composition
                 step to tune; the secant gradient is reused, one pass per line-search trial)
 ``sqb``         ``QuadraticBound`` (CG) + ``Geometric(100, 1.5)`` gradient batches + ``Fixed(1000)``
                 bound batches + ``Constant(1)`` + subset sampling (the estimators' SQB recipe)
-``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)`` (Defazio et al. 2014)
-``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + ``Constant(eta)``, shuffled epochs
+``saga``        ``SAGA`` gradient table + identity + ``Fixed(b)`` + ``Constant(eta)``, or unless ``eta``
+                is given the step ``LipschitzStep`` computes from the data (Defazio et al. 2014)
+``svrg``        ``SVRG`` snapshots + identity + ``Fixed(b)`` + the step of ``saga``, shuffled epochs
 ``svrg_lbfgs``  ``SVRG`` + ``HessianLBFGS`` (Hessian-vector pairs on window averages, capped
                 initial scaling) + ``Fixed(64)`` + ``Constant(eta)`` (Moritz, Nishihara & Jordan 2016)
 =============== ===================================================================================
@@ -51,7 +52,7 @@ from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 from sqnopt.schedules import Fixed, Full, Geometric
 from sqnopt.solver import Solver
-from sqnopt.steps import Constant, InverseSqrt, PegasosStep, Wolfe
+from sqnopt.steps import Constant, InverseSqrt, LipschitzStep, PegasosStep, Wolfe
 
 __all__ = [
     "PRESETS",
@@ -91,8 +92,11 @@ def pegasos(lam: float = 1e-4, *, batch_size: int = 1, average: bool | int = Fal
             project: bool = True, radius: float | None = None,
             fit_intercept: bool | Literal["regularized"] = False,
             **solver_kwargs: Any) -> Solver:
-    r"""Pegasos (Shalev-Shwartz, Singer & Srebro 2007, Fig. 1 / 2): the composition
+    r"""Pegasos (Shalev-Shwartz, Singer & Srebro 2007, Fig. 1 / 2): the hinge-loss SVM by
+    stochastic subgradient steps ``1/(lam t)``, each projected onto the ball of radius
+    ``1/sqrt(lam)`` that holds the optimum.
 
+    It is the composition
     ``Solver(Hinge(lam), Identity(), Fixed(batch_size), PegasosStep(), projection=L2Ball(radius))``
 
     i.e. ``w_{t+1/2} = (1 - 1/t) w_t + (1/(lam t k)) sum_{i in A_t^+} y_i x_i`` and the projection
@@ -139,9 +143,12 @@ def sgd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: f
                   projection=projection, average=average, **solver_kwargs)
 
 
-def asgd(lam: float | None = 1e-4, *, average: bool | int = True, **kwargs: Any) -> Solver:
+def asgd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps0: float = 1.0,
+         batch_size: int = 1, average: bool | int = True, projection: Projection | None = None,
+         **solver_kwargs: Any) -> Solver:
     """Averaged SGD (Polyak-Ruppert): :func:`sgd` with ``average=True``."""
-    return sgd(lam, average=average, **kwargs)
+    return sgd(lam, objective=objective, eps0=eps0, batch_size=batch_size, average=average,
+               projection=projection, **solver_kwargs)
 
 
 def adagrad(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eta: float = 1.0,
@@ -186,10 +193,13 @@ def gd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps: flo
                   **solver_kwargs)
 
 
-def pgd(lam: float | None = 1e-4, *, radius: float = 10.0, projection: Projection | None = None,
-        **kwargs: Any) -> Solver:
+def pgd(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "hinge", eps: float = 0.1,
+        radius: float = 10.0, step: StepRule | None = None,
+        projection: Projection | None = None, **solver_kwargs: Any) -> Solver:
     """Projected full-batch gradient descent (``L1Ball(radius)`` unless ``projection``)."""
-    return gd(lam, projection=projection if projection is not None else L1Ball(radius), **kwargs)
+    return gd(lam, objective=objective, eps=eps, step=step,
+              projection=projection if projection is not None else L1Ball(radius),
+              **solver_kwargs)
 
 
 def lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "logloss", memory: int = 10,
@@ -227,32 +237,47 @@ def sqb(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "softmax", inner
                   **solver_kwargs)
 
 
-def saga(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
-         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+def _variance_reduced_step(eta: float | None, batch_size: int) -> StepRule:
+    """``Constant(eta)``, or with ``eta=None`` the step the estimators' recipe takes for a
+    variance-reduced gradient, computed from the data when the solve starts:
+    ``1/(3 L_max)`` for single samples, ``1/L_max`` for batches (:class:`LipschitzStep`)."""
+    from sqnopt.recipes import variance_reduced_factor
+
+    if eta is not None:
+        return Constant(eps=eta)
+    return LipschitzStep(factor=variance_reduced_factor(batch_size))
+
+
+def saga(lam: float | None = 1e-4, *, eta: float | None = None,
+         objective: ObjectiveSpec = "logloss", batch_size: int = 1,
+         **solver_kwargs: Any) -> Solver:
     """SAGA (Defazio, Bach & Lacoste-Julien 2014): the table of per-sample gradients makes the
-    gradient estimate's variance vanish at the optimum, so the constant step ``eta`` converges
-    linearly on a strongly convex smooth sum (their proof: ``eta = 1/(3 L_max)``, ``L_max`` the
-    largest per-sample smoothness constant). ``eta`` has no data-free default; the estimators'
-    recipe (:func:`sqnopt.recipes.choose`) computes it from the rows."""
+    gradient estimate's variance vanish at the optimum, so a constant step converges linearly
+    on a strongly convex smooth sum. The step is ``eta`` if given, else computed from the data
+    when the solve starts as the estimators' recipe computes it (:class:`LipschitzStep`): their
+    proof's ``1/(3 L_max)`` for single samples (``L_max`` the largest per-sample smoothness
+    constant), ``1/L_max`` for batches."""
     from sqnopt.gradients import SAGA
 
     solver_kwargs.setdefault("sampling", "uniform")
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
-                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SAGA(),
-                  **solver_kwargs)
+                  schedule=Fixed(batch_size), step=_variance_reduced_step(eta, batch_size),
+                  gradient=SAGA(), **solver_kwargs)
 
 
-def svrg(lam: float | None = 1e-4, *, eta: float, objective: ObjectiveSpec = "logloss",
-         batch_size: int = 1, **solver_kwargs: Any) -> Solver:
+def svrg(lam: float | None = 1e-4, *, eta: float | None = None,
+         objective: ObjectiveSpec = "logloss", batch_size: int = 1,
+         **solver_kwargs: Any) -> Solver:
     """SVRG (Johnson & Zhang 2013): a full gradient at a snapshot every pass corrects the
-    minibatch gradients; constant step ``eta`` (theirs: ``~ 1/(10 L_max)``), epochs of shuffled
-    samples."""
+    minibatch gradients; epochs of shuffled samples. The constant step is ``eta`` if given,
+    else computed from the data as for :func:`saga` (Johnson & Zhang's analysis takes about
+    ``1/(10 L_max)``; pass ``eta`` for another step)."""
     from sqnopt.gradients import SVRG
 
     solver_kwargs.setdefault("sampling", "shuffle")
     return Solver(objective=_objective(objective, lam), curvature=Identity(),
-                  schedule=Fixed(batch_size), step=Constant(eps=eta), gradient=SVRG(),
-                  **solver_kwargs)
+                  schedule=Fixed(batch_size), step=_variance_reduced_step(eta, batch_size),
+                  gradient=SVRG(), **solver_kwargs)
 
 
 #: ``kappa`` of :func:`svrg_lbfgs`'s cap on the initial scaling: plain steps of at most
@@ -266,6 +291,8 @@ def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float = 0.003,
                max_scale: float | None | Literal["auto"] = "auto",
                **solver_kwargs: Any) -> Solver:
     r"""Stochastic L-BFGS with variance reduction (Moritz, Nishihara & Jordan 2016, Alg. 1):
+    SVRG gradients, L-BFGS directions from Hessian-vector pairs and a constant step.
+
     SVRG gradients on batches of ``batch_size``, ``HessianLBFGS(memory, update_every)``
     directions whose pairs are Hessian-vector products on ``hessian_batch`` samples per
     iteration (``2 * batch_size`` unless given; ``update_every`` of them per pair), constant
@@ -318,8 +345,10 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
                       batch_size: int = 512, theta: float = 0.2, nu: float | None = 0.5,
                       memory: int = 10, step: StepRule | None = None,
                       **solver_kwargs: Any) -> Solver:
-    r"""Progressive-batching L-BFGS (Bollapragada, Mudigere, Nocedal, Shi & Tang, "A
-    progressive batching L-BFGS method for machine learning", ICML 2018):
+    r"""Progressive-batching L-BFGS (Bollapragada, Mudigere, Nocedal, Shi & Tang 2018): L-BFGS
+    with Armijo steps on batches that sample-variance tests grow to the whole data set.
+
+    "A progressive batching L-BFGS method for machine learning", ICML 2018:
 
     .. math:: w_{k+1} = w_k - \alpha_k H_k g_k, \qquad g_k = \frac{1}{|B_k|}\sum_{i \in B_k}
               \nabla F_i(w_k),
@@ -372,8 +401,10 @@ def multibatch_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "lo
                      batch_size: int = 512, growth: float = 2.0, overlap: float = 0.5,
                      memory: int = 10, step: StepRule | None = None,
                      **solver_kwargs: Any) -> Solver:
-    r"""Multi-batch L-BFGS (Berahas, Nocedal & Takac, "A multi-batch L-BFGS method for machine
-    learning", NIPS 2016):
+    r"""Multi-batch L-BFGS (Berahas, Nocedal & Takac 2016): L-BFGS on growing batches, each
+    sharing samples with the next, on which the curvature pairs are taken.
+
+    "A multi-batch L-BFGS method for machine learning", NIPS 2016:
 
     .. math:: w_{k+1} = w_k - \alpha_k H_k \nabla F_{S_k}(w_k), \qquad
               (v_k, r_k) = \big(w_{k+1} - w_k,\; \nabla F_{O_k}(w_{k+1}) -

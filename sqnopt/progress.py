@@ -25,6 +25,7 @@ Where it draws (``enabled=None``):
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import sys
@@ -46,6 +47,15 @@ def _is_terminal(stream: Any) -> bool:
         return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
     except ValueError:  # a closed stream
         return False
+
+
+def _terminal_size(stream: Any) -> os.terminal_size | None:
+    """The size the terminal behind ``stream`` reports (0 lines when unknown, as a pty that
+    was never sized reports); None when ``stream`` is no terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 class _Sink:
@@ -141,10 +151,18 @@ class ProgressBar:
                 kwargs["file"] = self._sink
             if mode == "log":
                 kwargs.update(mininterval=float(log_interval), ncols=100)
+            elif mode == "terminal":
+                kwargs["dynamic_ncols"] = True
+                size = _terminal_size(self.stream)
+                if size is not None and size.lines < 2:
+                    # a terminal that reports no height (a pty nobody sized: CI runners, some
+                    # editors' shells) makes tqdm hide every bar at position 0: fix the size,
+                    # with tqdm's own fallback height
+                    kwargs.update(dynamic_ncols=False, ncols=size.columns or None, nrows=20)
             self._bar = tqdm(total=None if total is None else max(int(total), 1),
                              desc=label or None, unit=unit, unit_scale=True,
                              delay=float(delay), mininterval=kwargs.pop("mininterval", 0.1),
-                             dynamic_ncols=mode == "terminal", leave=True, **kwargs)
+                             leave=True, **kwargs)
 
     # ------------------------------------------------------------------ total
     @property

@@ -52,6 +52,12 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt.data._norms import (
+    max_sample_smoothness_step,
+    row_sq_norms as _row_sq_norms,
+    variance_reduced_step,
+    weighted_row_sq_norms as _weighted_row_sq_norms,
+)
 from sqnopt.interfaces import (
     DENSE_HESSIAN,
     HESSIAN_VECTOR,
@@ -83,10 +89,13 @@ __all__ = [
     "hessian_batch",
     "lbfgs_memory",
     "lipschitz_estimate",
+    "max_sample_smoothness_step",
     "newton_cost_passes",
     "normalized_step",
     "row_norm_spread",
     "stochastic_batch",
+    "variance_reduced_factor",
+    "variance_reduced_step",
 ]
 
 #: Minibatch size of the stochastic recipes.
@@ -137,19 +146,6 @@ class Recipe:
     report_every: int
     #: The gradient estimator the steps use.
     gradient: GradientEstimator
-
-
-def _row_sq_norms(X: Any) -> FloatArray:
-    if sp.issparse(X):
-        Xc = sp.csr_matrix(X)
-        data = np.asarray(Xc.data, dtype=np.float64)
-        out: FloatArray = np.add.reduceat(data * data, Xc.indptr[:-1]) if data.size else \
-            np.zeros(Xc.shape[0])
-        out[np.diff(Xc.indptr) == 0] = 0.0       # reduceat repeats a value for empty rows
-        return out
-    Xd = np.asarray(X, dtype=np.float64)
-    dense: FloatArray = np.einsum("ij,ij->i", Xd, Xd)
-    return dense
 
 
 def _q99(values: FloatArray) -> float:
@@ -553,13 +549,6 @@ def row_norm_spread(X: Any, grad_weight: FloatArray, fit_intercept: bool, *,
     return float(np.max(sq)) / clipped if clipped > 0 else 1.0
 
 
-def _weighted_row_sq_norms(X: Any, grad_weight: FloatArray, fit_intercept: bool) -> FloatArray:
-    """``(||x_i||^2 + [intercept]) c_i``: each sample's weighted squared row norm."""
-    out: FloatArray = (_row_sq_norms(X) + (1.0 if fit_intercept else 0.0)) * np.asarray(
-        grad_weight)
-    return out
-
-
 def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
                       curvature: CurvatureModel, batch: int, fit_intercept: bool,
                       plain: bool, weighted_sq: list[FloatArray] | None = None) -> StepRule:
@@ -595,12 +584,17 @@ def _first_order_step(X: Any, grad_weight: FloatArray, objective: Objective,
     if not plain:   # (the weighted squared row norms, when the caller has them already)
         sq = weighted_sq[0] if weighted_sq else _weighted_row_sq_norms(X, grad_weight,
                                                                        fit_intercept)
-        c = objective.curvature_bound if objective.curvature_bound is not None else 1.0
-        lmax = c * float(np.max(sq)) + float(objective.lam) if sq.size else 1.0
-        if batch == 1:
-            lmax *= 3.0
-        return Constant(eps=1.0 / lmax if lmax > 0 and np.isfinite(lmax) else 1.0)
+        return Constant(eps=variance_reduced_step(sq, objective.curvature_bound,
+                                                  float(objective.lam),
+                                                  variance_reduced_factor(batch)))
     return gradient_step(X, grad_weight, objective, batch, fit_intercept)
+
+
+def variance_reduced_factor(batch: int) -> float:
+    """``k`` of the variance-reduced constant step ``1/(k L_max)`` for batches of ``batch``
+    samples: 3 for single samples, 1 for larger batches (:func:`_first_order_step` says
+    why)."""
+    return 3.0 if batch == 1 else 1.0
 
 
 def hessian_batch(n_samples: int) -> int:

@@ -15,5 +15,8 @@ cdef class NewtonKernel(CurvatureKernel):
     cdef readonly Py_ssize_t n_factorizations
     cdef int _failed
     cdef int _info
+    cdef double _batch_curvature        # the batch's mean score-Hessian factor (last _form)
+    cdef double _fail_reg               # the regulariser at the pivot that failed
+    cdef bint _fail_intercept           # that pivot is an intercept
     cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
                    Py_ssize_t size, const double* w) noexcept nogil

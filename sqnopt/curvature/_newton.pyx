@@ -146,6 +146,9 @@ cdef class NewtonKernel(CurvatureKernel):
         self.n_factorizations = 0
         self._failed = 0
         self._info = 0
+        self._batch_curvature = 0.0
+        self._fail_reg = 0.0
+        self._fail_intercept = False
 
     cdef int cy_observe_batch(self, ObjectiveKernel objective, const double* w,
                               const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
@@ -179,6 +182,9 @@ cdef class NewtonKernel(CurvatureKernel):
         if info != 0:
             self._failed = 3
             self._info = info
+            self._fail_reg = self.reg[info - 1] if 0 < info <= n else 0.0
+            self._fail_intercept = (objective.data.has_intercept and 0 < info <= n and
+                                    (info - 1) % objective.data.dim == objective.data.dim - 1)
             return CURVATURE_ERROR
         self.have_factor = True
         return BATCH_OBSERVED
@@ -206,10 +212,11 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef const int* ind
         cdef double* dk
         cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c, j
-        cdef double inv = 1.0 / size, coef, vp, xx, gi, score = 0.0, a0, a1
+        cdef double inv = 1.0 / size, coef, vp, xx, gi, score = 0.0, a0, a1, curvature = 0.0
         cdef double* row
         cdef bint binary
         memset(H, 0, n * n * sizeof(double))
+        self._batch_curvature = 0.0
         for t in range(size):
             dk = D + t * K
             if w == NULL:
@@ -218,6 +225,11 @@ cdef class NewtonKernel(CurvatureKernel):
                     gi += dk[k]
                 if gi == 0.0:
                     continue
+                if K == 1:
+                    curvature += gi                 # g l''(m)
+                else:                               # tr of g (diag p - p p'): g (1 - |p|^2)
+                    for k in range(K):
+                        curvature += dk[k] - dk[k] * dk[k] / gi
             nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
             # gather the row, noting whether its values are all 1, and (for a margin loss) its
             # score x_i . w + b as row_dot computes it
@@ -263,6 +275,7 @@ cdef class NewtonKernel(CurvatureKernel):
                 if not isfinite(score):
                     return -1
                 dk[0] = objective.cy_score_hessian_factor(batch[t], score)
+                curvature += dk[0]
                 if dk[0] == 0.0:
                     continue
             if K == 1:
@@ -294,6 +307,7 @@ cdef class NewtonKernel(CurvatureKernel):
                             row = H + (k * dim + a) * n + idx[q]
                             for l in range(K):
                                 row[l * dim] += S[k * K + l] * xx
+        self._batch_curvature = curvature * inv
         # fold U + U' into the upper triangle, add the regulariser
         memset(reg, 0, n * sizeof(double))
         objective.cy_reg_gradient_value(&self.ones[0], reg)
@@ -334,11 +348,40 @@ cdef class NewtonKernel(CurvatureKernel):
                     "with a K x K score Hessian (capability 'dense_hessian'); use "
                     "curvature='newton_cg' or 'lbfgs'")
         if self._failed == 3:
-            return (f"the Hessian is not positive definite (LAPACK dpotrf info={self._info}): "
-                    "with lam = 0 a loss flat in some direction (separable data, an "
-                    "unregularised intercept beyond every margin) has a singular Hessian; use "
-                    "lam > 0 or curvature='lbfgs'")
+            return self._indefinite_message()
         return "a score is not finite at the iterate (the Hessian cannot be formed)"
+
+    def _indefinite_message(self) -> str:
+        """Why the Cholesky factorisation failed, from what the kernel saw: whether the
+        coordinate of the failed pivot is regularised and how curved the loss was over the
+        batch (a loss whose margins all lie far out in its linear or constant part has a
+        second derivative of about zero: only the regulariser curves the objective there)."""
+        where = ("the intercept" if self._fail_intercept else
+                 f"parameter {self._info - 1}")
+        head = (f"the Hessian is not positive definite at the iterate (LAPACK dpotrf: the "
+                f"leading minor of order {self._info}, ending at {where}): ")
+        curv = self._batch_curvature
+        if self._fail_reg > 0.0:
+            return head + (
+                f"{where} is regularised (lam = {self._fail_reg:.3g}), so the Hessian is "
+                f"positive definite in exact arithmetic, but its entries span more than double "
+                f"precision resolves (the loss's mean second derivative over the batch is "
+                f"{curv:.3g}); scale the features, or use curvature='lbfgs'")
+        why = ("it is not regularised (an unregularised intercept)" if self._fail_intercept
+               else "lam = 0 leaves it unregularised")
+        if curv < 1e-8:
+            lam_zero = float(np.max(self.reg)) == 0.0
+            return head + (
+                f"{why}, and the loss is flat at the iterate (its second derivative averages "
+                f"{curv:.3g} over the batch: every margin lies far out, where the loss is "
+                f"linear or constant), so nothing curves the objective along it. Iterates that "
+                f"far out come from steps too long for the direction (use a line search: "
+                f"step='auto')"
+                + (" or, with lam = 0, from separable data whose optimum is at infinity (use "
+                   "lam > 0 or curvature='lbfgs')" if lam_zero else ""))
+        return head + (
+            f"{why}, and the data do not determine it (e.g. a feature that is zero on every "
+            f"row, or one that repeats others): use lam > 0 or curvature='lbfgs'")
 
     # ---- checkpoints ----------------------------------------------------------------------
     def get_state(self) -> dict:

@@ -334,7 +334,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             self._warn_unconverged(setup, unconverged)
 
     def _warn_unconverged(self, setup: Setup, unconverged: list[str]) -> None:
-        warnings.warn(unconverged_message(setup.curvature, unconverged), SQNConvergenceWarning,
+        warnings.warn(unconverged_message(setup, unconverged), SQNConvergenceWarning,
                       stacklevel=4)
 
     def _finish(self, data: ChunkedData, setup: Setup, results: list[SolveResult],

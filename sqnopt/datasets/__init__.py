@@ -1,6 +1,7 @@
 """Data: the papers' synthetic generators, svmlight/LIBSVM files (plain or compressed, whole or
-streamed in chunks), CSV/TSV tables, CTR feature engineering, and real data shipped with the
-package."""
+streamed in chunks), CSV/TSV tables, CTR feature engineering, streams of chunks for data larger
+than memory (svmlight, CSV, Parquet, a binary chunk format, your own chunks), and real data
+shipped with the package."""
 
 from sqnopt.datasets._builtin import (
     BUILTIN_DATASETS,
@@ -9,6 +10,7 @@ from sqnopt.datasets._builtin import (
     load_a9a,
     load_builtin,
 )
+from sqnopt.datasets._columnar import stream_csv, stream_parquet
 from sqnopt.datasets._ctr import (
     CRITEO_CATEGORICAL,
     CRITEO_COLUMNS,
@@ -28,6 +30,15 @@ from sqnopt.datasets._io import (
     scan_svmlight,
 )
 from sqnopt.datasets._rcv1_like import make_rcv1_like
+from sqnopt.datasets._stream import (
+    ChunkStream,
+    StreamPass,
+    stream_arrays,
+    stream_binary,
+    stream_chunks,
+    stream_svmlight,
+    write_binary,
+)
 from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
 
@@ -38,6 +49,8 @@ __all__ = [
     "CRITEO_COLUMNS",
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
+    "ChunkStream",
+    "StreamPass",
     "TARGET_NAMES",
     "balancing_gamma",
     "boxes_clairvoyant_accuracy",
@@ -57,5 +70,12 @@ __all__ = [
     "open_binary",
     "read_criteo",
     "scan_svmlight",
+    "stream_arrays",
+    "stream_binary",
+    "stream_chunks",
+    "stream_csv",
+    "stream_parquet",
+    "stream_svmlight",
     "table_delimiter",
+    "write_binary",
 ]

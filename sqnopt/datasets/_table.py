@@ -17,6 +17,7 @@ refuses a table whose columns differ.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt._text import short_list
 from sqnopt.datasets._ctr import CTRFeaturizer
 from sqnopt.datasets._io import READ_ERRORS, PathLike, open_binary
 
@@ -115,14 +117,42 @@ def _labels(values: list[str], source: str, name: str) -> NDArray[Any]:
 def _pick_target(header: Sequence[str], target: str | None, source: str) -> str | None:
     if target is not None:
         if target not in header:
-            raise ValueError(f"{source}: no column named {target!r} for the label (columns: "
-                             f"{', '.join(header[:20])})")
+            close = difflib.get_close_matches(target, list(header), n=1)
+            raise ValueError(f"{source}: no column named {target!r} for the label"
+                             + (f"; did you mean {close[0]!r}?" if close else "")
+                             + f" (columns: {short_list(header)})")
         return target
     lower = {h.lower(): h for h in header}
     for name in TARGET_NAMES:
         if name in lower:
             return lower[name]
     return None
+
+
+#: A column with at most this many distinct values (and at least two) may be the label.
+LIKELY_LABEL_VALUES = 20
+
+
+def _likely_label(header: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, str] | None:
+    """The column that most likely holds the labels of a table that names none, and why: the
+    last column when it has 2 to ``LIKELY_LABEL_VALUES`` distinct values (tables usually end
+    with their label), else the column with the fewest such values (the rightmost of a tie);
+    None when no column has so few."""
+    best: tuple[int, int, str] | None = None
+    last = len(header) - 1
+    for j in range(last, -1, -1):
+        values = {row[j].strip() for row in rows if j < len(row)} - {""}
+        k = len(values)
+        if not 2 <= k <= LIKELY_LABEL_VALUES:
+            continue
+        shown = short_list(sorted(values), 3, quote=True)
+        if j == last:
+            return header[j], f"the last column, {k} distinct values: {shown}"
+        if best is None or k < best[0]:
+            best = (k, j, shown)
+    if best is None:
+        return None
+    return header[best[1]], f"{best[0]} distinct values: {best[2]}"
 
 
 def load_table(path: PathLike, *, target: str | None = None, delimiter: str | None = None,
@@ -175,9 +205,12 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
         target = None  # prediction data without the label column
     name = _pick_target(header, target, source)
     if name is None and (require_target or spec is None):
-        raise ValueError(f"{source}: no label column: name one with target=COLUMN (--target), "
-                         f"or call it one of {', '.join(TARGET_NAMES)} (columns: "
-                         f"{', '.join(header[:20])})")
+        likely = _likely_label(header, rows)
+        raise ValueError(
+            f"{source}: no label column: none is named {', '.join(TARGET_NAMES)}"
+            + (f". The likely label is {likely[0]!r} ({likely[1]}): pass target="
+               f"{likely[0]!r}" if likely else "; name it with target=COLUMN")
+            + f" (columns: {short_list(header)})")
     columns = {h: [row[j] for row in rows] for j, h in enumerate(header)}
     y = None if name is None else _labels(columns.pop(name), source, name)
 
@@ -196,10 +229,10 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
         if missing or extra:
             raise ValueError(
                 f"{source}: the columns differ from the training table's: "
-                + (f"missing {missing[:10]}" if missing else "")
+                + (f"missing [{short_list(missing, 10, quote=True)}]" if missing else "")
                 + ("; " if missing and extra else "")
-                + (f"not in the model {extra[:10]}" if extra else "")
-                + f" (the model's feature columns: {[*numeric, *cats][:20]})")
+                + (f"not in the model [{short_list(extra, 10, quote=True)}]" if extra else "")
+                + f" (the model's feature columns: {short_list([*numeric, *cats])})")
         vocab = spec.get("vocabularies")
     if not numeric and not cats:
         raise ValueError(f"{source}: no feature columns besides the label {name!r}")

@@ -16,7 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sqnopt.data import check_sparse_structure
-from sqnopt.estimators._validation import fast_fit_data
+from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -49,8 +49,10 @@ def _probabilistic(est: SQNClassifier) -> bool:
 def _check_structure(X: Any) -> None:
     """A sparse matrix's index structure, checked before scikit-learn converts it, casts it
     (SciPy's ``astype`` sums duplicates in compiled code) or multiplies with it: compiled SciPy
-    code trusts the indices (see :func:`sqnopt.data.check_sparse_structure`)."""
+    code trusts the indices (see :func:`sqnopt.data.check_sparse_structure`); a data frame's
+    categorical columns, named with the fix (:func:`check_frame_columns`)."""
     check_sparse_structure(X)
+    check_frame_columns(X)
 
 
 class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -128,7 +130,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Seeds the minibatch sampling.
     history_every : int or None, default=None
         Record the training objective every this many solver iterations; ``None`` records it
-        after every pass.
+        after every pass of a stochastic recipe, and at the start and end of a deterministic
+        one (whose iterations are few: ``1`` records each).
     verbose : int, default=0
         ``1``: a progress bar (tqdm) on stderr for runs longer than ~1 s: live on a terminal
         or in a notebook, a line every 30 s in a log. ``0``: silent.
@@ -160,8 +163,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ``partial_fit`` makes one pass over each batch and keeps the whole solver state across
     calls (iterate, curvature memory, iteration counter and hence step and batch sizes, random
     stream); batches whose weights are all zero are ignored. Pickling keeps the fitted model
-    and, for a later ``partial_fit``, the iterate, counters and random stream, but not the
-    compiled curvature memory: after unpickling, ``partial_fit`` relearns it from scratch.
+    and, for a later ``partial_fit``, the whole solver state but the data: the iterate, the
+    counters, the random stream and the curvature memory (L-BFGS pairs, BFGS matrices), so an
+    unpickled estimator's ``partial_fit`` continues exactly as the original's would.
     """
 
     def __init__(

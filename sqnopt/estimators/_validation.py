@@ -14,6 +14,7 @@ scikit-learn's functions: errors and warnings on bad input are always scikit-lea
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -21,7 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
 
-__all__ = ["fast_fit_data"]
+from sqnopt._text import short_list
+
+__all__ = ["check_frame_columns", "fast_fit_data"]
 
 _FLOATS = (np.float64, np.float32)
 #: the sparse containers ``validate_data(accept_sparse="csr")`` passes through unconverted
@@ -119,3 +122,49 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
             stacklevel=2,                 # at the caller, as scikit-learn's
         )
     return Xc, yc
+
+
+def check_frame_columns(X: Any, owner: str = "SQNClassifier") -> None:
+    """Refuse a pandas data frame with columns that are not numbers, naming them and the fix.
+
+    scikit-learn converts a frame with ``np.asarray(X, dtype=float)``: a column of category
+    dtype with string categories (or of strings) then fails with ``could not convert string to
+    float: 'x'`` -- or, when the other columns' names are integers, first with its error about
+    mixed column-name types -- neither of which names the column or says what to do. A
+    categorical feature must be encoded as numbers first (one indicator per category, e.g.
+    scikit-learn's ``OneHotEncoder``); categoricals whose categories are numbers are converted
+    to those numbers, as scikit-learn does, and accepted. Anything that is not a pandas frame
+    is left to scikit-learn's validation."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(X, pd.DataFrame):
+        return
+    types = pd.api.types
+
+    bad: list[str] = []
+    for name, dtype in X.dtypes.items():
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = dtype.categories
+            if types.is_numeric_dtype(cats.dtype) and not types.is_bool_dtype(cats.dtype):
+                continue
+            bad.append(f"{name!r} (category dtype, categories such as "
+                       f"{short_list(cats[:3].tolist(), 3, quote=True)})")
+        elif types.is_numeric_dtype(dtype) or types.is_bool_dtype(dtype):
+            continue
+        elif types.is_string_dtype(dtype) or dtype == object:
+            kind = types.infer_dtype(X[name], skipna=True)
+            if kind in ("integer", "floating", "mixed-integer-float", "decimal", "boolean",
+                        "empty"):
+                continue
+            bad.append(f"{name!r} ({kind} values)")
+    if not bad:
+        return
+    names = [b.split(" (", 1)[0] for b in bad]
+    raise ValueError(
+        f"{owner} needs numeric features, but the data frame's column"
+        f"{'s' if len(bad) > 1 else ''} {short_list(bad, 5)} "
+        f"{'are' if len(bad) > 1 else 'is'} categorical. Encode "
+        f"{'them' if len(bad) > 1 else 'it'} as numbers first, one indicator column per "
+        f"category: e.g. make_pipeline(make_column_transformer((OneHotEncoder("
+        f"handle_unknown='ignore'), [{', '.join(names)}]), remainder='passthrough'), "
+        f"{owner}()) with scikit-learn's OneHotEncoder, or pandas.get_dummies(X, columns="
+        f"[{', '.join(names)}])")

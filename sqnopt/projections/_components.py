@@ -35,6 +35,10 @@ class L2Ball(Projection):
         if self.radius is not None and not (math.isfinite(self.radius) and self.radius > 0):
             raise ValueError(f"L2Ball: radius must be > 0, got {self.radius!r}")
 
+    @property
+    def bounds_iterate(self) -> bool:
+        return True
+
     def init(self, problem: Problem) -> L2BallKernel:
         radius = self.radius
         if radius is None:
@@ -59,6 +63,10 @@ class L1Ball(Projection):
 
     def __post_init__(self) -> None:
         _check_radius("L1Ball", self.radius)
+
+    @property
+    def bounds_iterate(self) -> bool:
+        return True
 
     def init(self, problem: Problem) -> L1BallKernel:
         return L1BallKernel(problem.n_params, problem.dim, problem.n_features, float(self.radius))
@@ -118,6 +126,11 @@ class LazyProjection(MirrorMap):
             raise ValueError("LazyProjection: inner must be a Euclidean projection, not a "
                              "mirror map")
 
+    @property
+    def bounds_iterate(self) -> bool:
+        """The output is the inner projection's: bounded when that is."""
+        return isinstance(self.inner, Projection) and self.inner.bounds_iterate
+
     def init(self, problem: Problem) -> ProjectionKernelLike:
         inner = None if self.inner is None else self.inner.init(problem)  # type: ignore[union-attr]
         if inner is None or isinstance(inner, ProjectionKernel):
@@ -145,6 +158,10 @@ class ExpGradPM(MirrorMap):
 
     def __post_init__(self) -> None:
         _check_radius("ExpGradPM", self.radius)
+
+    @property
+    def bounds_iterate(self) -> bool:
+        return True
 
     def init(self, problem: Problem) -> ExpGradPMKernel:
         return ExpGradPMKernel(problem.n_params, problem.dim, problem.n_features,

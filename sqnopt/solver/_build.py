@@ -207,6 +207,8 @@ class _Builder(_SolverConfig):
         state: SolverState = _checkpoint.restore(self, checkpoint, X, y, sample_weight,
                                                  new_data,
                                                  lambda: make_bit_generator(self.random_state))
+        if new_data:
+            state.data_since = (state.counters.t, state.counters.n_samples)
         return state
 
     def _identity(self) -> dict[str, Any]:
@@ -249,7 +251,8 @@ class _Builder(_SolverConfig):
         bind = getattr(curv_k, "bind", None)
         if callable(bind):   # models that build curvature from the objective's samples
             bind(obj_k)
-        step_k: StepKernelLike = _kernel(self.step, self.step.init(problem), StepKernelLike)
+        step_k: StepKernelLike = _kernel(self.step, self.step.init_on_data(problem, data),
+                                           StepKernelLike)
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
             self.projection, self.projection.init(problem), ProjectionKernelLike)
         sampler = self._make_sampler(data, bitgen)
@@ -328,6 +331,8 @@ class _Builder(_SolverConfig):
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
         state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        state.data_since = (state.counters.t, state.counters.n_samples)
+        state.instability_warned = False
         return state
 
     def _prepare(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None,

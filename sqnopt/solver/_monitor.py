@@ -17,7 +17,11 @@ mean -- or the full objective when one was evaluated at that point -- and compar
 
 Checks before iteration ``warmup`` only watch for non-finite values: some step rules start far
 out by design (Pegasos' first step is ``1/lam``; its first iterates' objective can be 40 times
-``F(w_0)`` and fall below it within tens of iterations).
+``F(w_0)`` and fall below it within tens of iterations). A run whose projection bounds every
+iterate (:attr:`~sqnopt.interfaces.Projection.bounds_iterate`, no unregularised intercept)
+cannot blow up at all: there the monitor only watches for non-finite values throughout (on
+a9a at ``lam = 1e-4`` Pegasos' objective stays above ``F(w_0)`` for thousands of iterations,
+on the ball of radius ``1/sqrt(lam)``).
 
 The monitor keeps a copy of the iterate with the lowest estimate seen at a check (``w_0`` at
 first); a diverged run returns that iterate, never the blown-up one. Every check is O(1) except
@@ -63,12 +67,19 @@ class DivergenceMonitor:
     warmup
         Iterations from the start of the solve during which only non-finite values count
         (default 10).
+    instability
+        At the end of each ``run`` of a variance-reduced gradient (SAGA, SVRG) with a recorded
+        history, warn (:class:`~sqnopt.InstabilityWarning`) when the objective relapsed or
+        stalled (:mod:`sqnopt.solver._run`). A caller that runs one solve as many short runs
+        (the :class:`~sqnopt.training.Trainer`'s passes) sets it False and judges the whole
+        solve once at its end (:meth:`~sqnopt.Solver.warn_if_unstable`).
     """
 
     ceiling: float = 10.0
     patience: int = 3
     rise: float = 1.0
     warmup: int = 10
+    instability: bool = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.ceiling, (int, float)) and math.isfinite(self.ceiling)

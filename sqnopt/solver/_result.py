@@ -128,7 +128,7 @@ class _Objective:
         obj.__dict__[self._name] = value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SolveResult:
     """The outcome of :meth:`sqnopt.Solver.fit` / :meth:`sqnopt.Solver.run`.
 
@@ -181,6 +181,20 @@ class SolveResult:
         state = dict(self.__dict__)
         state["fun"] = self.fun             # a pickle holds the value, not the training data
         return state
+
+    def __repr__(self) -> str:
+        """One line: why the run stopped, ``F``, the counters and the parameters' shape -- not
+        the weights (``w`` may hold millions of entries; read ``result.w`` for them)."""
+        classes: Any = None if self.classes is None else self.classes.tolist()
+        if isinstance(classes, list) and len(classes) > 6:
+            classes = f"<{len(classes)} classes>"
+        return (f"SolveResult(status={self.status.value!r}, fun={self.fun!r}, "
+                f"n_iter={self.n_iter}, n_samples={self.n_samples}, "
+                f"effective_passes={self.effective_passes:.4g}, "
+                f"w=<{self.w.shape[0]} {self.w.dtype}>, n_features={self.n_features}, "
+                f"n_blocks={self.n_blocks}, fit_intercept={self.fit_intercept}, "
+                f"classes={classes}, wall_time={self.wall_time:.3g}, "
+                f"compiled={self.compiled})")
 
     @property
     def success(self) -> bool:

@@ -44,20 +44,32 @@ _PRECISION = 1.5e-8
 _PROBE_ROWS = 64
 
 #: A run with a variance-reduced gradient (``GradientEstimator.vanishing_variance``) whose
-#: recorded objective ends above ``F_best + RELAPSE * (F_0 - F_best)`` (``F_0`` the history's
-#: first value, ``F_best`` its lowest) warns with ``InstabilityWarning``: it got to
-#: ``F_best`` and lost more than this fraction of its progress again -- the end of a run whose
-#: steps turned unstable near the optimum, below the divergence monitor's thresholds (which
-#: watch ``F_0``). Plain minibatch runs are left out: their noise floor fluctuates.
+#: recorded objective ends above ``F_best + RELAPSE * (F_0 - F_best)`` (``F_0`` the first value
+#: recorded on the data, ``F_best`` the lowest after the estimator settled, see
+#: ``SETTLE_PASSES``) warns with ``InstabilityWarning``: it got to ``F_best`` and lost more than
+#: this fraction of its progress again -- the end of a run whose steps turned unstable near the
+#: optimum, below the divergence monitor's thresholds (which watch ``F_0``). Plain minibatch
+#: runs are left out: their noise floor fluctuates; so are runs whose step is one the estimator
+#: is stable with (``_Runner._within_stable_step``), whose rises are transients.
 RELAPSE = 0.01
 
-#: Likewise: a run whose recorded objective, over the
-#: second half of its history, fell by less than ``STALL_GAIN`` of the total distance it moved
-#: (up and down) while spreading over more than ``STALL_SPREAD * |F|`` stalled above the
-#: optimum: a converging run falls about as far as it moves, a converged one only jitters in
-#: the last digits.
-STALL_GAIN = 1.0 / 3.0
+#: Likewise: a run whose settled records, split into quarters, have a median in the last
+#: quarter no lower than in the third while they spread over more than
+#: ``STALL_SPREAD * |F|`` stalled above the optimum. A stable constant step converges linearly
+#: in expectation: single values jitter (the more the slower the rate), but the typical level
+#: keeps falling, and a converged run only jitters in the last digits.
 STALL_SPREAD = 1e-8
+
+#: Passes over the data, from the start of the solve (or from the binding of new data), after
+#: which a variance-reduced estimate describes iterates near the current one: SAGA's table
+#: then holds a gradient of every sample (zeros before a sample's first draw), SVRG's snapshot
+#: has been retaken (the first is ``w_0``). Before, the objective may rise while SAGA's
+#: Lyapunov function still falls (Defazio et al. 2014, Theorem 1: it includes the table's
+#: distance to the optimum's gradients): the instability tests read the records after it.
+SETTLE_PASSES = 1.0
+
+#: Settled records the stall test needs (a quarter of them at least two).
+STALL_RECORDS = 8
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,7 @@ class _Runner(_SolverConfig):
                 return self._diverged(state, what)
             if code == codes.LOOP_CURVATURE_ERROR:
                 msg = (f"curvature model {self.curvature.describe()} failed at iteration "
-                       f"{c.t}: {state.curvature.error_message()}")
+                       f"{c.t}{self._where(state)}: {state.curvature.error_message()}")
                 raise CurvatureError(msg, self._result(state, Status.CALLBACK, msg, math.nan))
             if code == codes.LOOP_GTOL:
                 status, message = Status.GTOL, (
@@ -232,7 +244,8 @@ class _Runner(_SolverConfig):
                 return self._diverged(state, f"the iterate is non-finite at the end of the run "
                                              f"(||w||^2 = {sq})")
             fun_end: float | None = None
-            if self.monitor is not None and state.t >= self.monitor.warmup:
+            if (self.monitor is not None and state.t >= self.monitor.warmup
+                    and not self._bounded_iterate()):
                 estimate = self._end_estimate(state, w_end)
                 if state.monitor.diverged(self.monitor, estimate):
                     # suspicious: confirm with F(w) (the one case with a pass over the data)
@@ -244,52 +257,93 @@ class _Runner(_SolverConfig):
             return self._result(state, status, message, fun_end, gnorm)
         fun = self._record(state)
         if not math.isfinite(fun) or (self.monitor is not None and state.t >= self.monitor.warmup
+                                      and not self._bounded_iterate()
                                       and state.monitor.diverged(self.monitor, fun)):
             return self._diverged(state, f"the objective F(w) = {fun:.6g} at the end of the run")
-        if self.monitor is not None and history_on and self.gradient.vanishing_variance:
-            self._warn_unstable(state, fun, t_begin)
+        if self.monitor is not None and self.monitor.instability and history_on:
+            self.warn_if_unstable(state, fun, stacklevel=4)
         return self._result(state, status, message, fun, gnorm)
 
-    def _warn_unstable(self, state: SolverState, fun: float, t_begin: int) -> None:
+    def warn_if_unstable(self, state: SolverState, fun: float, *, stacklevel: int = 2) -> bool:
         """With a gradient estimator whose variance vanishes at the optimum (SVRG, SAGA: a
         stable constant step converges linearly, so neither a relapse nor a stall is noise),
-        warn (``InstabilityWarning``) when the recorded objective ends well above the lowest it
-        reached (``RELAPSE``) or stopped converging while still moving (``STALL_GAIN``,
-        ``STALL_SPREAD``): unstable steps that the divergence monitor, which compares with the
-        starting objective, lets run. Only this ``run`` call's records count (the data may have
-        changed between calls)."""
+        warn (``InstabilityWarning``) when the objective recorded on the current data, ending
+        at ``fun``, ended well above the lowest it reached once the estimator settled
+        (``RELAPSE``, ``SETTLE_PASSES``) or stopped falling while still moving
+        (``STALL_SPREAD``): unstable steps that the divergence monitor, which compares with
+        the starting objective, lets run. A step the estimator is stable with
+        (:meth:`_within_stable_step`) never warns. At most once per state and data; True if
+        it warned.
+
+        ``run`` calls it at its end unless the monitor's ``instability`` is off; a caller that
+        runs one solve in many short runs turns that off and calls it once at the end."""
+        if not self.gradient.vanishing_variance or state.instability_warned:
+            return False
+        t0, s0 = state.data_since
         its_all = np.asarray(state.history.iteration)
+        samples = np.asarray(state.history.samples)
         values = np.asarray(state.history.objective, dtype=np.float64)
-        keep = (its_all >= t_begin) & np.isfinite(values)
-        if t_begin > 0:
-            keep &= its_all > t_begin     # a continued run: its first record is the last one's
-        values, its = values[keep], its_all[keep]
-        if values.size < 3:
-            return
-        f0, k = float(values[0]), int(np.argmin(values))
+        on_data = (its_all >= t0) & np.isfinite(values)
+        if t0 > 0:
+            on_data &= its_all > t0     # new data: its first record is the old data's last one
+        if not np.any(on_data):
+            return False
+        f0 = float(values[on_data][0])
+        settled = on_data & (samples >= s0 + SETTLE_PASSES * state.data.n_samples)
+        values, its = values[settled], its_all[settled]
+        if values.size < 3 or not math.isfinite(fun):
+            return False
+        k = int(np.argmin(values))
         best = float(values[k])
         advice = self._divergence_advice()
+        msg = None
         if f0 > best and fun > best + RELAPSE * (f0 - best):
             msg = (f"sqnopt: the objective ended at F(w) = {fun:.6g}, above the lowest the run "
                    f"recorded, {best:.6g} at iteration {its[k]}, by "
                    f"{(fun - best) / (f0 - best):.1%} of its progress from F(w0) = {f0:.6g}: the "
                    f"steps became unstable near the optimum. {advice}")
-            warnings.warn(msg, InstabilityWarning, stacklevel=4)
-            return
-        if values.size < 8:
-            return
-        second = values[values.size // 2:]
-        moved = float(np.sum(np.abs(np.diff(second))))
-        gained = float(second[0] - second[-1])
-        if gained < STALL_GAIN * moved and \
-                float(np.max(second) - np.min(second)) > STALL_SPREAD * max(abs(best), 1e-300):
-            msg = (f"sqnopt: the objective stopped converging: over the second half of the "
-                   f"recorded history it moved by {moved:.3g} in total but fell by only "
-                   f"{gained:.3g} (from {float(second[0]):.6g} to {float(second[-1]):.6g}; lowest "
-                   f"{best:.6g} at iteration {its[k]}). With a variance-reduced gradient "
-                   f"({self.gradient.describe()}) a stable constant step converges linearly, "
-                   f"so the steps are unstable. {advice}")
-            warnings.warn(msg, InstabilityWarning, stacklevel=4)
+        elif values.size >= STALL_RECORDS:
+            q = values.size // 4
+            third, last = values[-2 * q:-q], values[-q:]
+            if (float(np.median(last)) >= float(np.median(third)) and
+                    float(np.max(values[-2 * q:]) - np.min(values[-2 * q:]))
+                    > STALL_SPREAD * max(abs(best), 1e-300)):
+                msg = (f"sqnopt: the objective stopped converging: over the last quarter of the "
+                       f"recorded history its median was {float(np.median(last)):.6g}, no lower "
+                       f"than the {float(np.median(third)):.6g} of the quarter before, while "
+                       f"the values still spread from {float(np.min(values[-2 * q:])):.6g} to "
+                       f"{float(np.max(values[-2 * q:])):.6g} (lowest {best:.6g} at iteration "
+                       f"{its[k]}). With a variance-reduced gradient ({self.gradient.describe()}) "
+                       f"a stable constant step converges linearly, so the steps are unstable. "
+                       f"{advice}")
+        if msg is None or self._within_stable_step(state):
+            return False
+        state.instability_warned = True
+        warnings.warn(msg, InstabilityWarning, stacklevel=stacklevel)
+        return True
+
+    def _within_stable_step(self, state: SolverState) -> bool:
+        """Whether the step is one a variance-reduced gradient is stable with: a constant step
+        ``eps <= 1/L_max`` along gradient-scaled directions, ``L_max`` the largest per-sample
+        smoothness constant (:func:`sqnopt.recipes.max_sample_smoothness_step`; one pass over
+        the stored values). SAGA converges linearly with ``1/(3 L_max)`` (Defazio, Bach &
+        Lacoste-Julien 2014, Theorem 1) and SAG with up to ``1/L_max`` in practice (Schmidt, Le
+        Roux & Bach 2017): a rise or a stall under such a step is the transient of its Lyapunov
+        function (which includes the table's distance to the optimum's gradients) or the
+        jitter of a slow rate, not instability."""
+        if self.curvature.direction_scale != "gradient":
+            return False
+        X = state.data.X
+        if not (isinstance(X, np.ndarray) or sp.issparse(X)):
+            return False
+        from sqnopt.data._norms import max_sample_smoothness_step
+
+        eps = self._step_at(state)
+        stable = max_sample_smoothness_step(X, state.data.grad_weight,
+                                            state.problem.curvature_bound,
+                                            float(state.problem.lam), state.data.fit_intercept,
+                                            1.0)
+        return math.isfinite(eps) and eps <= stable * (1.0 + 1e-12)
 
     @staticmethod
     def _end_estimate(state: SolverState, w: FloatArray) -> float:
@@ -342,7 +396,9 @@ class _Runner(_SolverConfig):
         c.n_loss = 0
         if state.t < self.monitor.warmup and math.isfinite(estimate):
             return None
-        if ms.suspicious(self.monitor, estimate):
+        # a bounded iterate cannot blow up: no objective test, only the best iterate's copy
+        bounded = math.isfinite(estimate) and self._bounded_iterate()
+        if not bounded and ms.suspicious(self.monitor, estimate):
             full = fval if fval is not None else self._evaluate(state)[0]
             if ms.diverged(self.monitor, full):
                 kind = "objective" if fval is not None else "mean minibatch objective"
@@ -354,6 +410,28 @@ class _Runner(_SolverConfig):
                 c.n_samples, _values_per_sample(state.data.X), state.problem.n_params)):
             ms.keep(estimate, state.output_iterate(), state.t, c.n_samples)
         return None
+
+    def _where(self, state: SolverState) -> str:
+        """Where the iterate is and how it got there, for a failure's message: its norm and,
+        unless the step is a line search (whose trials are the search's own), the step rule's
+        last step."""
+        with np.errstate(all="ignore"):
+            wnorm = float(np.linalg.norm(state.output_iterate()))
+        if self.step.line_search or state.t == 0:
+            return f" (|w| = {wnorm:.3g})"
+        return (f" (|w| = {wnorm:.3g} after steps of {self._step_at(state):.3g} by "
+                f"{self.step.describe()})")
+
+    def _bounded_iterate(self) -> bool:
+        """Whether every iterate lies in a bounded set: a projection that bounds its output
+        (:attr:`~sqnopt.interfaces.Projection.bounds_iterate`) and no unregularised intercept
+        (which no projection constrains). The objective is then bounded too, and a value far
+        above ``F(w_0)`` is an excursion the method allows -- Pegasos' steps ``1/(lam t)`` put
+        the first iterates on the ball of radius ``1/sqrt(lam)``, with objectives up to 50
+        times ``F(w_0)`` on a9a at ``lam = 1e-4`` before they fall below it -- not a
+        divergence: the monitor watches only for non-finite values."""
+        return (self.projection is not None and self.projection.bounds_iterate
+                and self.fit_intercept is not True)
 
     def _diverged(self, state: SolverState, what: str) -> SolveResult:
         """End the solve with ``Status.DIVERGED``: restore the best iterate the monitor saw,

@@ -101,6 +101,12 @@ class SolverState:
     #: (the result then keeps the objective, bound to the data, until then): off for
     #: ``Solver.fit`` on data the data layer had to convert, whose copy would be kept alive.
     lazy_objective: bool = field(default=True, repr=False)
+    #: ``(iteration, samples processed)`` when the current data was bound (0, 0 for the data
+    #: the solve started on; a :meth:`~sqnopt.Solver.rebind` or a restore on new data moves
+    #: it): objective values recorded before it are on other data.
+    data_since: tuple[int, int] = field(default=(0, 0), repr=False)
+    #: The run's end warned already that the steps are unstable (once per state and data).
+    instability_warned: bool = field(default=False, repr=False)
 
     def checkpoint(self, *, data_state: bool = True) -> Checkpoint:
         """Everything the solve carries from one iteration to the next, except the data.

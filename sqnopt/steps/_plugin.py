@@ -7,6 +7,7 @@ from sqnopt.steps._components import (
     Constant,
     Decaying,
     InverseSqrt,
+    LipschitzStep,
     PegasosStep,
     ScoreLine,
     Wolfe,
@@ -18,6 +19,7 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
     register("constant", Constant)
     register("decaying", Decaying, aliases=("inverse_time",))
     register("inverse_sqrt", InverseSqrt, aliases=("invsqrt",))
+    register("lipschitz", LipschitzStep, aliases=("inverse_lipschitz",))
     register("pegasos", PegasosStep, aliases=("pegasos_step",))
     register("armijo", Armijo, aliases=("line_search",))
     register("wolfe", Wolfe, aliases=("strong_wolfe",))

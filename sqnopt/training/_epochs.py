@@ -130,9 +130,10 @@ def _run_whole(solver: Solver, state: SolverState, budget: Budget, loop: LoopRec
     done = int(math.ceil(state.effective_passes() - p0 - 1e-9))
     if tol is None or res.success or res.status is Status.DIVERGED:
         return done, res, None
-    return done, res, (f"stopped at max_iter={budget.max_epochs:g} passes "
-                       f"({res.message}); largest gradient entry "
-                       f"{res.grad_norm:.3g} > tol={tol:g}")
+    why = f"stopped at max_iter={budget.max_epochs:g} passes ({res.message})"
+    if math.isfinite(res.grad_norm):
+        why += f"; largest gradient entry {res.grad_norm:.3g} > tol={tol:g}"
+    return done, res, why
 
 
 @dataclasses.dataclass
@@ -176,10 +177,23 @@ class PassTests:
                       "stochastic steps reached their noise floor")
 
     def exhausted(self, fun: float, gnorm: float) -> str:
-        """Why a fit that used its whole budget without meeting ``tol`` did not converge."""
-        return (f"stopped at max_iter={self.budget.max_epochs:g} passes with the largest "
-                f"gradient entry at {gnorm:.3g} > tol={self.budget.tol:g} (F = {fun:.6g}, "
-                f"relative change in the last pass {self.change:.2g})")
+        """Why a fit that used its whole budget without meeting ``tol`` did not converge: the
+        gradient test's last value when it was measured (a smooth objective), else that the
+        objective was still improving (the test of a non-smooth one)."""
+        change = (f", relative change in the last pass {self.change:.2g}"
+                  if math.isfinite(self.change) else "")
+        if self.budget.smooth and math.isfinite(gnorm):
+            return (f"stopped at max_iter={self.budget.max_epochs:g} passes with the largest "
+                    f"gradient entry at {gnorm:.3g} > tol={self.budget.tol:g} (F = {fun:.6g}"
+                    f"{change})")
+        if self.budget.smooth:
+            return (f"stopped at max_iter={self.budget.max_epochs:g} passes; tol="
+                    f"{self.budget.tol:g} was not tested: the gradient was not measured "
+                    f"(F = {fun:.6g}{change})")
+        return (f"stopped at max_iter={self.budget.max_epochs:g} passes with the objective "
+                f"still improving (F = {fun:.6g}{change}; the fit ends once "
+                f"n_iter_no_change={self.budget.n_iter_no_change} passes in a row lower the "
+                f"best objective by less than tol={self.budget.tol:g}, relative)")
 
 
 def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRecord,
@@ -216,11 +230,13 @@ def _run_passes(solver: Solver, state: SolverState, budget: Budget, loop: LoopRe
         stop, why = tests.after_pass(res.fun, _last_grad_norm(res))
         keep(res, stop, why)
         if stop:
+            solver.warn_if_unstable(state, res.fun, stacklevel=5)
             return done, res, why
         if emit is not None and total > 0 and \
                 math.floor(done / every) > math.floor((done - 1) / every):
             emit(loop)
     res = last if last is not None else rebuild_result(solver, state, loop["last"])
+    solver.warn_if_unstable(state, res.fun, stacklevel=5)
     return done, res, tests.exhausted(res.fun, _last_grad_norm(res))
 
 

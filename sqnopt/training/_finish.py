@@ -23,16 +23,19 @@ from numpy.typing import NDArray
 
 from sqnopt.interfaces import (
     PROBABILISTIC,
+    SMOOTH,
     BatchSchedule,
     CurvatureModel,
     GradientEstimator,
     Objective,
     StepRule,
 )
+from sqnopt._text import first_sentence
 from sqnopt.model import LinearModel, Strategy
 from sqnopt.solver import SolveResult
 
-__all__ = ["ConvergenceWarning", "build_model", "check_majority", "unconverged_message"]
+__all__ = ["ConvergenceWarning", "build_model", "check_majority", "unconverged_advice",
+           "unconverged_message"]
 
 
 class ConvergenceWarning(UserWarning):
@@ -77,14 +80,42 @@ def build_model(setup: Composition, classes: NDArray[Any], results: Sequence[Sol
                        probabilistic=PROBABILISTIC in setup.objective.capabilities, info=info)
 
 
-def unconverged_message(curvature: CurvatureModel, whys: Sequence[str]) -> str:
+class _Plan(Composition, Protocol):
+    """A composition with the regime its recipe chose (:class:`~sqnopt.training._setup.Setup`)."""
+
+    @property
+    def full_batch_phase(self) -> bool: ...
+
+
+def unconverged_message(setup: _Plan, whys: Sequence[str]) -> str:
     """The warning of a fit whose sub-problems ended for the reasons ``whys`` (at most three
-    quoted) without meeting ``tol``."""
+    quoted) without meeting ``tol``, with what to change: only options that are valid for the
+    composition (:func:`unconverged_advice`)."""
+    curvature = setup.curvature
     return (f"{curvature.name or type(curvature).__name__} did not converge: "
             + "; ".join(whys[:3])
             + (f" (and {len(whys) - 3} more)" if len(whys) > 3 else "")
-            + ". Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to "
-            "tol on full batches).")
+            + ". " + unconverged_advice(setup))
+
+
+def unconverged_advice(setup: _Plan) -> str:
+    """What to change after a fit that did not meet ``tol``, from the composition: a
+    non-smooth loss (hinge) has a subgradient that need not vanish at the optimum, so a test of
+    the gradient cannot be met and a curvature model that learns from gradient differences
+    (L-BFGS) does not apply; a stochastic recipe on a smooth loss can hand over to L-BFGS, which
+    solves to ``tol`` on full batches; a run that already does only needs more budget."""
+    objective = setup.objective
+    if SMOOTH not in objective.capabilities:
+        if setup.full_batch_phase:
+            return (f"The loss {objective.name} is not smooth: its subgradient does not vanish "
+                    "at the optimum, so tol (a bound on the largest gradient entry) cannot be "
+                    "met. Set tol=None to run the whole budget (max_iter), or use a smooth loss "
+                    "(squared_hinge, logloss) to solve to tol.")
+        return "Increase max_iter or loosen tol."
+    if setup.full_batch_phase:
+        return "Increase max_iter or loosen tol."
+    return ("Increase max_iter, loosen tol, or use curvature='lbfgs' (solves to tol on full "
+            "batches).")
 
 
 def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray[Any],
@@ -114,8 +145,9 @@ def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray
                "optimum of the loss is no better than predicting a constant (features "
                "without signal, or alpha too large)")
     else:
+        reasons = "; ".join(dict.fromkeys(first_sentence(r.message).rstrip(".")
+                                          for r in results))
         msg = (f"the fitted model's training accuracy {acc:.4f} is below the majority "
-               f"class's {majority:.4f}: the solve failed "
-               f"({'; '.join(r.message for r in results)[:300]}). Use the defaults "
+               f"class's {majority:.4f}: the solve failed ({reasons}). Use the defaults "
                "(curvature='auto'), a smaller step, or centred and scaled features")
     warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel)

@@ -37,7 +37,7 @@ from sqnopt.interfaces import (
 )
 from sqnopt.model import Strategy
 from sqnopt.registry import get_registry
-from sqnopt.solver import IterationInfo, Solver
+from sqnopt.solver import DivergenceMonitor, IterationInfo, Solver
 from sqnopt.solver._solver import ComponentSpec, RandomState, resolve_component
 from sqnopt.training._finish import ConvergenceWarning
 
@@ -285,8 +285,10 @@ def warn_feature_scale(X: Any, recipe: recipes.Recipe, intercept: bool) -> None:
             f"the largest absolute values of the feature columns differ by a factor of "
             f"{spread:.3g}: first-order stochastic steps ({recipe.curvature.describe()}) "
             "converge slowly on such data. Scale the features (e.g. scikit-learn's "
-            "StandardScaler for dense, MaxAbsScaler for sparse data) or use a curvature "
-            "model (curvature='lbfgs')", ConvergenceWarning, stacklevel=4)
+            "StandardScaler for dense, MaxAbsScaler for sparse data)"
+            + (" or use a curvature model (curvature='lbfgs')"
+               if SMOOTH in recipe.objective.capabilities else ""),
+            ConvergenceWarning, stacklevel=4)
 
 
 def spawn_seeds(random_state: RandomState, k: int) -> list[Any]:
@@ -316,11 +318,18 @@ def sub_labels(setup: Setup, y: NDArray[Any], j: int) -> tuple[Any, NDArray[Any]
     return y, setup.classes
 
 
+_MONITOR = DivergenceMonitor()
+_PER_PASS_MONITOR = DivergenceMonitor(instability=False)
+
+
 def make_solver(s: Settings, setup: Setup, random_state: Any,
                 callback: Callable[[IterationInfo], bool | None]) -> Solver:
     """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report."""
     history = s.history_every if s.history_every is not None else (0,)
     report = setup.report_every if s.report_every is None else int(s.report_every)
+    # a stochastic fit to ``tol`` runs one pass per ``run`` call (sqnopt.training._epochs): it
+    # judges the instability of the whole solve at its end, not of each pass
+    per_pass = not setup.full_batch_phase and s.tol is not None
     return Solver(objective=setup.objective, curvature=setup.curvature,
                   gradient=setup.gradient,
                   schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
@@ -330,4 +339,5 @@ def make_solver(s: Settings, setup: Setup, random_state: Any,
                   report_every=report, history_every=history,
                   record_grad_norm=(not setup.full_batch_phase and s.tol is not None
                                     and SMOOTH in setup.objective.capabilities),
-                  callback=callback, path=s.path)
+                  callback=callback, path=s.path,
+                  monitor=_PER_PASS_MONITOR if per_pass else _MONITOR)

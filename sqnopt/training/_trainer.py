@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import check_matrix, encode_labels
 from sqnopt.interfaces import SMOOTH
@@ -311,7 +312,7 @@ class Trainer:
         self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
         if unconverged:
-            warnings.warn(unconverged_message(setup.curvature, unconverged),
+            warnings.warn(unconverged_message(setup, unconverged),
                           ConvergenceWarning, stacklevel=3)
         check_majority(self.model_, Xc, yarr, classes, weights, self.converged_, self.results_,
                        stacklevel=3, index=index)
@@ -331,8 +332,9 @@ class Trainer:
         if classes is not None:
             cls = np.unique(np.asarray(classes))
             if known is not None and not np.array_equal(cls, known):
-                raise ValueError(f"classes={cls.tolist()[:10]} differs from the classes of the "
-                                 f"first call {known.tolist()[:10]}; pass the same classes")
+                raise ValueError(f"classes=[{short_list(cls.tolist(), 10)}] differs from the "
+                                 f"classes of the first call [{short_list(known.tolist(), 10)}]"
+                                 "; pass the same classes")
         elif known is None:
             raise ValueError("classes must be passed on the first call to partial_fit (every "
                              "label that will appear, e.g. classes=np.unique(y_all))")

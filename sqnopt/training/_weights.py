@@ -16,6 +16,7 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt._text import short_list
 from sqnopt.data._dataset import sample_weight_array
 
 FloatArray = NDArray[np.float64]
@@ -52,7 +53,7 @@ def class_weight_vector(class_weight: ClassWeight, classes: NDArray[Any],
         hit = np.flatnonzero(classes == label)
         if hit.size == 0:
             raise ValueError(f"class_weight names the label {label!r}, which is not among the "
-                             f"classes {classes.tolist()[:10]}")
+                             f"classes [{short_list(classes.tolist(), 10)}]")
         w = float(weight)
         if not math.isfinite(w) or w < 0:
             raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}")

@@ -11,6 +11,7 @@ from conftest import curvature_twin_iterates, gaussian_classes
 
 from sqnopt import (
     Armijo,
+    Constant,
     CurvatureError,
     Full,
     IncompatibleComponentsError,
@@ -130,9 +131,30 @@ def test_a_singular_hessian_is_a_curvature_error():
     k, kern = state.objective, state.curvature
     assert kern.observe_batch(k, np.zeros(4), np.arange(40, dtype=np.intp)) == CURVATURE_ERROR
     assert "not positive definite" in kern.error_message() and not kern.have_factor
+    # the cause it names: the zero column is parameter 3, unregularised, and the data do not
+    # determine it
+    assert "ending at parameter 3" in kern.error_message()
+    assert "the data do not determine it" in kern.error_message()
     with pytest.raises(CurvatureError, match="not positive definite"):
         Solver(LogLoss(lam=0.0), Newton(), Full(), Armijo(), curvature_schedule=Full(),
                max_iter=5).fit(Xz, y)
+
+
+def test_a_step_too_long_for_newton_is_named_as_the_cause():
+    """lam = 1e-4 and a constant step of 1e6: the iterate lands where every margin is far out
+    and the logistic loss is flat, and the unregularised intercept has no curvature left. The
+    error says so (and which step took it there), not that lam = 0 or the data are at fault."""
+    from sqnopt.datasets import load_a9a
+
+    X, y = load_a9a("train")
+    with pytest.raises(CurvatureError) as info:
+        Solver(LogLoss(lam=1e-4), Newton(), Full(), Constant(1e6), curvature_schedule=Full(),
+               fit_intercept=True, max_iter=5).fit(X, y)
+    msg = str(info.value)
+    assert "after steps of 1e+06 by constant(eps=1000000.0)" in msg
+    assert "ending at the intercept" in msg and "the loss is flat at the iterate" in msg
+    assert "steps too long for the direction (use a line search" in msg
+    assert "lam = 0" not in msg
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.1])

@@ -80,7 +80,7 @@ def test_numpy_parser_agrees_with_scikit_learn_on_a9a() -> None:
 
 
 def test_load_svmlight_without_scikit_learn(monkeypatch: pytest.MonkeyPatch, svm_file: Path) -> None:
-    monkeypatch.setattr(_io, "_sklearn_loader", lambda: None)
+    monkeypatch.setattr(_io, "_engine", lambda: None)
     X, y = load_svmlight(svm_file)
     np.testing.assert_array_equal(X.toarray(), DENSE)
     chunks = list(iter_svmlight_chunks(svm_file, 3, n_features=4))

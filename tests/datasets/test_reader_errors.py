@@ -1,6 +1,6 @@
 """The svmlight and Criteo readers: memory bounded by the data, and every bad file is one
-``ValueError`` naming the file, the line and the problem -- with scikit-learn's fast reader and
-with the pure-Python parser alike.
+``ValueError`` naming the file, the line and the problem -- with the compiled parser and with
+its pure-Python twin alike.
 
 Before: an index of 2,000,000,000 made ``sqnopt train`` allocate 14.6 GB (a model that wide);
 ``99999999999999999999`` raised ``OverflowError``, a corrupt ``.xz`` ``LZMAError``, both as
@@ -60,12 +60,10 @@ def _write(tmp_path: Path, name: str, content: bytes, compress: str = "") -> Pat
     return path
 
 
-@pytest.fixture(params=["sklearn", "python"])
+@pytest.fixture(params=["compiled", "python"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "python":
-        monkeypatch.setattr(_io, "_sklearn_loader", lambda: None)
-    else:
-        pytest.importorskip("sklearn")
+        monkeypatch.setattr(_io, "_engine", lambda: None)
     return str(request.param)
 
 

@@ -25,6 +25,19 @@ NEEDS = {"dask.md": ("dask.array", "distributed")}
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
+def _choosing_histories_are_curves(namespace: dict[str, object]) -> None:
+    """choosing.md's comparison plots a curve per composition, not its two end points (which
+    a deterministic fit's default history holds)."""
+    histories = namespace["histories"]
+    assert isinstance(histories, dict) and len(histories) == 4
+    assert all(len(h) >= 10 for h in histories.values()), {k: len(h) for k, h in
+                                                             histories.items()}
+
+
+#: What a page's blocks must have left in their namespace, beyond running.
+AFTER = {"choosing.md": _choosing_histories_are_curves}
+
+
 def python_blocks(path: Path) -> list[tuple[int, str]]:
     """``(line, code)`` of each python block of a Markdown page."""
     text = path.read_text(encoding="utf-8")
@@ -69,6 +82,8 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             unexpected = [f"{w.category.__name__}: {w.message}" for w in caught
                           if not issubclass(w.category, ConvergenceWarning)]
             assert not unexpected, f"{page.name}, the block at line {line} warns: {unexpected}"
+        if page.name in AFTER:
+            AFTER[page.name](namespace)
     finally:  # a page that registers a plugin (plugins.md) leaves the registry as it found it
         for plugin in list(get_plugin_manager().get_plugins()):
             if id(plugin) not in before:

@@ -251,6 +251,22 @@ def test_pickled_estimator_predicts_and_resumes_partial_fit() -> None:
     assert len(a.history_) == len(b2.history_)
 
 
+def test_pickling_keeps_the_curvature_memory() -> None:
+    """The docstring promises it: an unpickled L-BFGS estimator holds its pairs and its
+    partial_fit continues bit for bit as the original's."""
+    X, y = make_boxes(600, 6, random_state=0)
+    a = SQNClassifier(curvature="lbfgs", schedule=("fixed", {"size": 20}),
+                      step=("constant", {"eps": 0.05}), random_state=0)
+    a.partial_fit(X[:300], y[:300], classes=np.unique(y))
+    b = pickle.loads(pickle.dumps(a))
+    pairs = b._trainer._checkpoints[0].state["kernels"]["curvature"]["state"]
+    assert pairs["count"] == 10 and np.any(pairs["V"] != 0)       # a full memory of pairs
+    a.partial_fit(X[300:], y[300:])
+    b.partial_fit(X[300:], y[300:])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert "curvature memory (L-BFGS pairs" in (SQNClassifier.__doc__ or "")
+
+
 def test_pipeline_gridsearch_clone() -> None:
     X, y = _blobs(n=240, k=2)
     pipe = make_pipeline(StandardScaler(), SQNClassifier(curvature="identity", random_state=0,

@@ -227,3 +227,46 @@ def test_float_labels_are_judged_as_scikit_learn_judges_them(y):
     assert not isinstance(ref, tuple) or not isinstance(ref[0], type), ref
     assert got_warnings == ref_warnings
     assert got[1].dtype == ref[1].dtype and got[1].tobytes() == ref[1].tobytes()
+
+
+def test_a_categorical_data_frame_column_is_named_with_the_fix() -> None:
+    """A pandas column of category dtype with string categories: scikit-learn's validation
+    says "could not convert string to float", or, when the other columns' names are integers,
+    first that column names of mixed types are not supported -- never which column, nor what
+    to do. The estimator names the column and the encoding to use; the pipeline it proposes
+    works."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from sqnopt import SQNClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 2)))                  # integer column names
+    X["city"] = pd.Categorical(rng.choice(["paris", "rome", "oslo"], 120))
+    y = np.where(X[0] + (X["city"] == "rome") > 0.5, 1, 0)
+    for frame in (X, X.rename(columns=str)):
+        for method in ("fit", "partial_fit"):
+            with pytest.raises(ValueError, match="column 'city' .category dtype, categories "
+                               "such as 'oslo', 'paris', 'rome'. is categorical") as info:
+                getattr(SQNClassifier(), method)(frame, y, **(
+                    {"classes": [0, 1]} if method == "partial_fit" else {}))
+            assert "OneHotEncoder" in str(info.value)
+            assert "mixed" not in str(info.value) and "could not convert" not in str(info.value)
+    framed = X.rename(columns=str)
+    pipe = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"),
+                                                  ["city"]), remainder="passthrough"),
+                         SQNClassifier(random_state=0)).fit(framed, y)
+    assert pipe.score(framed, y) > 0.9
+    # a fitted model is given the same check on prediction
+    fitted = SQNClassifier(random_state=0).fit(framed[["0", "1"]], y)
+    with pytest.raises(ValueError, match="'city'"):
+        fitted.predict(framed)
+    # string columns too; numeric categories are numbers, as scikit-learn converts them
+    with pytest.raises(ValueError, match=r"column 's' \(string values\)"):
+        SQNClassifier().fit(framed.assign(s=rng.choice(["u", "v"], 120)).drop(columns="city"), y)
+    codes = framed.assign(city=pd.Categorical(rng.choice([1.0, 2.0, 5.0], 120)))
+    a = SQNClassifier(random_state=0).fit(codes, y)
+    b = SQNClassifier(random_state=0).fit(codes.astype({"city": float}).to_numpy(), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)

@@ -22,7 +22,7 @@ from sqnopt.gradients import SAGA, SVRG, ProgressiveBatch
 from sqnopt.presets import PRESETS, make
 from sqnopt.projections import ExpGradPM, L1Ball, LazyProjection
 from sqnopt.solver._scaled_loop import ScaledLoop
-from sqnopt.steps import Armijo, Constant, InverseSqrt, Wolfe
+from sqnopt.steps import Armijo, Constant, InverseSqrt, LipschitzStep, Wolfe
 
 
 def _data(n: int = 300, d: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -180,8 +180,10 @@ def test_presets_compose_the_named_components() -> None:
     pb = make("progressive_lbfgs", theta=0.5, batch_size=64)
     assert pb.gradient == ProgressiveBatch(0.5) and pb.schedule == Fixed(64)
     assert pb.sampling == "subset"
-    with pytest.raises(TypeError, match="eta"):       # no data-free default step
-        make("saga")
+    # the step from the data when the solve starts unless eta is given
+    assert make("saga").step == LipschitzStep(3.0)
+    assert make("svrg", batch_size=8).step == LipschitzStep(1.0)
+    assert make("saga", eta=0.05).step == Constant(0.05)
     sqb = make("sqb", lam=0.5)
     assert sqb.curvature == QuadraticBound(solver="cg") and sqb.sampling == "subset"
     assert sqb.curvature_schedule == Fixed(1000) and sqb.schedule == Geometric(100, 1.5)
@@ -204,3 +206,27 @@ def test_gd_is_deterministic_full_batch_descent() -> None:
         w = w - eps * g
     np.testing.assert_allclose(res.w, w, rtol=1e-10, atol=1e-12)
     assert res.n_samples == 20 * X.shape[0]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pegasos_first_steps_on_the_ball_are_not_a_divergence(seed: int) -> None:
+    """Pegasos' steps 1/(lam t) put its first iterates on the ball of radius 1/sqrt(lam): on
+    a9a at lam = 1e-4 the objective reaches 50 times F(w0) before falling below it. The ball
+    bounds the iterate, so the divergence monitor does not stop it (it stopped seed 1 at
+    iteration 1000, and any run whose history records the first iterations at iteration 10)."""
+    import warnings
+
+    from sqnopt.datasets import load_a9a
+
+    X, y = load_a9a("train")
+    Xt, yt = load_a9a("test")
+    points = sorted({int(v) for v in np.geomspace(1, 5 * X.shape[0], 40)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = Solver.pegasos(1e-4, random_state=seed, fit_intercept="regularized",
+                             max_epochs=5, history_every=points).fit(X, y)
+    assert res.status.value == "max_samples"
+    assert np.max(res.history.objective[:12]) > 10.0        # the allowed excursion
+    assert res.fun < 0.5
+    acc = np.mean(np.where(Xt @ res.coef + res.intercept > 0, 1.0, -1.0) == yt)
+    assert acc > 0.78 > np.mean(yt == -1.0)                 # majority class: 0.764

@@ -177,9 +177,9 @@ def svmlight(content: bytes, name: str, n_features: int | None, zero_based: Any,
         path = d / name
         path.write_bytes(content)
         out: dict[str, Any] = {"path": str(path)}
-        real = _io._sklearn_loader
-        for parser in ("sklearn", "python"):
-            _io._sklearn_loader = real if parser == "sklearn" else (lambda: None)
+        real = _io._engine
+        for parser in ("compiled", "python"):
+            _io._engine = real if parser == "compiled" else (lambda: None)
             try:
                 out[parser] = {
                     "load": _outcome(lambda: _dense(_io.load_svmlight(
@@ -191,7 +191,7 @@ def svmlight(content: bytes, name: str, n_features: int | None, zero_based: Any,
                         path, chunk)]),
                 }
             finally:
-                _io._sklearn_loader = real
+                _io._engine = real
         return out
     finally:
         shutil.rmtree(d)

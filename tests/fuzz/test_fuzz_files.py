@@ -4,7 +4,7 @@
   the structure was valid (an independent loop-by-loop check in the worker); an invalid one is
   never accepted, and no case crashes.
 * svmlight text: valid files read back exactly; any file gives the same outcome with
-  scikit-learn's reader and the pure-Python parser (the same error message, or the same
+  the compiled parser and its pure-Python twin (the same error message, or the same
   matrix); errors are one line naming the file; results are finite.
 * model bytes: ``LinearModel.load`` raises ``ModelFileError`` (or gives a model whose
   coefficients, scores and probabilities are finite and consistent).
@@ -65,7 +65,7 @@ def check_svmlight(r: Any) -> None:
     assert_no_warnings(r)
     path = r["path"]
     for what in ("load", "load_one_based", "scan", "chunks"):
-        a, b = r["sklearn"][what], r["python"][what]
+        a, b = r["compiled"][what], r["python"][what]
         assert a[0] == b[0] and _same(a[1], b[1]), (what, a, b)  # the two parsers agree
         kind, value = a
         if kind != "ok":
@@ -76,7 +76,7 @@ def check_svmlight(r: Any) -> None:
             rows, width, labels = value
             assert rows >= 1 and width >= 1 and np.all(np.isfinite(labels))
         elif what == "chunks":
-            loaded = r["sklearn"]["load_one_based"]
+            loaded = r["compiled"]["load_one_based"]
             if loaded[0] == "ok" and not isinstance(loaded[1][0], str):
                 X = np.vstack([c[0] for c in value])
                 y = np.concatenate([c[1] for c in value])
@@ -88,7 +88,7 @@ def check_svmlight(r: Any) -> None:
             if isinstance(X, str):  # a wide matrix, summarised
                 continue
             assert np.all(np.isfinite(X)) and np.all(np.isfinite(y)) and X.shape[0] == len(y)
-    scan, load1 = r["sklearn"]["scan"], r["sklearn"]["load_one_based"]
+    scan, load1 = r["compiled"]["scan"], r["compiled"]["load_one_based"]
     if scan[0] == "ok" and load1[0] == "ok" and not isinstance(load1[1][0], str):
         assert scan[1][0] == load1[1][0].shape[0]  # scan counts the rows load reads
 
@@ -100,7 +100,7 @@ def test_valid_svmlight_reads_back_exactly(worker: Worker, case: Any, chunk: int
     r = worker.call("svmlight", content=text, name="data.svm", n_features=X.shape[1],
                     zero_based=zero_based, chunk=chunk)
     check_svmlight(r)
-    kind, value = r["sklearn"]["load"]
+    kind, value = r["compiled"]["load"]
     assert kind == "ok", value
     np.testing.assert_array_equal(value[0], X)
     np.testing.assert_array_equal(value[1], y)

@@ -223,7 +223,8 @@ def test_a_run_leaving_f_to_its_result_still_ends_diverged_above_the_ceiling(spa
 def test_the_end_of_run_estimate_makes_no_pass_over_the_data_on_healthy_runs(monkeypatch
                                                                            ) -> None:
     """Pegasos' hot path keeps its lazy F(w): the end-of-run estimate reads a fixed probe of
-    rows, and only a suspicious one is confirmed by a full pass."""
+    rows, and only a suspicious one is confirmed by a full pass; with the projection (the
+    default), whose ball bounds every iterate, there is nothing to estimate."""
     from sqnopt.solver._run import _PROBE_ROWS, _Runner
 
     X, y = make_boxes(2000, 8, random_state=3)
@@ -242,11 +243,15 @@ def test_the_end_of_run_estimate_makes_no_pass_over_the_data_on_healthy_runs(mon
 
     monkeypatch.setattr(_Runner, "_evaluate", counting_eval)
     monkeypatch.setattr(_Runner, "_end_estimate", staticmethod(counting_probe))
-    res = Solver.pegasos(1e-3, max_epochs=2, random_state=0).fit(sp.csr_matrix(X), y)
+    res = Solver.pegasos(1e-3, project=False, max_epochs=2, random_state=0).fit(
+        sp.csr_matrix(X), y)
     assert res.status is Status.MAX_SAMPLES
     assert isinstance(res.__dict__["fun"], PendingObjective)
     assert probes == [1] and passes == []
     assert _PROBE_ROWS < X.shape[0]
+    res = Solver.pegasos(1e-3, max_epochs=2, random_state=0).fit(sp.csr_matrix(X), y)
+    assert isinstance(res.__dict__["fun"], PendingObjective)
+    assert probes == [1] and passes == []
 
 
 @pytest.mark.parametrize("name, classes", [("logloss", 2), ("hinge", 2), ("squared_hinge", 2),
@@ -305,3 +310,16 @@ def test_a_minibatch_run_knows_no_full_objective() -> None:
     res = solver.run(state, max_iter=20)
     assert math.isnan(state.loop.known_objective(state.objective))
     assert res.fun == float(state.objective.value(res.w))
+
+
+def test_the_repr_of_a_result_is_one_short_line_without_the_weights() -> None:
+    """A result's repr names the status, F, the counters and the parameters' shape; the weight
+    vector (which may hold millions of entries) is not printed."""
+    X = np.random.default_rng(0).normal(size=(300, 2000))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    res = Solver.pegasos(1e-2, max_epochs=1, random_state=0).fit(X, y)
+    text = repr(res)
+    assert "\n" not in text and len(text) < 400
+    assert f"status='{res.status.value}'" in text and f"fun={res.fun!r}" in text
+    assert f"n_iter={res.n_iter}" in text and "w=<2000 float64>" in text
+    assert "array(" not in text and "history" not in text
