@@ -8,7 +8,8 @@ characterises the Euclidean projection onto a closed convex set), the same from 
 a kernel declaring ``ball_radius = r > 0`` (which the scaled loops apply as a rescaling) projects
 exactly onto the ball ``||w_reg|| <= r``. A mirror map (``euclidean`` False: called once per
 iteration, stateful) gives finite iterates and leaves a zero step (``z`` equal to its last
-output) in place.
+output) in place. A projection declaring ``bounds_iterate`` keeps its outputs bounded however
+far the points it is given are.
 """
 
 from __future__ import annotations
@@ -138,6 +139,16 @@ class ProjectionSuite(Suite):
                      "on the regularised coordinates only (a mirror map takes the plain step "
                      "there)")
             images.append(w)
+        if getattr(self.component, "bounds_iterate", False):
+            bounded = self.fresh(setup)
+            reg = ~free
+            u = points[3]
+            norms = [float(np.linalg.norm(self._project(bounded, t * u)[reg]))
+                     for t in (1e6, 1e12, 1e18)]
+            if not (np.all(np.isfinite(norms)) and norms[2] <= 2.0 * norms[1] + 1e-12):
+                fail(f"declares bounds_iterate (every output in a bounded set), but the outputs "
+                     f"of 1e6 z, 1e12 z and 1e18 z have norms {norms[0]:.3g}, {norms[1]:.3g}, "
+                     f"{norms[2]:.3g}")
         if not self.euclidean():
             last = images[-1]
             again = self._project(kernel, last)

@@ -64,6 +64,14 @@ class StepSuite(Suite):
     def protocol(self) -> type:
         return StepKernelLike
 
+    def fresh(self, setup: Setup) -> Any:
+        """A new kernel as the solver builds one: ``init_on_data(problem, data)`` (which is
+        ``init`` unless the rule computes its step from the data)."""
+        build = getattr(self.component, "init_on_data", None)
+        if callable(build):
+            return build(setup.problem, setup.data)
+        return self.component.init(setup.problem)
+
     def compiled_base(self) -> type[Any]:
         from sqnopt.steps._base import StepKernel
 

@@ -737,6 +737,8 @@ def test_projection_breaks() -> None:
     fails(_projection("wrong_radius", _WrongRadius), "check_projection", "ball_radius = 2.0")
     fails(_projection("not_euclidean_ball", _WrongRadius, euclidean=False),
           "check_kernel_contract", "euclidean = False")
+    fails(_projection("unbounded", _Shrink, bounds_iterate=True), "check_projection",
+          "bounds_iterate")
     assert run_check(L2BallNumPy(1.0), "check_projection")
 
 
