@@ -176,9 +176,10 @@ class StepRace:
         for ln in self.learners:
             ln.state = bind(ln.solver, ln.state)
 
-    def advance(self, available: int) -> tuple[int, Status | None]:
+    def advance(self, available: int) -> tuple[int, None]:
         """Race on up to ``available`` examples of the current data; returns the examples
-        used and, if a candidate diverged and none is left, ``Status.DIVERGED``."""
+        used (and ``None``: a candidate that diverged leaves the race at the next cut; a
+        winner that diverged is reported when the trainer adopts it)."""
         used = 0
         while not self.done and used < available:
             take = min(self.segment - self.seg_done, available - used)
