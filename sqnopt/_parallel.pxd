@@ -41,8 +41,11 @@ cdef void block_bounds(Py_ssize_t size, Py_ssize_t n_blocks, Py_ssize_t b, Py_ss
 cdef void fold_partials(int n_threads, double* out, const double* partials,
                         Py_ssize_t n_partials, Py_ssize_t n) noexcept nogil
 
-# The cost, in work units, of reading one stored entry of a row (a dot or an axpy touches it
-# once) and of the per-row work around it (a loss and its derivative, an exp).
+# The cost, in work units, of reading one stored entry of a sparse row (a dot or an axpy touches
+# it once: an index, a value, a scattered access to the vector), how many entries of a dense row
+# cost as much (the vector kernels read them in lanes, contiguously), and the per-row work
+# around them (a loss and its derivative, an exp).
 cdef enum:
     ENTRY_WORK = 1
+    DENSE_ENTRIES_PER_UNIT = 4
     ROW_WORK = 16

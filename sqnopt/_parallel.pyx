@@ -2,8 +2,9 @@
 """Deterministic parallel passes (see ``_parallel.pxd`` for the contract).
 
 **The block policy.** A pass of ``size`` rows costing ``row_work`` units per row (a stored entry
-read once is one unit, the per-row work of a loss ``ROW_WORK`` units; softmax multiplies by its
-``K`` scores) has ``W = size * row_work`` units of work and gets
+of a sparse row read once is one unit, ``DENSE_ENTRIES_PER_UNIT`` entries of a dense row are one,
+the per-row work of a loss is ``ROW_WORK`` units; softmax multiplies by its ``K`` scores) has
+``W = size * row_work`` units of work and gets
 
     B = min(W / min_block_work, W / (reduce_ratio * n_vec), max_vector_bytes / (8 n_vec),
             max_blocks, size)

@@ -70,6 +70,8 @@ static int sq_pool_size(void) { return 0; }
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -81,9 +83,12 @@ static int sq_pool_size(void) { return 0; }
 #  define SQ_POOL_RELAX() ((void)0)
 #endif
 
-/* polls of the job counter before a waiting thread sleeps (a few tens of microseconds) */
+/* polls of the job counter before a waiting thread sleeps: a few tens of microseconds (a
+ * pause instruction costs 10 to 150 cycles by CPU, more in a virtual machine that traps it). No
+ * polling when a job has more threads than the machine has cores: a polling thread would take
+ * a core from one with work. */
 #ifndef SQ_POOL_SPIN
-#  define SQ_POOL_SPIN 20000
+#  define SQ_POOL_SPIN 1000
 #endif
 
 typedef struct {
@@ -100,6 +105,8 @@ typedef struct {
     void *ctx;
     Py_ssize_t n_tasks;
     int n_threads;                /* the caller and workers 1..n_threads-1 may take tasks */
+    atomic_int spin;              /* polls before sleeping, set by the last job */
+    int n_cpus;                   /* online cores (0: not known yet) */
     atomic_long next;             /* next task to hand out */
     atomic_long completed;        /* tasks finished */
     atomic_int closed;            /* the job's tasks are all done: nobody may join it */
@@ -108,7 +115,7 @@ typedef struct {
 
 static sq_pool_t sq_pool = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 1, 0
+    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, SQ_POOL_SPIN, 0, 0, 0, 1, 0
 };
 static int sq_pool_atfork_done = 0;
 
@@ -135,11 +142,12 @@ static void *sq_pool_worker(void *arg)
 {
     int id = (int)(Py_ssize_t)arg;
     long seen = 0, g;
-    int spins;
+    int spins, limit;
     for (;;) {
         /* wait for a job not seen yet: poll for a while, then sleep */
         spins = 0;
-        while ((g = atomic_load(&sq_pool.gen)) == seen && spins < SQ_POOL_SPIN) {
+        limit = atomic_load_explicit(&sq_pool.spin, memory_order_relaxed);
+        while ((g = atomic_load(&sq_pool.gen)) == seen && spins < limit) {
             SQ_POOL_RELAX();
             spins++;
         }
@@ -178,11 +186,14 @@ static void sq_pool_atfork_child(void)
     atomic_store(&sq_pool.active, 0);
 }
 
-/* Create workers until there are `want` of them (or creation fails); under `busy`. */
+/* Create workers until there are `want` of them (or creation fails); under `busy`. The
+ * workers block every signal (they inherit the mask in force at their creation): signals go to
+ * the threads that run Python, as they would without the pool. */
 static void sq_pool_grow(int want)
 {
     pthread_t th;
     pthread_attr_t attr;
+    sigset_t all, old;
     if (!sq_pool_atfork_done) {
         if (pthread_atfork(NULL, NULL, sq_pool_atfork_child) != 0)
             return;                     /* without the handler a fork could hang: no threads */
@@ -191,12 +202,15 @@ static void sq_pool_grow(int want)
     if (pthread_attr_init(&attr) != 0)
         return;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     while (sq_pool.n_workers < want) {
         if (pthread_create(&th, &attr, sq_pool_worker,
                            (void *)(Py_ssize_t)(sq_pool.n_workers + 1)) != 0)
             break;
         sq_pool.n_workers++;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
 }
 
@@ -213,6 +227,10 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
         return sq_pool_serial_tasks(n_tasks, fn, ctx);   /* another caller's job is running */
     if (sq_pool.n_workers < n_threads - 1)
         sq_pool_grow(n_threads - 1);
+    if (sq_pool.n_cpus == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        sq_pool.n_cpus = c > 0 ? (int)c : 1;
+    }
     used = n_threads <= sq_pool.n_workers + 1 ? n_threads : sq_pool.n_workers + 1;
     if (used <= 1) {
         atomic_flag_clear(&sq_pool.busy);
@@ -223,6 +241,8 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
     sq_pool.ctx = ctx;
     sq_pool.n_tasks = n_tasks;
     sq_pool.n_threads = used;
+    atomic_store_explicit(&sq_pool.spin, used <= sq_pool.n_cpus ? SQ_POOL_SPIN : 0,
+                          memory_order_relaxed);
     atomic_store(&sq_pool.next, 0);
     atomic_store(&sq_pool.completed, 0);
     atomic_store(&sq_pool.closed, 0);
@@ -235,7 +255,8 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
      * not started: a descheduled worker holds nothing up) */
     sq_pool_take_tasks(0);
     spins = 0;
-    while (atomic_load(&sq_pool.completed) < n_tasks && spins < SQ_POOL_SPIN) {
+    while (atomic_load(&sq_pool.completed) < n_tasks && spins < SQ_POOL_SPIN
+           && used <= sq_pool.n_cpus) {
         SQ_POOL_RELAX();
         spins++;
     }

@@ -80,8 +80,11 @@ cdef class ObjectiveKernel:
     cdef double* _ws                # workspace: partial vectors, sums and statuses of a pass
     cdef Py_ssize_t _ws_cap
     cdef double* _workspace(self, Py_ssize_t n) noexcept nogil
-    # mean stored entries per row, the intercept's included (the work estimate of a pass)
+    # mean stored entries per row, the intercept's included, and the work units of reading a
+    # row once (``sqnopt._parallel``: a sparse entry is one unit, dense entries go
+    # DENSE_ENTRIES_PER_UNIT to a unit): the work estimates of the passes
     cdef double _row_entries
+    cdef double _read_work
     cdef Py_ssize_t _plan(self, Py_ssize_t size, double row_work, Py_ssize_t n_vec) noexcept nogil
     cdef int _run_pass(self, PassJob* job) noexcept nogil
     cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,

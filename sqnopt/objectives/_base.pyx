@@ -8,7 +8,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from sqnopt._parallel cimport (
-    ENTRY_WORK, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
+    DENSE_ENTRIES_PER_UNIT, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
 )
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
@@ -54,6 +54,10 @@ cdef class ObjectiveKernel:
         self.n_params = n_blocks * data.dim
         self._row_entries = (<double> data.nnz / data.n_samples
                              + (1.0 if data.has_intercept else 0.0))
+        # a dense row is read by the vector kernels, several entries to a unit of work
+        self._read_work = (<double> data.nnz / data.n_samples
+                           / (1 if data.is_sparse else DENSE_ENTRIES_PER_UNIT)
+                           + (1.0 if data.has_intercept else 0.0))
         return 0
 
     def __dealloc__(self):
@@ -484,7 +488,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.cout = D
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + ROW_WORK, 0)
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
         return -1 if self._run_pass(&job) != 0 else 0
 
     cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
@@ -503,7 +507,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.scale = 1.0 / size
         job.n_vec = self.n_params
         job.out = out
-        job.n_blocks = self._plan(size, 2 * ENTRY_WORK * self._row_entries + 1, self.n_params)
+        job.n_blocks = self._plan(size, 2 * self._read_work + 1, self.n_params)
         self._run_pass(&job)
         self._reg_gradient(v, out)
 
@@ -520,7 +524,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.scale = 1.0 / size
         job.n_vec = self.n_params
         job.out = out
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + 1, self.n_params)
+        job.n_blocks = self._plan(size, self._read_work + 1, self.n_params)
         self._run_pass(&job)
         for k in range(self.data.n_features):
             out[k] += self.lam
@@ -538,7 +542,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.scale = 1.0 / size
         job.n_vec = self.n_params
         job.out = grad
-        job.n_blocks = self._plan(size, 2 * ENTRY_WORK * self._row_entries + ROW_WORK,
+        job.n_blocks = self._plan(size, 2 * self._read_work + ROW_WORK,
                                   self.n_params)
         self._run_pass(&job)
         return job.result[0] * job.scale + self._reg_gradient_value(w, grad)
@@ -554,7 +558,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.cout = coef
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + ROW_WORK, 0)
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
         self._run_pass(&job)
         return job.result[0]
 
@@ -600,7 +604,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.scale = scale
         job.n_vec = self.n_params
         job.out = out
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + 1, self.n_params)
+        job.n_blocks = self._plan(size, self._read_work + 1, self.n_params)
         self._run_pass(&job)
 
     cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
@@ -613,7 +617,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.cout = out
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + 1, 0)
+        job.n_blocks = self._plan(size, self._read_work + 1, 0)
         self._run_pass(&job)
 
     cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
@@ -627,7 +631,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.cout = out
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + 1, 0)
+        job.n_blocks = self._plan(size, self._read_work + 1, 0)
         self._run_pass(&job)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
@@ -643,7 +647,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.flag = _all_zero(w, self.n_params)
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(N, ENTRY_WORK * self._row_entries + ROW_WORK, 0)
+        job.n_blocks = self._plan(N, self._read_work + ROW_WORK, 0)
         self._run_pass(&job)
         return job.result[0] / N + self._reg_value(w)
 
@@ -659,7 +663,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.scale = 1.0 / N
         job.n_vec = self.n_params
         job.out = grad
-        job.n_blocks = self._plan(N, 2 * ENTRY_WORK * self._row_entries + ROW_WORK,
+        job.n_blocks = self._plan(N, 2 * self._read_work + ROW_WORK,
                                   self.n_params)
         self._run_pass(&job)
         return job.result[0] * job.scale + self._reg_gradient_value(w, grad)

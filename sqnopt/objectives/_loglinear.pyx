@@ -13,7 +13,7 @@ from libc.math cimport INFINITY, NAN, exp, isfinite, log1p
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from sqnopt._parallel cimport ENTRY_WORK, ROW_WORK
+from sqnopt._parallel cimport ROW_WORK
 from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
 from sqnopt.data._rows cimport RowData
 from sqnopt.objectives._base cimport (
@@ -463,7 +463,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef double _rows_work(self, int reads) noexcept nogil:
         """Work units per row of a pass that reads each row ``reads`` times (a dot, an axpy):
         ``K`` scores per stored entry read, and a softmax's per-score work."""
-        return self.n_outputs * (reads * ENTRY_WORK * self._row_entries + ROW_WORK)
+        return self.n_outputs * (reads * self._read_work + ROW_WORK)
 
     cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
                     double* sums) noexcept nogil:
@@ -895,7 +895,7 @@ cdef class SoftmaxKernel(LogLinearKernel):
         job.cout = out
         job.n_vec = 0
         job.out = NULL
-        job.n_blocks = self._plan(size, ENTRY_WORK * self._row_entries + ROW_WORK, 0)
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
         self._run_pass(&job)
 
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
