@@ -1163,35 +1163,67 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         # Algorithm 1 over (y = -1, y = +1): the first output meets z -> 0+ (weight 0,
         # r = f(-1)); the second has l = s(+1) - s(-1) = x.w, weight tanh(l/2)/(2l), and column
         # f(+1) - f(-1) = x. So S_i = w(x.w) x x'.
-        cdef Py_ssize_t t, i
-        cdef double u, yi, gi, c
-        cdef double inv = 1.0 / size
+        cdef PassJob job
         if mu != NULL:
             memset(mu, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            u = self.data.row_dot(i, w)
-            if not isfinite(u):
-                return -1
-            gi = self.data.grad_weight[i]
-            factor[t] = inv * gi * bound_weight(u)
-            if mu != NULL:
-                yi = self.data.y[i]
-                c = inv * gi * yi * self.margin.dloss_dmargin(yi * u)
-                if c != 0.0:
-                    self.data.row_axpy(i, c, mu)
-        return 0
+        job.kind = PASS_BOUND
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = factor
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params if mu != NULL else 0
+        job.out = mu
+        job.n_blocks = self._plan(size, (2 if mu != NULL else 1) * self._read_work + ROW_WORK,
+                                  job.n_vec)
+        return -1 if self._run_pass(&job) != 0 else 0
 
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double a
+        cdef PassJob job
         memset(out, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            a = factor[t] * self.data.row_dot(i, v)
-            if a != 0.0:
-                self.data.row_axpy(i, a, out)
+        job.kind = PASS_BOUND_MATVEC
+        job.batch = batch
+        job.size = size
+        job.cin = factor
+        job.v = v
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, 2 * self._read_work + 1, self.n_params)
+        self._run_pass(&job)
+
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                         double* sums) noexcept nogil:
+        """The bound's loops over positions ``[t0, t1)`` (the other passes are the margin
+        kernel's, which runs its own)."""
+        cdef const Py_ssize_t* batch = job.batch
+        cdef Py_ssize_t t, i
+        cdef double u, yi, gi, c, a
+        cdef double inv = job.scale
+        sums[0] = 0.0
+        sums[1] = 0.0
+        if job.kind == PASS_BOUND:
+            for t in range(t0, t1):
+                i = batch[t]
+                u = self.data.row_dot(i, job.w)
+                if not isfinite(u):
+                    return -1
+                gi = self.data.grad_weight[i]
+                job.cout[t] = inv * gi * bound_weight(u)
+                if out != NULL:
+                    yi = self.data.y[i]
+                    c = inv * gi * yi * self.margin.dloss_dmargin(yi * u)
+                    if c != 0.0:
+                        self.data.row_axpy(i, c, out)
+        elif job.kind == PASS_BOUND_MATVEC:
+            for t in range(t0, t1):
+                i = batch[t]
+                a = job.cin[t] * self.data.row_dot(i, job.v)
+                if a != 0.0:
+                    self.data.row_axpy(i, a, out)
+        else:
+            return -3
+        return 0
 
     cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* factor, double* out) noexcept nogil:
