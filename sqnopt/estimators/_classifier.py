@@ -317,14 +317,15 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         A large sparse ``X`` is scored in blocks of rows on ``n_jobs`` threads, with SciPy's
         arithmetic (:func:`sqnopt.data.csr_scores`): the same bits as on one thread."""
         _check_structure(X)
-        if sp.issparse(X) and getattr(self, "n_jobs", None) != 1:
-            check_is_fitted(self)
-            Xv = validate_data(self, X, accept_sparse="csr", reset=False)
-            k = self.coef_.shape[0]
-            threads = pass_threads(getattr(self, "n_jobs", None), Xv.shape[0],
-                                   k * Xv.nnz / max(Xv.shape[0], 1) + 1)
+        coef = getattr(self, "coef_", None)
+        n_jobs = getattr(self, "n_jobs", None)
+        if sp.issparse(X) and n_jobs != 1 and coef is not None and X.shape[0] > 0:
+            k = coef.shape[0]
+            # decided from the input's size before any validation: small inputs pay nothing
+            threads = pass_threads(n_jobs, X.shape[0], k * X.nnz / X.shape[0] + 1)
             if threads > 1:
-                coef_t = np.ascontiguousarray(self.coef_.T, dtype=np.float64)
+                Xv = validate_data(self, X, accept_sparse="csr", reset=False)
+                coef_t = np.ascontiguousarray(coef.T, dtype=np.float64)
                 out: FloatArray = csr_scores(Xv, coef_t, threads) + self.intercept_
                 return out.ravel() if k == 1 else out
         scores: FloatArray = super().decision_function(X)
