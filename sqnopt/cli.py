@@ -346,6 +346,19 @@ def _number(kind: type, low: float, strict: bool, what: str, high: float | None 
 _positive_int = _number(int, 0, True, "a positive integer")
 _feature_count = _number(int, 0, True, "an integer in [1, 2**31 - 1]", 2**31 - 1)
 _nonnegative_int = _number(int, 0, False, "an integer >= 0")
+
+
+def _n_jobs(text: str) -> int:
+    """``--n-jobs``: a nonzero integer (``-1``: every usable core)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a nonzero integer (-1: every usable core), "
+                                         f"got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a nonzero integer (1: one thread, -1: every "
+                                         "usable core), got '0'")
+    return value
 _positive_float = _number(float, 0.0, True, "a positive number")
 _nonnegative_float = _number(float, 0.0, False, "a number >= 0")
 _fraction = _number(float, 0.0, True, "a number in (0, 1)", 0.999999)
@@ -511,7 +524,8 @@ def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> A
                    average=comp["average"], sampling=comp["sampling"],
                    multiclass=args.multiclass,
                    class_weight=_parse_class_weight(args.class_weight),
-                   random_state=args.seed, report_every=args.report_every, **kwargs)
+                   random_state=args.seed, report_every=args.report_every,
+                   n_jobs=args.n_jobs, **kwargs)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -1261,6 +1275,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-iter-no-change", type=_positive_int, default=5,
                    help="stochastic recipes: stop after this many passes without improvement")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    p.add_argument("--n-jobs", type=_n_jobs, default=1, metavar="N",
+                   help="threads for the passes over the data (-1: every usable core, -2: all "
+                   "but one); the model is the same, bit for bit, for every N")
     p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
                    "many rows (for files larger than memory): up to --max-epochs passes (default "
                    "1) of the large-data recipe, stopped on held-out rows")

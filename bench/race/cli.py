@@ -68,6 +68,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cap-scale", type=float, default=None,
                     help="multiply every problem's time cap (default 1; --quick 0.15)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cores", type=int, default=1,
+                    help="threads every contender may use: BLAS and OpenMP of the peers (set "
+                    "before NumPy loads) and sqnopt's n_jobs (default 1)")
     ap.add_argument("--datasets-dir", default=None,
                     help="the shared datasets (default: $SQNOPT_DATASETS or ../shared/datasets)")
     ap.add_argument("--fstar-cache", default=None,
@@ -156,8 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.duel_only:
         return duel_only(args)
     t_start = time.perf_counter()
+    if args.cores < 1:
+        raise SystemExit("--cores must be >= 1")
     settings = Settings(repeats=args.repeats or (1 if args.quick else 3), seed=args.seed,
-                        cap_scale=args.cap_scale or (0.15 if args.quick else 1.0))
+                        cap_scale=args.cap_scale or (0.15 if args.quick else 1.0),
+                        n_jobs=args.cores)
+    C.N_JOBS[0] = args.cores
     if args.quick:
         settings.pilot_cap = 0.5
     names = args.datasets or (QUICK_DATASETS if args.quick else list(DATASETS))
@@ -174,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": bool(args.quick), "seed": args.seed, "machine": _machine(),
         "versions": _versions(),
         "config": {"repeats": settings.repeats, "cap_scale": settings.cap_scale,
+                   "cores": args.cores,
                    "stop_excess": settings.stop_excess, "max_passes": settings.max_passes,
                    "pilot_passes": settings.pilot_passes, "pilot_cap": settings.pilot_cap,
                    "targets": list(core.TARGETS), "datasets": names,

@@ -119,6 +119,12 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Largest batch whose rows are brought to the client and evaluated there instead of on
         the workers (one transfer of the rows, then reused for the line search's trials and the
         secant pair). ``0``: every batch on the workers (except the curvature batches of SQB).
+    n_jobs : int or None, default=None
+        Threads of the compiled passes: on each worker, for every chunk it evaluates (resolved
+        there, so ``-1`` is each worker's cores; a worker running several chunk tasks at once
+        lends its one pool of threads to one of them at a time, the others run on their own
+        thread, so the cores are never oversubscribed), and on the client for the passes it
+        runs itself (the sequential path, gathered batches). The results do not depend on it.
 
     Attributes
     ----------
@@ -157,6 +163,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         warm_start: bool = False,
         callback: Any = None,
         local_batch: int = LOCAL_BATCH,
+        n_jobs: int | None = None,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -179,6 +186,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.warm_start = warm_start
         self.callback = callback
         self.local_batch = local_batch
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DaskSQNClassifier:
@@ -224,7 +232,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     class_weight=self.class_weight, max_epochs=self.max_iter, tol=self.tol,
                     n_iter_no_change=self.n_iter_no_change, random_state=self.random_state,
                     history_every=self.history_every, verbose=self.verbose,
-                    callback=self.callback, warm_start=self.warm_start)
+                    callback=self.callback, warm_start=self.warm_start,
+                    n_jobs=self.n_jobs)
 
     def _class_weights(self, data: ChunkedData) -> FloatArray | None:
         """Per class of the whole data set (``"balanced"`` from the global counts)."""
@@ -320,7 +329,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                         full_batch_phase=setup.full_batch_phase)
         for (mode, positive), seed, w0 in zip(subs, seeds, starts):
             dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
-                                        class_weight=cw, local_batch=int(self.local_batch))
+                                        class_weight=cw, local_batch=int(self.local_batch),
+                                        n_jobs=self.n_jobs)
             solver = distribute(make_solver(self._settings(), setup, seed, self.callback),
                                 dobj)
             Xp, yp, classes = dobj.placeholder()

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 import sqnopt.solver._pyloop as codes
+from sqnopt._jobs import effective_n_jobs
+from sqnopt._parallel import may_split
 from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._build import _check_positive, _SolverConfig
 from sqnopt.solver._result import (
@@ -149,8 +151,22 @@ class _Runner(_SolverConfig):
         CurvatureError
             The curvature model reported an unrecoverable failure.
         """
+        state.data.rows.set_threads(self._pass_threads(state))
         with blas_threads_limited(self.blas_threads):
             return self._run(state, limits)
+
+    def _pass_threads(self, state: SolverState) -> int:
+        """The threads of this run's passes: ``n_jobs`` resolved (:mod:`sqnopt._jobs`), unless
+        no pass over this data could split into blocks (then threads change nothing, and a
+        small fit does not pay for resolving ``n_jobs``)."""
+        if self.n_jobs == 1:
+            return 1
+        rows = state.data.rows
+        outputs = max(int(getattr(state.objective, "n_scores", 1) or 1), 1)
+        entries = rows.nnz / rows.n_samples + int(rows.has_intercept)
+        if not may_split(rows.n_samples, entries, outputs):
+            return 1
+        return effective_n_jobs(self.n_jobs)
 
     def _run(self, state: SolverState, limits: dict[str, Any]) -> SolveResult:
         if state.diverged:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sqnopt import recipes
+from sqnopt._jobs import check_n_jobs
 from sqnopt.interfaces import (
     MULTICLASS,
     SMOOTH,
@@ -93,6 +94,8 @@ class Settings(Protocol):
     def history_every(self) -> Any: ...
     @property
     def path(self) -> Literal["auto", "compiled", "python"]: ...
+    @property
+    def n_jobs(self) -> int | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +138,7 @@ def check_settings(s: Settings) -> None:
     if not isinstance(s.n_iter_no_change, (int, np.integer)) or s.n_iter_no_change < 1:
         raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
                          f"{s.n_iter_no_change!r}")
+    check_n_jobs(s.n_jobs)
 
 
 #: Components built from a registered name (and, for objectives, ``lam``): one instance per
@@ -376,5 +380,5 @@ def make_solver(s: Settings, setup: Setup, random_state: Any,
                   record_grad_norm=(not setup.full_batch_phase and s.tol is not None
                                     and not setup.streaming
                                     and SMOOTH in setup.objective.capabilities),
-                  callback=callback, path=s.path,
+                  callback=callback, n_jobs=s.n_jobs, path=s.path,
                   monitor=_PER_PASS_MONITOR if per_pass else _MONITOR)

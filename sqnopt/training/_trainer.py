@@ -138,6 +138,10 @@ class Trainer:
         Extra solver callback(s) ``f(info) -> bool | None`` (``True`` stops the run).
     warm_start
         ``fit`` starts from the previous solution (same classes and features) instead of zeros.
+    n_jobs
+        Threads for the compiled passes over the data (``None``: 1 unless a
+        ``joblib.parallel_config`` context says otherwise; ``-1``: every usable core); the
+        results are the same for every value (:class:`~sqnopt.Solver`'s ``n_jobs``).
 
     Attributes
     ----------
@@ -180,6 +184,7 @@ class Trainer:
         verbose: int = 0,
         callback: Callback | Sequence[Callback] | None = None,
         warm_start: bool = False,
+        n_jobs: int | None = None,
         path: Literal["auto", "compiled", "python"] = "auto",
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
@@ -205,6 +210,7 @@ class Trainer:
         self.verbose = verbose
         self.callback = callback
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.path = path
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -653,6 +659,7 @@ class Trainer:
         d.setdefault("_checkpoints", None)
         d.setdefault("_race", None)
         d.setdefault("_race_checkpoints", None)
+        d.setdefault("n_jobs", None)    # pickled before n_jobs existed
         if d.pop("_snapshots", None) is not None:
             d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
