@@ -125,6 +125,10 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         lends its one pool of threads to one of them at a time, the others run on their own
         thread, so the cores are never oversubscribed), and on the client for the passes it
         runs itself (the sequential path, gathered batches). The results do not depend on it.
+    early_stopping, validation_fraction
+        Accepted for the same parameters as :class:`~sqnopt.SQNClassifier`; the Dask estimator
+        has no large-data (streaming) recipe yet -- it always solves the training objective to
+        ``tol`` with the in-memory recipes -- so they do not change its fit.
 
     Attributes
     ----------
@@ -164,6 +168,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         callback: Any = None,
         local_batch: int = LOCAL_BATCH,
         n_jobs: int | None = None,
+        early_stopping: bool | str = "auto",
+        validation_fraction: float = 0.1,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -187,6 +193,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.callback = callback
         self.local_batch = local_batch
         self.n_jobs = n_jobs
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DaskSQNClassifier:
