@@ -1165,7 +1165,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     solver = Solver(SquaredHinge(lam=1e-4), args.curvature, Fixed(5),
                     Decaying(eps0=2e-2, T0=100), max_samples=args.samples,
                     random_state=args.seed, history_every=max(1, args.samples // 5 // 5))
-    res = solver.fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:    # printed as train prints them
+        warnings.simplefilter("always")
+        res = solver.fit(X, y)
+    diverged = _print_warnings(caught)
     acc = float(np.mean(np.sign(X @ res.coef) == y))
     print(f"{solver!r}")
     for t, s, f in zip(res.history.iteration, res.history.samples, res.history.objective):
@@ -1173,6 +1176,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"status: {res.status.value} ({res.message})")
     print(f"F(w) = {res.fun:.6e}   training accuracy = {acc:.4f}   "
           f"solver time = {res.wall_time * 1e3:.1f} ms ({'compiled' if res.compiled else 'python'} loop)")
+    if diverged:
+        print("sqnopt: the run diverged (see the warning above); the result shown is the best "
+              "iterate before it", file=sys.stderr)
+        return EXIT_DIVERGED
     return 0
 
 

@@ -192,3 +192,27 @@ def test_list_shows_components_parameters_plugins_and_datasets(
 def test_demo_still_works(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "demo", "--samples", "2000", "--n-features", "10")
     assert code == 0 and "training accuracy" in out
+
+
+def test_demo_prints_a_divergence_as_train_does(capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A demo run that diverges (the long fuzz profile found 50 x 100,000 features with L-BFGS)
+    prints the warning as an ``sqnopt: warning:`` line and exits 3, as ``train`` does; the
+    DivergenceWarning used to escape as a Python warning. (Forced here: the real case takes
+    seconds.)"""
+    import warnings
+
+    import sqnopt
+    from sqnopt.solver import DivergenceWarning
+
+    real = sqnopt.Solver.fit
+
+    def diverging_fit(self: object, *a: object, **kw: object) -> object:
+        warnings.warn("sqnopt diverged at iteration 7: forced", DivergenceWarning)
+        return real(self, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqnopt.Solver, "fit", diverging_fit)
+    code, out, err = run(capsys, "demo", "--samples", "200", "--n-features", "4")
+    assert code == 3 and "training accuracy" in out
+    assert "sqnopt: warning: sqnopt diverged at iteration 7: forced" in err
+    assert "the run diverged" in err
