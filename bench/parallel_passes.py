@@ -6,6 +6,7 @@ break-even of the block policy, and the pool's fixed cost (issue 36).
     python bench/parallel_passes.py --fits-only --datasets ctr1e6 --fit-passes 10
     python bench/parallel_passes.py --break-even          # the block policy's break-even
     python bench/parallel_passes.py --threads 1 4 --rounds 7 --record bench/results/parallel_passes/NAME.json
+    python bench/parallel_passes.py --quick               # smoke run: 5 x 10^4 generated rows
 
 Data sets: the race's problems where ``../shared/datasets`` has them (``news20``: LIBSVM news20
 as binary TF-IDF, ``criteo``: the shipped Criteo sample one-hot + hashed, both logistic with the
@@ -87,8 +88,12 @@ def ctr_stream(n_rows: int = 10**6, n_fields: int = 24, n_bits: int = 18, positi
     score = np.zeros(n_rows)
     for f in range(n_fields):
         ranks = np.minimum(rng.zipf(1.1, n_rows), vocab[f]) - 1
-        key = (ranks * 0x9E3779B97F4A7C15 + (f + 1) * 0xC2B2AE3D27D4EB4F) & 0xFFFFFFFFFFFF
-        cols[:, f] = (key * 0x2545F4914F6CDD1D >> 17) % n_cols
+        with np.errstate(over="ignore"):    # multiplicative hashing, modulo 2**64
+            key = (ranks.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                   + np.uint64(f + 1) * np.uint64(0xC2B2AE3D27D4EB4F))
+            key ^= key >> np.uint64(29)
+            key *= np.uint64(0xBF58476D1CE4E5B9)
+        cols[:, f] = (key >> np.uint64(64 - n_bits)).astype(np.int64)
         weights = rng.normal(scale=0.6, size=int(vocab[f]))
         score += weights[ranks]
     b = np.quantile(score, 1.0 - positive)
@@ -101,7 +106,8 @@ def ctr_stream(n_rows: int = 10**6, n_fields: int = 24, n_bits: int = 18, positi
     return X, y
 
 
-def problems(names: list[str]) -> list[dict[str, Any]]:
+def problems(names: list[str], ctr_rows: int = 10**6, ctr_bits: int = 18
+             ) -> list[dict[str, Any]]:
     """The data sets found: ``X``, ``y``, the loss and ``alpha`` (the race's)."""
     from race.problems import datasets_dir, load_problems
 
@@ -110,7 +116,7 @@ def problems(names: list[str]) -> list[dict[str, Any]]:
     kinds = {"news20": "logistic", "criteo": "logistic", "fashion-mnist": "softmax"}
     for name in names:
         if name == "ctr1e6":
-            X, y = ctr_stream()
+            X, y = ctr_stream(ctr_rows, n_bits=ctr_bits)
             out.append(dict(name=name, X=X, y=y, loss="logistic", alpha=1.0 / X.shape[0],
                             n_classes=2))
             continue
@@ -242,7 +248,8 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
 
 # ---- break-even -------------------------------------------------------------------------------
 
-def break_even(rounds: int) -> dict[str, Any]:
+def break_even(rounds: int, sizes: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000, 32000,
+                                                      64000)) -> dict[str, Any]:
     """Serial loop vs the policy's blocks on 1 and 2 threads, for passes of growing work."""
     from sqnopt import _parallel
     from sqnopt.data import prepare
@@ -268,7 +275,7 @@ def break_even(rounds: int) -> dict[str, Any]:
             out["omp_fork_join_us"][t] = min(omp) * 1e6
     default = _parallel.block_policy()
     for kind, entries in (("sparse", 10), ("dense", 100)):
-        for n_rows in (1000, 2000, 4000, 8000, 16000, 32000, 64000):
+        for n_rows in sizes:
             if kind == "sparse":
                 X: Any = sp.random(n_rows, 2000, density=entries / 2000, format="csr",
                                    random_state=n_rows)
@@ -393,7 +400,14 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--fits-only", action="store_true")
     part.add_argument("--break-even", action="store_true")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: the generated stream at 5 x 10^4 rows and 2^14 columns "
+                    "only, one round, 2-pass fits; break-even at 2 sizes")
     args = ap.parse_args(argv)
+    ctr_rows, ctr_bits = 10**6, 18
+    if args.quick:
+        args.datasets, ctr_rows, ctr_bits = ["ctr1e6"], 50_000, 14
+        args.rounds, args.fit_rounds, args.fit_passes = 1, 1, 2
 
     from sqnopt import _parallel, simd_variant
 
@@ -409,12 +423,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average {record['load_start']}; threads {args.threads}; policy "
           f"{record['policy']}")
     if args.break_even:
-        res = break_even(args.rounds)
+        res = break_even(args.rounds, (2000, 16000) if args.quick else
+                         (1000, 2000, 4000, 8000, 16000, 32000, 64000))
         print_break_even(res)
         record["break_even"] = res
     else:
         record["passes"], record["fits"] = [], []
-        for prob in problems(args.datasets):
+        for prob in problems(args.datasets, ctr_rows, ctr_bits):
             if not args.fits_only:
                 tab = pass_table(prob, args.threads, args.rounds)
                 tab["load"] = load_average()
