@@ -142,16 +142,41 @@ def kernel(prob: dict[str, Any]) -> Any:
 
 # ---- timing -----------------------------------------------------------------------------------
 
-def _timed(fn: Callable[[], Any], calls: int = 3) -> tuple[float, float, Any]:
-    """Best wall time and its CPU time (all threads) over ``calls`` calls, and the last output."""
-    best, cpu, out = float("inf"), float("inf"), None
+def _thread_times() -> dict[int, tuple[int, int]]:
+    """Per thread of this process: nanoseconds on a CPU and nanoseconds runnable but waiting
+    for one (``/proc/self/task/*/schedstat``; empty where there is none)."""
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        for task in Path("/proc/self/task").iterdir():
+            try:
+                run, wait, _ = (int(v) for v in (task / "schedstat").read_text().split())
+            except (OSError, ValueError):
+                continue
+            out[int(task.name)] = (run, wait)
+    except OSError:
+        pass
+    return out
+
+
+def _timed(fn: Callable[[], Any], calls: int = 3) -> tuple[float, float, Any, float, float]:
+    """Over ``calls`` calls: the best wall time and, of that call, the CPU time of all threads,
+    the CPU time of the busiest thread (the pass's critical path without waiting for a CPU) and
+    the time its threads spent runnable but waiting for a CPU (the machine's other load); and
+    the last output."""
+    best, cpu, busiest, waited, out = float("inf"), float("inf"), float("nan"), float("nan"), None
     for _ in range(calls):
+        s0 = _thread_times()
         c0, t0 = time.process_time(), time.perf_counter()
         out = fn()
         t, c = time.perf_counter() - t0, time.process_time() - c0
+        s1 = _thread_times()
         if t < best:
             best, cpu = t, c
-    return best, cpu, out
+            runs = [s1[k][0] - s0.get(k, (0, 0))[0] for k in s1]
+            waits = [s1[k][1] - s0.get(k, (0, 0))[1] for k in s1]
+            busiest = max(runs, default=0) * 1e-9 if runs else float("nan")
+            waited = sum(waits) * 1e-9 if waits else float("nan")
+    return best, cpu, out, busiest, waited
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -196,15 +221,18 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
               "score gathers X d": _parallel.plan(N, K * (entries + 1), 0)}
     best: dict[str, dict[int, float]] = {p: {t: float("inf") for t in threads} for p in passes}
     cpu: dict[str, dict[int, float]] = {p: {t: float("inf") for t in threads} for p in passes}
+    busiest: dict[str, dict[int, float]] = {p: {} for p in passes}
+    waited: dict[str, dict[int, float]] = {p: {} for p in passes}
     ref: dict[str, Any] = {}
     same = True
     for _ in range(rounds):
         for name, fn in passes.items():
             for t in threads:
                 rows.set_threads(t)
-                tw, tc, out = _timed(fn)
+                tw, tc, out, tb, tq = _timed(fn)
                 if tw < best[name][t]:
                     best[name][t], cpu[name][t] = tw, tc
+                    busiest[name][t], waited[name][t] = tb, tq
                 if name not in ref:
                     ref[name] = out
                 elif not _same(ref[name], out):
@@ -212,7 +240,8 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
     rows.set_threads(1)
     return {"dataset": prob["name"], "shape": [int(N), int(rows.n_features)],
             "nnz": int(rows.nnz), "n_params": int(n), "blocks": blocks, "identical": same,
-            "seconds": best, "cpu_seconds": cpu}
+            "seconds": best, "cpu_seconds": cpu, "busiest_thread_cpu": busiest,
+            "waited_for_cpu": waited}
 
 
 def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
@@ -318,18 +347,27 @@ def _fmt_ms(s: float) -> str:
 
 
 def print_passes(tab: dict[str, Any], threads: list[int]) -> None:
+    """Wall times and speed-ups; ``cpu xN``: all threads' CPU time against one thread's (the
+    work the split adds); ``crit xN``: one thread's CPU time over the busiest thread's with N
+    (the speed-up the split allows when every thread has a core); ``waited``: time the threads
+    of that call spent runnable but without a CPU (other load on the machine)."""
     t0 = threads[0]
     print(f"\n{tab['dataset']}: {tab['shape'][0]} x {tab['shape'][1]}, {tab['nnz']} stored, "
           f"{tab['n_params']} parameters; blocks: {tab['blocks']}; same bits on every thread "
           f"count: {tab['identical']}")
     head = " | ".join([f"{t} thr" for t in threads] + [f"x{t}/x{t0}" for t in threads[1:]]
-                      + [f"cpu x{t}" for t in threads[1:]])
+                      + [f"cpu x{t}" for t in threads[1:]] + [f"crit x{t}" for t in threads[1:]]
+                      + [f"waited ({t} thr)" for t in threads[1:]])
     print(f"| pass | {head} |")
     for name, sec in tab["seconds"].items():
+        cpu = tab["cpu_seconds"][name]
+        crit = tab["busiest_thread_cpu"][name]
         cells = [_fmt_ms(sec[t]) for t in threads]
         cells += [f"{sec[t0] / sec[t]:.2f}x" for t in threads[1:]]
-        cells += [f"{tab['cpu_seconds'][name][t] / max(tab['cpu_seconds'][name][t0], 1e-12):.2f}"
+        cells += [f"{cpu[t] / max(cpu[t0], 1e-12):.2f}" for t in threads[1:]]
+        cells += [f"{crit[t0] / crit[t]:.2f}x" if crit.get(t, 0) > 0 else "-"
                   for t in threads[1:]]
+        cells += [_fmt_ms(tab["waited_for_cpu"][name][t]) for t in threads[1:]]
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 

@@ -34,8 +34,12 @@
 #define SQNOPT_POOL_H
 
 #include <Python.h>   /* Py_ssize_t */
+#include <stdlib.h>
+#include <string.h>
 
 typedef void (*sq_task_fn)(void *ctx, Py_ssize_t task, int worker);
+/* one block of an ordered pass: sums its rows into `out`, returns 0 or a status */
+typedef int (*sq_block_fn)(void *ctx, Py_ssize_t block, double *out);
 
 #if defined(_WIN32) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L \
     || defined(__STDC_NO_ATOMICS__)
@@ -283,6 +287,164 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
 
 static int sq_pool_threads_available(void) { return 1; }
 static int sq_pool_size(void) { return sq_pool.n_workers; }
+
+#endif  /* SQ_POOL_SERIAL */
+
+
+/* ---- ordered passes: blocks that sum into one vector ------------------------------------------
+ *
+ *     int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+ *                        double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+ *                        int *status)
+ *
+ * runs fn(ctx, b, out_b) for every block b in [0, n_blocks) and leaves in `out` (n_vec doubles)
+ *
+ *     out[j] = ((out_0[j] + p_1[j]) + p_2[j]) + ... + p_{n_blocks - 1}[j]
+ *
+ * where block 0 sums directly into `out` (out_0: `out` as the caller left it, plus block 0's
+ * terms) and block b > 0 into a zeroed vector p_b: the additions of the blocks' partial vectors
+ * in block order, whichever thread ran which block and however many there were. The partial
+ * vectors live in a ring of n_ring buffers (`ring`, n_ring * n_vec doubles): block b > 0 uses
+ * buffer (b - 1) % n_ring once block b - n_ring's has been added to `out`, so the memory is
+ * n_ring vectors (a few per thread, warm in cache), not one per block. Blocks are handed out in
+ * order, and whichever thread finds the next block finished adds it (one at a time): a thread
+ * waiting for a buffer adds finished blocks meanwhile, and only waits for blocks that are being
+ * run, so the pass cannot deadlock. status[b] is block b's return value. Returns the number of
+ * threads that took part. With one thread, or n_ring = 1, the blocks run one after another,
+ * each added as it ends.
+ */
+
+static void sq_ordered_add(double *out, const double *p, Py_ssize_t n)
+{
+    Py_ssize_t j;
+    for (j = 0; j < n; j++)
+        out[j] += p[j];
+}
+
+#if defined(SQ_POOL_SERIAL)
+
+static int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+                          double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+                          int *status)
+{
+    Py_ssize_t b;
+    (void)n_threads;
+    (void)n_ring;
+    for (b = 0; b < n_blocks; b++) {
+        if (b == 0 || n_vec <= 0) {
+            status[b] = fn(ctx, b, out);
+            continue;
+        }
+        memset(ring, 0, n_vec * sizeof(double));
+        status[b] = fn(ctx, b, ring);
+        sq_ordered_add(out, ring, n_vec);
+    }
+    return 1;
+}
+
+#else
+
+typedef struct {
+    sq_block_fn fn;
+    void *ctx;
+    double *out;
+    double *ring;
+    Py_ssize_t n_vec;
+    Py_ssize_t n_ring;
+    Py_ssize_t n_blocks;
+    int *status;
+    atomic_char *done;            /* per block: its terms are all in its vector */
+    atomic_long added;            /* blocks added to out, in order (block 0 needs no adding) */
+    atomic_flag adding;           /* one thread adds at a time */
+} sq_ordered_t;
+
+/* Add the finished blocks to `out`, in order, unless another thread is doing so. */
+static void sq_ordered_advance(sq_ordered_t *job)
+{
+    long f;
+    for (;;) {
+        if (atomic_flag_test_and_set(&job->adding))
+            return;
+        while ((f = atomic_load(&job->added)) < job->n_blocks && atomic_load(&job->done[f])) {
+            if (f > 0)
+                sq_ordered_add(job->out, job->ring + ((f - 1) % job->n_ring) * job->n_vec,
+                               job->n_vec);
+            atomic_store(&job->added, f + 1);
+        }
+        atomic_flag_clear(&job->adding);
+        /* a block that finished while this thread held the flag found it taken: look again */
+        f = atomic_load(&job->added);
+        if (!(f < job->n_blocks && atomic_load(&job->done[f])))
+            return;
+    }
+}
+
+static void sq_ordered_task(void *ctx, Py_ssize_t b, int worker)
+{
+    sq_ordered_t *job = (sq_ordered_t *)ctx;
+    double *out = job->out;
+    int spins = 0;
+    (void)worker;
+    if (b > 0) {
+        /* buffer (b - 1) % n_ring is free once block b - n_ring has been added */
+        while (b > job->n_ring && atomic_load(&job->added) <= b - job->n_ring) {
+            sq_ordered_advance(job);
+            if (++spins < 1000)
+                SQ_POOL_RELAX();
+            else
+                sched_yield();
+        }
+        out = job->ring + ((b - 1) % job->n_ring) * job->n_vec;
+        memset(out, 0, job->n_vec * sizeof(double));
+    }
+    job->status[b] = job->fn(job->ctx, b, out);
+    atomic_store(&job->done[b], 1);
+    sq_ordered_advance(job);
+}
+
+static int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+                          double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+                          int *status)
+{
+    sq_ordered_t job;
+    Py_ssize_t b;
+    int used;
+    if (n_blocks <= 0)
+        return 1;
+    if (n_vec <= 0 || n_ring < 1) {
+        for (b = 0; b < n_blocks; b++)     /* nothing to add: blocks write their own slots */
+            status[b] = fn(ctx, b, out);
+        return 1;
+    }
+    job.done = (atomic_char *)calloc((size_t)n_blocks, sizeof(atomic_char));
+    if (job.done == NULL) {
+        /* no memory for the flags: one block after another through one buffer */
+        for (b = 0; b < n_blocks; b++) {
+            if (b == 0) {
+                status[b] = fn(ctx, b, out);
+                continue;
+            }
+            memset(ring, 0, n_vec * sizeof(double));
+            status[b] = fn(ctx, b, ring);
+            sq_ordered_add(out, ring, n_vec);
+        }
+        return 1;
+    }
+    job.fn = fn;
+    job.ctx = ctx;
+    job.out = out;
+    job.ring = ring;
+    job.n_vec = n_vec;
+    job.n_ring = n_ring;
+    job.n_blocks = n_blocks;
+    job.status = status;
+    atomic_init(&job.added, 0);
+    atomic_flag_clear(&job.adding);
+    used = sq_pool_run(n_threads, n_blocks, sq_ordered_task, &job);
+    sq_ordered_advance(&job);           /* (every block is done: whatever is left, added) */
+    free(job.done);
+    return used;
+}
 
 #endif  /* SQ_POOL_SERIAL */
 #endif  /* SQNOPT_POOL_H */
