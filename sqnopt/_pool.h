@@ -24,9 +24,9 @@
  *     its tasks itself instead of waiting or oversubscribing the cores; the results are the
  *     same either way.
  *   - the waiting policy: a thread that runs out of tasks polls for the next job for a short
- *     while (SQ_POOL_SPIN polls: the passes of one solve follow each other within
- *     microseconds to milliseconds) and then sleeps on a condition variable, so an idle pool
- *     costs the machine nothing.
+ *     while (SQ_POOL_SPIN_NS: the passes of one solve follow each other within microseconds
+ *     to milliseconds) and then sleeps on a condition variable, so an idle pool costs the
+ *     machine nothing.
  * Without POSIX threads (SQ_POOL_SERIAL, e.g. MSVC) every task runs on the caller, with the
  * same results.
  */
@@ -87,13 +87,39 @@ static int sq_pool_size(void) { return 0; }
 #  define SQ_POOL_RELAX() ((void)0)
 #endif
 
-/* polls of the job counter before a waiting thread sleeps: a few tens of microseconds (a
- * pause instruction costs 10 to 150 cycles by CPU, more in a virtual machine that traps it). No
- * polling when a job has more threads than the machine has cores: a polling thread would take
- * a core from one with work. */
-#ifndef SQ_POOL_SPIN
-#  define SQ_POOL_SPIN 1000
+/* how long a waiting thread polls before it sleeps, in nanoseconds (polled by the clock, as a
+ * pause instruction costs 10 to 150 cycles by CPU and more in a virtual machine that traps it):
+ * the passes of one solve follow each other within microseconds to milliseconds. No polling
+ * when a job has more threads than the machine has cores: a polling thread would take a core
+ * from one with work. */
+#ifndef SQ_POOL_SPIN_NS
+#  define SQ_POOL_SPIN_NS 200000
 #endif
+
+#include <time.h>
+
+static long long sq_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Poll `*cond` (a condition on shared state, re-evaluated) for at most `ns` nanoseconds:
+ * a macro so that the condition is an expression of the caller's. */
+#define SQ_POLL_WHILE(cond, ns)                                                    \
+    do {                                                                             \
+        long long sq_t0_ = -1;                                                       \
+        int sq_k_;                                                                   \
+        while ((ns) > 0 && (cond)) {                                                 \
+            for (sq_k_ = 0; sq_k_ < 32 && (cond); sq_k_++)                           \
+                SQ_POOL_RELAX();                                                     \
+            if (sq_t0_ < 0)                                                          \
+                sq_t0_ = sq_now_ns();                                                \
+            else if (sq_now_ns() - sq_t0_ > (ns))                                    \
+                break;                                                               \
+        }                                                                            \
+    } while (0)
 
 typedef struct {
     pthread_mutex_t mu;
@@ -109,7 +135,7 @@ typedef struct {
     void *ctx;
     Py_ssize_t n_tasks;
     int n_threads;                /* the caller and workers 1..n_threads-1 may take tasks */
-    atomic_int spin;              /* polls before sleeping, set by the last job */
+    atomic_llong spin_ns;         /* polling before sleeping, set by the last job */
     int n_cpus;                   /* online cores (0: not known yet) */
     atomic_long next;             /* next task to hand out */
     atomic_long completed;        /* tasks finished */
@@ -119,7 +145,7 @@ typedef struct {
 
 static sq_pool_t sq_pool = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, SQ_POOL_SPIN, 0, 0, 0, 1, 0
+    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, SQ_POOL_SPIN_NS, 0, 0, 0, 1, 0
 };
 static int sq_pool_atfork_done = 0;
 
@@ -146,15 +172,12 @@ static void *sq_pool_worker(void *arg)
 {
     int id = (int)(Py_ssize_t)arg;
     long seen = 0, g;
-    int spins, limit;
+    long long limit;
     for (;;) {
         /* wait for a job not seen yet: poll for a while, then sleep */
-        spins = 0;
-        limit = atomic_load_explicit(&sq_pool.spin, memory_order_relaxed);
-        while ((g = atomic_load(&sq_pool.gen)) == seen && spins < limit) {
-            SQ_POOL_RELAX();
-            spins++;
-        }
+        limit = atomic_load_explicit(&sq_pool.spin_ns, memory_order_relaxed);
+        SQ_POLL_WHILE(atomic_load(&sq_pool.gen) == seen, limit);
+        g = atomic_load(&sq_pool.gen);
         if (g == seen) {
             pthread_mutex_lock(&sq_pool.mu);
             while ((g = atomic_load(&sq_pool.gen)) == seen) {
@@ -245,7 +268,7 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
     sq_pool.ctx = ctx;
     sq_pool.n_tasks = n_tasks;
     sq_pool.n_threads = used;
-    atomic_store_explicit(&sq_pool.spin, used <= sq_pool.n_cpus ? SQ_POOL_SPIN : 0,
+    atomic_store_explicit(&sq_pool.spin_ns, used <= sq_pool.n_cpus ? SQ_POOL_SPIN_NS : 0,
                           memory_order_relaxed);
     atomic_store(&sq_pool.next, 0);
     atomic_store(&sq_pool.completed, 0);
@@ -258,12 +281,8 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
     /* take tasks too, then wait for the tasks others are running (not for threads that have
      * not started: a descheduled worker holds nothing up) */
     sq_pool_take_tasks(0);
-    spins = 0;
-    while (atomic_load(&sq_pool.completed) < n_tasks && spins < SQ_POOL_SPIN
-           && used <= sq_pool.n_cpus) {
-        SQ_POOL_RELAX();
-        spins++;
-    }
+    SQ_POLL_WHILE(atomic_load(&sq_pool.completed) < n_tasks,
+                  used <= sq_pool.n_cpus ? SQ_POOL_SPIN_NS : 0);
     if (atomic_load(&sq_pool.completed) < n_tasks) {
         pthread_mutex_lock(&sq_pool.mu);
         sq_pool.caller_sleeping = 1;
