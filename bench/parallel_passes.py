@@ -6,6 +6,7 @@ break-even of the block policy, and the pool's fixed cost (issue 36).
     python bench/parallel_passes.py --fits-only --datasets ctr1e6 --fit-passes 10
     python bench/parallel_passes.py --break-even          # the block policy's break-even
     python bench/parallel_passes.py --threads 1 4 --rounds 7 --record bench/results/parallel_passes/NAME.json
+    python bench/parallel_passes.py --quick               # smoke run: 5 x 10^4 generated rows
 
 Data sets: the race's problems where ``../shared/datasets`` has them (``news20``: LIBSVM news20
 as binary TF-IDF, ``criteo``: the shipped Criteo sample one-hot + hashed, both logistic with the
@@ -87,8 +88,12 @@ def ctr_stream(n_rows: int = 10**6, n_fields: int = 24, n_bits: int = 18, positi
     score = np.zeros(n_rows)
     for f in range(n_fields):
         ranks = np.minimum(rng.zipf(1.1, n_rows), vocab[f]) - 1
-        key = (ranks * 0x9E3779B97F4A7C15 + (f + 1) * 0xC2B2AE3D27D4EB4F) & 0xFFFFFFFFFFFF
-        cols[:, f] = (key * 0x2545F4914F6CDD1D >> 17) % n_cols
+        with np.errstate(over="ignore"):    # multiplicative hashing, modulo 2**64
+            key = (ranks.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                   + np.uint64(f + 1) * np.uint64(0xC2B2AE3D27D4EB4F))
+            key ^= key >> np.uint64(29)
+            key *= np.uint64(0xBF58476D1CE4E5B9)
+        cols[:, f] = (key >> np.uint64(64 - n_bits)).astype(np.int64)
         weights = rng.normal(scale=0.6, size=int(vocab[f]))
         score += weights[ranks]
     b = np.quantile(score, 1.0 - positive)
@@ -101,7 +106,8 @@ def ctr_stream(n_rows: int = 10**6, n_fields: int = 24, n_bits: int = 18, positi
     return X, y
 
 
-def problems(names: list[str]) -> list[dict[str, Any]]:
+def problems(names: list[str], ctr_rows: int = 10**6, ctr_bits: int = 18
+             ) -> list[dict[str, Any]]:
     """The data sets found: ``X``, ``y``, the loss and ``alpha`` (the race's)."""
     from race.problems import datasets_dir, load_problems
 
@@ -110,7 +116,7 @@ def problems(names: list[str]) -> list[dict[str, Any]]:
     kinds = {"news20": "logistic", "criteo": "logistic", "fashion-mnist": "softmax"}
     for name in names:
         if name == "ctr1e6":
-            X, y = ctr_stream()
+            X, y = ctr_stream(ctr_rows, n_bits=ctr_bits)
             out.append(dict(name=name, X=X, y=y, loss="logistic", alpha=1.0 / X.shape[0],
                             n_classes=2))
             continue
@@ -136,16 +142,41 @@ def kernel(prob: dict[str, Any]) -> Any:
 
 # ---- timing -----------------------------------------------------------------------------------
 
-def _timed(fn: Callable[[], Any], calls: int = 3) -> tuple[float, float, Any]:
-    """Best wall time and its CPU time (all threads) over ``calls`` calls, and the last output."""
-    best, cpu, out = float("inf"), float("inf"), None
+def _thread_times() -> dict[int, tuple[int, int]]:
+    """Per thread of this process: nanoseconds on a CPU and nanoseconds runnable but waiting
+    for one (``/proc/self/task/*/schedstat``; empty where there is none)."""
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        for task in Path("/proc/self/task").iterdir():
+            try:
+                run, wait, _ = (int(v) for v in (task / "schedstat").read_text().split())
+            except (OSError, ValueError):
+                continue
+            out[int(task.name)] = (run, wait)
+    except OSError:
+        pass
+    return out
+
+
+def _timed(fn: Callable[[], Any], calls: int = 3) -> tuple[float, float, Any, float, float]:
+    """Over ``calls`` calls: the best wall time and, of that call, the CPU time of all threads,
+    the CPU time of the busiest thread (the pass's critical path without waiting for a CPU) and
+    the time its threads spent runnable but waiting for a CPU (the machine's other load); and
+    the last output."""
+    best, cpu, busiest, waited, out = float("inf"), float("inf"), float("nan"), float("nan"), None
     for _ in range(calls):
+        s0 = _thread_times()
         c0, t0 = time.process_time(), time.perf_counter()
         out = fn()
         t, c = time.perf_counter() - t0, time.process_time() - c0
+        s1 = _thread_times()
         if t < best:
             best, cpu = t, c
-    return best, cpu, out
+            runs = [s1[k][0] - s0.get(k, (0, 0))[0] for k in s1]
+            waits = [s1[k][1] - s0.get(k, (0, 0))[1] for k in s1]
+            busiest = max(runs, default=0) * 1e-9 if runs else float("nan")
+            waited = sum(waits) * 1e-9 if waits else float("nan")
+    return best, cpu, out, busiest, waited
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -190,15 +221,18 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
               "score gathers X d": _parallel.plan(N, K * (entries + 1), 0)}
     best: dict[str, dict[int, float]] = {p: {t: float("inf") for t in threads} for p in passes}
     cpu: dict[str, dict[int, float]] = {p: {t: float("inf") for t in threads} for p in passes}
+    busiest: dict[str, dict[int, float]] = {p: {} for p in passes}
+    waited: dict[str, dict[int, float]] = {p: {} for p in passes}
     ref: dict[str, Any] = {}
     same = True
     for _ in range(rounds):
         for name, fn in passes.items():
             for t in threads:
                 rows.set_threads(t)
-                tw, tc, out = _timed(fn)
+                tw, tc, out, tb, tq = _timed(fn)
                 if tw < best[name][t]:
                     best[name][t], cpu[name][t] = tw, tc
+                    busiest[name][t], waited[name][t] = tb, tq
                 if name not in ref:
                     ref[name] = out
                 elif not _same(ref[name], out):
@@ -206,7 +240,8 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
     rows.set_threads(1)
     return {"dataset": prob["name"], "shape": [int(N), int(rows.n_features)],
             "nnz": int(rows.nnz), "n_params": int(n), "blocks": blocks, "identical": same,
-            "seconds": best, "cpu_seconds": cpu}
+            "seconds": best, "cpu_seconds": cpu, "busiest_thread_cpu": busiest,
+            "waited_for_cpu": waited}
 
 
 def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
@@ -242,7 +277,8 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
 
 # ---- break-even -------------------------------------------------------------------------------
 
-def break_even(rounds: int) -> dict[str, Any]:
+def break_even(rounds: int, sizes: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000, 32000,
+                                                      64000)) -> dict[str, Any]:
     """Serial loop vs the policy's blocks on 1 and 2 threads, for passes of growing work."""
     from sqnopt import _parallel
     from sqnopt.data import prepare
@@ -268,7 +304,7 @@ def break_even(rounds: int) -> dict[str, Any]:
             out["omp_fork_join_us"][t] = min(omp) * 1e6
     default = _parallel.block_policy()
     for kind, entries in (("sparse", 10), ("dense", 100)):
-        for n_rows in (1000, 2000, 4000, 8000, 16000, 32000, 64000):
+        for n_rows in sizes:
             if kind == "sparse":
                 X: Any = sp.random(n_rows, 2000, density=entries / 2000, format="csr",
                                    random_state=n_rows)
@@ -282,7 +318,9 @@ def break_even(rounds: int) -> dict[str, Any]:
             z = k.rows_dot(full, w)
             u = k.rows_dot(full, rng.normal(size=n))
             g = np.empty(n)
-            cases = {"gradient": (lambda: k.gradient(w, full, g), 2 * entries + 16),
+            # the kernel's own work estimate (a dense row's entries four to a unit)
+            read = entries if kind == "sparse" else entries / 4
+            cases = {"gradient": (lambda: k.gradient(w, full, g), 2 * read + 16),
                      "line derivatives": (lambda: k.scores_line(full, z, u, 0.5), 16)}
             for name, (fn, row_work) in cases.items():
                 times = {"serial": float("inf"), "blocks, 1 thread": float("inf"),
@@ -293,7 +331,7 @@ def break_even(rounds: int) -> dict[str, Any]:
                             _parallel._set_block_policy(min_block_work=1e18)
                         k.data.set_threads(2 if setting.endswith("2 threads") else 1)
                         calls = max(3, int(2e5 / (n_rows * row_work / 64 + 1)))
-                        tw, _, _ = _timed(fn, calls)
+                        tw = _timed(fn, calls)[0]
                         _parallel._set_block_policy(**default)
                         times[setting] = min(times[setting], tw)
                 out["cases"].append({"rows": kind, "entries": entries, "pass": name,
@@ -311,18 +349,27 @@ def _fmt_ms(s: float) -> str:
 
 
 def print_passes(tab: dict[str, Any], threads: list[int]) -> None:
+    """Wall times and speed-ups; ``cpu xN``: all threads' CPU time against one thread's (the
+    work the split adds); ``crit xN``: one thread's CPU time over the busiest thread's with N
+    (the speed-up the split allows when every thread has a core); ``waited``: time the threads
+    of that call spent runnable but without a CPU (other load on the machine)."""
     t0 = threads[0]
     print(f"\n{tab['dataset']}: {tab['shape'][0]} x {tab['shape'][1]}, {tab['nnz']} stored, "
           f"{tab['n_params']} parameters; blocks: {tab['blocks']}; same bits on every thread "
           f"count: {tab['identical']}")
     head = " | ".join([f"{t} thr" for t in threads] + [f"x{t}/x{t0}" for t in threads[1:]]
-                      + [f"cpu x{t}" for t in threads[1:]])
+                      + [f"cpu x{t}" for t in threads[1:]] + [f"crit x{t}" for t in threads[1:]]
+                      + [f"waited ({t} thr)" for t in threads[1:]])
     print(f"| pass | {head} |")
     for name, sec in tab["seconds"].items():
+        cpu = tab["cpu_seconds"][name]
+        crit = tab["busiest_thread_cpu"][name]
         cells = [_fmt_ms(sec[t]) for t in threads]
         cells += [f"{sec[t0] / sec[t]:.2f}x" for t in threads[1:]]
-        cells += [f"{tab['cpu_seconds'][name][t] / max(tab['cpu_seconds'][name][t0], 1e-12):.2f}"
+        cells += [f"{cpu[t] / max(cpu[t0], 1e-12):.2f}" for t in threads[1:]]
+        cells += [f"{crit[t0] / crit[t]:.2f}x" if crit.get(t, 0) > 0 else "-"
                   for t in threads[1:]]
+        cells += [_fmt_ms(tab["waited_for_cpu"][name][t]) for t in threads[1:]]
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -393,7 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--fits-only", action="store_true")
     part.add_argument("--break-even", action="store_true")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: the generated stream at 5 x 10^4 rows and 2^14 columns "
+                    "only, one round, 2-pass fits; break-even at 2 sizes")
     args = ap.parse_args(argv)
+    ctr_rows, ctr_bits = 10**6, 18
+    if args.quick:
+        args.datasets, ctr_rows, ctr_bits = ["ctr1e6"], 50_000, 14
+        args.rounds, args.fit_rounds, args.fit_passes = 1, 1, 2
 
     from sqnopt import _parallel, simd_variant
 
@@ -409,12 +463,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average {record['load_start']}; threads {args.threads}; policy "
           f"{record['policy']}")
     if args.break_even:
-        res = break_even(args.rounds)
+        res = break_even(args.rounds, (2000, 16000) if args.quick else
+                         (1000, 2000, 4000, 8000, 16000, 32000, 64000))
         print_break_even(res)
         record["break_even"] = res
     else:
         record["passes"], record["fits"] = [], []
-        for prob in problems(args.datasets):
+        for prob in problems(args.datasets, ctr_rows, ctr_bits):
             if not args.fits_only:
                 tab = pass_table(prob, args.threads, args.rounds)
                 tab["load"] = load_average()

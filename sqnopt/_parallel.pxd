@@ -7,7 +7,7 @@ whose number depends on the data and the pass only (:func:`plan_blocks`: the bat
 work per row and the length of the vector the pass sums into), never on the number of threads.
 Each block sums its rows in the order of the serial loop into its own slot -- a scalar partial
 sum, and a partial vector for a pass that scatters into one -- and the slots are then added in
-block order (:func:`fold_partials` for the vectors). Which thread ran which block does not
+block order (:func:`run_ordered` for the vectors). Which thread ran which block does not
 enter the result, so a pass gives the same bits on 1, 2 or 64 threads. A pass whose plan has
 one block is the serial loop itself, with its arithmetic unchanged.
 
@@ -17,10 +17,24 @@ sets from its ``n_jobs``.
 """
 
 ctypedef void (*task_fn)(void* ctx, Py_ssize_t task, int worker) noexcept nogil
+ctypedef int (*block_fn)(void* ctx, Py_ssize_t block, double* out) noexcept nogil
 
 # Run fn(ctx, k, worker) for every k in [0, n_tasks) on at most n_threads threads (the caller
 # included; worker 0 is the caller). Returns the number of threads that took part.
 cdef int run_tasks(int n_threads, Py_ssize_t n_tasks, task_fn fn, void* ctx) noexcept nogil
+
+# A pass whose blocks sum into one vector: fn(ctx, b, out_b) for every block b, block 0 into
+# `out`, block b > 0 into a zeroed partial vector from a ring of n_ring buffers (`ring`: n_ring *
+# n_vec doubles), each partial added to `out` in block order as soon as the blocks before it are
+# (sqnopt/_pool.h, sq_ordered_run). status[b]: block b's return value.
+cdef int run_ordered(int n_threads, Py_ssize_t n_blocks, block_fn fn, void* ctx, double* out,
+                     Py_ssize_t n_vec, double* ring, Py_ssize_t n_ring,
+                     int* status) noexcept nogil
+
+# How many ring buffers run_ordered gets for n_blocks blocks on n_threads threads (two per
+# thread, at most one per block after the first, within the policy's max_vector_bytes; at least
+# one): memory and scheduling only, never the result.
+cdef Py_ssize_t ring_size(int n_threads, Py_ssize_t n_blocks, Py_ssize_t n_vec) noexcept nogil
 
 # The number of blocks of a pass over `size` rows costing `row_work` work units each that
 # sums into a vector of `n_vec` doubles (0: no vector), under the block policy (see
@@ -35,11 +49,6 @@ cdef Py_ssize_t min_split_rows(double row_work) noexcept nogil
 # size % n_blocks blocks one row longer).
 cdef void block_bounds(Py_ssize_t size, Py_ssize_t n_blocks, Py_ssize_t b, Py_ssize_t* t0,
                        Py_ssize_t* t1) noexcept nogil
-
-# out[j] += partials[0 * n + j], then += partials[1 * n + j], ... (n_partials vectors of n), in
-# that order for every j, split over threads by ranges of j.
-cdef void fold_partials(int n_threads, double* out, const double* partials,
-                        Py_ssize_t n_partials, Py_ssize_t n) noexcept nogil
 
 # The cost, in work units, of reading one stored entry of a sparse row (a dot or an axpy touches
 # it once: an index, a value, a scattered access to the vector), how many entries of a dense row

@@ -6,16 +6,17 @@ of a sparse row read once is one unit, ``DENSE_ENTRIES_PER_UNIT`` entries of a d
 the per-row work of a loss is ``ROW_WORK`` units; softmax multiplies by its ``K`` scores) has
 ``W = size * row_work`` units of work and gets
 
-    B = min(W / min_block_work, W / (reduce_ratio * n_vec), max_vector_bytes / (8 n_vec),
-            max_blocks, size)
+    B = min(W / min_block_work, W / (reduce_ratio * n_vec), max_blocks, size)
 
-blocks (floors; ``n_vec``: the length of the vector it sums into, the terms with ``n_vec`` left
-out when it sums into none), or one block if that is below 2. Each block therefore has at least
+blocks (floors; ``n_vec``: the length of the vector it sums into, that term left out when it
+sums into none), or one block if that is below 2. Each block therefore has at least
 ``min_block_work`` units -- enough to pay for handing it to a thread -- and a pass that scatters
 into a vector spends at most ``1 / reduce_ratio`` of its work on zeroing and adding the
-``B - 1`` partial vectors, and at most ``max_vector_bytes`` on them. Passes below the first
-bound are the serial loop, exactly as before parallel passes existed. The defaults are measured
-by ``bench/parallel_passes.py --break-even`` (docs/parallel.md).
+``B - 1`` partial vectors. Those live in a ring of a few buffers per thread (:func:`ring_size`,
+at most ``max_vector_bytes`` of them), each added to the pass's vector in block order as soon as
+the blocks before it are. Passes below the first bound are the serial loop, exactly as before
+parallel passes existed. The defaults are measured by ``bench/parallel_passes.py
+--break-even`` (docs/parallel.md).
 """
 
 from libc.string cimport memset
@@ -23,7 +24,11 @@ from libc.string cimport memset
 
 cdef extern from "_pool.h" nogil:
     ctypedef void (*sq_task_fn)(void* ctx, Py_ssize_t task, int worker) noexcept nogil
+    ctypedef int (*sq_block_fn)(void* ctx, Py_ssize_t block, double* out) noexcept nogil
     int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void* ctx)
+    int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void* ctx,
+                       double* out, Py_ssize_t n_vec, double* ring, Py_ssize_t n_ring,
+                       int* status)
     int sq_pool_threads_available()
     int sq_pool_size()
     int SQ_POOL_MAX_THREADS
@@ -45,13 +50,28 @@ cdef int run_tasks(int n_threads, Py_ssize_t n_tasks, task_fn fn, void* ctx) noe
     return sq_pool_run(n_threads, n_tasks, <sq_task_fn> fn, ctx)
 
 
+cdef int run_ordered(int n_threads, Py_ssize_t n_blocks, block_fn fn, void* ctx, double* out,
+                     Py_ssize_t n_vec, double* ring, Py_ssize_t n_ring,
+                     int* status) noexcept nogil:
+    return sq_ordered_run(n_threads, n_blocks, <sq_block_fn> fn, ctx, out, n_vec, ring, n_ring,
+                          status)
+
+
+cdef Py_ssize_t ring_size(int n_threads, Py_ssize_t n_blocks, Py_ssize_t n_vec) noexcept nogil:
+    cdef double r
+    if n_vec <= 0 or n_blocks <= 1:
+        return 0
+    r = min(<double> (n_blocks - 1), 2.0 * max(n_threads, 1), _max_vector_bytes / (8.0 * n_vec))
+    return max(<Py_ssize_t> r, 1)
+
+
 cdef Py_ssize_t plan_blocks(Py_ssize_t size, double row_work, Py_ssize_t n_vec) noexcept nogil:
     cdef double work = <double> size * row_work
     cdef double b = work / _min_block_work
     if b < 2.0:
         return 1
     if n_vec > 0:
-        b = min(b, work / (_reduce_ratio * n_vec), _max_vector_bytes / (8.0 * n_vec))
+        b = min(b, work / (_reduce_ratio * n_vec))
     b = min(b, <double> _max_blocks, <double> size)
     if b < 2.0:
         return 1
@@ -69,50 +89,6 @@ cdef void block_bounds(Py_ssize_t size, Py_ssize_t n_blocks, Py_ssize_t b, Py_ss
     cdef Py_ssize_t q = size // n_blocks, r = size % n_blocks
     t0[0] = b * q + (b if b < r else r)
     t1[0] = t0[0] + q + (1 if b < r else 0)
-
-
-cdef struct _FoldJob:
-    double* out
-    const double* partials
-    Py_ssize_t n_partials
-    Py_ssize_t n
-    Py_ssize_t chunk
-
-
-cdef void _fold_range(double* out, const double* partials, Py_ssize_t n_partials, Py_ssize_t n,
-                      Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
-    cdef Py_ssize_t b, j
-    cdef const double* p
-    for b in range(n_partials):
-        p = partials + b * n
-        for j in range(j0, j1):
-            out[j] += p[j]
-
-
-cdef void _fold_task(void* ctx, Py_ssize_t k, int worker) noexcept nogil:
-    cdef _FoldJob* job = <_FoldJob*> ctx
-    cdef Py_ssize_t j0 = k * job.chunk
-    _fold_range(job.out, job.partials, job.n_partials, job.n, j0, min(j0 + job.chunk, job.n))
-
-
-cdef void fold_partials(int n_threads, double* out, const double* partials,
-                        Py_ssize_t n_partials, Py_ssize_t n) noexcept nogil:
-    cdef _FoldJob job
-    cdef Py_ssize_t n_chunks
-    if n_partials < 1 or n < 1:
-        return
-    # ranges of at least 8192 coordinates (and 64 KiB of partials) per task: smaller folds are
-    # not worth a thread's start
-    job.chunk = max(8192, 8192 * 8 // max(n_partials, 1))
-    n_chunks = (n + job.chunk - 1) // job.chunk
-    if n_threads <= 1 or n_chunks <= 1:
-        _fold_range(out, partials, n_partials, n, 0, n)
-        return
-    job.out = out
-    job.partials = partials
-    job.n_partials = n_partials
-    job.n = n
-    run_tasks(n_threads, n_chunks, _fold_task, &job)
 
 
 # ---- Python access (diagnostics, tests, benchmarks) -------------------------------------------
@@ -248,14 +224,41 @@ def _which_threads(int n_threads, Py_ssize_t n_tasks, double task_seconds):
     return out
 
 
-def _fold_for_tests(out, partials, int n_threads):
-    """:func:`fold_partials` on NumPy arrays (``partials`` of shape (m, n)); tests."""
+cdef struct _CopyJob:
+    const double* partials
+    Py_ssize_t n
+
+
+cdef int _copy_block(void* ctx, Py_ssize_t b, double* out) noexcept nogil:
+    """Block b's "terms": row b of the partials, added into its vector."""
+    cdef _CopyJob* job = <_CopyJob*> ctx
+    cdef Py_ssize_t j
+    for j in range(job.n):
+        out[j] += job.partials[b * job.n + j]
+    return <int> (b % 3 == 2)
+
+
+def _ordered_for_tests(out, partials, int n_threads, Py_ssize_t n_ring):
+    """:func:`run_ordered` with block b's terms the row b of ``partials`` (shape (m, n)), added
+    into ``out`` in place; returns the blocks' statuses (1 for every third block). Tests."""
     import numpy as np
     cdef double[::1] o = out
     cdef const double[:, ::1] p = np.ascontiguousarray(partials, dtype=np.float64)
-    if p.shape[1] != o.shape[0]:
-        raise ValueError("partials must have len(out) columns")
-    if p.shape[0] == 0:
-        return
+    cdef _CopyJob job
+    if p.shape[1] != o.shape[0] or p.shape[0] < 1 or n_ring < 1:
+        raise ValueError("partials must have len(out) columns and a row; n_ring >= 1")
+    ring = np.full(n_ring * p.shape[1], np.nan)
+    status = np.full(p.shape[0], -7, dtype=np.intc)
+    cdef double[::1] rv = ring
+    cdef int[::1] sv = status
+    job.partials = &p[0, 0]
+    job.n = p.shape[1]
     with nogil:
-        fold_partials(n_threads, &o[0], &p[0, 0], p.shape[0], p.shape[1])
+        run_ordered(n_threads, p.shape[0], _copy_block, &job, &o[0], job.n, &rv[0], n_ring,
+                    &sv[0])
+    return status
+
+
+def ring(int n_threads, Py_ssize_t n_blocks, Py_ssize_t n_vec):
+    """:func:`ring_size` (tests, benchmarks)."""
+    return ring_size(n_threads, n_blocks, n_vec)

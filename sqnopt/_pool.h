@@ -24,9 +24,9 @@
  *     its tasks itself instead of waiting or oversubscribing the cores; the results are the
  *     same either way.
  *   - the waiting policy: a thread that runs out of tasks polls for the next job for a short
- *     while (SQ_POOL_SPIN polls: the passes of one solve follow each other within
- *     microseconds to milliseconds) and then sleeps on a condition variable, so an idle pool
- *     costs the machine nothing.
+ *     while (SQ_POOL_SPIN_NS: the passes of one solve follow each other within microseconds
+ *     to milliseconds) and then sleeps on a condition variable, so an idle pool costs the
+ *     machine nothing.
  * Without POSIX threads (SQ_POOL_SERIAL, e.g. MSVC) every task runs on the caller, with the
  * same results.
  */
@@ -34,8 +34,12 @@
 #define SQNOPT_POOL_H
 
 #include <Python.h>   /* Py_ssize_t */
+#include <stdlib.h>
+#include <string.h>
 
 typedef void (*sq_task_fn)(void *ctx, Py_ssize_t task, int worker);
+/* one block of an ordered pass: sums its rows into `out`, returns 0 or a status */
+typedef int (*sq_block_fn)(void *ctx, Py_ssize_t block, double *out);
 
 #if defined(_WIN32) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L \
     || defined(__STDC_NO_ATOMICS__)
@@ -83,13 +87,39 @@ static int sq_pool_size(void) { return 0; }
 #  define SQ_POOL_RELAX() ((void)0)
 #endif
 
-/* polls of the job counter before a waiting thread sleeps: a few tens of microseconds (a
- * pause instruction costs 10 to 150 cycles by CPU, more in a virtual machine that traps it). No
- * polling when a job has more threads than the machine has cores: a polling thread would take
- * a core from one with work. */
-#ifndef SQ_POOL_SPIN
-#  define SQ_POOL_SPIN 1000
+/* how long a waiting thread polls before it sleeps, in nanoseconds (polled by the clock, as a
+ * pause instruction costs 10 to 150 cycles by CPU and more in a virtual machine that traps it):
+ * the passes of one solve follow each other within microseconds to milliseconds. No polling
+ * when a job has more threads than the machine has cores: a polling thread would take a core
+ * from one with work. */
+#ifndef SQ_POOL_SPIN_NS
+#  define SQ_POOL_SPIN_NS 200000
 #endif
+
+#include <time.h>
+
+static long long sq_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Poll `*cond` (a condition on shared state, re-evaluated) for at most `ns` nanoseconds:
+ * a macro so that the condition is an expression of the caller's. */
+#define SQ_POLL_WHILE(cond, ns)                                                    \
+    do {                                                                             \
+        long long sq_t0_ = -1;                                                       \
+        int sq_k_;                                                                   \
+        while ((ns) > 0 && (cond)) {                                                 \
+            for (sq_k_ = 0; sq_k_ < 32 && (cond); sq_k_++)                           \
+                SQ_POOL_RELAX();                                                     \
+            if (sq_t0_ < 0)                                                          \
+                sq_t0_ = sq_now_ns();                                                \
+            else if (sq_now_ns() - sq_t0_ > (ns))                                    \
+                break;                                                               \
+        }                                                                            \
+    } while (0)
 
 typedef struct {
     pthread_mutex_t mu;
@@ -105,7 +135,7 @@ typedef struct {
     void *ctx;
     Py_ssize_t n_tasks;
     int n_threads;                /* the caller and workers 1..n_threads-1 may take tasks */
-    atomic_int spin;              /* polls before sleeping, set by the last job */
+    atomic_llong spin_ns;         /* polling before sleeping, set by the last job */
     int n_cpus;                   /* online cores (0: not known yet) */
     atomic_long next;             /* next task to hand out */
     atomic_long completed;        /* tasks finished */
@@ -115,7 +145,7 @@ typedef struct {
 
 static sq_pool_t sq_pool = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, SQ_POOL_SPIN, 0, 0, 0, 1, 0
+    ATOMIC_FLAG_INIT, 0, 0, 0, 0, NULL, NULL, 0, 0, SQ_POOL_SPIN_NS, 0, 0, 0, 1, 0
 };
 static int sq_pool_atfork_done = 0;
 
@@ -142,15 +172,12 @@ static void *sq_pool_worker(void *arg)
 {
     int id = (int)(Py_ssize_t)arg;
     long seen = 0, g;
-    int spins, limit;
+    long long limit;
     for (;;) {
         /* wait for a job not seen yet: poll for a while, then sleep */
-        spins = 0;
-        limit = atomic_load_explicit(&sq_pool.spin, memory_order_relaxed);
-        while ((g = atomic_load(&sq_pool.gen)) == seen && spins < limit) {
-            SQ_POOL_RELAX();
-            spins++;
-        }
+        limit = atomic_load_explicit(&sq_pool.spin_ns, memory_order_relaxed);
+        SQ_POLL_WHILE(atomic_load(&sq_pool.gen) == seen, limit);
+        g = atomic_load(&sq_pool.gen);
         if (g == seen) {
             pthread_mutex_lock(&sq_pool.mu);
             while ((g = atomic_load(&sq_pool.gen)) == seen) {
@@ -241,7 +268,7 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
     sq_pool.ctx = ctx;
     sq_pool.n_tasks = n_tasks;
     sq_pool.n_threads = used;
-    atomic_store_explicit(&sq_pool.spin, used <= sq_pool.n_cpus ? SQ_POOL_SPIN : 0,
+    atomic_store_explicit(&sq_pool.spin_ns, used <= sq_pool.n_cpus ? SQ_POOL_SPIN_NS : 0,
                           memory_order_relaxed);
     atomic_store(&sq_pool.next, 0);
     atomic_store(&sq_pool.completed, 0);
@@ -254,12 +281,8 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
     /* take tasks too, then wait for the tasks others are running (not for threads that have
      * not started: a descheduled worker holds nothing up) */
     sq_pool_take_tasks(0);
-    spins = 0;
-    while (atomic_load(&sq_pool.completed) < n_tasks && spins < SQ_POOL_SPIN
-           && used <= sq_pool.n_cpus) {
-        SQ_POOL_RELAX();
-        spins++;
-    }
+    SQ_POLL_WHILE(atomic_load(&sq_pool.completed) < n_tasks,
+                  used <= sq_pool.n_cpus ? SQ_POOL_SPIN_NS : 0);
     if (atomic_load(&sq_pool.completed) < n_tasks) {
         pthread_mutex_lock(&sq_pool.mu);
         sq_pool.caller_sleeping = 1;
@@ -283,6 +306,164 @@ static int sq_pool_run(int n_threads, Py_ssize_t n_tasks, sq_task_fn fn, void *c
 
 static int sq_pool_threads_available(void) { return 1; }
 static int sq_pool_size(void) { return sq_pool.n_workers; }
+
+#endif  /* SQ_POOL_SERIAL */
+
+
+/* ---- ordered passes: blocks that sum into one vector ------------------------------------------
+ *
+ *     int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+ *                        double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+ *                        int *status)
+ *
+ * runs fn(ctx, b, out_b) for every block b in [0, n_blocks) and leaves in `out` (n_vec doubles)
+ *
+ *     out[j] = ((out_0[j] + p_1[j]) + p_2[j]) + ... + p_{n_blocks - 1}[j]
+ *
+ * where block 0 sums directly into `out` (out_0: `out` as the caller left it, plus block 0's
+ * terms) and block b > 0 into a zeroed vector p_b: the additions of the blocks' partial vectors
+ * in block order, whichever thread ran which block and however many there were. The partial
+ * vectors live in a ring of n_ring buffers (`ring`, n_ring * n_vec doubles): block b > 0 uses
+ * buffer (b - 1) % n_ring once block b - n_ring's has been added to `out`, so the memory is
+ * n_ring vectors (a few per thread, warm in cache), not one per block. Blocks are handed out in
+ * order, and whichever thread finds the next block finished adds it (one at a time): a thread
+ * waiting for a buffer adds finished blocks meanwhile, and only waits for blocks that are being
+ * run, so the pass cannot deadlock. status[b] is block b's return value. Returns the number of
+ * threads that took part. With one thread, or n_ring = 1, the blocks run one after another,
+ * each added as it ends.
+ */
+
+static void sq_ordered_add(double *out, const double *p, Py_ssize_t n)
+{
+    Py_ssize_t j;
+    for (j = 0; j < n; j++)
+        out[j] += p[j];
+}
+
+#if defined(SQ_POOL_SERIAL)
+
+static int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+                          double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+                          int *status)
+{
+    Py_ssize_t b;
+    (void)n_threads;
+    (void)n_ring;
+    for (b = 0; b < n_blocks; b++) {
+        if (b == 0 || n_vec <= 0) {
+            status[b] = fn(ctx, b, out);
+            continue;
+        }
+        memset(ring, 0, n_vec * sizeof(double));
+        status[b] = fn(ctx, b, ring);
+        sq_ordered_add(out, ring, n_vec);
+    }
+    return 1;
+}
+
+#else
+
+typedef struct {
+    sq_block_fn fn;
+    void *ctx;
+    double *out;
+    double *ring;
+    Py_ssize_t n_vec;
+    Py_ssize_t n_ring;
+    Py_ssize_t n_blocks;
+    int *status;
+    atomic_char *done;            /* per block: its terms are all in its vector */
+    atomic_long added;            /* blocks added to out, in order (block 0 needs no adding) */
+    atomic_flag adding;           /* one thread adds at a time */
+} sq_ordered_t;
+
+/* Add the finished blocks to `out`, in order, unless another thread is doing so. */
+static void sq_ordered_advance(sq_ordered_t *job)
+{
+    long f;
+    for (;;) {
+        if (atomic_flag_test_and_set(&job->adding))
+            return;
+        while ((f = atomic_load(&job->added)) < job->n_blocks && atomic_load(&job->done[f])) {
+            if (f > 0)
+                sq_ordered_add(job->out, job->ring + ((f - 1) % job->n_ring) * job->n_vec,
+                               job->n_vec);
+            atomic_store(&job->added, f + 1);
+        }
+        atomic_flag_clear(&job->adding);
+        /* a block that finished while this thread held the flag found it taken: look again */
+        f = atomic_load(&job->added);
+        if (!(f < job->n_blocks && atomic_load(&job->done[f])))
+            return;
+    }
+}
+
+static void sq_ordered_task(void *ctx, Py_ssize_t b, int worker)
+{
+    sq_ordered_t *job = (sq_ordered_t *)ctx;
+    double *out = job->out;
+    int spins = 0;
+    (void)worker;
+    if (b > 0) {
+        /* buffer (b - 1) % n_ring is free once block b - n_ring has been added */
+        while (b > job->n_ring && atomic_load(&job->added) <= b - job->n_ring) {
+            sq_ordered_advance(job);
+            if (++spins < 1000)
+                SQ_POOL_RELAX();
+            else
+                sched_yield();
+        }
+        out = job->ring + ((b - 1) % job->n_ring) * job->n_vec;
+        memset(out, 0, job->n_vec * sizeof(double));
+    }
+    job->status[b] = job->fn(job->ctx, b, out);
+    atomic_store(&job->done[b], 1);
+    sq_ordered_advance(job);
+}
+
+static int sq_ordered_run(int n_threads, Py_ssize_t n_blocks, sq_block_fn fn, void *ctx,
+                          double *out, Py_ssize_t n_vec, double *ring, Py_ssize_t n_ring,
+                          int *status)
+{
+    sq_ordered_t job;
+    Py_ssize_t b;
+    int used;
+    if (n_blocks <= 0)
+        return 1;
+    if (n_vec <= 0 || n_ring < 1) {
+        for (b = 0; b < n_blocks; b++)     /* nothing to add: blocks write their own slots */
+            status[b] = fn(ctx, b, out);
+        return 1;
+    }
+    job.done = (atomic_char *)calloc((size_t)n_blocks, sizeof(atomic_char));
+    if (job.done == NULL) {
+        /* no memory for the flags: one block after another through one buffer */
+        for (b = 0; b < n_blocks; b++) {
+            if (b == 0) {
+                status[b] = fn(ctx, b, out);
+                continue;
+            }
+            memset(ring, 0, n_vec * sizeof(double));
+            status[b] = fn(ctx, b, ring);
+            sq_ordered_add(out, ring, n_vec);
+        }
+        return 1;
+    }
+    job.fn = fn;
+    job.ctx = ctx;
+    job.out = out;
+    job.ring = ring;
+    job.n_vec = n_vec;
+    job.n_ring = n_ring;
+    job.n_blocks = n_blocks;
+    job.status = status;
+    atomic_init(&job.added, 0);
+    atomic_flag_clear(&job.adding);
+    used = sq_pool_run(n_threads, n_blocks, sq_ordered_task, &job);
+    sq_ordered_advance(&job);           /* (every block is done: whatever is left, added) */
+    free(job.done);
+    return used;
+}
 
 #endif  /* SQ_POOL_SERIAL */
 #endif  /* SQNOPT_POOL_H */

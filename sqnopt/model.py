@@ -213,10 +213,22 @@ class LinearModel:
         """Scores: shape ``(n,)`` for a binary model, ``(n, n_classes)`` otherwise."""
         return self.scores_of(self._check_X(X))
 
-    def scores_of(self, Xc: Any) -> FloatArray:
-        """:meth:`decision_function` of an already validated matrix (no checks, no copy)."""
+    def scores_of(self, Xc: Any, n_jobs: int | None = 1) -> FloatArray:
+        """:meth:`decision_function` of an already validated matrix (no checks, no copy). A
+        large sparse matrix is scored in blocks of rows on ``n_jobs`` threads
+        (:func:`sqnopt.data.csr_scores`: SciPy's arithmetic, the same bits)."""
         coef, intercept = self.raw_coefficients()
-        if sp.issparse(Xc):
+        threads = 1
+        if sp.issparse(Xc) and Xc.shape[0] > 0 and n_jobs != 1:
+            from sqnopt._jobs import pass_threads
+
+            threads = pass_threads(n_jobs, Xc.shape[0],
+                                   coef.shape[0] * Xc.nnz / Xc.shape[0] + 1)
+        if threads > 1:
+            from sqnopt.data import csr_scores
+
+            scores = csr_scores(Xc, np.ascontiguousarray(coef.T, dtype=np.float64), threads)
+        elif sp.issparse(Xc):
             scores = np.asarray(Xc @ coef.T, dtype=np.float64)
         else:
             scores = np.asarray(Xc, dtype=np.float64) @ coef.T

@@ -33,7 +33,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt._parallel cimport (
-    ENTRY_WORK, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
+    ENTRY_WORK, ROW_WORK, block_bounds, plan_blocks, ring_size, run_ordered,
 )
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
@@ -246,35 +246,30 @@ cdef struct _FormJob:
     Py_ssize_t size
     const double* w
     double* D
-    double* H                       # block 0's triangle: the Hessian's buffer
-    double* partials                # blocks 1..: their triangles (n x n each)
     Py_ssize_t n
     Py_ssize_t n_blocks
     Py_ssize_t dim
     Py_ssize_t K
-    int* status
 
 
-cdef void _form_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
-    """Block ``b`` of the Hessian's formation into its own triangle, with its own scratch."""
+cdef int _form_block(void* ctx, Py_ssize_t b, double* H) noexcept nogil:
+    """Block ``b`` of the Hessian's formation into the triangle ``H`` (the Hessian's buffer for
+    block 0, a zeroed partial for the others), with scratch of its own."""
     cdef _FormJob* job = <_FormJob*> ctx
-    cdef Py_ssize_t t0, t1, n = job.n
-    cdef double* H = job.H
+    cdef Py_ssize_t t0, t1
+    cdef int code
     cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((job.dim + 1) * sizeof(Py_ssize_t))
     cdef double* val = <double*> malloc((job.dim + 1 + job.K * job.K) * sizeof(double))
     if idx == NULL or val == NULL:
         free(idx)
         free(val)
-        job.status[b] = -2
-        return
+        return -2
     block_bounds(job.size, job.n_blocks, b, &t0, &t1)
-    if b > 0:
-        H = job.partials + (b - 1) * n * n
-        memset(H, 0, n * n * sizeof(double))
-    job.status[b] = _form_rows(<ObjectiveKernel> job.objective, job.batch, t0, t1, job.size,
-                               job.w, job.D, H, n, idx, val, val + job.dim + 1)
+    code = _form_rows(<ObjectiveKernel> job.objective, job.batch, t0, t1, job.size, job.w,
+                      job.D, H, job.n, idx, val, val + job.dim + 1)
     free(idx)
     free(val)
+    return code
 
 
 cdef class NewtonKernel(CurvatureKernel):
@@ -352,11 +347,11 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef Py_ssize_t K = objective.hess_size, n = self.dim, dim = objective.data.dim
         cdef double* H = &self.H[0, 0]
         cdef double* reg = &self.reg[0]
-        cdef Py_ssize_t a, k, l, r, c, b, j, B
+        cdef Py_ssize_t a, k, l, r, c, b, B, R
         cdef double coef, m = objective._row_entries
         cdef int nt, code = 0
         cdef _FormJob job
-        cdef double* tmp
+        cdef double* ring
         cdef int* status
         cdef Py_ssize_t t
         cdef double gi, curvature = 0.0, inv = 1.0 / size
@@ -372,51 +367,29 @@ cdef class NewtonKernel(CurvatureKernel):
             nt = objective.data.n_threads
             if nt > B:
                 nt = <int> B
+            R = ring_size(nt, B, n * n)
+            ring = <double*> malloc(R * n * n * sizeof(double))
+            status = <int*> malloc(B * sizeof(int))
+            if ring == NULL or status == NULL:
+                free(ring)
+                free(status)
+                return -2
             job.objective = <void*> objective
             job.batch = batch
             job.size = size
             job.w = w
             job.D = &self.D[0]
-            job.H = H
             job.n = n
             job.n_blocks = B
             job.dim = dim
             job.K = K
-            if nt <= 1:
-                # the blocks one after the other, each later triangle through one scratch
-                # triangle added as soon as the block ends (the additions of the fold, in order)
-                tmp = <double*> malloc(n * n * sizeof(double))
-                if tmp == NULL:
-                    return -2
-                for b in range(B):
-                    block_bounds(size, B, b, &r, &c)
-                    if b == 0:
-                        code = _form_rows(objective, batch, r, c, size, w, &self.D[0], H, n,
-                                          &self.idx[0], &self.val[0], &self.S[0])
-                    else:
-                        memset(tmp, 0, n * n * sizeof(double))
-                        if code == 0:
-                            code = _form_rows(objective, batch, r, c, size, w, &self.D[0], tmp,
-                                              n, &self.idx[0], &self.val[0], &self.S[0])
-                        for j in range(n * n):
-                            H[j] += tmp[j]
-                free(tmp)
-            else:
-                job.partials = <double*> malloc((B - 1) * n * n * sizeof(double))
-                status = <int*> malloc(B * sizeof(int))
-                if job.partials == NULL or status == NULL:
-                    free(job.partials)
-                    free(status)
-                    return -2
-                job.status = status
-                run_tasks(nt, B, _form_task, &job)
-                fold_partials(nt, H, job.partials, B - 1, n * n)
-                for b in range(B):
-                    if status[b] != 0:
-                        code = status[b]
-                        break
-                free(job.partials)
-                free(status)
+            run_ordered(nt, B, _form_block, &job, H, n * n, ring, R, status)
+            for b in range(B):
+                if status[b] != 0:
+                    code = status[b]
+                    break
+            free(ring)
+            free(status)
         if code != 0:
             return code
         # the batch's mean score-Hessian factor (for the failure message of a factorisation),

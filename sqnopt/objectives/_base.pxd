@@ -59,9 +59,9 @@ cdef struct PassJob:
     bint flag
     Py_ssize_t n_vec                # length of the vector the pass sums into (0: none)
     double* out                     # that vector (block 0 sums into it directly)
-    # set by _run_pass
     Py_ssize_t n_blocks
-    double* partials                # blocks 1.. : their partial vectors (n_vec each)
+    # set by _run_pass
+    double* partials                # the ring of partial vectors of blocks 1.. (n_vec each)
     double* sums                    # two partial sums per block
     int* status                     # per block
     double result[2]                # the partial sums added in block order

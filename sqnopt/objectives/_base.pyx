@@ -8,7 +8,8 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from sqnopt._parallel cimport (
-    DENSE_ENTRIES_PER_UNIT, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
+    DENSE_ENTRIES_PER_UNIT, ROW_WORK, block_bounds, plan_blocks, ring_size, run_ordered,
+    run_tasks,
 )
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
@@ -24,18 +25,22 @@ cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
 
 
 cdef void _pass_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
-    """One block of a pass, on whichever thread takes it: the serial loop over the block's
-    positions into the block's own slots (block 0 into the pass's vector, block b > 0 into its
-    zeroed partial)."""
+    """One block of a pass that sums into no vector, on whichever thread takes it: the serial
+    loop over the block's positions into the block's own slots (sums, per-row outputs)."""
     cdef PassJob* job = <PassJob*> ctx
     cdef Py_ssize_t t0, t1
-    cdef double* out = job.out
     block_bounds(job.size, job.n_blocks, b, &t0, &t1)
-    if b > 0 and job.n_vec > 0:
-        out = job.partials + (b - 1) * job.n_vec
-        memset(out, 0, job.n_vec * sizeof(double))
-    job.status[b] = (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, out,
+    job.status[b] = (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, NULL,
                                                                  job.sums + 2 * b)
+
+
+cdef int _pass_vector_block(void* ctx, Py_ssize_t b, double* out) noexcept nogil:
+    """One block of a pass that sums into a vector: the serial loop into ``out`` (the pass's
+    vector for block 0, a zeroed partial for the others: ``run_ordered`` adds them in order)."""
+    cdef PassJob* job = <PassJob*> ctx
+    cdef Py_ssize_t t0, t1
+    block_bounds(job.size, job.n_blocks, b, &t0, &t1)
+    return (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, out, job.sums + 2 * b)
 
 
 cdef class ObjectiveKernel:
@@ -79,15 +84,13 @@ cdef class ObjectiveKernel:
 
     cdef int _run_pass(self, PassJob* job) noexcept nogil:
         """Run ``job`` (its ``n_blocks`` planned): one block is the serial loop; more run on up
-        to ``data.n_threads`` threads, each into its own slots, and the slots are added in block
-        order, so the result does not depend on the threads. On one thread the blocks run one
-        after the other, each partial vector through one scratch vector added as soon as the
-        block ends (the same additions in the same order)."""
-        cdef Py_ssize_t B = job.n_blocks, b, j, nv = job.n_vec, t0, t1
-        cdef int nt, st, code = 0
+        to ``data.n_threads`` threads, each into its own slots -- its partial sums and, for a
+        pass that sums into a vector, a zeroed partial vector from a small ring that
+        ``run_ordered`` adds to the pass's vector in block order -- and the sums are added in
+        block order, so the result does not depend on the threads."""
+        cdef Py_ssize_t B = job.n_blocks, b, nv = job.n_vec, R = 0
+        cdef int nt, code = 0
         cdef double* ws
-        cdef double* tmp
-        cdef double* out
         job.kernel = <void*> self
         if B <= 1:
             job.n_blocks = 1
@@ -95,39 +98,25 @@ cdef class ObjectiveKernel:
         nt = self.data.n_threads
         if nt > B:
             nt = <int> B
-        if nt <= 1:
-            ws = self._workspace(nv + 2 * B)
-            if ws == NULL:
-                return -2
-            tmp = ws
-            job.sums = ws + nv
-            for b in range(B):
-                block_bounds(job.size, B, b, &t0, &t1)
-                out = job.out
-                if b > 0 and nv > 0:
-                    out = tmp
-                    memset(tmp, 0, nv * sizeof(double))
-                st = self._pass_block(job, t0, t1, out, job.sums + 2 * b)
-                if st != 0 and code == 0:
-                    code = st
-                if b > 0 and nv > 0:
-                    for j in range(nv):
-                        job.out[j] += tmp[j]
+        if nv > 0:
+            R = ring_size(nt, B, nv)
+        # the ring's partial vectors, two sums per block, a status per block (as ints in the
+        # space of B doubles)
+        ws = self._workspace(R * nv + 3 * B)
+        if ws == NULL:
+            return -2
+        job.partials = ws
+        job.sums = ws + R * nv
+        job.status = <int*> (job.sums + 2 * B)
+        if nv > 0:
+            run_ordered(nt, B, _pass_vector_block, job, job.out, nv, job.partials, R,
+                        job.status)
         else:
-            # partial vectors of blocks 1.., two sums per block, a status per block (as ints in
-            # the space of B doubles)
-            ws = self._workspace((B - 1) * nv + 3 * B)
-            if ws == NULL:
-                return -2
-            job.partials = ws
-            job.sums = ws + (B - 1) * nv
-            job.status = <int*> (job.sums + 2 * B)
             run_tasks(nt, B, _pass_task, job)
-            fold_partials(nt, job.out, job.partials, B - 1, nv)
-            for b in range(B):
-                if job.status[b] != 0:
-                    code = job.status[b]
-                    break
+        for b in range(B):
+            if job.status[b] != 0:
+                code = job.status[b]
+                break
         job.result[0] = job.sums[0]
         job.result[1] = job.sums[1]
         for b in range(1, B):

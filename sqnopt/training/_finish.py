@@ -121,12 +121,13 @@ def unconverged_advice(setup: _Plan) -> str:
 def check_majority(model: LinearModel, X: Any, y: NDArray[Any], classes: NDArray[Any],
                    weights: NDArray[np.float64], converged: bool,
                    results: Sequence[SolveResult], stacklevel: int,
-                   index: NDArray[np.intp] | None = None) -> None:
+                   index: NDArray[np.intp] | None = None, n_jobs: int | None = 1) -> None:
     """Warn when the model's weighted training accuracy is below that of predicting the
     heaviest class: a failed solve when it did not converge, else a model (and data) no
     better than a constant. ``X`` is the validated training matrix (not checked again);
-    ``index``, when given, each sample's position in ``classes``."""
-    scores = model.scores_of(X)
+    ``index``, when given, each sample's position in ``classes``; ``n_jobs``: the fit's (the
+    scores of sparse rows in blocks on that many threads)."""
+    scores = model.scores_of(X, n_jobs)
     if index is not None:   # predicted positions against the labels' (no labels looked up)
         hit = ((scores > 0) if scores.ndim == 1 else np.argmax(scores, axis=1)) == index
     else:

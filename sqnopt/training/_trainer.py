@@ -372,7 +372,7 @@ class Trainer:
             warnings.warn(unconverged_message(setup, unconverged),
                           ConvergenceWarning, stacklevel=3)
         check_majority(self.model_, Xc, yarr, classes, weights, self.converged_, self.results_,
-                       stacklevel=3, index=index)
+                       stacklevel=3, index=index, n_jobs=self.n_jobs)
         return self.model_
 
     def partial_fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,

@@ -31,24 +31,36 @@ def test_one_thread_runs_every_task_on_the_caller() -> None:
     assert_array_equal(_parallel._which_threads(1, 7, 0.0), np.zeros(7, dtype=np.intc))
 
 
-def test_fold_adds_partials_in_order_for_every_thread_count() -> None:
-    """``out[j] += p_0[j]; out[j] += p_1[j]; ...`` exactly, however the coordinates are split
-    over threads (values chosen so that another order rounds differently)."""
+@pytest.mark.parametrize("n_ring", [1, 2, 3, 8])
+def test_ordered_pass_adds_blocks_in_order_for_every_thread_count(n_ring: int) -> None:
+    """``out = ((out + p_0) + p_1) + ...`` exactly, in block order, however many threads ran the
+    blocks and however few ring buffers they shared (values chosen so that another order rounds
+    differently); every block's status comes back."""
     rng = np.random.default_rng(0)
-    n, m = 50_000, 7
+    n, m = 20_000, 23
     partials = rng.normal(size=(m, n)) * 10.0 ** rng.integers(-8, 8, size=(m, n))
     start = rng.normal(size=n) * 1e8
     expected = start.copy()
     for b in range(m):
         expected += partials[b]
-    reversed_order = start.copy()
-    for b in reversed(range(m)):
+    reversed_order = start + partials[0]
+    for b in reversed(range(1, m)):
         reversed_order += partials[b]
     assert not np.array_equal(expected, reversed_order)     # the order matters here
     for threads in (1, 2, 4):
         out = start.copy()
-        _parallel._fold_for_tests(out, partials, threads)
+        status = _parallel._ordered_for_tests(out, partials, threads, n_ring)
         assert_array_equal(out, expected)
+        assert_array_equal(status, (np.arange(m) % 3 == 2).astype(np.intc))
+
+
+def test_ring_is_a_few_buffers_per_thread() -> None:
+    assert _parallel.ring(1, 1, 100) == 0                   # one block: no partial vector
+    assert _parallel.ring(2, 30, 100) == 4
+    assert _parallel.ring(4, 3, 100) == 2                   # at most one per later block
+    assert _parallel.ring(2, 30, 0) == 0
+    huge = int(_parallel.block_policy()["max_vector_bytes"] // 8)
+    assert _parallel.ring(8, 100, huge) == 1                # within max_vector_bytes, >= 1
 
 
 def test_plan_depends_on_the_work_only() -> None:
@@ -65,9 +77,6 @@ def test_plan_depends_on_the_work_only() -> None:
     work = 10**6 * 50.0
     n_vec = 10**5
     assert _parallel.plan(10**6, 50.0, n_vec) == int(work / (policy["reduce_ratio"] * n_vec))
-    # and at most max_vector_bytes of memory
-    huge = 10**8
-    assert _parallel.plan(10**7, 1e4, huge) == 1
 
 
 def test_policy_is_validated_and_restored() -> None:
