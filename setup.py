@@ -45,20 +45,30 @@ SHARED_UTILITY = "sqnopt._cyutility"
 DEFINE_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")]
 
 
+#: The module that holds the thread pool of the parallel passes (sqnopt/_pool.h): POSIX
+#: threads (``-pthread``); a compiler without them builds the serial pool (same results).
+POOL_MODULE = "sqnopt._parallel"
+POOL_ARGS = [] if sys.platform == "win32" else ["-pthread"]
+
+
 def extensions() -> list[Extension]:
     exts = []
     for pyx in sorted((HERE / "sqnopt").rglob("*.pyx")):
         rel = pyx.relative_to(HERE)
         module = ".".join(rel.with_suffix("").parts)
+        pool = module == POOL_MODULE
         exts.append(
             Extension(
                 module,
                 [str(rel)],
                 # "sqnopt": the vector kernels' header (sqnopt/_simd.h, declared in _vec.pxd)
+                # and the thread pool's (sqnopt/_pool.h, included by _parallel.pyx only)
                 include_dirs=[np.get_include(), "sqnopt"],
-                depends=["sqnopt/_simd.h", "sqnopt/_simd_kernels.h"],
+                depends=["sqnopt/_simd.h", "sqnopt/_simd_kernels.h"]
+                        + (["sqnopt/_pool.h"] if pool else []),
                 define_macros=DEFINE_MACROS,
-                extra_compile_args=EXTRA_COMPILE_ARGS,
+                extra_compile_args=EXTRA_COMPILE_ARGS + (POOL_ARGS if pool else []),
+                extra_link_args=POOL_ARGS if pool else [],
             )
         )
     exts.append(Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", "/") + ".c"],

@@ -21,10 +21,15 @@ then bit-for-bit the run that was never interrupted. It holds
 
 Kernels provide their state through ``get_state() -> dict`` and take it back with
 ``set_state(dict)`` (the contract is in :mod:`sqnopt.interfaces`); the helpers
-:func:`restore_array`, :func:`state_array` and :func:`state_value` of this module check each
-field and name it in the error when a checkpoint does not fit. Pure-Python kernels without
-``get_state`` are deep-copied (data references are re-bound on restore), which keeps them
-exact in memory and through ``pickle`` but not in a checkpoint *file*.
+:func:`restore_array`, :func:`state_array`, :func:`state_value` and
+:func:`restore_permutation` of this module check each field -- its type and shape, and every
+value a solve could not have written: a non-finite float, an iterate whose squared norm
+overflows, an index outside its range, a negative count, a permutation that is not one --
+and name it in the error, *before* any compiled loop reads it (an index read without a check
+would address memory outside the data). A restore checks every field it reads this way, so a
+file whose container is valid but whose values are damaged is refused, not continued. Pure-Python
+kernels without ``get_state`` are deep-copied (data references are re-bound on restore), which
+keeps them exact in memory and through ``pickle`` but not in a checkpoint *file*.
 
 Files (:meth:`Checkpoint.save`, :func:`read_checkpoint_file`) are ``.npz`` archives of plain
 arrays plus a JSON description, written atomically like model files and read by a checking
@@ -34,12 +39,15 @@ foreign file gives one :class:`CheckpointError` naming the file and the problem.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
+import math
 import os
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,17 +67,34 @@ __all__ = [
     "differences",
     "read_checkpoint_file",
     "restore_array",
+    "restore_permutation",
     "state_array",
     "state_value",
 ]
 
-#: Version of the checkpoint layout (in memory and in files).
-CHECKPOINT_FORMAT_VERSION = 1
+#: Version of the checkpoint layout (in memory and in files). Version 2 leaves out what a
+#: restore rebuilds exactly (an array equal to the iterate, the plain gradient kept for reuse,
+#: a batch of the first rows in order, the bound's support map); version-1 checkpoints,
+#: which hold them, still restore.
+CHECKPOINT_FORMAT_VERSION = 2
 _FILE_FORMAT = "sqnopt.Checkpoint"
 #: Values hashed per array by :func:`data_fingerprint` (a strided sample).
 _FINGERPRINT_SAMPLE = 1 << 16
 _ARRAY_KEY = "$array"
 _MEMBER = re.compile(r"a[0-9]{1,9}")
+#: The range of the compiled code's indices and counters (``Py_ssize_t``).
+_INDEX_MAX = 2**63 - 1
+#: While a state that ended in a divergence is restored, kernel fields may hold the non-finite
+#: values that made it diverge (such a state is never run again: ``Solver.run`` refuses it).
+_NONFINITE_OK: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "sqnopt_checkpoint_nonfinite_ok", default=False)
+#: The number of samples of the data a restore is onto (:func:`restoring`): the range of the
+#: fields that hold sample indices.
+_ROWS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "sqnopt_checkpoint_rows", default=None)
+#: What a refused value means, and what to do.
+_DAMAGED = ("no solve writes such a value, so the checkpoint is damaged or was edited: resume "
+            "from an intact copy, or start the run again without it")
 
 
 class CheckpointError(ValueError):
@@ -106,6 +131,9 @@ class Checkpoint:
     data: dict[str, Any]
     state: dict[str, Any] = field(repr=False)
     version: int = CHECKPOINT_FORMAT_VERSION
+    #: The file the checkpoint was read from (:func:`read_checkpoint_file`), named in the
+    #: errors of a restore; ``None`` for a checkpoint taken in memory.
+    source: str | None = field(default=None, compare=False, repr=False)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the checkpoint to a ``.npz`` file (no pickle), replacing ``path`` atomically.
@@ -146,12 +174,75 @@ def _field(state: Mapping[str, Any], name: str, owner: object) -> Any:
                               "written by another kernel or another version)") from None
 
 
-def restore_array(dst: Any, state: Mapping[str, Any], name: str, owner: object) -> None:
-    """Copy the array ``state[name]`` into the buffer ``dst`` in place.
+@contextlib.contextmanager
+def restoring(n_rows: int | None, *, nonfinite_ok: bool = False) -> Iterator[None]:
+    """The context of a restore onto data of ``n_rows`` samples: fields read with
+    ``rows=True`` (sample indices) must lie in ``[0, n_rows)``. With ``nonfinite_ok`` (the
+    restore of a solve that diverged: its kernels may hold the values that made it diverge,
+    and it never runs again) float fields may hold NaN or infinities; indices, counts and
+    shapes are checked as always."""
+    rows = _ROWS.set(n_rows)
+    nonfinite = _NONFINITE_OK.set(bool(nonfinite_ok))
+    try:
+        yield
+    finally:
+        _NONFINITE_OK.reset(nonfinite)
+        _ROWS.reset(rows)
+
+
+def _bad_entry(a: NDArray[Any], mask: NDArray[np.bool_]) -> str:
+    """``"value at index i"`` of the first entry where ``mask`` holds."""
+    pos = tuple(int(i) for i in np.argwhere(mask)[0]) if a.ndim else ()
+    where = f" at index {pos[0] if len(pos) == 1 else pos}" if pos else ""
+    return f"{a[pos]!r}{where}"
+
+
+def _check_values(a: NDArray[Any], name: str, owner: object, finite: bool, iterate: bool,
+                  lo: float | None, hi: float | None) -> None:
+    """The value checks shared by :func:`restore_array` and :func:`state_array`."""
+    who = _who(owner)
+    if a.dtype.kind == "f" and a.size:
+        if finite and not _NONFINITE_OK.get():
+            with np.errstate(all="ignore"):
+                bad = ~np.isfinite(a)
+                if bad.any():
+                    raise CheckpointError(
+                        f"{who}: checkpoint field {name!r} holds the non-finite value "
+                        f"{_bad_entry(a, bad)}; {_DAMAGED}")
+                if iterate:
+                    sq = float(np.dot(a.ravel(), a.ravel()))
+                    if not math.isfinite(sq):
+                        big = np.abs(a) == np.abs(a).max()
+                        raise CheckpointError(
+                            f"{who}: checkpoint field {name!r} holds {_bad_entry(a, big)}, "
+                            f"too large to square in float64 (its squared norm overflows); "
+                            f"{_DAMAGED}")
+    if (lo is not None or hi is not None) and a.size:
+        with np.errstate(invalid="ignore"):
+            bad = np.zeros(a.shape, dtype=bool)
+            if lo is not None:
+                bad |= a < lo
+            if hi is not None:
+                bad |= a > hi
+        if bad.any():
+            span = (f"[{lo:g}, {hi:g}]" if lo is not None and hi is not None else
+                    f">= {lo:g}" if lo is not None else f"<= {hi:g}")
+            raise CheckpointError(f"{who}: checkpoint field {name!r} holds "
+                                  f"{_bad_entry(a, bad)}, outside {span}; {_DAMAGED}")
+
+
+def restore_array(dst: Any, state: Mapping[str, Any], name: str, owner: object, *,
+                  finite: bool = True, iterate: bool = False, lo: float | None = None,
+                  hi: float | None = None) -> None:
+    """Copy the array ``state[name]`` into the buffer ``dst`` in place, after checking it.
 
     ``dst`` is a kernel's buffer (a NumPy array or a typed memoryview); the field must have its
-    shape and a dtype that converts to it without loss of kind. ``owner`` (the kernel, or its
-    name) appears in the error."""
+    shape and a dtype that converts to it without loss of kind. Its values must be finite
+    (floats; ``finite=False`` for a field that may hold NaN or infinities), within ``[lo, hi]``
+    (either bound optional: indices, counts, magnitudes) and, with ``iterate``, have a finite
+    squared norm (an iterate or a vector of its scale, as every solve's are: its objective
+    holds ``||w||^2``). ``owner`` (the kernel, or its name) appears in the error, a
+    :class:`CheckpointError`; ``dst`` is not written then."""
     target = np.asarray(dst)
     src = np.asarray(_field(state, name, owner))
     if src.dtype.hasobject or not np.can_cast(src.dtype, target.dtype, "same_kind") \
@@ -160,24 +251,70 @@ def restore_array(dst: Any, state: Mapping[str, Any], name: str, owner: object) 
             f"{_who(owner)}: checkpoint field {name!r} is an array of shape {src.shape} and dtype "
             f"{src.dtype}, the kernel's has shape {target.shape} and dtype {target.dtype}: the "
             "checkpoint is of another problem or component")
-    target[...] = src
+    conv = src.astype(target.dtype, copy=False)
+    if conv.dtype.kind in "iu" and src.dtype.kind in "iu" and not np.array_equal(conv, src):
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} holds integers "
+                              f"outside the range of {target.dtype}; {_DAMAGED}")
+    _check_values(conv, name, owner, finite, iterate, lo, hi)
+    target[...] = conv
 
 
 def state_array(state: Mapping[str, Any], name: str, owner: object, dtype: Any,
-                ndim: int = 1) -> NDArray[Any]:
+                ndim: int = 1, *, finite: bool = True, iterate: bool = False,
+                lo: float | None = None, hi: float | None = None,
+                rows: bool = False) -> NDArray[Any]:
     """The array ``state[name]`` as a new C-contiguous array of ``dtype`` with ``ndim``
-    dimensions (for fields whose length varies, e.g. the batch of the current bound)."""
+    dimensions (for fields whose length varies, e.g. the batch of the current bound), with
+    its values checked as :func:`restore_array` checks them. ``rows``: the values are sample
+    indices, in ``[0, n)`` for the ``n`` samples of the data being restored onto (known
+    during :meth:`sqnopt.Solver.restore`; outside it, only ``>= 0`` is checked)."""
+    if rows:
+        n_rows = _ROWS.get()
+        lo = 0 if lo is None else max(lo, 0)
+        if n_rows is not None:
+            hi = n_rows - 1 if hi is None else min(hi, n_rows - 1)
     src = np.asarray(_field(state, name, owner))
     dt = np.dtype(dtype)
     if src.dtype.hasobject or src.ndim != ndim or not np.can_cast(src.dtype, dt, "same_kind"):
         raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} must be a {ndim}-D array "
                               f"of {dt}, got a {src.ndim}-D array of {src.dtype}")
-    return np.array(src, dtype=dt, order="C", copy=True)
+    out = np.array(src, dtype=dt, order="C", copy=True)
+    if dt.kind in "iu" and src.dtype.kind in "iu" and not np.array_equal(out, src):
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} holds integers "
+                              f"outside the range of {dt}; {_DAMAGED}")
+    _check_values(out, name, owner, finite, iterate, lo, hi)
+    return out
 
 
-def state_value(state: Mapping[str, Any], name: str, kind: type, owner: object) -> Any:
+def restore_permutation(dst: Any, state: Mapping[str, Any], name: str, owner: object) -> None:
+    """Copy ``state[name]`` into ``dst`` (an index buffer of length ``n``) after checking that
+    it is a permutation of ``0 .. n-1``: every index once (a sampler's shuffled order, which a
+    compiled loop reads as row numbers)."""
+    target = np.asarray(dst)
+    n = target.shape[0]
+    perm = state_array(state, name, owner, target.dtype, lo=0, hi=n - 1)
+    if perm.shape != target.shape:
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} has {perm.shape[0]} "
+                              f"entries, the kernel's {n}: the checkpoint is of other data")
+    seen = np.bincount(perm, minlength=n)
+    if seen.shape[0] != n or not np.all(seen == 1):
+        twice = int(np.flatnonzero(seen > 1)[0])
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} is not a permutation "
+                              f"of 0..{n - 1} (index {twice} appears {int(seen[twice])} times); "
+                              f"{_DAMAGED}")
+    target[...] = perm
+
+
+def state_value(state: Mapping[str, Any], name: str, kind: type, owner: object, *,
+                lo: float | None = None, hi: float | None = None, positive: bool = False,
+                finite: bool = True) -> Any:
     """The scalar ``state[name]`` checked to be a ``kind`` (``int``, ``float``, ``bool`` or
-    ``str``); ints are accepted for floats. Returns it converted to ``kind``."""
+    ``str``); ints are accepted for floats. Returns it converted to ``kind``.
+
+    Numbers must lie in ``[lo, hi]`` (either bound optional) and, with ``positive``, be
+    ``> 0``; ints within the range of the compiled code's counters (``Py_ssize_t``) unless
+    ``hi`` says otherwise (e.g. an unsigned 64-bit generator state), floats finite unless ``finite=False`` (a field whose NaN or infinity means "not yet", e.g.
+    the reference of a test not made)."""
     v = _field(state, name, owner)
     if isinstance(v, np.generic):
         v = v.item()
@@ -193,7 +330,31 @@ def state_value(state: Mapping[str, Any], name: str, kind: type, owner: object) 
     if not ok:
         raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} must be a "
                               f"{kind.__name__}, got {type(v).__name__} {v!r:.40}")
-    return kind(v)
+    out = kind(v)
+    if kind is int and hi is None and not -_INDEX_MAX - 1 <= out <= _INDEX_MAX:
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} = {out} is outside the "
+                              f"range of the solver's counters; {_DAMAGED}")
+    if kind is float and not math.isfinite(out):
+        if finite and not _NONFINITE_OK.get():
+            raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} = {out} is not "
+                                  f"finite; {_DAMAGED}")
+        return out              # "not yet" (or a diverged state's value): no range to check
+    if kind in (int, float) and ((lo is not None and out < lo) or (hi is not None and out > hi)
+                                 or (positive and not out > 0)):
+        span = (f"[{lo:g}, {hi:g}]" if lo is not None and hi is not None else
+                f">= {lo:g}" if lo is not None else f"<= {hi:g}" if hi is not None else "> 0")
+        raise CheckpointError(f"{_who(owner)}: checkpoint field {name!r} = {out} is outside "
+                              f"{span}; {_DAMAGED}")
+    return out
+
+
+def in_file(checkpoint: Checkpoint, exc: CheckpointError) -> CheckpointError:
+    """``exc`` with the file ``checkpoint`` was read from named first (unchanged for a
+    checkpoint taken in memory, or a message that names it already)."""
+    source = getattr(checkpoint, "source", None)
+    if not source or str(exc).startswith("checkpoint file "):
+        return exc
+    return CheckpointError(f"checkpoint file {source!r}: {exc}")
 
 
 # ---------------------------------------------------------------------------- identity
@@ -355,4 +516,4 @@ def read_checkpoint_file(path: str | os.PathLike[str]) -> Checkpoint:
             raise problem(f"{key!r} must be a JSON object, got {type(meta.get(key)).__name__}")
         parts[key] = _decode(meta[key], arrays, problem, key)
     return Checkpoint(kind=kind, identity=parts["identity"], data=parts["data"],
-                      state=parts["state"], version=version)
+                      state=parts["state"], version=version, source=name)

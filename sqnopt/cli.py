@@ -13,8 +13,9 @@ Components are given by registered name, optionally with parameters:
 logs, CSV/TSV tables with a header, or a built-in data set.
 
 ``sqnopt train --checkpoint FILE`` writes the whole state of the training run to ``FILE``
-every ``--checkpoint-every`` passes and at the end (atomically: an interrupted run leaves the
-last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
+every ``--checkpoint-every`` passes (by default every pass, skipping those that would make the
+writing take more than a tenth of the run) and at the end (atomically: an interrupted run
+leaves the last complete checkpoint); ``--resume FILE`` continues such a run with the same settings and
 data (a larger ``--max-epochs`` extends it) and ends with the model the uninterrupted run ends
 with.
 
@@ -50,6 +51,9 @@ DEFAULT_HISTORY = "sqnopt_history.json"
 HISTORY_FORMAT = "sqnopt.history"
 #: Exit status of a training run that diverged.
 EXIT_DIVERGED = 3
+#: Without ``--checkpoint-every``, checkpoints are skipped while writing them took more than
+#: this fraction of the run (``Trainer.fit(checkpoint_overhead=...)``).
+CHECKPOINT_OVERHEAD = 0.1
 
 
 class CLIError(Exception):
@@ -151,7 +155,9 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
 
         X, yt, table = load_table(path, target=getattr(args, "target", None),
                                   delimiter=_delimiter(path, fmt),
-                                  categorical=getattr(args, "categorical", "onehot"))
+                                  categorical=_column_list(getattr(args, "categorical", None)),
+                                  drop=_column_list(getattr(args, "drop", None)),
+                                  encoding=getattr(args, "encoding", "onehot"))
         assert yt is not None
         kinds = (f"{len(table['numeric'])} numeric"
                  + (f", {len(table['categorical'])} categorical ({table['encoding']})"
@@ -172,6 +178,12 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
     X, y = load_svmlight(path, n_features=n_features)
     return X, y, {"source": str(path), "name": path.name,
                   "features": {"format": "svmlight", "n_features": X.shape[1]}}
+
+
+def _column_list(values: list[str] | None) -> list[str]:
+    """Column names from repeated ``--categorical`` / ``--drop`` options, each a name or a
+    comma-separated list."""
+    return [name.strip() for v in values or [] for name in v.split(",") if name.strip()]
 
 
 def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
@@ -334,8 +346,22 @@ def _number(kind: type, low: float, strict: bool, what: str, high: float | None 
 _positive_int = _number(int, 0, True, "a positive integer")
 _feature_count = _number(int, 0, True, "an integer in [1, 2**31 - 1]", 2**31 - 1)
 _nonnegative_int = _number(int, 0, False, "an integer >= 0")
+
+
+def _n_jobs(text: str) -> int:
+    """``--n-jobs``: a nonzero integer (``-1``: every usable core)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a nonzero integer (-1: every usable core), "
+                                         f"got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a nonzero integer (1: one thread, -1: every "
+                                         "usable core), got '0'")
+    return value
 _positive_float = _number(float, 0.0, True, "a positive number")
 _nonnegative_float = _number(float, 0.0, False, "a number >= 0")
+_fraction = _number(float, 0.0, True, "a number in (0, 1)", 0.999999)
 
 
 def _tol(text: str) -> float | None:
@@ -489,13 +515,17 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
 def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> Any:
     from sqnopt.training import Trainer
 
+    kwargs.setdefault("early_stopping", False if getattr(args, "no_early_stopping", False)
+                      else "auto")
+    kwargs.setdefault("validation_fraction", getattr(args, "validation_fraction", 0.1))
     return Trainer(comp["objective"], alpha=float(args.alpha), curvature=comp["curvature"],
                    gradient=comp["gradient"], schedule=comp["schedule"], step=comp["step"],
                    projection=comp["projection"], fit_intercept=comp["fit_intercept"],
                    average=comp["average"], sampling=comp["sampling"],
                    multiclass=args.multiclass,
                    class_weight=_parse_class_weight(args.class_weight),
-                   random_state=args.seed, report_every=args.report_every, **kwargs)
+                   random_state=args.seed, report_every=args.report_every,
+                   n_jobs=args.n_jobs, **kwargs)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -558,7 +588,8 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
         Xfit = apply_scaling(X, scaling[1], scaling[2])
         print(f"scale: {what}; the model file stores the scaling and evaluate/predict apply it")
 
-    total_iter = max(1, int(math.ceil(args.max_epochs * n)))    # at most, with batches of one
+    # at most, with batches of one (capped: a budget the solver cannot count is refused by it)
+    total_iter = max(1, int(math.ceil(min(args.max_epochs * n, 2.0**62))))
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
     trainer = _trainer(args, comp, max_epochs=args.max_epochs, tol=args.tol,
                        n_iter_no_change=args.n_iter_no_change, history_every=points)
@@ -570,7 +601,8 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
             model = trainer.fit(
                 Xfit, y, progress=bar, resume=resume,
                 checkpoint=None if ckpt_out is None else (lambda c: c.save(ckpt_out)),
-                checkpoint_every=args.checkpoint_every)
+                checkpoint_every=args.checkpoint_every,
+                checkpoint_overhead=args.checkpoint_overhead)
     finally:
         bar.close()
     diverged = _print_warnings(caught, quiet=args.quiet)
@@ -635,6 +667,9 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
                        "one of them")
     if hasattr(args, "checkpoint_every") and args.checkpoint is None:
         raise CLIError("--checkpoint-every needs --checkpoint FILE (the file to write)")
+    # by default every pass, but no more often than keeps writing them under a tenth of the
+    # run (a large model's checkpoint can take longer than a pass); as asked when asked
+    args.checkpoint_overhead = None if hasattr(args, "checkpoint_every") else CHECKPOINT_OVERHEAD
     args.checkpoint_every = getattr(args, "checkpoint_every", 1.0)
     ckpt_out = None
     if args.checkpoint is not None:
@@ -682,16 +717,17 @@ def _print_warnings(caught: list[warnings.WarningMessage], quiet: bool = False) 
 
 
 def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
-    """``--chunk-size``: ``partial_fit`` over chunks of the file, ``--max-epochs`` passes. The
-    progress bar counts rows read (its total: passes x rows); the objective comes from the
-    solver's reports."""
+    """``--chunk-size``: the file as a stream (:mod:`sqnopt.datasets` streams: read and parsed a
+    chunk ahead in a background thread, ``--cache`` for a binary cache of later passes), trained
+    by :meth:`~sqnopt.training.Trainer.fit_stream`: up to ``--max-epochs`` passes, stopped on
+    held-out rows. The progress bar counts rows read."""
     from sqnopt.datasets import (
         BUILTIN_DATASETS,
         builtin_path,
         criteo_featurizer,
         iter_criteo,
-        iter_svmlight_chunks,
-        scan_svmlight,
+        stream_chunks,
+        stream_svmlight,
     )
     from sqnopt.model import apply_scaling
 
@@ -705,56 +741,57 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         fmt = _table_format(path, args.format)
     if fmt in ("csv", "tsv"):
         raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
-                       "whole (drop --chunk-size)")
+                       "whole (drop --chunk-size), or stream it from Python with "
+                       "sqnopt.datasets.stream_csv")
     test_path = _streamed_test(args, fmt)
     featurizer = None
+    cache: Any = bool(args.cache) if args.cache in (None, "") else args.cache
     if fmt == "criteo":
         featurizer = criteo_featurizer()
-        classes = np.array([0.0, 1.0])
-        n_rows = sum(len(y) for _, y in iter_criteo(path, args.chunk_size))
-        n_features = featurizer.n_features
-    else:
-        n_rows, n_features, classes = scan_svmlight(path)
-        if args.n_features:
-            n_features = args.n_features
 
-    def chunks(source: Path = path) -> Any:
-        if featurizer is not None:
+        def criteo_chunks(source: Path = path) -> Any:
             return ((featurizer.transform(t), y) for t, y in iter_criteo(source, args.chunk_size))
-        return iter_svmlight_chunks(source, args.chunk_size, n_features=n_features)
 
-    print(f"data:  {path} (streamed in chunks of {args.chunk_size}): {n_rows} samples x "
-          f"{n_features} features, {len(classes)} classes")
+        stream = stream_chunks(criteo_chunks, n_features=featurizer.n_features,
+                               classes=[0.0, 1.0], name=str(path))
+    else:
+        stream = stream_svmlight(path, chunk_size=args.chunk_size, n_features=args.n_features,
+                                 cache=cache or False)
+    n_features = int(stream.n_features)
+    classes = np.asarray(stream.classes)
+    n_rows = stream.n_rows
+    rows = f"{n_rows} samples" if n_rows is not None else "samples"
+    print(f"data:  {path} (streamed in chunks of {args.chunk_size}"
+          + (", binary cache" if cache else "") + f"): {rows} x {n_features} features, "
+          f"{len(classes)} classes")
     for note in comp["notes"]:
         print(note)
     factor = None
     if args.scale:  # one pass for the columns' largest absolute values
         factor = np.zeros(n_features)
-        for Xc, _ in chunks():
+        for Xc, _ in stream:
             factor = np.maximum(factor, abs(Xc).max(axis=0).toarray().ravel())
         factor[factor <= 0] = 1.0
         print(f"scale: max-abs scaled {n_features} columns (sparse data; one pass over the "
               "file); the model file stores the scaling and evaluate/predict apply it")
+        raw = stream
+        scale = factor
+
+        def scaled_chunks() -> Any:
+            return ((apply_scaling(Xc, np.zeros(n_features), scale), yc) for Xc, yc in raw)
+
+        stream = stream_chunks(scaled_chunks, n_features=n_features, classes=classes,
+                               name=str(path), prefetch=0)
     epochs = max(1, int(math.ceil(args.max_epochs)))
-    bar = _progress(args.progress, total=epochs * n_rows, unit=" rows")
-    trainer = _trainer(args, comp, tol=None, callback=bar.observe)
+    bar = _progress(args.progress, total=None if n_rows is None else epochs * n_rows,
+                    unit=" rows")
+    trainer = _trainer(args, comp, tol=args.tol, max_epochs=float(args.max_epochs),
+                       callback=bar.observe)
     tic = time.perf_counter()
-    done = 0
-    correct = 0
-    seen = 0
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for epoch in range(epochs):
-                for Xc, yc in chunks():
-                    if factor is not None:
-                        Xc = apply_scaling(Xc, np.zeros(n_features), factor)
-                    if epoch == epochs - 1 and getattr(trainer, "model_", None) is not None:
-                        correct += int(np.sum(trainer.model_.predict(Xc) == yc))  # progressive
-                        seen += len(yc)
-                    trainer.partial_fit(Xc, yc, classes=classes)
-                    done += len(yc)
-                    bar.update(done)
+            trainer.fit_stream(stream, progress=bar)
     finally:
         bar.close()
     _print_warnings(caught, quiet=args.quiet)
@@ -769,18 +806,30 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     print(f"model: {setup.objective.describe()} | {setup.gradient.describe()} | "
           f"{setup.curvature.describe()} | "
           f"{setup.schedule.describe()} | {setup.step.describe()} | {setup.strategy}")
-    fun = float(np.mean([r.fun for r in trainer.results_]))
-    print(f"done:  {epochs} passes, {trainer.t_} iterations in {wall:.2f} s; objective on the "
-          f"last chunk F = {fun:.6g}")
-    summary: dict[str, Any] = {"objective_last_chunk": fun, "passes": epochs,
-                               "iterations": trainer.t_, "wall_time": wall}
-    if seen:
-        summary["progressive_accuracy"] = correct / seen
-        print(f"progressive accuracy (each chunk predicted before training on it, last pass): "
-              f"{correct / seen:.4f}")
+    passes = int(trainer.n_iter_)
+    print(f"done:  {passes} passes, {trainer.t_} iterations in {wall:.2f} s")
+    summary: dict[str, Any] = {"passes": passes, "iterations": int(trainer.t_),
+                               "wall_time": wall}
+    prog = [r.progressive_loss for r in trainer.results_]
+    if all(math.isfinite(v) for v in prog):
+        summary["progressive_loss"] = float(np.mean(prog))
+        print(f"progressive loss (each example's loss before its update): "
+              f"{summary['progressive_loss']:.6g}")
+    held = getattr(trainer, "validation_loss_", [])
+    summary["validation_loss"] = [[float(v) for v in losses] for losses in held]
+    if held and held[-1] and trainer.early_stopping is not False:
+        best = min(float(np.mean(v)) for v in held if v)
+        summary["held_out_loss"] = best
+        print(f"held-out loss (best pass, {args.validation_fraction:g} of the rows held out): "
+              f"{best:.6g}")
     if test_path is not None:   # read in chunks too: the test file may be as large
+        test_stream = (stream_svmlight(test_path, chunk_size=args.chunk_size,
+                                       n_features=n_features, classes=classes)
+                       if featurizer is None else
+                       stream_chunks(lambda: criteo_chunks(test_path),
+                                     n_features=n_features, classes=classes))
         hits = total = 0
-        for Xc, yc in chunks(test_path):
+        for Xc, yc in test_stream:
             hits += int(np.sum(model.predict(Xc) == yc))
             total += len(yc)
         summary["test_accuracy"] = hits / max(total, 1)
@@ -972,6 +1021,12 @@ def _read_history(path: Path) -> dict[str, Any]:
                 raise CLIError(f"history file {str(path)!r}: run {k}: '{key}' must be a list of "
                                "numbers")
             lengths.add(len(col))
+        if lengths == {0} and isinstance(doc.get("summary"), dict) and \
+                "validation_loss" in doc["summary"]:
+            raise CLIError(f"history file {str(path)!r} is of a streamed run, which records no "
+                           "training objective (each point would cost a pass over the data); "
+                           "its held-out loss after each pass is the summary's "
+                           "'validation_loss'")
         if len(lengths) != 1 or 0 in lengths:
             raise CLIError(f"history file {str(path)!r}: run {k}: the columns are empty or "
                            "differ in length")
@@ -1171,8 +1226,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "first line has >= 13 tabs, else svmlight)")
     p.add_argument("--target", metavar="COLUMN", help="CSV/TSV: the label column (default: "
                    "the column named label, target, y or class)")
-    p.add_argument("--categorical", choices=("onehot", "hash"), default="onehot",
-                   help="CSV/TSV: encoding of non-numeric columns (one-hot with a vocabulary "
+    p.add_argument("--categorical", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: encode these columns as categories whatever their values "
+                   "(codes that look like numbers, a column mixing numbers and text); other "
+                   "columns are numeric when every value is a finite number, categorical when "
+                   "none is, and an error naming the line otherwise")
+    p.add_argument("--drop", metavar="COLUMN[,COLUMN...]", action="append",
+                   help="CSV/TSV: leave these columns out (identifiers, free text)")
+    p.add_argument("--encoding", choices=("onehot", "hash"), default="onehot",
+                   help="CSV/TSV: encoding of categorical columns (one-hot with a vocabulary "
                    "learned from the training data, or hashed into 8192 indicators per column, "
                    "as the Criteo featurizer does)")
     p.add_argument("--n-features", type=_feature_count,
@@ -1213,8 +1275,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-iter-no-change", type=_positive_int, default=5,
                    help="stochastic recipes: stop after this many passes without improvement")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    p.add_argument("--n-jobs", type=_n_jobs, default=1, metavar="N",
+                   help="threads for the passes over the data (-1: every usable core, -2: all "
+                   "but one); the model is the same, bit for bit, for every N")
     p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
-                   "many rows (partial_fit; for files larger than memory)")
+                   "many rows (for files larger than memory): up to --max-epochs passes (default "
+                   "1) of the large-data recipe, stopped on held-out rows")
+    p.add_argument("--cache", nargs="?", const="", default=None, metavar="PATH",
+                   help="with --chunk-size: write the parsed chunks to a binary cache on the "
+                   "first pass (next to the data file, or at PATH) and read later passes from it")
+    p.add_argument("--validation-fraction", type=_fraction, default=0.1,
+                   help="large-data recipe: share of the rows held out for early stopping")
+    p.add_argument("--no-early-stopping", action="store_true",
+                   help="large-data recipe: train on every row and stop on each pass's "
+                   "progressive loss instead of held-out rows")
     p.add_argument("--report-every", type=_positive_int,
                    help="solver iterations between progress updates (default: the recipe's)")
     p.add_argument("--history-points", type=_positive_int, default=60,
@@ -1224,7 +1298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="FILE", help="write the whole training state to FILE "
                    "(.npz, replaced atomically) every --checkpoint-every passes and at the end")
     p.add_argument("--checkpoint-every", type=_positive_float, metavar="N",
-                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1)")
+                   default=argparse.SUPPRESS, help="passes between checkpoints (default: 1, "
+                   "skipping those that would make writing checkpoints take more than a tenth "
+                   "of the run)")
     p.add_argument("--resume", metavar="FILE", help="continue the run checkpointed in FILE "
                    "(same data and settings; --max-epochs may be larger) and end with the model "
                    "of the uninterrupted run")

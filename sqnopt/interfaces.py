@@ -527,6 +527,9 @@ class BatchSchedule(Component):
     """Minibatch size as a function of the iteration number."""
 
     kind: ClassVar[Kind] = "schedule"
+    #: ``batch_size(k)`` never decreases with ``k`` (constant or growing batches); the
+    #: conformance checks (:func:`sqnopt.testing.check_component`) hold a schedule to it.
+    nondecreasing: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> ScheduleKernelLike: ...
@@ -560,6 +563,11 @@ class Projection(Component):
     """Constraint set applied after each step (on regularised coordinates only)."""
 
     kind: ClassVar[Kind] = "projection"
+    #: The kernel's ``project`` is the Euclidean projection onto a closed convex set: a
+    #: function of its argument, idempotent and non-expansive (the conformance checks hold it
+    #: to that). False for a map that keeps state between calls and is called once per
+    #: iteration (a mirror map, :class:`sqnopt.projections.MirrorMap`).
+    euclidean: ClassVar[bool] = True
 
     @property
     def bounds_iterate(self) -> bool:

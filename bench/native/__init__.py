@@ -4,9 +4,11 @@
   arithmetic and none of its structure, and ``calibration_workload``, the fixed work that
   normalises benchmark figures across machines;
 * ``_floor``: BLAS ``ddot``/``daxpy`` flop floors;
-* ``_sag``: a compiled SAG (Schmidt, Le Roux & Bach), the papers' variance-reduced baseline.
+* ``_sag``: a compiled SAG (Schmidt, Le Roux & Bach), the papers' variance-reduced baseline;
+* ``_forkjoin``: the fixed cost of an OpenMP parallel region (built with ``-fopenmp`` where
+  the compiler has it), beside which ``bench/parallel_passes.py`` times sqnopt's own pool.
 
-``load(name)`` returns the module, building the three first (``bench/native/build.py``) when
+``load(name)`` returns the module, building them (``bench/native/build.py``) when
 they are missing or older than their sources or than the sqnopt they were built against::
 
     from native import load          # bench scripts and pytest (bench/ is on sys.path)
@@ -50,7 +52,8 @@ _LOADED: dict[str, ModuleType] = {}
 
 
 def load(name: str) -> ModuleType:
-    """The compiled baseline module ``name`` (``"_baseline"``, ``"_floor"``, ``"_sag"``).
+    """The compiled baseline module ``name`` (``"_baseline"``, ``"_floor"``, ``"_sag"``,
+    ``"_forkjoin"``).
 
     Checked (and built when stale) once per process; later calls return the loaded module at
     the cost of a dictionary lookup, so benchmarks may call this inside a timed run."""

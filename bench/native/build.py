@@ -20,7 +20,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = ("_baseline", "_floor", "_sag")
+MODULES = ("_baseline", "_floor", "_sag", "_forkjoin")
+#: Extra compiler and linker flags of a module (``_forkjoin`` times an OpenMP region: it needs
+#: the compiler's OpenMP; a compiler without it builds the module with serial loops, which
+#: ``_forkjoin.openmp()`` reports).
+FLAGS = {"_forkjoin": [] if sys.platform == "win32" else ["-fopenmp"]}
 
 
 def _sqnopt_dir() -> Path:
@@ -53,6 +57,25 @@ def stale(name: str) -> bool:
     return any(p.stat().st_mtime > mtime for p in deps if p.exists())
 
 
+def _flags(name: str) -> list[str]:
+    """The module's OpenMP flag if the compiler takes it (else none: serial loops)."""
+    flags = FLAGS.get(name, [])
+    if not flags:
+        return []
+    import shutil
+    import subprocess
+
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "t.c"
+        src.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        ok = subprocess.run([cc, *flags, str(src), "-o", str(Path(tmp) / "t")],
+                            capture_output=True).returncode == 0
+    return flags if ok else []
+
+
 def build(force: bool = False, quiet: bool = False) -> list[str]:
     """Build the stale modules (all with ``force``); returns the names built."""
     names = [n for n in MODULES if force or stale(n)]
@@ -75,7 +98,9 @@ def build(force: bool = False, quiet: bool = False) -> list[str]:
         sys.path.pop(0)
     pkg = _sqnopt_dir()
     exts = [Extension(n, [str(HERE / f"{n}.pyx")], include_dirs=[np.get_include(), str(pkg)],
-                      define_macros=DEFINE_MACROS, extra_compile_args=EXTRA_COMPILE_ARGS)
+                      define_macros=DEFINE_MACROS,
+                      extra_compile_args=EXTRA_COMPILE_ARGS + _flags(n),
+                      extra_link_args=_flags(n))
             for n in names]
     tic = time.perf_counter()
     cwd = os.getcwd()

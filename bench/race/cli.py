@@ -17,11 +17,12 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import _runinfo
 
 from . import contenders as C
 from . import core, plots, report
@@ -35,58 +36,15 @@ QUICK_DATASETS = [n for n, d in DATASETS.items() if d.quick]
 
 
 def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for dist, label in (("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "scikit-learn"),
-                        ("sklearn-contrib-lightning", "lightning"),
-                        ("vowpalwabbit", "vowpalwabbit"), ("river", "river"),
-                        ("matplotlib", "matplotlib")):
-        try:
-            out[label] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[label] = "absent"
-    import sqnopt
-
-    out = {"sqnopt": f"{sqnopt.__version__} ({_git_head()})", **out}
-    out["python"] = platform.python_version()
-    return out
-
-
-def _git_head() -> str:
-    import subprocess
-
-    try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--",
-                                "sqnopt"], capture_output=True, text=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return _runinfo.versions()
 
 
 def _machine() -> dict[str, Any]:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    from sqnopt import simd_variant
-
-    return {"cpu": cpu, "cpus": os.cpu_count(), "platform": platform.platform(terse=True),
-            "simd": simd_variant(), "load_start": _load(),
-            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    return _runinfo.machine()
 
 
 def _load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
+    return _runinfo.load()
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -110,6 +68,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cap-scale", type=float, default=None,
                     help="multiply every problem's time cap (default 1; --quick 0.15)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cores", type=int, default=1,
+                    help="threads every contender may use: BLAS and OpenMP of the peers (set "
+                    "before NumPy loads) and sqnopt's n_jobs (default 1)")
     ap.add_argument("--datasets-dir", default=None,
                     help="the shared datasets (default: $SQNOPT_DATASETS or ../shared/datasets)")
     ap.add_argument("--fstar-cache", default=None,
@@ -198,8 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.duel_only:
         return duel_only(args)
     t_start = time.perf_counter()
+    if args.cores < 1:
+        raise SystemExit("--cores must be >= 1")
     settings = Settings(repeats=args.repeats or (1 if args.quick else 3), seed=args.seed,
-                        cap_scale=args.cap_scale or (0.15 if args.quick else 1.0))
+                        cap_scale=args.cap_scale or (0.15 if args.quick else 1.0),
+                        n_jobs=args.cores)
+    C.N_JOBS[0] = args.cores
     if args.quick:
         settings.pilot_cap = 0.5
     names = args.datasets or (QUICK_DATASETS if args.quick else list(DATASETS))
@@ -216,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": bool(args.quick), "seed": args.seed, "machine": _machine(),
         "versions": _versions(),
         "config": {"repeats": settings.repeats, "cap_scale": settings.cap_scale,
+                   "cores": args.cores,
                    "stop_excess": settings.stop_excess, "max_passes": settings.max_passes,
                    "pilot_passes": settings.pilot_passes, "pilot_cap": settings.pilot_cap,
                    "targets": list(core.TARGETS), "datasets": names,

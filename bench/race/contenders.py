@@ -37,6 +37,9 @@ import numpy as np
 
 from .problems import Problem
 
+#: sqnopt's estimator contenders' ``n_jobs`` (``--cores``; set by the command line)
+N_JOBS = [1]
+
 SMOOTH = ("logistic", "sqhinge", "softmax")
 BINARY_SMOOTH = ("logistic", "sqhinge")
 ALL = ("logistic", "sqhinge", "hinge", "softmax")
@@ -240,7 +243,7 @@ def sqn_classifier(p: Problem, params: Params, budget: int, seed: int, **kw: Any
         kw = {**kw, "curvature": LBFGS()}
     loss = "logloss" if p.loss == "softmax" else _NAMES[p.loss]
     est = SQNClassifier(loss=loss, alpha=p.alpha, fit_intercept=False, max_iter=budget,
-                        tol=None, random_state=seed, **kw)
+                        tol=None, random_state=seed, n_jobs=N_JOBS[0], **kw)
 
     def extract() -> tuple[Any, float, int]:
         h = est.history_

@@ -81,16 +81,9 @@ def draw(problem: Mapping[str, Any], path: Path,
 def save_small_png(fig: Any, path: Path, dpi: int = 80, colors: int = 64) -> None:
     """A PNG of a few tens of kB: rendered at ``dpi``, quantised to a ``colors``-entry palette
     (the figures are committed with every full run)."""
-    import io
+    from _results import save_png
 
-    from PIL import Image
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    buf.seek(0)
-    img = Image.open(buf).convert("RGB").quantize(colors=colors,
-                                                  method=Image.Quantize.MEDIANCUT)
-    img.save(path, format="PNG", optimize=True)
+    save_png(fig, path, dpi=dpi, colors=colors)
 
 
 def draw_all(record: Mapping[str, Any], out_dir: Path) -> list[Path]:

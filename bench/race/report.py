@@ -87,9 +87,9 @@ def render(record: Mapping[str, Any], plots_rel: str | None, *,
         f"its own order. Best of {cfg.get('repeats', '?')} rounds, contenders interleaved in "
         "each round, after an untimed warm-up run; the first round runs each contender until "
         "it reaches 5e-7 or its time cap (× "
-        f"{cfg.get('cap_scale', 1)}), the others replay the same budgets; single-threaded BLAS "
-        "(`OPENBLAS_NUM_THREADS=1`). Step sizes of the contenders with a grid are picked by a "
-        "1-pass pilot run per problem (not timed). Passes: effective passes over the data; `it` "
+        f"{cfg.get('cap_scale', 1)}), the others replay the same budgets; "
+        f"{_threads_text(cfg.get('cores', 1))}. Step sizes of the contenders with a grid are "
+        "picked by a 1-pass pilot run per problem (not timed). Passes: effective passes over the data; `it` "
         "marks solvers that report iterations (a Newton or "
         "quasi-Newton iteration is at least one pass).\n")
     # headline
@@ -201,3 +201,10 @@ def render_floors(f: Mapping[str, Any]) -> str:
         lines.append("\n" + note)
     lines.append("")
     return "\n".join(lines)
+
+
+def _threads_text(cores: int) -> str:
+    if cores == 1:
+        return "single-threaded BLAS (`OPENBLAS_NUM_THREADS=1`)"
+    return (f"every contender given {cores} threads: BLAS and OpenMP of the peers "
+            f"(`OPENBLAS_NUM_THREADS={cores}`) and sqnopt's `n_jobs={cores}`")

@@ -28,6 +28,7 @@ class Settings:
     pilot_passes: float = 1.0          # tuning: each grid value runs this many passes ...
     pilot_cap: float = 2.0             # ... or this many seconds
     cap_scale: float = 1.0             # multiplies each problem's time cap
+    n_jobs: int = 1                    # sqnopt contenders' threads (--cores)
     log: Callable[[str], None] = print
 
 
@@ -88,6 +89,8 @@ def _trace(c: Contender, p: Problem, params: dict[str, Any], s: Settings, *,
 
     kw: dict[str, Any] = dict(history_every=history, report_every=report, random_state=s.seed,
                               callback=callback)
+    if s.n_jobs != 1:
+        kw["n_jobs"] = s.n_jobs
     if n_iter is not None:
         kw["max_iter"] = int(n_iter)
     else:

@@ -142,4 +142,4 @@ cdef class AdaGradKernel(CurvatureKernel):
 
     def set_state(self, state) -> None:
         CurvatureKernel.set_state(self, state)
-        restore_array(self._accum, state, "accumulator", self)
+        restore_array(self._accum, state, "accumulator", self, lo=0.0)

@@ -106,4 +106,4 @@ cdef class CurvatureKernel:
         """Restore what :meth:`get_state` returned, on a kernel built by the same component for
         the same problem (a :class:`~sqnopt.checkpoint.CheckpointError` names the field that
         does not fit)."""
-        self.extra_samples = state_value(state, "extra_samples", int, self)
+        self.extra_samples = state_value(state, "extra_samples", int, self, lo=0)

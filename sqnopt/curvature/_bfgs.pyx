@@ -400,8 +400,9 @@ cdef class BFGSKernel(SecantKernel):
         self._unresolved = state_value(state, "unresolved", bool, self)
         self._deferred_fail = state_value(state, "deferred_fail", bool, self)
         self._rho = state_value(state, "rho", float, self)
-        self.trace_H = state_value(state, "trace_H", float, self)
-        self._defer_limit = state_value(state, "defer_limit", float, self)
+        # trace(H) may have overflowed (the deferral test then declines: isfinite(trace_H))
+        self.trace_H = state_value(state, "trace_H", float, self, finite=False)
+        self._defer_limit = state_value(state, "defer_limit", float, self, finite=False)
 
     # ---- Python-level API ---------------------------------------------------------------
     def _stored(self):

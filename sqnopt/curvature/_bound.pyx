@@ -361,80 +361,95 @@ cdef class QuadraticBoundKernel(CurvatureKernel):
         if <void*> objective != self._obj_id:
             self._adopt(objective)
 
+    def forget_samples(self) -> None:
+        """Drop the current bound when the solve moves to new data (``Solver.rebind``): its
+        batch indexes the old data (each iteration observes a new batch before the next
+        direction, so no direction used it)."""
+        self.batch_size = 0
+        self._compact = False
+        self._factored = False
+
     def get_state(self) -> dict:
-        """The current bound (its batch and factors; the compact map; the Cholesky factor in
-        ``exact`` mode) and the counters. The objective it belongs to is re-attached by
-        :meth:`bind`, not saved."""
+        """The current bound (its batch and factors; the Cholesky factor in ``exact`` mode)
+        and the counters. The objective it belongs to is re-attached by :meth:`bind`, not
+        saved; the compact map is a function of the batch, rebuilt by :meth:`set_state`."""
         cdef Py_ssize_t nb = self.batch_size, nf = self._fsize if self._obj is not None else 0
-        cdef Py_ssize_t nm = self._obj.support_map_size if self._compact else 0
         batch = np.empty(nb, dtype=np.intp)
         factor = np.empty(nb * nf, dtype=np.float64)
-        smap = np.empty(nm, dtype=np.intp)
         cdef Py_ssize_t[::1] bv = batch
         cdef double[::1] fv = factor
-        cdef Py_ssize_t[::1] mv = smap
         if nb > 0:
             memcpy(&bv[0], self._batch, nb * sizeof(Py_ssize_t))
         if nb * nf > 0:
             memcpy(&fv[0], self._factor, nb * nf * sizeof(double))
-        if nm > 0:
-            memcpy(&mv[0], self._map, nm * sizeof(Py_ssize_t))
         state = CurvatureKernel.get_state(self)
         state.update(batch_size=int(nb), n_observed=int(self.n_observed),
                      last_inner_iterations=int(self.last_inner_iterations),
                      n_inner_iterations=int(self.n_inner_iterations),
                      n_matvecs=int(self.n_matvecs), error=str(self._error),
                      compact_off=bool(self._compact_off), compact=bool(self._compact),
-                     m=int(self._m), factored=bool(self._factored), batch=batch, factor=factor,
-                     map=smap)
+                     factored=bool(self._factored), batch=batch, factor=factor)
         if self.method == SOLVE_EXACT:
             state["chol"] = np.array(self._chol)
         return state
 
     def set_state(self, state) -> None:
+        """Restore what :meth:`get_state` returned, every field checked first (the batch
+        indices against the data); the compact map is rebuilt from the batch, as
+        :meth:`observe_batch` builds it (a ``map`` saved by older versions is not read)."""
         cdef Py_ssize_t nb, nf
         cdef Py_ssize_t[::1] bv
         cdef double[::1] fv
-        cdef Py_ssize_t[::1] mv
         CurvatureKernel.set_state(self, state)
-        nb = state_value(state, "batch_size", int, self)
-        batch = state_array(state, "batch", self, np.intp)
-        factor = state_array(state, "factor", self, np.float64)
-        smap = state_array(state, "map", self, np.intp)
+        nb = state_value(state, "batch_size", int, self, lo=0)
         compact = state_value(state, "compact", bool, self)
         if nb > 0 and self._obj is None:
             raise CheckpointError("QuadraticBoundKernel: bind() the kernel to its objective "
                                   "before set_state() (the bound refers to the data)")
+        batch = state_array(state, "batch", self, np.intp, rows=True)
+        factor = state_array(state, "factor", self, np.float64)
         nf = self._fsize if self._obj is not None else 0
-        if batch.shape[0] != nb or factor.shape[0] != nb * nf or (
-                compact and smap.shape[0] != self._obj.support_map_size):
-            raise CheckpointError(f"QuadraticBoundKernel: the checkpointed bound ({nb} samples, "
-                                  f"{factor.shape[0]} factor entries, a map of {smap.shape[0]}) "
-                                  f"does not fit this objective ({nf} entries per sample): the "
-                                  "checkpoint is of another objective")
+        if batch.shape[0] != nb or factor.shape[0] != nb * nf:
+            raise CheckpointError(f"QuadraticBoundKernel: the checkpointed bound (fields "
+                                  f"'batch_size' = {nb}, 'batch' of {batch.shape[0]} samples, "
+                                  f"'factor' of {factor.shape[0]} entries) does not fit this "
+                                  f"objective ({nf} entries per sample): the checkpoint is of "
+                                  "another objective or damaged")
+        if compact and (self._obj is None or self._obj.support_map_size == 0
+                        or self.method == SOLVE_EXACT):
+            raise CheckpointError("QuadraticBoundKernel: checkpoint field 'compact' is True for "
+                                  "a bound this kernel never compacts (dense rows or the exact "
+                                  "solve): the checkpoint is of another component or damaged")
         if self.method == SOLVE_EXACT:
             restore_array(self._chol, state, "chol", self)
-        if self._reserve(nb) != 0 or (compact and self._reserve_map(smap.shape[0]) != 0):
+        counts = {key: state_value(state, key, int, self, lo=0)
+                  for key in ("n_observed", "last_inner_iterations", "n_inner_iterations",
+                              "n_matvecs")}
+        factored = state_value(state, "factored", bool, self)
+        compact_off = state_value(state, "compact_off", bool, self)
+        error = state_value(state, "error", str, self)
+        if self._reserve(nb) != 0 or (compact and
+                                      self._reserve_map(self._obj.support_map_size) != 0):
             raise MemoryError("QuadraticBoundKernel: out of memory restoring the bound")
         bv = batch
         fv = factor
-        mv = smap
         if nb > 0:
             memcpy(self._batch, &bv[0], nb * sizeof(Py_ssize_t))
         if nb * nf > 0:
             memcpy(self._factor, &fv[0], nb * nf * sizeof(double))
-        if compact and smap.shape[0] > 0:
-            memcpy(self._map, &mv[0], smap.shape[0] * sizeof(Py_ssize_t))
         self.batch_size = nb
         self._compact = compact
-        self._m = state_value(state, "m", int, self)
-        self._factored = state_value(state, "factored", bool, self)
-        self._compact_off = state_value(state, "compact_off", bool, self)
-        self._error = state_value(state, "error", str, self)
-        self.n_observed = state_value(state, "n_observed", int, self)
-        self.last_inner_iterations = state_value(state, "last_inner_iterations", int, self)
-        self.n_inner_iterations = state_value(state, "n_inner_iterations", int, self)
-        self.n_matvecs = state_value(state, "n_matvecs", int, self)
+        if nb > 0 and int(batch.max()) >= self._obj.data.n_samples:
+            self.forget_samples()       # the old data's bound, restored onto new data
+        elif compact:
+            self._m = self._obj.cy_bound_support(self._batch, nb, self._map)
+        self._factored = factored
+        self._compact_off = compact_off
+        self._error = error
+        self.n_observed = counts["n_observed"]
+        self.last_inner_iterations = counts["last_inner_iterations"]
+        self.n_inner_iterations = counts["n_inner_iterations"]
+        self.n_matvecs = counts["n_matvecs"]
 
     # ---- Python-level API ----------------------------------------------------------------
     def observe_batch(self, objective, const double[::1] w, const Py_ssize_t[::1] batch) -> int:

@@ -171,18 +171,23 @@ cdef class HessianLBFGSKernel(LBFGSKernel):
             raise CheckpointError(f"HessianLBFGSKernel: checkpoint field calls={calls} does not "
                                   f"fit update_every={self.update_every}: the checkpoint is of "
                                   "another component")
-        sample = state_array(state, "window_sample", self, np.intp)
-        restore_array(self._wsum, state, "wsum", self)
-        restore_array(self._wprev, state, "wprev", self)
+        sample = state_array(state, "window_sample", self, np.intp, rows=True)
+        have_prev = state_value(state, "have_prev", bool, self)
+        n_windows = state_value(state, "n_windows", int, self, lo=0)
+        n_capped = state_value(state, "n_capped", int, self, lo=0) if "n_capped" in state else 0
+        failed = state_value(state, "failed", int, self, lo=0, hi=2)
+        # the window's sum of iterates: calls x the iterate's scale
+        restore_array(self._wsum, state, "wsum", self, iterate=True)
+        restore_array(self._wprev, state, "wprev", self, iterate=True)
         if sample.shape[0] > self._idx.shape[0]:
             self._grow(sample.shape[0], max(self._D.shape[0] // max(self._idx.shape[0], 1), 1))
         np.asarray(self._idx)[:sample.shape[0]] = sample
         self._nidx = sample.shape[0]
         self._calls = calls
-        self._have_prev = state_value(state, "have_prev", bool, self)
-        self.n_windows = state_value(state, "n_windows", int, self)
-        self.n_capped = state_value(state, "n_capped", int, self) if "n_capped" in state else 0
-        self._failed = state_value(state, "failed", int, self)
+        self._have_prev = have_prev
+        self.n_windows = n_windows
+        self.n_capped = n_capped
+        self._failed = failed
 
     def error_message(self):
         if self._failed == 1:

@@ -163,9 +163,10 @@ cdef class LBFGSKernel(SecantKernel):
         if not (0 <= count <= self.memory and 0 <= head < self.memory):
             raise CheckpointError(f"LBFGSKernel: checkpoint fields count={count}, head={head} do not "
                              f"fit memory={self.memory}: the checkpoint is of another component")
+        gamma = state_value(state, "gamma", float, self, positive=True)
         restore_array(self.V, state, "V", self)
         restore_array(self.R, state, "R", self)
         restore_array(self.rho, state, "rho", self)
         self.count = count
         self.head = head
-        self.gamma = state_value(state, "gamma", float, self)
+        self.gamma = gamma

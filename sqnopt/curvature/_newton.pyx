@@ -27,10 +27,14 @@ gradient is orthogonal to ``u_j``. The kernel factors ``H + c_j u_j u_j'`` (``c_
 import numpy as np
 
 from libc.math cimport isfinite
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
+from sqnopt._parallel cimport (
+    ENTRY_WORK, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
+)
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.data._rows cimport view_dot
@@ -131,6 +135,148 @@ cdef inline void _add_pairs_binary(double* H, Py_ssize_t n, const Py_ssize_t* id
         p += 1
 
 
+cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize_t t0,
+                    Py_ssize_t t1, Py_ssize_t size, const double* w, double* D, double* H,
+                    Py_ssize_t n, Py_ssize_t* idx, double* val, double* S) noexcept nogil:
+    """Add the pairs of entries of the rows at positions ``[t0, t1)`` of the batch into the
+    upper triangle ``H`` (row-major, ``n x n``): the serial loop of :meth:`NewtonKernel._form`
+    (``idx``, ``val``: ``dim + 1`` entries of scratch, ``S``: ``K x K``); -1 if a score is not
+    finite."""
+    cdef Py_ssize_t K = objective.hess_size, dim = objective.data.dim
+    cdef Py_ssize_t nf = objective.data.n_features
+    cdef bint intercept = objective.data.has_intercept
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef double* dk
+    cdef Py_ssize_t t, p, q, m, nnz, a, k, l
+    cdef double inv = 1.0 / size, vp, xx, gi = 0.0, score = 0.0, a0, a1
+    cdef double* row
+    cdef bint binary
+    for t in range(t0, t1):
+        dk = D + t * K
+        if w == NULL:
+            gi = 0.0
+            for k in range(K):
+                gi += dk[k]
+            if gi == 0.0:
+                continue
+        nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
+        # gather the row, noting whether its values are all 1, and (for a margin loss) its
+        # score x_i . w + b as row_dot computes it
+        binary = True
+        if ind != NULL and d64 != NULL and w != NULL:
+            # float64 CSR, the common layout: one pass, the score summed in row_dot's order
+            # (two partial sums; see _sparse_dot)
+            a0 = a1 = 0.0
+            p = 0
+            while p + 2 <= nnz:
+                idx[p] = ind[p]
+                idx[p + 1] = ind[p + 1]
+                val[p] = d64[p]
+                val[p + 1] = d64[p + 1]
+                if d64[p] != 1.0 or d64[p + 1] != 1.0:
+                    binary = False
+                a0 += d64[p] * w[ind[p]]
+                a1 += d64[p + 1] * w[ind[p + 1]]
+                p += 2
+            if p < nnz:
+                idx[p] = ind[p]
+                val[p] = d64[p]
+                if d64[p] != 1.0:
+                    binary = False
+                a0 += d64[p] * w[ind[p]]
+            score = a0 + a1
+        else:
+            for p in range(nnz):
+                idx[p] = ind[p] if ind != NULL else p
+                val[p] = d64[p] if d64 != NULL else <double> d32[p]
+                if val[p] != 1.0:
+                    binary = False
+            if w != NULL:
+                score = view_dot(d64, d32, ind, nnz, w)
+        m = nnz
+        if intercept:
+            idx[m] = nf
+            val[m] = 1.0
+            m += 1
+        if w != NULL:
+            if intercept:
+                score += w[nf]
+            if not isfinite(score):
+                return -1
+            dk[0] = objective.cy_score_hessian_factor(batch[t], score)
+            if dk[0] == 0.0:
+                continue
+        if K == 1:
+            if binary:
+                _add_pairs_binary(H, n, idx, m, inv * dk[0])
+            else:
+                _add_pairs(H, n, idx, val, m, inv * dk[0])
+        else:
+            # Sigma = g (diag(p) - p p') with g p in D: S[k, l] = D_k [k == l] - D_k D_l / g
+            for k in range(K):
+                for l in range(K):
+                    S[k * K + l] = inv * ((dk[k] if k == l else 0.0) - dk[k] * dk[l] / gi)
+            if binary:
+                # block (k, l) of H gains S[k, l] x x': the margin loss's triangle with
+                # coefficient S[k, l] in the block, which adds the same products in the same
+                # order as the loop below does for a row of ones (S * (1 * 1), S * 0.5)
+                for k in range(K):
+                    for l in range(K):
+                        _add_pairs_binary(H + k * dim * n + l * dim, n, idx, m,
+                                          S[k * K + l])
+                continue
+            for p in range(m):
+                a = idx[p]
+                for q in range(p, m):
+                    xx = val[p] * val[q]
+                    if q == p:
+                        xx *= 0.5
+                    for k in range(K):
+                        row = H + (k * dim + a) * n + idx[q]
+                        for l in range(K):
+                            row[l * dim] += S[k * K + l] * xx
+    return 0
+
+
+cdef struct _FormJob:
+    void* objective                 # the ObjectiveKernel (borrowed)
+    const Py_ssize_t* batch
+    Py_ssize_t size
+    const double* w
+    double* D
+    double* H                       # block 0's triangle: the Hessian's buffer
+    double* partials                # blocks 1..: their triangles (n x n each)
+    Py_ssize_t n
+    Py_ssize_t n_blocks
+    Py_ssize_t dim
+    Py_ssize_t K
+    int* status
+
+
+cdef void _form_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
+    """Block ``b`` of the Hessian's formation into its own triangle, with its own scratch."""
+    cdef _FormJob* job = <_FormJob*> ctx
+    cdef Py_ssize_t t0, t1, n = job.n
+    cdef double* H = job.H
+    cdef Py_ssize_t* idx = <Py_ssize_t*> malloc((job.dim + 1) * sizeof(Py_ssize_t))
+    cdef double* val = <double*> malloc((job.dim + 1 + job.K * job.K) * sizeof(double))
+    if idx == NULL or val == NULL:
+        free(idx)
+        free(val)
+        job.status[b] = -2
+        return
+    block_bounds(job.size, job.n_blocks, b, &t0, &t1)
+    if b > 0:
+        H = job.partials + (b - 1) * n * n
+        memset(H, 0, n * n * sizeof(double))
+    job.status[b] = _form_rows(<ObjectiveKernel> job.objective, job.batch, t0, t1, job.size,
+                               job.w, job.D, H, n, idx, val, val + job.dim + 1)
+    free(idx)
+    free(val)
+
+
 cdef class NewtonKernel(CurvatureKernel):
     def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size):
         CurvatureKernel.__init__(self, dim)
@@ -197,116 +343,100 @@ cdef class NewtonKernel(CurvatureKernel):
         unsorted rows and of the class blocks below the diagonal. With ``w`` (an objective
         declaring ``score_hessian_factor``: a margin loss) each row's factor ``g_i l''(y_i s_i)``
         is computed here from its score ``s_i = x_i . w + b`` on the gathered row instead of
-        read from ``D``; returns -1 if a score is not finite."""
+        read from ``D``; returns -1 if a score is not finite (-2 if memory is short).
+
+        A large batch is split into blocks fixed by the data (``sqnopt._parallel``): each block
+        adds its rows' pairs into a triangle of its own, on up to ``data.n_threads`` threads,
+        and the triangles are added in block order before the fold -- the same bits for every
+        thread count."""
         cdef Py_ssize_t K = objective.hess_size, n = self.dim, dim = objective.data.dim
-        cdef Py_ssize_t nf = objective.data.n_features
-        cdef bint intercept = objective.data.has_intercept
         cdef double* H = &self.H[0, 0]
-        cdef double* D = &self.D[0]
-        cdef double* S = &self.S[0]
-        cdef Py_ssize_t* idx = &self.idx[0]
-        cdef double* val = &self.val[0]
         cdef double* reg = &self.reg[0]
-        cdef const double* d64
-        cdef const float* d32
-        cdef const int* ind
+        cdef Py_ssize_t a, k, l, r, c, b, j, B
+        cdef double coef, m = objective._row_entries
+        cdef int nt, code = 0
+        cdef _FormJob job
+        cdef double* tmp
+        cdef int* status
+        cdef Py_ssize_t t
+        cdef double gi, curvature = 0.0, inv = 1.0 / size
         cdef double* dk
-        cdef Py_ssize_t t, p, q, m, nnz, a, k, l, r, c, j
-        cdef double inv = 1.0 / size, coef, vp, xx, gi, score = 0.0, a0, a1, curvature = 0.0
-        cdef double* row
-        cdef bint binary
         memset(H, 0, n * n * sizeof(double))
         self._batch_curvature = 0.0
+        # work per row: its pairs of entries for each pair of classes, and the gather
+        B = plan_blocks(size, K * K * (0.5 * m * m + m) + ENTRY_WORK * m + ROW_WORK, n * n)
+        if B <= 1:
+            code = _form_rows(objective, batch, 0, size, size, w, &self.D[0], H, n, &self.idx[0],
+                              &self.val[0], &self.S[0])
+        else:
+            nt = objective.data.n_threads
+            if nt > B:
+                nt = <int> B
+            job.objective = <void*> objective
+            job.batch = batch
+            job.size = size
+            job.w = w
+            job.D = &self.D[0]
+            job.H = H
+            job.n = n
+            job.n_blocks = B
+            job.dim = dim
+            job.K = K
+            if nt <= 1:
+                # the blocks one after the other, each later triangle through one scratch
+                # triangle added as soon as the block ends (the additions of the fold, in order)
+                tmp = <double*> malloc(n * n * sizeof(double))
+                if tmp == NULL:
+                    return -2
+                for b in range(B):
+                    block_bounds(size, B, b, &r, &c)
+                    if b == 0:
+                        code = _form_rows(objective, batch, r, c, size, w, &self.D[0], H, n,
+                                          &self.idx[0], &self.val[0], &self.S[0])
+                    else:
+                        memset(tmp, 0, n * n * sizeof(double))
+                        if code == 0:
+                            code = _form_rows(objective, batch, r, c, size, w, &self.D[0], tmp,
+                                              n, &self.idx[0], &self.val[0], &self.S[0])
+                        for j in range(n * n):
+                            H[j] += tmp[j]
+                free(tmp)
+            else:
+                job.partials = <double*> malloc((B - 1) * n * n * sizeof(double))
+                status = <int*> malloc(B * sizeof(int))
+                if job.partials == NULL or status == NULL:
+                    free(job.partials)
+                    free(status)
+                    return -2
+                job.status = status
+                run_tasks(nt, B, _form_task, &job)
+                fold_partials(nt, H, job.partials, B - 1, n * n)
+                for b in range(B):
+                    if status[b] != 0:
+                        code = status[b]
+                        break
+                free(job.partials)
+                free(status)
+        if code != 0:
+            return code
+        # the batch's mean score-Hessian factor (for the failure message of a factorisation),
+        # from the factors the rows left in D: g l''(m) for a margin loss, the trace of
+        # g (diag p - p p') for the softmax
         for t in range(size):
-            dk = D + t * K
-            if w == NULL:
-                gi = 0.0
-                for k in range(K):
-                    gi += dk[k]
-                if gi == 0.0:
-                    continue
-                if K == 1:
-                    curvature += gi                 # g l''(m)
-                else:                               # tr of g (diag p - p p'): g (1 - |p|^2)
-                    for k in range(K):
-                        curvature += dk[k] - dk[k] * dk[k] / gi
-            nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
-            # gather the row, noting whether its values are all 1, and (for a margin loss) its
-            # score x_i . w + b as row_dot computes it
-            binary = True
-            if ind != NULL and d64 != NULL and w != NULL:
-                # float64 CSR, the common layout: one pass, the score summed in row_dot's order
-                # (two partial sums; see _sparse_dot)
-                a0 = a1 = 0.0
-                p = 0
-                while p + 2 <= nnz:
-                    idx[p] = ind[p]
-                    idx[p + 1] = ind[p + 1]
-                    val[p] = d64[p]
-                    val[p + 1] = d64[p + 1]
-                    if d64[p] != 1.0 or d64[p + 1] != 1.0:
-                        binary = False
-                    a0 += d64[p] * w[ind[p]]
-                    a1 += d64[p + 1] * w[ind[p + 1]]
-                    p += 2
-                if p < nnz:
-                    idx[p] = ind[p]
-                    val[p] = d64[p]
-                    if d64[p] != 1.0:
-                        binary = False
-                    a0 += d64[p] * w[ind[p]]
-                score = a0 + a1
-            else:
-                for p in range(nnz):
-                    idx[p] = ind[p] if ind != NULL else p
-                    val[p] = d64[p] if d64 != NULL else <double> d32[p]
-                    if val[p] != 1.0:
-                        binary = False
-                if w != NULL:
-                    score = view_dot(d64, d32, ind, nnz, w)
-            m = nnz
-            if intercept:
-                idx[m] = nf
-                val[m] = 1.0
-                m += 1
+            dk = &self.D[0] + t * K
             if w != NULL:
-                if intercept:
-                    score += w[nf]
-                if not isfinite(score):
-                    return -1
-                dk[0] = objective.cy_score_hessian_factor(batch[t], score)
                 curvature += dk[0]
-                if dk[0] == 0.0:
-                    continue
+                continue
+            gi = 0.0
+            for k in range(K):
+                gi += dk[k]
+            if gi == 0.0:
+                continue
             if K == 1:
-                if binary:
-                    _add_pairs_binary(H, n, idx, m, inv * dk[0])
-                else:
-                    _add_pairs(H, n, idx, val, m, inv * dk[0])
+                curvature += gi
             else:
-                # Sigma = g (diag(p) - p p') with g p in D: S[k, l] = D_k [k == l] - D_k D_l / g
                 for k in range(K):
-                    for l in range(K):
-                        S[k * K + l] = inv * ((dk[k] if k == l else 0.0) - dk[k] * dk[l] / gi)
-                if binary:
-                    # block (k, l) of H gains S[k, l] x x': the margin loss's triangle with
-                    # coefficient S[k, l] in the block, which adds the same products in the same
-                    # order as the loop below does for a row of ones (S * (1 * 1), S * 0.5)
-                    for k in range(K):
-                        for l in range(K):
-                            _add_pairs_binary(H + k * dim * n + l * dim, n, idx, m,
-                                              S[k * K + l])
-                    continue
-                for p in range(m):
-                    a = idx[p]
-                    for q in range(p, m):
-                        xx = val[p] * val[q]
-                        if q == p:
-                            xx *= 0.5
-                        for k in range(K):
-                            row = H + (k * dim + a) * n + idx[q]
-                            for l in range(K):
-                                row[l * dim] += S[k * K + l] * xx
+                    curvature += dk[k] - dk[k] * dk[k] / gi
         self._batch_curvature = curvature * inv
         # fold U + U' into the upper triangle, add the regulariser
         memset(reg, 0, n * sizeof(double))
@@ -397,12 +527,19 @@ cdef class NewtonKernel(CurvatureKernel):
         CurvatureKernel.set_state(self, state)
         have = state_value(state, "have_factor", bool, self)
         factor = state_array(state, "factor", self, np.float64, ndim=2)
+        n_factorizations = state_value(state, "n_factorizations", int, self, lo=0)
+        failed = state_value(state, "failed", int, self, lo=0, hi=3)
+        info = state_value(state, "info", int, self)
         if have:
             if factor.shape != (self.dim, self.dim):
                 raise CheckpointError(f"NewtonKernel: checkpoint field 'factor' has shape "
                                       f"{factor.shape}, expected ({self.dim}, {self.dim})")
+            if not np.all(np.diagonal(factor) > 0):
+                raise CheckpointError("NewtonKernel: checkpoint field 'factor' is not a "
+                                      "Cholesky factor (a diagonal entry is not positive): the "
+                                      "checkpoint is damaged or was edited")
             np.asarray(self.H)[...] = factor
         self.have_factor = have
-        self.n_factorizations = state_value(state, "n_factorizations", int, self)
-        self._failed = state_value(state, "failed", int, self)
-        self._info = state_value(state, "info", int, self)
+        self.n_factorizations = n_factorizations
+        self._failed = failed
+        self._info = info

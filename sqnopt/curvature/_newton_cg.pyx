@@ -194,6 +194,13 @@ cdef class NewtonCGKernel(CurvatureKernel):
         if isinstance(objective, ObjectiveKernel):
             self.obj = <ObjectiveKernel> objective
 
+    def forget_samples(self) -> None:
+        """Drop the last curvature batch when the solve moves to new data
+        (``Solver.rebind``): its indices are the old data's (each iteration observes a new
+        batch before the next direction, so no direction used it)."""
+        self.have_batch = False
+        self.size = 0
+
     def get_state(self) -> dict:
         """The last curvature batch and its Hessian factors (``D``), the CG counters; the
         objective they belong to is re-attached by :meth:`bind`, not saved."""
@@ -212,9 +219,15 @@ cdef class NewtonCGKernel(CurvatureKernel):
     def set_state(self, state) -> None:
         CurvatureKernel.set_state(self, state)
         have = state_value(state, "have_batch", bool, self)
-        size = state_value(state, "size", int, self)
-        batch = state_array(state, "batch", self, np.intp)
+        size = state_value(state, "size", int, self, lo=0)
+        batch = state_array(state, "batch", self, np.intp, rows=True)
         D = state_array(state, "D", self, np.float64)
+        counts = {key: state_value(state, key, int, self, lo=0)
+                  for key in ("last_iterations", "total_iterations")}
+        failed = state_value(state, "failed", int, self, lo=0, hi=2)
+        forcing = ({key: state_value(state, key, float, self)
+                    for key in ("g0norm", "gprev", "eta_prev")}
+                   if "g0norm" in state else None)
         if have:
             if self.obj is None:
                 raise CheckpointError("NewtonCGKernel: bind() the kernel to its objective "
@@ -222,7 +235,8 @@ cdef class NewtonCGKernel(CurvatureKernel):
             if batch.shape[0] != size or D.shape[0] != size * self.obj.hess_size:
                 raise CheckpointError(f"NewtonCGKernel: checkpoint fields 'batch' / 'D' have "
                                       f"{batch.shape[0]} / {D.shape[0]} entries for a batch of "
-                                      f"{size}: the checkpoint is of another objective")
+                                      f"'size' = {size}: the checkpoint is of another objective "
+                                      "or damaged")
             if size > self.batch.shape[0]:
                 self.batch = np.zeros(size, dtype=np.intp)
             if D.shape[0] > self.D.shape[0]:
@@ -232,10 +246,10 @@ cdef class NewtonCGKernel(CurvatureKernel):
         self.have_batch = have
         self.size = size
         self._precondition(False)       # M from the restored factors (not saved, not counted)
-        self.last_iterations = state_value(state, "last_iterations", int, self)
-        self.total_iterations = state_value(state, "total_iterations", int, self)
-        self._failed = state_value(state, "failed", int, self)
-        if "g0norm" in state:           # checkpoints before the adaptive forcing rules: none
-            self.g0norm = state_value(state, "g0norm", float, self)
-            self.gprev = state_value(state, "gprev", float, self)
-            self.eta_prev = state_value(state, "eta_prev", float, self)
+        self.last_iterations = counts["last_iterations"]
+        self.total_iterations = counts["total_iterations"]
+        self._failed = failed
+        if forcing is not None:         # checkpoints before the adaptive forcing rules: none
+            self.g0norm = forcing["g0norm"]
+            self.gprev = forcing["gprev"]
+            self.eta_prev = forcing["eta_prev"]

@@ -39,7 +39,7 @@ from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd, dsytrf, dsytrs
 
 from sqnopt._vec cimport sq_axpy, sq_dot
-from sqnopt.checkpoint import CheckpointError, restore_array, state_value
+from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
 from sqnopt.curvature._base cimport PAIR_ACCEPTED, PAIR_SKIPPED
 from sqnopt.curvature._secant cimport (
     SECANT_BAD_DAMPING, SECANT_BAD_FACTOR, SECANT_NONFINITE_PAIR, SecantKernel,
@@ -62,6 +62,23 @@ def default_refresh_every(Py_ssize_t dim):
     ``k ~ n^{2/3}``. The constant gives k = 150 at n = 1000, the best of k = 75 / 150 / 225 in
     runs of the paper-003 problem there (docs/curvature.md, "RES")."""
     return max(4, int(round(1.5 * dim ** (2.0 / 3.0))))
+
+
+def _check_pivots(ipiv, Py_ssize_t m):
+    """Raise :class:`CheckpointError` unless ``ipiv[:m]`` are the pivots ``dsytrf`` returns for
+    ``UPLO='U'`` (1-based): ``1 <= ipiv[k] <= m`` for a 1x1 block, ``ipiv[k] = ipiv[k-1] < 0``
+    with ``-ipiv[k] <= m`` for a 2x2 one -- what ``dsytrs`` reads as row numbers."""
+    cdef Py_ssize_t k = m
+    while k >= 1:
+        piv = int(ipiv[k - 1])
+        if 1 <= piv <= m:
+            k -= 1
+        elif piv < 0 and -piv <= m and k >= 2 and int(ipiv[k - 2]) == piv:
+            k -= 2
+        else:
+            raise CheckpointError(f"RESEigKernel: checkpoint field 'ipiv' holds {piv} at index "
+                                  f"{k - 1}, not a pivot of a factorisation of order {m}: the "
+                                  "checkpoint is damaged or was edited")
 
 
 cdef class RESEigKernel(SecantKernel):
@@ -350,23 +367,31 @@ cdef class RESEigKernel(SecantKernel):
             raise CheckpointError(f"RESEigKernel: checkpoint field 'p'={p} does not fit "
                                   f"refresh_every={self.refresh_every}: the checkpoint is of "
                                   "another component")
+        gram_ok = state_value(state, "gram_ok", bool, self)
+        if gram_ok:
+            _check_pivots(state_array(state, "ipiv", self, np.intc), 2 * p)
+        flags = {key: state_value(state, key, bool, self)
+                 for key in ("scale_pending", "deferred_fail", "plain")}
+        counts = {key: state_value(state, key, int, self, lo=0)
+                  for key in ("n_refreshes", "n_residual_refreshes")}
+        values = {key: state_value(state, key, float, self)
+                  for key in ("last_residual", "shift", "anorm2")}
         for name, buf in (("E", self.E), ("lam", self.lam), ("WA", self.WA), ("WC", self.WC)):
             restore_array(buf, state, name, self)
-        gram_ok = state_value(state, "gram_ok", bool, self)
         if gram_ok:
             for name, buf in (("Y", self.Y), ("rs", self.rs), ("G", self.G),
                               ("ipiv", self.ipiv)):
                 restore_array(buf, state, name, self)
         self._p = p
         self._gram_ok = gram_ok
-        self._scale_pending = state_value(state, "scale_pending", bool, self)
-        self.n_refreshes = state_value(state, "n_refreshes", int, self)
-        self.n_residual_refreshes = state_value(state, "n_residual_refreshes", int, self)
-        self.last_residual = state_value(state, "last_residual", float, self)
-        self.shift = state_value(state, "shift", float, self)
-        self.anorm2 = state_value(state, "anorm2", float, self)
-        self._deferred_fail = state_value(state, "deferred_fail", bool, self)
-        self._plain = state_value(state, "plain", bool, self)
+        self._scale_pending = flags["scale_pending"]
+        self.n_refreshes = counts["n_refreshes"]
+        self.n_residual_refreshes = counts["n_residual_refreshes"]
+        self.last_residual = values["last_residual"]
+        self.shift = values["shift"]
+        self.anorm2 = values["anorm2"]
+        self._deferred_fail = flags["deferred_fail"]
+        self._plain = flags["plain"]
 
     # ---- Python-level API ---------------------------------------------------------------
     def hessian(self):

@@ -105,6 +105,7 @@ cdef class SecantKernel(CurvatureKernel):
 
     def set_state(self, state) -> None:
         CurvatureKernel.set_state(self, state)
-        self.n_damped = state_value(state, "n_damped", int, self)
-        self.n_updates = state_value(state, "n_updates", int, self)
-        self.last_error = state_value(state, "last_error", int, self)
+        self.n_damped = state_value(state, "n_damped", int, self, lo=0)
+        self.n_updates = state_value(state, "n_updates", int, self, lo=0)
+        self.last_error = state_value(state, "last_error", int, self, lo=SECANT_OK,
+                                      hi=SECANT_BAD_DAMPING)

@@ -222,6 +222,11 @@ class DenseBFGSKernelNumPy(_SecantNumPy):
         return PAIR_ACCEPTED
 
 
+def _dense_bytes(problem: Problem) -> int:
+    """The memory of a twin that keeps one dense ``n x n`` matrix (and a few vectors)."""
+    return 8 * problem.n_params * (problem.n_params + 4)
+
+
 def _safeguards(model: Any) -> dict[str, Any]:
     return {"min_curvature": model.min_curvature, "on_bad_pair": model.on_bad_pair,
             "damping": model.damping, "on_nonfinite": model.on_nonfinite}
@@ -245,6 +250,9 @@ class LBFGSNumPy(_SecantNumPyModel):
     memory: int = 10
     gamma0: float = 1.0
     name = "lbfgs_numpy"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        return 8 * problem.n_params * (2 * self.memory + 1)
 
     def init(self, problem: Problem) -> LBFGSKernelNumPy:
         return LBFGSKernelNumPy(problem.n_params, self.memory, self.gamma0, **_safeguards(self))
@@ -349,6 +357,10 @@ class BoundLBFGSNumPy(_SecantNumPyModel):
     name = "bound_lbfgs_numpy"
     requires = frozenset({SMOOTH, DENSE_HESSIAN})
 
+    def memory_bytes(self, problem: Problem) -> int:
+        # the pairs, and the dense inverse of the bound's block-diagonal M
+        return 8 * problem.n_params * (2 * self.memory + 1) + _dense_bytes(problem)
+
     def init(self, problem: Problem) -> BoundLBFGSKernelNumPy:
         c = problem.curvature_bound if self.bound == "auto" else self.bound
         assert c is not None
@@ -385,6 +397,9 @@ class FullBFGSNumPy(_SecantNumPyModel):
     init_scale: float | Literal["auto"] = 1.0
     name = "full_bfgs_numpy"
 
+    def memory_bytes(self, problem: Problem) -> int:
+        return _dense_bytes(problem)
+
     def init(self, problem: Problem) -> DenseBFGSKernelNumPy:
         return DenseBFGSKernelNumPy(problem.n_params, 0.0, 0.0, self.init_scale,
                                     **_safeguards(self))
@@ -398,6 +413,9 @@ class RegularizedBFGSNumPy(_SecantNumPyModel):
     Gamma: float = 1e-4
     init_scale: float | Literal["auto"] = 1.0
     name = "regularized_bfgs_numpy"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        return _dense_bytes(problem)
 
     def init(self, problem: Problem) -> DenseBFGSKernelNumPy:
         return DenseBFGSKernelNumPy(problem.n_params, self.delta, self.Gamma, self.init_scale,
@@ -802,6 +820,9 @@ class NewtonNumPy(CurvatureModel):
     full_batch = True
     requires = frozenset({SMOOTH, DENSE_HESSIAN})
     direction_scale = "newton"
+
+    def memory_bytes(self, problem: Problem) -> int:
+        return _dense_bytes(problem)
 
     def init(self, problem: Problem) -> NewtonKernelNumPy:
         return NewtonKernelNumPy(problem.n_params, problem.n_blocks, problem.lam,

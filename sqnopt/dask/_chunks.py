@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt._jobs import effective_n_jobs
 from sqnopt.data import Dataset, check_matrix, encode_labels, make_rows
 from sqnopt.interfaces import Objective, ObjectiveKernelLike
 
@@ -58,6 +59,9 @@ class ChunkSpec:
     class_weight: tuple[float, ...] | None = None   #: aligned with ``classes``
     weight_scale: float = 1.0
     fit_intercept: bool = False        #: an unregularised intercept in the row view
+    #: threads of each chunk's compiled passes on its worker (``n_jobs`` resolved there:
+    #: ``-1`` is the worker's cores). Not part of ``key``: it changes no result.
+    n_jobs: int | None = None
     key: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +101,16 @@ class _View:
         self.classes = classes
         self.kernel = _kernel(spec.objective, chunk.X, y, classes, sw, spec)
         self.everyone = np.arange(chunk.n_rows, dtype=np.intp)
+        self.threads = 1
+
+    def set_threads(self, n_jobs: int | None) -> None:
+        """The threads of the kernel's passes (when it is a compiled one over row views)."""
+        threads = effective_n_jobs(n_jobs)
+        if threads != self.threads:
+            rows = getattr(self.kernel, "data", None)
+            if rows is not None and hasattr(rows, "set_threads"):
+                rows.set_threads(threads)
+            self.threads = threads
 
 
 def _kernel(objective: Objective, X: Any, y: FloatArray, classes: NDArray[Any],
@@ -139,6 +153,7 @@ class Chunk:
         v = self._views.get(spec.key)
         if v is None:
             v = self._views[spec.key] = _View(self, spec)
+        v.set_threads(spec.n_jobs)
         return v
 
     def summary(self) -> dict[str, Any]:
@@ -166,7 +181,7 @@ def make_chunk(index: int, start: int, X: Any, labels: Any, weights: Any,
     try:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         n = int(Xc.shape[0])
         if constant_column:
             if sp.issparse(Xc):

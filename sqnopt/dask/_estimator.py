@@ -31,7 +31,13 @@ from sqnopt.interfaces import (
 from sqnopt.model import LinearModel
 from sqnopt.solver import History, SolveResult, Status
 from sqnopt.training import DEFAULT_CURVATURE, Trainer, class_weight_vector
-from sqnopt.training._epochs import Budget, PassTests, new_loop_record, run_budget
+from sqnopt.training._epochs import (
+    Budget,
+    PassTests,
+    budgeted_passes,
+    new_loop_record,
+    run_budget,
+)
 from sqnopt.training._finish import build_model, unconverged_message
 from sqnopt.training._setup import (
     Setup,
@@ -113,6 +119,16 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Largest batch whose rows are brought to the client and evaluated there instead of on
         the workers (one transfer of the rows, then reused for the line search's trials and the
         secant pair). ``0``: every batch on the workers (except the curvature batches of SQB).
+    n_jobs : int or None, default=None
+        Threads of the compiled passes: on each worker, for every chunk it evaluates (resolved
+        there, so ``-1`` is each worker's cores; a worker running several chunk tasks at once
+        lends its one pool of threads to one of them at a time, the others run on their own
+        thread, so the cores are never oversubscribed), and on the client for the passes it
+        runs itself (the sequential path, gathered batches). The results do not depend on it.
+    early_stopping, validation_fraction
+        Accepted for the same parameters as :class:`~sqnopt.SQNClassifier`; the Dask estimator
+        has no large-data (streaming) recipe yet -- it always solves the training objective to
+        ``tol`` with the in-memory recipes -- so they do not change its fit.
 
     Attributes
     ----------
@@ -151,6 +167,9 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         warm_start: bool = False,
         callback: Any = None,
         local_batch: int = LOCAL_BATCH,
+        n_jobs: int | None = None,
+        early_stopping: bool | str = "auto",
+        validation_fraction: float = 0.1,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -173,6 +192,9 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.warm_start = warm_start
         self.callback = callback
         self.local_batch = local_batch
+        self.n_jobs = n_jobs
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DaskSQNClassifier:
@@ -218,7 +240,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     class_weight=self.class_weight, max_epochs=self.max_iter, tol=self.tol,
                     n_iter_no_change=self.n_iter_no_change, random_state=self.random_state,
                     history_every=self.history_every, verbose=self.verbose,
-                    callback=self.callback, warm_start=self.warm_start)
+                    callback=self.callback, warm_start=self.warm_start,
+                    n_jobs=self.n_jobs)
 
     def _class_weights(self, data: ChunkedData) -> FloatArray | None:
         """Per class of the whole data set (``"balanced"`` from the global counts)."""
@@ -314,13 +337,17 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                         full_batch_phase=setup.full_batch_phase)
         for (mode, positive), seed, w0 in zip(subs, seeds, starts):
             dobj = DistributedObjective(setup.objective, data, labels=mode, positive=positive,
-                                        class_weight=cw, local_batch=int(self.local_batch))
+                                        class_weight=cw, local_batch=int(self.local_batch),
+                                        n_jobs=self.n_jobs)
             solver = distribute(make_solver(self._settings(), setup, seed, self.callback),
                                 dobj)
             Xp, yp, classes = dobj.placeholder()
             state = solver.init_state(Xp, yp, classes=classes, w0=w0)
-            done, res, why = run_budget(solver, state, budget, new_loop_record(state))
+            loop = new_loop_record(state)
+            done, res, why = run_budget(solver, state, budget, loop)
             results.append(res)
+            # with tol=None the passes made as the budget counts them, as SQNClassifier's
+            done = done if self.tol is not None else budgeted_passes(state, loop, budget)
             n_iter, t = max(n_iter, done), max(t, state.t)
             grad_evals += res.n_grad_evals
             if why is not None:
@@ -345,7 +372,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.intercept_ = self._model.intercept.copy()
         self.classes_ = data.classes
         self.n_features_in_ = data.n_features - int(data.constant_column)
-        self.n_iter_ = int(n_iter) if self.tol is not None else int(math.ceil(self.max_iter))
+        self.n_iter_ = int(n_iter)
         self.t_ = int(t)
         hs = [r.history for r in results]
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else hs

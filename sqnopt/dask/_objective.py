@@ -52,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt._jobs import check_n_jobs
 from sqnopt.dask._chunks import (
     ChunkSpec,
     LabelMode,
@@ -116,6 +117,11 @@ class DistributedObjective(Objective):
         ``data.classes`` (multiplying the sample weights).
     local_batch
         Largest batch evaluated on the client from gathered rows.
+    n_jobs
+        Threads of each chunk's compiled passes on its worker (``n_jobs`` as scikit-learn
+        means it, resolved on the worker: ``-1`` is that worker's cores). A worker that runs
+        several chunk tasks at once shares one pool of threads among them: a task that finds
+        it busy runs on its own thread. The results do not depend on it.
     """
 
     name = "distributed"
@@ -123,7 +129,8 @@ class DistributedObjective(Objective):
 
     def __init__(self, objective: Objective, data: ChunkedData, *,
                  labels: LabelMode | None = None, positive: Any = None,
-                 class_weight: ArrayLike | None = None, local_batch: int = LOCAL_BATCH) -> None:
+                 class_weight: ArrayLike | None = None, local_batch: int = LOCAL_BATCH,
+                 n_jobs: int | None = None) -> None:
         if isinstance(objective, DistributedObjective):
             objective = objective.base
         self.base = objective
@@ -137,6 +144,7 @@ class DistributedObjective(Objective):
         if not (isinstance(local_batch, (int, np.integer)) and local_batch >= 0):
             raise ValueError(f"local_batch must be an integer >= 0, got {local_batch!r}")
         self.local_batch = int(local_batch)
+        self.n_jobs = check_n_jobs(n_jobs)
         # the class attributes the solver and the recipes read, as the base objective's
         setattr(self, "label_kind", objective.label_kind)
         setattr(self, "curvature_bound", objective.curvature_bound)
@@ -150,7 +158,8 @@ class DistributedObjective(Objective):
         if alt is None or alt is self.base:
             return None if alt is None else self
         return DistributedObjective(alt, self.data, labels=self.labels, positive=self.positive,
-                                    class_weight=self.class_weight, local_batch=self.local_batch)
+                                    class_weight=self.class_weight, local_batch=self.local_batch,
+                                    n_jobs=self.n_jobs)
 
     def n_blocks(self, n_classes: int) -> int:
         return self.base.n_blocks(n_classes)
@@ -159,7 +168,7 @@ class DistributedObjective(Objective):
         return self.base.param_layout(data)
 
     def params(self) -> dict[str, Any]:
-        return {"objective": self.base, "local_batch": self.local_batch}
+        return {"objective": self.base, "local_batch": self.local_batch, "n_jobs": self.n_jobs}
 
     def describe(self) -> str:
         return f"distributed({self.base.describe()}, {self.data.n_chunks} chunks)"
@@ -180,7 +189,7 @@ class DistributedObjective(Objective):
         return ChunkSpec(objective=objective, mode=self.labels,
                          classes=tuple(self.data.classes.tolist()), positive=self.positive,
                          class_weight=self.class_weight, weight_scale=self.weight_scale(),
-                         fit_intercept=fit_intercept)
+                         fit_intercept=fit_intercept, n_jobs=self.n_jobs)
 
     def placeholder(self) -> tuple[Any, NDArray[Any], NDArray[Any]]:
         """``(X, y, classes)`` that stand for the data in :meth:`sqnopt.Solver.init_state`: an
@@ -535,18 +544,19 @@ class _DistributedProgressiveKernel:
 
         n = state_value(state, "n_samples", int, self)
         if n != self.n_samples:
-            raise CheckpointError(f"{type(self).__name__}: the checkpoint is for {n} samples, "
-                                  f"this kernel is bound to {self.n_samples}: the checkpoint "
-                                  "is of other data")
+            raise CheckpointError(f"{type(self).__name__}: the checkpoint is for {n} samples "
+                                  f"(field 'n_samples'), this kernel is bound to {self.n_samples}:"
+                                  " the checkpoint is of other data")
         size = state_value(state, "size", int, self)
         if not 0 <= size <= self.n_samples:
             raise CheckpointError(f"{type(self).__name__}: checkpoint field 'size'={size} is "
                                   f"outside [0, {self.n_samples}]")
         self.size = size
-        self.n_tests = state_value(state, "n_tests", int, self)
-        self.n_increases = state_value(state, "n_increases", int, self)
-        self.last_ratio = state_value(state, "last_ratio", float, self)
-        self.last_ortho_ratio = (state_value(state, "last_ortho_ratio", float, self)
+        self.n_tests = state_value(state, "n_tests", int, self, lo=0)
+        self.n_increases = state_value(state, "n_increases", int, self, lo=0)
+        self.last_ratio = state_value(state, "last_ratio", float, self, finite=False)
+        self.last_ortho_ratio = (state_value(state, "last_ortho_ratio", float, self,
+                                             finite=False)
                                  if "last_ortho_ratio" in state else float("nan"))
 
 

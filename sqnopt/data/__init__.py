@@ -10,7 +10,14 @@ from sqnopt.data._dataset import (
     make_rows,
     prepare,
 )
-from sqnopt.data._rows import CSRRows32, CSRRows64, DenseRows32, DenseRows64, RowData
+from sqnopt.data._rows import (
+    CSRRows32,
+    CSRRows64,
+    DenseRows32,
+    DenseRows64,
+    RowData,
+    csr_scores,
+)
 
 __all__ = [
     "CSRRows32",
@@ -23,6 +30,7 @@ __all__ = [
     "check_matrix",
     "check_sample_weight",
     "check_sparse_structure",
+    "csr_scores",
     "encode_labels",
     "make_rows",
     "prepare",

@@ -5,6 +5,7 @@ Everything the user passes in is left untouched: conversions copy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -239,13 +240,19 @@ def _is_checked(X: Any) -> bool:
             and not X.indices.flags.writeable and not X.indptr.flags.writeable)
 
 
-def check_matrix(X: Any, *, name: str = "X") -> Matrix:
+def check_matrix(X: Any, *, name: str = "X", fit: bool = False) -> Matrix:
     """Validate a design matrix; returns a C-contiguous float32/float64 array or a canonical CSR.
 
     Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
     dtypes, NaN/inf entries, non-2-D input, empty input and a corrupt sparse index structure
     (:func:`check_sparse_structure`, run before any conversion) raise ``ValueError``
-    (``TypeError`` for an unsupported type) naming the problem and the fix.
+    (``TypeError`` for an unsupported type) naming the problem and the fix. With ``fit`` (data
+    to be fitted) float64 values whose squares overflow -- the sum of the squares of the stored
+    values must be finite -- raise too: every solver forms squares of the features (Hessians,
+    bounds, step sizes from row norms, the objective's margins at iterates of the data's scale),
+    and with ``|x| > 1.3e154`` these overflow, so a fit would stop at a meaningless "converged"
+    point (:func:`_check_squares`). The same one pass over the values tests finiteness and the
+    squares; float32 values cannot overflow when squared in float64.
 
     A float CSR input in canonical form (sorted indices, no duplicates) of a supported dtype is
     returned as a new matrix over read-only views of the same arrays (no copy: copying a large
@@ -271,12 +278,16 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
             csr = X
         nnz = int(csr.indptr[-1])
         data = np.asarray(csr.data)[:nnz]
-        if not _all_finite(data):
-            bad = int(np.flatnonzero(~np.isfinite(data))[0])
-            row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
-            raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
-                        f"{int(csr.indices[bad])})",
-                        "Impute or drop the non-finite entries before fitting")
+        if not (_squares_finite(data) if fit else _all_finite(data)):
+            if not np.all(np.isfinite(data)):
+                bad = int(np.flatnonzero(~np.isfinite(data))[0])
+                row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
+                raise _fail(name, f"contains NaN or infinity (first at row {row}, column "
+                            f"{int(csr.indices[bad])})",
+                            "Impute or drop the non-finite entries before fitting")
+            big = int(np.argmax(np.abs(data)))
+            _check_squares(data, name, int(np.searchsorted(csr.indptr, big, side="right") - 1),
+                           int(csr.indices[big]))
         if checked:  # our own canonical copy, passed on (Trainer -> Solver, one-vs-rest
             return X  # problems): shared read-only, as a dense array is, not copied again
         if (csr.format == "csr" and data.dtype == dtype and nnz == np.asarray(csr.data).shape[0]
@@ -311,10 +322,13 @@ def check_matrix(X: Any, *, name: str = "X") -> Matrix:
         raise _fail(name, f"is empty (shape {arr.shape})", "Pass at least one sample and one feature")
     dtype = _float_dtype(arr.dtype, name)
     out_arr = np.ascontiguousarray(arr, dtype=dtype)
-    if not _all_finite(out_arr):
-        r, c = np.argwhere(~np.isfinite(out_arr))[0]
-        raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column {int(c)})",
-                    "Impute or drop the non-finite entries before fitting")
+    if not (_squares_finite(out_arr.reshape(-1)) if fit else _all_finite(out_arr)):
+        if not np.all(np.isfinite(out_arr)):
+            r, c = np.argwhere(~np.isfinite(out_arr))[0]
+            raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column "
+                        f"{int(c)})", "Impute or drop the non-finite entries before fitting")
+        r, c = np.unravel_index(int(np.argmax(np.abs(out_arr))), out_arr.shape)
+        _check_squares(out_arr.reshape(-1), name, int(r), int(c))
     return out_arr
 
 
@@ -331,6 +345,28 @@ def _all_finite(a: NDArray[Any]) -> bool:
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.add.reduce(a, axis=None)
     return bool(np.isfinite(total)) or bool(np.all(np.isfinite(a)))
+
+
+def _squares_finite(a: NDArray[Any]) -> bool:
+    """Every value finite and the sum of their squares too (one BLAS pass; for float32 values
+    only finiteness: their squares cannot overflow float64)."""
+    if a.dtype != np.float64:
+        return _all_finite(a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.dot(a, a)))
+
+
+def _check_squares(a: NDArray[Any], name: str, row: int, col: int) -> None:
+    """Raise the error for finite values whose squares overflow (``row``, ``col``: where the
+    largest is)."""
+    top = float(np.max(np.abs(a)))
+    what = ("their squares overflow float64" if top * top == math.inf else
+            "the sum of their squares overflows float64")
+    raise _fail(name, f"holds values too large to fit: up to {top:.3g} (row {row}, column {col});"
+                f" {what}, and every solver forms squares of the features (curvature, step "
+                "sizes, norms), so a fit would stop at a meaningless point",
+                "Scale the features (e.g. scikit-learn's StandardScaler or MaxAbsScaler; "
+                "--scale on the command line)")
 
 
 def _float_dtype(dtype: np.dtype[Any], name: str) -> np.dtype[Any]:
@@ -476,7 +512,7 @@ def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
         gradient then uses unit weights) instead of weighting each loss term.
     validated : bool
         The caller has checked the data already (the :class:`~sqnopt.training.Trainer`): ``X``
-        is :func:`check_matrix`'s output, ``y`` a 1-D array of ``X.shape[0]`` labels all among
+        is :func:`check_matrix`'s output (``fit=True``), ``y`` a 1-D array of ``X.shape[0]`` labels all among
         ``classes`` (sorted, distinct) and ``sample_weight`` a 1-D float64 array of as many
         finite weights ``>= 0`` with a positive sum. These checks are then not repeated; the
         arrays built are the same.
@@ -491,7 +527,7 @@ def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
         total = float(weights.sum())
         sw = np.ascontiguousarray(weights * (n / total))
     else:
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         n = int(Xc.shape[0])
         yc, cls = encode_labels(y, label_kind, n_samples=n, classes=classes)
         sw, total = check_sample_weight(sample_weight, n)

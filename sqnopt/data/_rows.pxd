@@ -107,6 +107,10 @@ cdef class RowData:
     cdef readonly Py_ssize_t nnz            # stored entries (dense: n_samples * n_features)
     cdef readonly bint is_sparse
     cdef readonly object dtype
+    # Threads the kernels' passes over these rows may use (``set_threads``; 1 by default): a
+    # pass splits into blocks fixed by the data (sqnopt/_parallel.pxd), so the count changes
+    # the speed, never the result.
+    cdef readonly int n_threads
 
     # Labels: +-1 for binary objectives, 0..K-1 (as float64) for multiclass ones.
     cdef const double[::1] _y

@@ -5,6 +5,7 @@ import numpy as np
 
 from libc.math cimport NAN
 
+from sqnopt._parallel cimport ENTRY_WORK, block_bounds, plan_blocks, run_tasks
 from sqnopt._vec cimport vprefetch, vprefetch_rest
 
 
@@ -89,6 +90,7 @@ cdef class RowData:
         self.n_samples = n_samples
         self.n_features = n_features
         self.has_intercept = has_intercept
+        self.n_threads = 1
         self.dim = n_features + (1 if has_intercept else 0)
         self._y = y
         self._sample_weight = sample_weight
@@ -137,6 +139,14 @@ cdef class RowData:
         """``||x_i||^2`` (plus 1 with an intercept)."""
         self._check(i, self.dim)
         return self.row_sqnorm(i)
+
+    def set_threads(self, int n_threads) -> None:
+        """Let the passes over these rows use up to ``n_threads`` threads (the solver sets it
+        from its ``n_jobs`` for the length of a run). A pass's blocks depend on the data only,
+        so the results are the same for every count."""
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.n_threads = n_threads
 
     @property
     def labels(self):
@@ -371,3 +381,91 @@ cdef class CSRRows32(RowData):
             data32[0] = NULL
             indices[0] = NULL
         return nnz
+
+
+# ---- scores of a CSR matrix (prediction) ------------------------------------------------------
+
+cdef struct _ScoresJob:
+    const Py_ssize_t* indptr
+    const int* indices
+    const double* d64
+    const float* d32
+    const double* coef_t        # (n_features, K), C order: coef transposed
+    double* out                 # (n_rows, K)
+    Py_ssize_t n_rows
+    Py_ssize_t K
+    Py_ssize_t n_blocks
+
+
+cdef void _scores_rows(const _ScoresJob* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """``out[i, k] = sum_p x_ip coef_t[j_p, k]`` for rows ``[r0, r1)``, each sum from 0 in
+    the order of the row's entries: SciPy's CSR product (``csr_matvec`` / ``csr_matvecs``), so the
+    same bits as ``X @ coef.T``."""
+    cdef Py_ssize_t i, p, k, K = job.K
+    cdef double a
+    cdef double* o
+    cdef const double* c
+    for i in range(r0, r1):
+        o = job.out + i * K
+        for k in range(K):
+            o[k] = 0.0
+        for p in range(job.indptr[i], job.indptr[i + 1]):
+            a = job.d64[p] if job.d64 != NULL else <double> job.d32[p]
+            c = job.coef_t + job.indices[p] * K
+            for k in range(K):
+                o[k] += a * c[k]
+
+
+cdef void _scores_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
+    cdef _ScoresJob* job = <_ScoresJob*> ctx
+    cdef Py_ssize_t r0, r1
+    block_bounds(job.n_rows, job.n_blocks, b, &r0, &r1)
+    _scores_rows(job, r0, r1)
+
+
+def csr_scores(X, coef_t, int n_threads=1):
+    """The scores ``X @ coef_t`` of a canonical CSR matrix ``X`` (float32 or float64, as
+    :func:`sqnopt.data.check_matrix` returns it) and a C-contiguous float64 ``coef_t`` of shape
+    ``(n_features, K)``, as an ``(n_rows, K)`` array: the arithmetic of SciPy's CSR product
+    (each row's entries in order), its rows split into blocks over up to ``n_threads``
+    threads. Rows do not interact, so the blocks change nothing: the same bits as
+    ``X @ coef_t`` for every thread count."""
+    cdef const Py_ssize_t[::1] indptr = np.ascontiguousarray(X.indptr, dtype=np.intp)
+    cdef const int[::1] indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    cdef const double[:, ::1] ct = coef_t
+    cdef const double[::1] d64
+    cdef const float[::1] d32
+    cdef _ScoresJob job
+    cdef Py_ssize_t n_rows = X.shape[0], n_cols = X.shape[1]
+    if ct.shape[0] != n_cols:
+        raise ValueError(f"coef_t has {ct.shape[0]} rows, X {n_cols} columns")
+    out = np.zeros((n_rows, ct.shape[1]))
+    cdef double[:, ::1] o = out
+    if n_rows == 0 or ct.shape[1] == 0:
+        return out
+    job.d64 = NULL
+    job.d32 = NULL
+    if X.data.dtype == np.float32:
+        d32 = X.data
+        if d32.shape[0]:
+            job.d32 = &d32[0]
+    else:
+        d64 = np.ascontiguousarray(X.data, dtype=np.float64)
+        if d64.shape[0]:
+            job.d64 = &d64[0]
+    if job.d32 == NULL and job.d64 == NULL:
+        return out                                  # no stored entries: all zero
+    job.indptr = &indptr[0]
+    job.indices = &indices[0] if indices.shape[0] else NULL
+    job.coef_t = &ct[0, 0]
+    job.out = &o[0, 0]
+    job.n_rows = n_rows
+    job.K = ct.shape[1]
+    job.n_blocks = plan_blocks(n_rows, ENTRY_WORK * (<double> indptr[n_rows] / n_rows)
+                               * job.K + 1, 0)
+    with nogil:
+        if job.n_blocks <= 1 or n_threads <= 1:
+            _scores_rows(&job, 0, n_rows)
+        else:
+            run_tasks(n_threads, job.n_blocks, _scores_task, &job)
+    return out

@@ -1,7 +1,8 @@
-"""Data: the papers' synthetic generators, svmlight/LIBSVM files (plain or compressed, whole or
-streamed in chunks), CSV/TSV tables, CTR feature engineering, streams of chunks for data larger
-than memory (svmlight, CSV, Parquet, a binary chunk format, your own chunks), and real data
-shipped with the package."""
+"""Data: the papers' synthetic generators, hashed CTR-like streams with a known model,
+svmlight/LIBSVM files (plain or compressed, whole or streamed in chunks; fast writers for them
+and for Vowpal Wabbit), CSV/TSV tables, CTR feature engineering, streams of chunks for data
+larger than memory (svmlight, CSV, Parquet, a binary chunk format, your own chunks), and real
+data shipped with the package."""
 
 from sqnopt.datasets._builtin import (
     BUILTIN_DATASETS,
@@ -22,6 +23,12 @@ from sqnopt.datasets._ctr import (
     iter_criteo,
     read_criteo,
 )
+from sqnopt.datasets._hashed_ctr import (
+    CTRSample,
+    HashedCTRGenerator,
+    bayes_log_loss,
+    zipf_like_pmf,
+)
 from sqnopt.datasets._io import (
     count_svmlight_features,
     iter_svmlight_chunks,
@@ -39,8 +46,9 @@ from sqnopt.datasets._stream import (
     stream_svmlight,
     write_binary,
 )
-from sqnopt.datasets._table import TARGET_NAMES, load_table, table_delimiter
+from sqnopt.datasets._table import MISSING_MARKERS, TARGET_NAMES, load_table, table_delimiter
 from sqnopt.datasets._synthetic import boxes_clairvoyant_accuracy, irwin_hall_cdf, make_boxes
+from sqnopt.datasets._write import write_svmlight, write_vw
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -49,10 +57,14 @@ __all__ = [
     "CRITEO_COLUMNS",
     "CRITEO_NUMERIC",
     "CTRFeaturizer",
+    "CTRSample",
     "ChunkStream",
+    "HashedCTRGenerator",
+    "MISSING_MARKERS",
     "StreamPass",
     "TARGET_NAMES",
     "balancing_gamma",
+    "bayes_log_loss",
     "boxes_clairvoyant_accuracy",
     "builtin_path",
     "click_weights",
@@ -78,4 +90,7 @@ __all__ = [
     "stream_svmlight",
     "table_delimiter",
     "write_binary",
+    "write_svmlight",
+    "write_vw",
+    "zipf_like_pmf",
 ]

@@ -1,12 +1,28 @@
 """Delimited tables (CSV, TSV) with a header row, turned into a feature matrix and labels.
 
 One column is the label (``target``; by default the first column named ``label``, ``target``,
-``y`` or ``class``, in that order of preference). Every other column is a feature:
+``y`` or ``class``, in that order of preference). Every other column is a feature, typed by a
+rule that errs on the side of an error naming the line, the column, the value and the fix:
 
-* a *numeric* column (every non-empty value a finite number) is one real feature, as is;
-* any other column is *categorical*: one-hot encoded through a vocabulary learned from the
-  training table, or hashed into ``n_bags`` indicators -- the encodings of
-  :class:`~sqnopt.datasets.CTRFeaturizer` (the Criteo features), which does the work.
+* a column whose values all parse as finite numbers is *numeric*: one real feature, as is; a
+  missing value in it -- an empty cell or a missing marker (:data:`MISSING_MARKERS`: ``NA``,
+  ``nan``, ``null``, ...) -- is an error (fill or drop it);
+* a column with no number is *categorical* (its missing markers and empty cells set no
+  indicator);
+* a column mixing numbers with other values (``abc``, ``inf``, ``1e400``, a NUL byte, ...) is an
+  error naming the first value of the minority kind, unless it is declared categorical
+  (``categorical=[...]``, the command line's ``--categorical``);
+* a categorical column whose values are distinct in half of its rows or more (an identifier:
+  its one-hot indicators would each fit one row, memorised rather than learned) is an error
+  unless declared categorical or dropped (``drop=[...]``, ``--drop``).
+
+Categorical columns are one-hot encoded through a vocabulary learned from the training table,
+or hashed into ``n_bags`` indicators -- the encodings of
+:class:`~sqnopt.datasets.CTRFeaturizer` (the Criteo features), which does the work. The label
+column must hold a label in every row (a missing marker is no label), and for training a
+classification label: all numbers or all text, and when numbers, integers -- non-integer
+numbers (a continuous quantity) or distinct values in more than half of more than 20 rows (an
+identifier, or a quantity) are refused (scikit-learn's test for a regression target).
 
 A table of numeric columns only gives a dense matrix; with categorical columns the matrix is
 sparse (CSR). :func:`load_table` returns, with ``(X, y)``, a JSON-able *spec* of the columns and
@@ -32,10 +48,18 @@ from sqnopt._text import short_list
 from sqnopt.datasets._ctr import CTRFeaturizer
 from sqnopt.datasets._io import READ_ERRORS, PathLike, open_binary
 
-__all__ = ["TARGET_NAMES", "load_table", "table_delimiter"]
+__all__ = ["MISSING_MARKERS", "TARGET_NAMES", "load_table", "table_delimiter"]
 
 #: Column names taken as the label when ``target`` is not given (first match wins).
 TARGET_NAMES: tuple[str, ...] = ("label", "target", "y", "class")
+#: Cell values that mean "no value" (compared without case, spaces stripped), as an empty cell:
+#: an error in a numeric or the label column, no indicator in a categorical one (pandas'
+#: readers take the same for missing).
+MISSING_MARKERS: frozenset[str] = frozenset({"", "na", "n/a", "#n/a", "nan", "null", "none"})
+#: A categorical column with distinct values in at least this fraction of its rows (and at
+#: least ``_ID_ROWS`` rows) looks like an identifier.
+_ID_FRACTION = 0.5
+_ID_ROWS = 20
 _SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 _COMPRESSED = (".gz", ".xz", ".bz2", ".lzma")
 
@@ -96,22 +120,129 @@ def _read(path: PathLike, delimiter: str) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _is_number(value: str) -> bool:
+def _kind(value: str) -> str:
+    """``"missing"`` (empty or a marker), ``"number"`` (a finite number), ``"nonfinite"`` (a
+    number that is not finite: ``inf``, ``1e400``) or ``"text"``."""
+    v = value.strip()
+    if v.lower() in MISSING_MARKERS:
+        return "missing"
     try:
-        return math.isfinite(float(value))
+        return "number" if math.isfinite(float(v)) else "nonfinite"
     except ValueError:
-        return False
+        return "text"
 
 
-def _labels(values: list[str], source: str, name: str) -> NDArray[Any]:
-    missing = [i for i, v in enumerate(values) if not v.strip()]
-    if missing:
-        raise ValueError(f"{source}: line {missing[0] + 2}: the label column {name!r} is empty; "
-                         "every row needs a label")
+def _show(value: str) -> str:
+    v = value.strip()
+    return repr(v[:30] + ("..." if len(v) > 30 else ""))
+
+
+def _first(kinds: list[str], wanted: tuple[str, ...]) -> int:
+    return next(i for i, k in enumerate(kinds) if k in wanted)
+
+
+def _labels(values: list[str], source: str, name: str, training: bool) -> NDArray[Any]:
+    """The label column as float64 (every label a number) or strings; see the module
+    docstring for what is refused (``training``: the checks of a classification target)."""
+    kinds = [_kind(v) for v in values]
+    if "missing" in kinds:
+        i = _first(kinds, ("missing",))
+        what = "is empty" if not values[i].strip() else f"holds the missing marker {_show(values[i])}"
+        raise ValueError(f"{source}: line {i + 2}: the label column {name!r} {what}; every row "
+                         "needs a label (drop the row, or fill in its label)")
     stripped = [v.strip() for v in values]
-    if all(_is_number(v) for v in stripped):
-        return np.array([float(v) for v in stripped])
-    return np.array(stripped)
+    n_num = kinds.count("number")
+    if n_num and n_num < len(kinds):
+        odd = ("nonfinite", "text") if n_num * 2 >= len(kinds) else ("number",)
+        i = _first(kinds, odd)
+        what = ("is not a finite number" if kinds[i] == "nonfinite" else
+                "is not a number" if kinds[i] == "text" else "is a number")
+        raise ValueError(f"{source}: line {i + 2}: the label {_show(values[i])} {what}, while "
+                         f"{n_num} of the {len(kinds)} labels of column {name!r} are numbers: "
+                         "labels must all be numbers or all be names (fix the label, or name "
+                         "the label column with --target)")
+    if n_num == 0:
+        return np.array(stripped)
+    y = np.array([float(v) for v in stripped])
+    if training:
+        frac = y != np.round(y)
+        if frac.any():
+            i = int(np.flatnonzero(frac)[0])
+            raise ValueError(
+                f"{source}: line {i + 2}: the label column {name!r} holds {_show(values[i])}, "
+                f"not an integer: the labels look continuous ({np.unique(y).shape[0]} distinct "
+                "values), and classification needs discrete labels (classes). Name the label "
+                "column with --target (target=), or bin the values into classes")
+    return y
+
+
+def _check_classes(y: NDArray[Any], source: str, name: str) -> None:
+    """Refuse a training label column with distinct values in more than half of more than 20
+    rows (scikit-learn's test for a regression target)."""
+    n = y.shape[0]
+    distinct = np.unique(y).shape[0]
+    if n > 20 and distinct > 0.5 * n:
+        raise ValueError(f"{source}: the label column {name!r} has {distinct} distinct values "
+                         f"in {n} rows: it looks like an identifier or a continuous quantity, "
+                         "and a classifier needs a few discrete labels (classes). Name the "
+                         "label column with --target (target=)")
+
+
+def _column_kind(name: str, values: list[str], source: str) -> str:
+    """``"numeric"`` or ``"categorical"`` by the rule of the module docstring (a column not
+    declared categorical); raises the error for a column that mixes numbers and other
+    values, or a numeric column with a missing value."""
+    kinds = [_kind(v) for v in values]
+    n_num = kinds.count("number")
+    if n_num == 0:
+        return "categorical"
+    n_other = kinds.count("text") + kinds.count("nonfinite")
+    fix = f"pass --categorical {name} (categorical=[{name!r}]) to treat it as categorical"
+    if n_other:
+        if n_num >= n_other:
+            i = _first(kinds, ("text", "nonfinite"))
+            what = ("not a finite number" if kinds[i] == "nonfinite" else "not a number")
+            raise ValueError(f"{source}: line {i + 2}: column {name!r} holds {_show(values[i])}, "
+                             f"{what}, while {n_num} of its {len(kinds)} values are numbers: "
+                             f"fix the value, or {fix}")
+        i = _first(kinds, ("number",))
+        j = _first(kinds, ("text", "nonfinite"))
+        raise ValueError(f"{source}: column {name!r} mixes numbers and text ({n_num} numbers, "
+                         f"e.g. {_show(values[i])} on line {i + 2}; {n_other} others, e.g. "
+                         f"{_show(values[j])} on line {j + 2}): {fix}, or fix the values")
+    if "missing" in kinds:
+        i = _first(kinds, ("missing",))
+        what = ("is empty" if not values[i].strip()
+                else f"holds the missing marker {_show(values[i])}")
+        raise ValueError(f"{source}: line {i + 2}: the numeric column {name!r} {what}; numeric "
+                         "columns need a finite number in every row (fill or drop the missing "
+                         f"values, or {fix})")
+    return "numeric"
+
+
+def _names(value: str | Sequence[str] | None, what: str) -> list[str]:
+    """A list of column names from one name, a sequence of names or None."""
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else list(value)
+    bad = [v for v in names if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"{what} must name columns (strings), got {bad[0]!r}")
+    return names
+
+
+def _check_not_identifier(name: str, values: list[str], source: str) -> None:
+    """Refuse an inferred categorical column whose values are distinct in at least half of
+    its rows (module docstring)."""
+    present = [v.strip() for v in values if v.strip().lower() not in MISSING_MARKERS]
+    n = len(values)
+    distinct = len(set(present))
+    if n >= _ID_ROWS and distinct >= _ID_FRACTION * n:
+        raise ValueError(f"{source}: column {name!r} has {distinct} distinct values in {n} rows: "
+                         "it looks like an identifier, and one-hot encoding it would add a "
+                         "feature per value that fits one row (memorised, not learned). Drop "
+                         f"it with --drop {name} (drop=[{name!r}]), or pass --categorical "
+                         f"{name} (categorical=[{name!r}]) to encode it anyway")
 
 
 def _pick_target(header: Sequence[str], target: str | None, source: str) -> str | None:
@@ -156,7 +287,8 @@ def _likely_label(header: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple
 
 
 def load_table(path: PathLike, *, target: str | None = None, delimiter: str | None = None,
-               categorical: str = "onehot", n_bags: int = 2**13, seed: int = 0,
+               categorical: str | Sequence[str] | None = None, drop: str | Sequence[str] | None
+               = None, encoding: str = "onehot", n_bags: int = 2**13, seed: int = 0,
                spec: Mapping[str, Any] | None = None, require_target: bool = True,
                ) -> tuple[Any, NDArray[Any] | None, dict[str, Any]]:
     """Read a delimited table with a header into ``(X, y, spec)`` (see the module docstring).
@@ -170,6 +302,13 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
     delimiter
         ``None``: from the file name (:func:`table_delimiter`), else ``","``.
     categorical
+        Columns (a name or a list of names) to encode as categories whatever their values:
+        a column of codes that look like numbers, one that mixes numbers and text, an
+        identifier to encode anyway. The other columns are typed by the rule of the module
+        docstring.
+    drop
+        Columns (a name or a list of names) to leave out (identifiers, free text).
+    encoding
         ``"onehot"`` (a vocabulary learned from this table; values not seen in it share the
         column's "other" indicator) or ``"hash"`` (``n_bags`` indicators per column, CRC32
         with ``seed``; no vocabulary, so unseen values get features too).
@@ -186,18 +325,28 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
     y : ndarray or None
         float64 when every label is a number, else strings.
     spec : dict
-        ``{"format": "csv", "delimiter", "target", "numeric", "categorical", "encoding",
-        "n_bags", "seed", "vocabularies", "n_features"}`` (JSON-able).
+        ``{"format": "csv", "delimiter", "target", "numeric", "categorical", "drop",
+        "encoding", "n_bags", "seed", "vocabularies", "n_features"}`` (JSON-able).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the line, the column and the fix: a column that mixes numbers and
+        other values, a missing value in a numeric or the label column, an identifier-like
+        column, a label column that is not a classification target, ... (module docstring).
     """
     source = str(path)
+    declared = _names(categorical, "categorical")
+    dropped = _names(drop, "drop")
     if spec is not None:
         delimiter = delimiter or str(spec.get("delimiter", ","))
         target = target or spec.get("target")
-        categorical = str(spec.get("encoding", "onehot"))
+        encoding = str(spec.get("encoding", "onehot"))
         n_bags = int(spec.get("n_bags", n_bags))
         seed = int(spec.get("seed", seed))
-    if categorical not in ("onehot", "hash"):
-        raise ValueError(f"categorical must be 'onehot' or 'hash', got {categorical!r}")
+        dropped = [str(h) for h in spec.get("drop", [])]
+    if encoding not in ("onehot", "hash"):
+        raise ValueError(f"encoding must be 'onehot' or 'hash', got {encoding!r}")
     if delimiter is None:
         delimiter = table_delimiter(path) or ","
     header, rows = _read(path, delimiter)
@@ -211,14 +360,30 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
             + (f". The likely label is {likely[0]!r} ({likely[1]}): pass target="
                f"{likely[0]!r}" if likely else "; name it with target=COLUMN")
             + f" (columns: {short_list(header)})")
-    columns = {h: [row[j] for row in rows] for j, h in enumerate(header)}
-    y = None if name is None else _labels(columns.pop(name), source, name)
+    if spec is None:
+        unknown = [h for h in [*declared, *dropped] if h not in header]
+        if unknown:
+            hint = (" (the encoding of categorical columns is encoding= / --encoding)"
+                    if unknown[0] in ("onehot", "hash") else "")
+            raise ValueError(f"{source}: no column named {unknown[0]!r} to "
+                             f"{'treat as categorical' if unknown[0] in declared else 'drop'}"
+                             f"{hint} (columns: {short_list(header)})")
+        if name is not None and name in [*declared, *dropped]:
+            raise ValueError(f"{source}: {name!r} is the label column; it cannot be "
+                             f"{'categorical' if name in declared else 'dropped'} too")
+    columns = {h: [row[j] for row in rows] for j, h in enumerate(header)
+               if h not in dropped or h == name}
+    y = None if name is None else _labels(columns.pop(name), source, name, spec is None)
+    if y is not None and spec is None:
+        _check_classes(y, source, str(name))
 
     if spec is None:
         numeric = [h for h, vals in columns.items()
-                   if any(v.strip() for v in vals)
-                   and all(_is_number(v) for v in vals if v.strip())]
+                   if h not in declared and _column_kind(h, vals, source) == "numeric"]
         cats = [h for h in columns if h not in numeric]
+        for h in cats:
+            if h not in declared:
+                _check_not_identifier(h, columns[h], source)
         vocab: dict[str, dict[str, int]] | None = None
     else:
         numeric = list(spec.get("numeric", []))
@@ -236,6 +401,8 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
         vocab = spec.get("vocabularies")
     if not numeric and not cats:
         raise ValueError(f"{source}: no feature columns besides the label {name!r}")
+    for h in cats:      # missing markers set no indicator, as an empty cell
+        columns[h] = ["" if v.strip().lower() in MISSING_MARKERS else v for v in columns[h]]
 
     dense = np.empty((len(rows), len(numeric)), dtype=np.float64)
     for j, h in enumerate(numeric):
@@ -251,12 +418,12 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
                                  "drop the missing values)")
             dense[i, j] = value
     out: dict[str, Any] = {"format": "csv", "delimiter": delimiter, "target": name,
-                           "numeric": numeric, "categorical": cats, "encoding": categorical,
-                           "n_bags": int(n_bags), "seed": int(seed)}
+                           "numeric": numeric, "categorical": cats, "drop": dropped,
+                           "encoding": encoding, "n_bags": int(n_bags), "seed": int(seed)}
     if not cats:
         out["n_features"] = len(numeric)
         return dense, y, out
-    if categorical == "onehot":
+    if encoding == "onehot":
         feats = CTRFeaturizer(categorical=cats, seed=seed)
         if vocab is None:
             feats.fit(columns)

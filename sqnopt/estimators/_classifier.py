@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
@@ -15,7 +16,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sqnopt._jobs import pass_threads
 from sqnopt.data import check_sparse_structure
+from sqnopt.data._rows import csr_scores
 from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
@@ -72,7 +75,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     alpha : float, default=1e-4
         L2 regularisation ``lambda`` (the objective's ``lam``).
     curvature : "auto", str, (name, params) or CurvatureModel, default="auto"
-        Search-direction model: ``"auto"`` picks ``"newton"`` (Newton's method with the exact
+        Search-direction model. ``"auto"`` first decides the regime: on large data (at least
+        ``sqnopt.recipes.LARGE_ROWS`` rows holding ``LARGE_NNZ`` stored values, a stream passed
+        to ``fit``, and always in ``partial_fit``) it takes the large-data recipe of
+        :func:`sqnopt.recipes.streaming` -- per-example AdaGrad in composite form, its step
+        raced on the first examples, stopped on held-out rows (``early_stopping``) -- which
+        aims at the best held-out loss per second rather than the training objective to
+        ``tol``. In memory otherwise, ``"auto"`` picks ``"newton"`` (Newton's method with the exact
         Hessian, on the whole data set) for smooth losses with ``alpha > 0`` when a Hessian costs
         at most a few tens of passes (few parameters, rows with few entries), else
         ``"truncated_newton"`` (Newton-CG on the whole data set) for a binary loss on sparse
@@ -124,8 +133,23 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         the LIBSVM sets of the benchmarks. A fit that ends without it (``max_iter`` reached,
         or a stochastic recipe whose objective stalls for ``n_iter_no_change`` passes) warns
         with the gradient and objective it reached (:class:`SQNConvergenceWarning`, a
-        scikit-learn ``ConvergenceWarning``). ``None`` always makes ``max_iter`` passes.
+        scikit-learn ``ConvergenceWarning``). ``None`` tests no tolerance: ``max_iter``
+        passes, unless a deterministic recipe reaches working precision first (its objective
+        can decrease no further) or the run diverges; ``n_iter_`` counts the passes made.
     n_iter_no_change : int, default=5
+        Passes without improvement (by ``tol``, relative) after which a stochastic recipe
+        stops: of the held-out loss in the large-data regime, of the training objective
+        otherwise.
+    early_stopping : bool or "auto", default="auto"
+        In the large-data regime, hold out ``validation_fraction`` of the rows (a seeded hash
+        of their position picks them: the same rows on every pass, at most
+        ``sqnopt.training._streaming.MAX_HELD_OUT``), stop once their loss has not improved by
+        ``tol`` (relative) for ``n_iter_no_change`` passes, and keep the best iterate.
+        ``False``: train on every row and stop on each pass's progressive loss (the loss of
+        each example before its update) instead. ``"auto"`` is ``True``; the in-memory recipes
+        solve the training objective to ``tol`` and ignore it.
+    validation_fraction : float, default=0.1
+        Share of the rows held out for ``early_stopping``.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the minibatch sampling.
     history_every : int or None, default=None
@@ -140,6 +164,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         complete solver state.)
     callback : callable or None, default=None
         Solver callback ``f(info) -> bool | None`` called at report points.
+    n_jobs : int or None, default=None
+        Threads for the compiled passes over the data (full-batch gradients, Hessian products
+        and the Newton Hessian, the line search's score gathers, SVRG/SAGA snapshots): ``None``
+        means 1 unless in a ``joblib.parallel_config(n_jobs=...)`` context, ``-1`` every core
+        the process may use, ``-2`` all but one. Each pass splits its rows into blocks fixed
+        by the data and adds their sums in block order, so ``coef_`` is the same, bit for bit,
+        for every ``n_jobs``; small problems, whose passes do not pay for a thread, run on one.
 
     Attributes
     ----------
@@ -147,14 +178,21 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        Passes made by the last ``fit`` (max over one-vs-rest problems), 1 after ``partial_fit``.
+        Passes made by the last ``fit`` (max over one-vs-rest problems), 1 after ``partial_fit``;
+        never more than ``max_iter`` with ``tol=None``, fewer when the fit ended before it.
     converged_ : bool
         Whether the last ``fit`` met ``tol`` (every one-vs-rest problem).
     t_ : int
         Solver iterations (minibatch steps) so far.
     history_ : History or list of History
         Training objective vs iterations / samples processed / time, per solve (a list for
-        one-vs-rest, one entry per class).
+        one-vs-rest, one entry per class). The large-data regime records none unless
+        ``history_every`` asks (each point is a pass over the data).
+    validation_loss_ : list of list of float
+        Large-data regime: the held-out loss after each pass (one value per sub-problem still
+        training; with ``early_stopping=False`` the pass's progressive loss).
+    steps_ : list of float
+        Large-data regime and ``partial_fit``: the step each sub-problem's race chose.
     n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -162,10 +200,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     -----
     ``partial_fit`` makes one pass over each batch and keeps the whole solver state across
     calls (iterate, curvature memory, iteration counter and hence step and batch sizes, random
-    stream); batches whose weights are all zero are ignored. Pickling keeps the fitted model
-    and, for a later ``partial_fit``, the whole solver state but the data: the iterate, the
-    counters, the random stream and the curvature memory (L-BFGS pairs, BFGS matrices), so an
-    unpickled estimator's ``partial_fit`` continues exactly as the original's would.
+    stream); batches whose weights are all zero are ignored. At ``curvature="auto"`` it runs
+    the large-data recipe (never a full-batch method on one chunk): its step race goes on over
+    the first calls, the model meanwhile being the candidate with the lowest progressive loss.
+    Pickling keeps the fitted model and, for a later ``partial_fit``, the whole solver state but
+    the data: the iterate, the counters, the random stream, the curvature memory (L-BFGS pairs,
+    BFGS matrices, AdaGrad's accumulators) and a running race's candidates, so an unpickled
+    estimator's ``partial_fit`` continues exactly as the original's would.
     """
 
     def __init__(
@@ -191,6 +232,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         verbose: int = 0,
         warm_start: bool = False,
         callback: Any = None,
+        early_stopping: bool | Literal["auto"] = "auto",
+        validation_fraction: float = 0.1,
+        n_jobs: int | None = None,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -212,6 +256,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ training
     def _trainer_params(self) -> dict[str, Any]:
@@ -223,7 +270,10 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     class_weight=self.class_weight, max_epochs=self.max_iter, tol=self.tol,
                     n_iter_no_change=self.n_iter_no_change, random_state=self.random_state,
                     history_every=self.history_every, verbose=self.verbose,
-                    callback=self.callback, warm_start=self.warm_start)
+                    callback=self.callback, warm_start=self.warm_start,
+                    early_stopping=self.early_stopping,
+                    validation_fraction=self.validation_fraction,
+                    n_jobs=self.n_jobs)
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)
@@ -235,8 +285,22 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._trainer = trainer
         return trainer
 
-    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNClassifier:
-        """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``."""
+    def fit(self, X: Any, y: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None) -> SQNClassifier:
+        """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``.
+
+        ``X`` may also be a stream (:class:`sqnopt.datasets.ChunkStream`, e.g. from
+        :func:`sqnopt.datasets.stream_svmlight`) of data larger than memory, with ``y=None``:
+        the fit then reads it pass after pass with memory bounded by its chunks (see
+        :meth:`sqnopt.training.Trainer.fit_stream`)."""
+        if _is_stream(X):
+            if y is not None or sample_weight is not None:
+                raise ValueError("fit on a stream takes the labels from the stream: pass "
+                                 "y=None and no sample_weight")
+            return self._fit_stream(X)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None (or pass a "
+                             "stream of (X, y) chunks as X)")
         _check_structure(X)
         checked = fast_fit_data(self, X, y)     # the common case (arrays, CSR), as below
         if checked is None:
@@ -250,6 +314,18 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
             warnings.simplefilter("always", ConvergenceWarning)
             trainer.fit(X, y, sample_weight)
         _reemit(caught)
+        self._set_fitted(trainer)
+        return self
+
+    def _fit_stream(self, stream: Any) -> SQNClassifier:
+        trainer = self._get_trainer(keep=bool(self.warm_start))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            trainer.fit_stream(stream)
+        _reemit(caught)
+        self.n_features_in_ = int(stream.n_features)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._set_fitted(trainer)
         return self
 
@@ -283,6 +359,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.t_ = int(trainer.t_)
         hs = trainer.histories_
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else list(hs)
+        for name in ("validation_loss_", "steps_"):
+            if hasattr(trainer, name):
+                setattr(self, name, getattr(trainer, name))
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
@@ -304,8 +383,21 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def decision_function(self, X: Any) -> FloatArray:
         """Scores ``X @ coef_.T + intercept_``: shape ``(n,)`` for two classes, else
-        ``(n, n_classes)``. (``predict``, ``predict_proba`` and ``score`` go through here.)"""
+        ``(n, n_classes)``. (``predict``, ``predict_proba`` and ``score`` go through here.)
+        A large sparse ``X`` is scored in blocks of rows on ``n_jobs`` threads, with SciPy's
+        arithmetic (:func:`sqnopt.data.csr_scores`): the same bits as on one thread."""
         _check_structure(X)
+        coef = getattr(self, "coef_", None)
+        n_jobs = getattr(self, "n_jobs", None)
+        if sp.issparse(X) and n_jobs != 1 and coef is not None and X.shape[0] > 0:
+            k = coef.shape[0]
+            # decided from the input's size before any validation: small inputs pay nothing
+            threads = pass_threads(n_jobs, X.shape[0], k * X.nnz / X.shape[0] + 1)
+            if threads > 1:
+                Xv = validate_data(self, X, accept_sparse="csr", reset=False)
+                coef_t = np.ascontiguousarray(coef.T, dtype=np.float64)
+                out: FloatArray = csr_scores(Xv, coef_t, threads) + self.intercept_
+                return out.ravel() if k == 1 else out
         scores: FloatArray = super().decision_function(X)
         return scores
 
@@ -321,6 +413,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         multinomial ones, normalised per-class sigmoids for one-vs-rest."""
         proba: FloatArray = np.exp(self.predict_log_proba(X))
         return proba
+
+
+def _is_stream(X: Any) -> bool:
+    """Whether ``X`` is a stream of ``(X_chunk, y_chunk)`` pairs rather than a matrix."""
+    from sqnopt.datasets import ChunkStream
+
+    return isinstance(X, ChunkStream)
 
 
 def _reemit(caught: list[warnings.WarningMessage]) -> None:

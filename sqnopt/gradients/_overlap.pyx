@@ -205,20 +205,23 @@ cdef class OverlapBatchKernel(GradientKernel):
         GradientKernel.set_state(self, state)
         n = state_value(state, "n_samples", int, self)
         if n != self.n_samples:
-            raise CheckpointError(f"OverlapBatchKernel: the checkpoint is for {n} samples, "
-                                  f"this kernel is bound to {self.n_samples}: the checkpoint is "
-                                  "of other data")
-        ov = state_array(state, "ov", self, np.intp)
-        if ov.shape[0] > self.n_samples or (ov.shape[0] and (
-                ov.min() < 0 or ov.max() >= self.n_samples)):
-            raise CheckpointError("OverlapBatchKernel: checkpoint field 'ov' holds indices "
-                                  "outside the data")
+            raise CheckpointError(f"OverlapBatchKernel: the checkpoint is for {n} samples (field "
+                                  f"'n_samples'), this kernel is bound to {self.n_samples}: the "
+                                  "checkpoint is of other data")
+        ov = state_array(state, "ov", self, np.intp, lo=0, hi=self.n_samples - 1)
+        if ov.shape[0] > min(self.n_samples, self.ov.shape[0]):
+            raise CheckpointError(f"OverlapBatchKernel: checkpoint field 'ov' holds "
+                                  f"{ov.shape[0]} indices, more than the overlap buffer's "
+                                  f"{self.ov.shape[0]}: the checkpoint is of other data")
+        have_prev = state_value(state, "have_prev", bool, self)
+        prev_whole = state_value(state, "prev_whole", bool, self)
+        n_pairs = state_value(state, "n_pairs", int, self, lo=0)
         restore_array(self.g_out, state, "g_out", self)
-        restore_array(self.w_prev, state, "w_prev", self)
+        restore_array(self.w_prev, state, "w_prev", self, iterate=True)
         np.asarray(self.ov)[:ov.shape[0]] = ov
         self.n_overlap = ov.shape[0]
-        self.have_prev = state_value(state, "have_prev", bool, self)
-        self.prev_whole = state_value(state, "prev_whole", bool, self)
-        self.n_pairs = state_value(state, "n_pairs", int, self)
+        self.have_prev = have_prev
+        self.prev_whole = prev_whole
+        self.n_pairs = n_pairs
         self.have_pair = False
         self.arranged_size = -1

@@ -211,16 +211,18 @@ cdef class ProgressiveBatchKernel(GradientKernel):
         GradientKernel.set_state(self, state)
         n = state_value(state, "n_samples", int, self)
         if n != self.n_samples:
-            raise CheckpointError(f"ProgressiveBatchKernel: the checkpoint is for {n} samples, "
-                                  f"this kernel is bound to {self.n_samples}: the checkpoint is "
-                                  "of other data")
-        size = state_value(state, "size", int, self)
-        if not 0 <= size <= self.n_samples:
-            raise CheckpointError(f"ProgressiveBatchKernel: checkpoint field 'size'={size} is "
-                                  f"outside [0, {self.n_samples}]")
+            raise CheckpointError(f"ProgressiveBatchKernel: the checkpoint is for {n} samples "
+                                  f"(field 'n_samples'), this kernel is bound to {self.n_samples}:"
+                                  " the checkpoint is of other data")
+        size = state_value(state, "size", int, self, lo=0, hi=self.n_samples)
+        n_tests = state_value(state, "n_tests", int, self, lo=0)
+        n_increases = state_value(state, "n_increases", int, self, lo=0)
+        # the ratios of the last test: NaN before the first
+        last_ratio = state_value(state, "last_ratio", float, self, finite=False)
         self.size = size
-        self.n_tests = state_value(state, "n_tests", int, self)
-        self.n_increases = state_value(state, "n_increases", int, self)
-        self.last_ratio = state_value(state, "last_ratio", float, self)
+        self.n_tests = n_tests
+        self.n_increases = n_increases
+        self.last_ratio = last_ratio
         if "last_ortho_ratio" in state:         # absent from checkpoints of the test alone
-            self.last_ortho_ratio = state_value(state, "last_ortho_ratio", float, self)
+            self.last_ortho_ratio = state_value(state, "last_ortho_ratio", float, self,
+                                                finite=False)

@@ -135,9 +135,10 @@ cdef class SAGAKernel(GradientKernel):
         n = state_value(state, "n_samples", int, self)
         k = state_value(state, "n_scores", int, self)
         if (n, k) != (self.n_samples, self.n_scores):
-            raise CheckpointError(f"SAGAKernel: the checkpointed table is for {n} samples x {k} "
-                                  f"scores, this kernel is bound to {self.n_samples} x "
-                                  f"{self.n_scores}: the checkpoint is of other data")
+            raise CheckpointError("SAGAKernel: the checkpointed table (fields 'n_samples', "
+                                  f"'n_scores') is for {n} samples x {k} scores, this kernel is "
+                                  f"bound to {self.n_samples} x {self.n_scores}: the checkpoint is"
+                                  " of other data")
         initialised = state_value(state, "initialised", bool, self)
         if initialised:
             restore_array(self.table, state, "table", self)

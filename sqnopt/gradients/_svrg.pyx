@@ -139,11 +139,14 @@ cdef class SVRGKernel(GradientKernel):
 
     def set_state(self, state) -> None:
         GradientKernel.set_state(self, state)
-        restore_array(self.snapshot, state, "snapshot", self)
+        since = state_value(state, "since", int, self, lo=0)
+        n_snapshots = state_value(state, "n_snapshots", int, self, lo=0)
+        have_snapshot = state_value(state, "have_snapshot", bool, self)
+        restore_array(self.snapshot, state, "snapshot", self, iterate=True)
         restore_array(self.mu, state, "mu", self)
-        self.since = state_value(state, "since", int, self)
-        self.n_snapshots = state_value(state, "n_snapshots", int, self)
-        self.have_snapshot = state_value(state, "have_snapshot", bool, self)
+        self.since = since
+        self.n_snapshots = n_snapshots
+        self.have_snapshot = have_snapshot
         if self.score_table:
             restore_array(self.table, state, "table", self)
             restore_array(self.adata, state, "adata", self)

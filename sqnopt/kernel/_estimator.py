@@ -179,7 +179,7 @@ class KernelPegasos:
     def fit(self, X: Any, y: ArrayLike) -> KernelPegasos:
         """Run ``T`` Pegasos iterations on ``(X, y)`` (two classes)."""
         self._check_params()
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         n = int(Xc.shape[0])
         yc, classes = encode_labels(y, "binary", n_samples=n)
         T = self.max_iter
@@ -338,7 +338,7 @@ class ApproximateKernelPegasos:
         raise ValueError(f"method must be 'nystroem' or 'rff', got {self.method!r}")
 
     def fit(self, X: Any, y: ArrayLike) -> ApproximateKernelPegasos:
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         self.transformer_ = self._transformer(Xc.shape[1]).fit(Xc)
         Z = np.ascontiguousarray(self.transformer_.transform(Xc), dtype=np.float64)
         solver = Solver.pegasos(self.lam, batch_size=self.batch_size,

@@ -274,8 +274,8 @@ class PythonKernelIterate:
                                   "solve runs the kernel expansion")
         n = state_value(state, "n", int, self)
         if n != self.n_params:
-            raise CheckpointError(f"PythonKernelIterate: the checkpoint has {n} samples, this "
-                                  f"solve {self.n_params}: it is of other data")
+            raise CheckpointError(f"PythonKernelIterate: the checkpoint has {n} samples (field "
+                                  f"'n'), this solve {self.n_params}: it is of other data")
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -285,12 +285,18 @@ class PythonKernelIterate:
         if support.shape[0] > n or (support.shape[0] and (support.min() < 0 or support.max() >= n)):
             raise CheckpointError("PythonKernelIterate: the checkpointed support does not fit "
                                   f"{n} samples: the checkpoint is of other data")
+        if np.unique(support).shape[0] != support.shape[0]:
+            raise CheckpointError("PythonKernelIterate: the checkpointed support lists a sample "
+                                  "twice: the checkpoint is damaged or was edited")
+        values = {key: state_value(state, key, float, self) for key in ("scale", "intercept")}
+        sqnorm = state_value(state, "sqnorm", float, self, lo=0.0)
+        n_kernel_evals = state_value(state, "n_kernel_evals", int, self, lo=0)
         restore_array(self.beta, state, "beta", self)
         self.in_sv[:] = False
         self.in_sv[support] = True
         self.sv = [int(j) for j in support]
         self._svi = None
-        self.scale = state_value(state, "scale", float, self)
-        self._sqnorm = state_value(state, "sqnorm", float, self)
-        self.intercept = state_value(state, "intercept", float, self)
-        self.n_kernel_evals = state_value(state, "n_kernel_evals", int, self)
+        self.scale = values["scale"]
+        self._sqnorm = sqnorm
+        self.intercept = values["intercept"]
+        self.n_kernel_evals = n_kernel_evals

@@ -330,8 +330,8 @@ cdef class KernelIterate(IterateKernel):
                                   "solve runs the kernel expansion")
         n = state_value(state, "n", int, self)
         if n != self.beta.shape[0]:
-            raise CheckpointError(f"KernelIterate: the checkpoint has {n} samples, this solve "
-                                  f"{self.beta.shape[0]}: it is of other data")
+            raise CheckpointError(f"KernelIterate: the checkpoint has {n} samples (field 'n'), "
+                                  f"this solve {self.beta.shape[0]}: it is of other data")
 
     def set_state(self, state) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -341,15 +341,21 @@ cdef class KernelIterate(IterateKernel):
         if support.shape[0] > n or (support.shape[0] and (support.min() < 0 or support.max() >= n)):
             raise CheckpointError("KernelIterate: the checkpointed support does not fit "
                                   f"{n} samples: the checkpoint is of other data")
+        if np.unique(support).shape[0] != support.shape[0]:
+            raise CheckpointError("KernelIterate: the checkpointed support lists a sample twice: "
+                                  "the checkpoint is damaged or was edited")
+        values = {key: state_value(state, key, float, self) for key in ("scale", "intercept")}
+        sqnorm = state_value(state, "sqnorm", float, self, lo=0.0)
+        n_kernel_evals = state_value(state, "n_kernel_evals", int, self, lo=0)
         restore_array(self.beta, state, "beta", self)
         np.asarray(self.in_sv)[:] = 0
         np.asarray(self.in_sv)[support] = 1
         np.asarray(self.sv)[:support.shape[0]] = support
         self.n_sv = support.shape[0]
-        self.scale = state_value(state, "scale", float, self)
-        self.sqnorm = state_value(state, "sqnorm", float, self)
-        self.intercept = state_value(state, "intercept", float, self)
-        self.n_kernel_evals = state_value(state, "n_kernel_evals", int, self)
+        self.scale = values["scale"]
+        self.sqnorm = sqnorm
+        self.intercept = values["intercept"]
+        self.n_kernel_evals = n_kernel_evals
 
 
 cdef class KernelLoop(CompiledLoop):

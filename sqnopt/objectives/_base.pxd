@@ -16,11 +16,79 @@ with ``g_i`` the data's gradient weights. Parameters are a flat float64 vector o
 from sqnopt.data._rows cimport RowData
 
 
+# ---- parallel passes ------------------------------------------------------------------------
+# A pass over the rows of a batch runs through ``ObjectiveKernel._run_pass``: the kernel plans
+# its blocks (``sqnopt._parallel.plan_blocks``: fixed by the data and the pass, never by the
+# thread count), ``_pass_block`` runs the serial loop over one block's positions into that block's
+# slots (its partial vector ``out`` and partial sums ``sums[0..1]``), and the slots are added
+# in block order. With one block ``_pass_block`` is the whole serial loop.
+
+# What a pass computes (``PassJob.kind``); each kernel's ``_pass_block`` implements the kinds its
+# ``cy_*`` methods use. Positions t run over the batch (row i = batch[t]; row t when batch is
+# NULL), c_i are ``weights[i]``.
+cdef enum:
+    PASS_GRADIENT = 1       # cy_gradient: out += sum_t scale c_i grad loss_i; sums[0] = sum c_i loss_i
+    PASS_FULL_GRADIENT = 2  # cy_full_gradient: the same over every row, by the row methods
+    PASS_VALUE = 3          # cy_value: sums[0] = sum_t c_i loss_i (flag: w = 0)
+    PASS_SCORE_DERIV = 4    # cy_score_derivatives: cout = coefficients; sums[0] = sum c_i loss_i
+    PASS_SCORES_LOSS = 5    # cy_scores_loss: from the scores cin; cout (may be NULL); sums[0]
+    PASS_SCORES_LINE = 6    # cy_scores_line: z = cin, u = cin2, a; sums[0] = d1, sums[1] = d2
+    PASS_ROWS_AXPY = 7      # cy_rows_axpy: out += scale sum_t (coefficients cin)
+    PASS_ROWS_DOT = 8       # cy_rows_dot: cout = scores of v
+    PASS_ROWS_SQNORM = 9    # cy_rows_sqnorm: cout from the coefficients cin
+    PASS_HESS_FACTORS = 10  # cy_hessian_factors: cout = factors at w; status -1 if not finite
+    PASS_HESS_PRODUCT = 11  # cy_hessian_product: out += scale sum_t (Hessian factor cin) v
+    PASS_HESS_DIAG = 12     # cy_hessian_diagonal: out += scale sum_t diag(Hessian factor cin)
+    PASS_BOUND = 13         # cy_bound (log-linear): cout = factors, out = mu; status
+    PASS_BOUND_MATVEC = 14  # _bound_products (log-linear): out += sum_t Sigma_t v
+
+
+cdef struct PassJob:
+    void* kernel                    # the ObjectiveKernel running the pass (borrowed)
+    int kind
+    const Py_ssize_t* batch         # NULL: position t is row t
+    Py_ssize_t size
+    const double* weights           # c_i
+    const double* w
+    const double* v
+    const double* cin               # per-position inputs
+    const double* cin2
+    double* cout                    # per-position outputs
+    double scale
+    double a
+    bint flag
+    Py_ssize_t n_vec                # length of the vector the pass sums into (0: none)
+    double* out                     # that vector (block 0 sums into it directly)
+    # set by _run_pass
+    Py_ssize_t n_blocks
+    double* partials                # blocks 1.. : their partial vectors (n_vec each)
+    double* sums                    # two partial sums per block
+    int* status                     # per block
+    double result[2]                # the partial sums added in block order
+
+
+
 cdef class ObjectiveKernel:
     cdef readonly RowData data
     cdef readonly Py_ssize_t n_params
     cdef readonly Py_ssize_t n_blocks
     cdef readonly double lam
+
+    # The parallel pass engine (see above): plan a pass's blocks, run them, add the slots.
+    # ``_run_pass`` returns 0, the first nonzero status of a block, or -2 when the workspace
+    # cannot be allocated.
+    cdef double* _ws                # workspace: partial vectors, sums and statuses of a pass
+    cdef Py_ssize_t _ws_cap
+    cdef double* _workspace(self, Py_ssize_t n) noexcept nogil
+    # mean stored entries per row, the intercept's included, and the work units of reading a
+    # row once (``sqnopt._parallel``: a sparse entry is one unit, dense entries go
+    # DENSE_ENTRIES_PER_UNIT to a unit): the work estimates of the passes
+    cdef double _row_entries
+    cdef double _read_work
+    cdef Py_ssize_t _plan(self, Py_ssize_t size, double row_work, Py_ssize_t n_vec) noexcept nogil
+    cdef int _run_pass(self, PassJob* job) noexcept nogil
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                    double* sums) noexcept nogil
 
     # Minibatch gradient into ``grad`` (overwritten); returns the minibatch objective value
     # (lam/2 ||w_reg||^2 + mean weighted loss over the batch).

@@ -4,8 +4,12 @@
 import numpy as np
 
 from libc.math cimport NAN, isfinite
+from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
+from sqnopt._parallel cimport (
+    DENSE_ENTRIES_PER_UNIT, ROW_WORK, block_bounds, fold_partials, plan_blocks, run_tasks,
+)
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
 
@@ -17,6 +21,21 @@ cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
         if w[j] != 0.0:
             return False
     return True
+
+
+cdef void _pass_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
+    """One block of a pass, on whichever thread takes it: the serial loop over the block's
+    positions into the block's own slots (block 0 into the pass's vector, block b > 0 into its
+    zeroed partial)."""
+    cdef PassJob* job = <PassJob*> ctx
+    cdef Py_ssize_t t0, t1
+    cdef double* out = job.out
+    block_bounds(job.size, job.n_blocks, b, &t0, &t1)
+    if b > 0 and job.n_vec > 0:
+        out = job.partials + (b - 1) * job.n_vec
+        memset(out, 0, job.n_vec * sizeof(double))
+    job.status[b] = (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, out,
+                                                                 job.sums + 2 * b)
 
 
 cdef class ObjectiveKernel:
@@ -33,7 +52,94 @@ cdef class ObjectiveKernel:
         self.lam = lam
         self.n_blocks = n_blocks
         self.n_params = n_blocks * data.dim
+        self._row_entries = (<double> data.nnz / data.n_samples
+                             + (1.0 if data.has_intercept else 0.0))
+        # a dense row is read by the vector kernels, several entries to a unit of work
+        self._read_work = (<double> data.nnz / data.n_samples
+                           / (1 if data.is_sparse else DENSE_ENTRIES_PER_UNIT)
+                           + (1.0 if data.has_intercept else 0.0))
         return 0
+
+    def __dealloc__(self):
+        free(self._ws)
+
+    # ---- the parallel pass engine (see _base.pxd) ---------------------------------------------
+    cdef double* _workspace(self, Py_ssize_t n) noexcept nogil:
+        """At least ``n`` doubles of scratch owned by the kernel (NULL if memory is short)."""
+        if n > self._ws_cap:
+            free(self._ws)
+            self._ws = <double*> malloc(max(n, 1) * sizeof(double))
+            self._ws_cap = n if self._ws != NULL else 0
+        return self._ws
+
+    cdef Py_ssize_t _plan(self, Py_ssize_t size, double row_work, Py_ssize_t n_vec) noexcept nogil:
+        """The blocks of a pass over ``size`` rows of ``row_work`` units each (the policy of
+        ``sqnopt._parallel``)."""
+        return plan_blocks(size, row_work, n_vec)
+
+    cdef int _run_pass(self, PassJob* job) noexcept nogil:
+        """Run ``job`` (its ``n_blocks`` planned): one block is the serial loop; more run on up
+        to ``data.n_threads`` threads, each into its own slots, and the slots are added in block
+        order, so the result does not depend on the threads. On one thread the blocks run one
+        after the other, each partial vector through one scratch vector added as soon as the
+        block ends (the same additions in the same order)."""
+        cdef Py_ssize_t B = job.n_blocks, b, j, nv = job.n_vec, t0, t1
+        cdef int nt, st, code = 0
+        cdef double* ws
+        cdef double* tmp
+        cdef double* out
+        job.kernel = <void*> self
+        if B <= 1:
+            job.n_blocks = 1
+            return self._pass_block(job, 0, job.size, job.out, job.result)
+        nt = self.data.n_threads
+        if nt > B:
+            nt = <int> B
+        if nt <= 1:
+            ws = self._workspace(nv + 2 * B)
+            if ws == NULL:
+                return -2
+            tmp = ws
+            job.sums = ws + nv
+            for b in range(B):
+                block_bounds(job.size, B, b, &t0, &t1)
+                out = job.out
+                if b > 0 and nv > 0:
+                    out = tmp
+                    memset(tmp, 0, nv * sizeof(double))
+                st = self._pass_block(job, t0, t1, out, job.sums + 2 * b)
+                if st != 0 and code == 0:
+                    code = st
+                if b > 0 and nv > 0:
+                    for j in range(nv):
+                        job.out[j] += tmp[j]
+        else:
+            # partial vectors of blocks 1.., two sums per block, a status per block (as ints in
+            # the space of B doubles)
+            ws = self._workspace((B - 1) * nv + 3 * B)
+            if ws == NULL:
+                return -2
+            job.partials = ws
+            job.sums = ws + (B - 1) * nv
+            job.status = <int*> (job.sums + 2 * B)
+            run_tasks(nt, B, _pass_task, job)
+            fold_partials(nt, job.out, job.partials, B - 1, nv)
+            for b in range(B):
+                if job.status[b] != 0:
+                    code = job.status[b]
+                    break
+        job.result[0] = job.sums[0]
+        job.result[1] = job.sums[1]
+        for b in range(1, B):
+            job.result[0] += job.sums[2 * b]
+            job.result[1] += job.sums[2 * b + 1]
+        return code
+
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                    double* sums) noexcept nogil:
+        """The serial loop of pass ``job.kind`` over positions ``[t0, t1)``; the base class
+        implements none (-3)."""
+        return -3
 
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:
@@ -377,17 +483,21 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         d2loss[0] = self.d2loss_dmargin2(margin)
         return self.dloss_dmargin(margin)
 
+    # ---- passes: each cy_* method plans its blocks and runs them through _run_pass; _pass_block
+    # holds the serial loops (see _base.pxd) ---------------------------------------------------
+
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double m
-        for t in range(size):
-            i = batch[t]
-            m = self.data.y[i] * self.data.row_dot(i, w)
-            if not isfinite(m):
-                return -1
-            D[t] = self.data.grad_weight[i] * self.d2loss_dmargin2(m)
-        return 0
+        cdef PassJob job
+        job.kind = PASS_HESS_FACTORS
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = D
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
+        return -1 if self._run_pass(&job) != 0 else 0
 
     cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
         return self.data.grad_weight[i] * self.d2loss_dmargin2(self.data.y[i] * score)
@@ -395,47 +505,183 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil:
         # out = (1/size) sum_t D_t (x_t . v) x_t + lam v_reg   (y_t^2 = 1)
-        cdef Py_ssize_t t
-        cdef double c, inv = 1.0 / size
+        cdef PassJob job
         memset(out, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            if D[t] != 0.0:
-                c = inv * D[t] * self.data.row_dot(batch[t], v)
-                if c != 0.0:
-                    self.data.row_axpy(batch[t], c, out)
+        job.kind = PASS_HESS_PRODUCT
+        job.batch = batch
+        job.size = size
+        job.cin = D
+        job.v = v
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, 2 * self._read_work + 1, self.n_params)
+        self._run_pass(&job)
         self._reg_gradient(v, out)
 
     cdef int cy_hessian_diagonal(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  double* out) noexcept nogil:
         # out_j = (1/size) sum_t D_t x_tj^2 + lam (j regularised); the intercept's x = 1
-        cdef Py_ssize_t t, p, nnz, k
-        cdef Py_ssize_t nf = self.data.n_features
-        cdef const double* d64 = NULL
-        cdef const float* d32 = NULL
-        cdef const int* ind = NULL
-        cdef double c, x, inv = 1.0 / size
+        cdef PassJob job
+        cdef Py_ssize_t k
         memset(out, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            c = inv * D[t]
-            if c == 0.0:
-                continue
-            nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
-            for p in range(nnz):
-                k = p if ind == NULL else ind[p]
-                x = d64[p] if d64 != NULL else d32[p]
-                out[k] += c * (x * x)
-            if self.data.has_intercept:
-                out[nf] += c
-        for k in range(nf):
+        job.kind = PASS_HESS_DIAG
+        job.batch = batch
+        job.size = size
+        job.cin = D
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, self._read_work + 1, self.n_params)
+        self._run_pass(&job)
+        for k in range(self.data.n_features):
             out[k] += self.lam
         return 0
 
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:
-        # The rows through their views: one virtual call per row for the row (row_view) and one
-        # for the loss, instead of one per operation (hint, dot, loss, derivative, axpy). Same
-        # arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
-        cdef Py_ssize_t t, i, nnz = 0, nnz_next = 0
+        cdef PassJob job
+        memset(grad, 0, self.n_params * sizeof(double))
+        job.kind = PASS_GRADIENT
+        job.batch = batch
+        job.size = size
+        job.weights = self.data.grad_weight
+        job.w = w
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params
+        job.out = grad
+        job.n_blocks = self._plan(size, 2 * self._read_work + ROW_WORK,
+                                  self.n_params)
+        self._run_pass(&job)
+        return job.result[0] * job.scale + self._reg_gradient_value(w, grad)
+
+    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
+                                     Py_ssize_t size, double* coef) noexcept nogil:
+        # score x_i . w + b, margin y_i * score: d loss / d score = y_i * dloss_dmargin
+        cdef PassJob job
+        job.kind = PASS_SCORE_DERIV
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = coef
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
+        self._run_pass(&job)
+        return job.result[0]
+
+    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
+                               double* coef) noexcept nogil:
+        # cy_score_derivatives' arithmetic on the given scores
+        cdef PassJob job
+        job.kind = PASS_SCORES_LOSS
+        job.batch = batch
+        job.size = size
+        job.cin = s
+        job.cout = coef
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, ROW_WORK, 0)
+        self._run_pass(&job)
+        return job.result[0]
+
+    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
+                               const double* u, double a, double* d2) noexcept nogil:
+        # margin m = y (z - a u): dm/da = -y u, so d loss / da = -y u l'(m), d2 = u^2 l''(m)
+        cdef PassJob job
+        job.kind = PASS_SCORES_LINE
+        job.batch = batch
+        job.size = size
+        job.cin = z
+        job.cin2 = u
+        job.a = a
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, ROW_WORK, 0)
+        self._run_pass(&job)
+        d2[0] = job.result[1]
+        return job.result[0]
+
+    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                           double scale, double* out) noexcept nogil:
+        cdef PassJob job
+        job.kind = PASS_ROWS_AXPY
+        job.batch = batch
+        job.size = size
+        job.cin = coef
+        job.scale = scale
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, self._read_work + 1, self.n_params)
+        self._run_pass(&job)
+
+    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
+                          double* out) noexcept nogil:
+        cdef PassJob job
+        job.kind = PASS_ROWS_DOT
+        job.batch = batch
+        job.size = size
+        job.v = v
+        job.cout = out
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._read_work + 1, 0)
+        self._run_pass(&job)
+
+    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
+                             double* out) noexcept nogil:
+        # the gradient of sample i is coef_t [x_i, 1]
+        cdef PassJob job
+        job.kind = PASS_ROWS_SQNORM
+        job.batch = batch
+        job.size = size
+        job.cin = coef
+        job.cout = out
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._read_work + 1, 0)
+        self._run_pass(&job)
+
+    cdef double cy_value(self, const double* w) noexcept nogil:
+        cdef PassJob job
+        cdef Py_ssize_t N = self.data.n_samples
+        job.kind = PASS_VALUE
+        job.batch = NULL
+        job.size = N
+        job.weights = self.data.sample_weight
+        job.w = w
+        # w = 0, where solves start: every margin is 0, no row needs to be read (the same sum,
+        # term by term and block by block, as the general loop's)
+        job.flag = _all_zero(w, self.n_params)
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(N, self._read_work + ROW_WORK, 0)
+        self._run_pass(&job)
+        return job.result[0] / N + self._reg_value(w)
+
+    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
+        cdef PassJob job
+        cdef Py_ssize_t N = self.data.n_samples
+        memset(grad, 0, self.n_params * sizeof(double))
+        job.kind = PASS_FULL_GRADIENT
+        job.batch = NULL
+        job.size = N
+        job.weights = self.data.sample_weight
+        job.w = w
+        job.scale = 1.0 / N
+        job.n_vec = self.n_params
+        job.out = grad
+        job.n_blocks = self._plan(N, 2 * self._read_work + ROW_WORK,
+                                  self.n_params)
+        self._run_pass(&job)
+        return job.result[0] * job.scale + self._reg_gradient_value(w, grad)
+
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                    double* sums) noexcept nogil:
+        """The serial loops of the margin losses' passes, over positions ``[t0, t1)``."""
+        cdef int kind = job.kind
+        cdef const Py_ssize_t* batch = job.batch
+        cdef Py_ssize_t t, i, p, nnz, k, nnz_next = 0
         cdef Py_ssize_t nf = self.data.n_features
         cdef bint intercept = self.data.has_intercept
         cdef const double* d64 = NULL
@@ -444,127 +690,137 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef const double* next64 = NULL
         cdef const float* next32 = NULL
         cdef const int* next_ind = NULL
-        cdef double z, yi, gi, dl, coef, total = 0.0
-        cdef double inv = 1.0 / size
-        for t in range(size):
-            self.data.row_prefetch(batch[t])
-        memset(grad, 0, self.n_params * sizeof(double))
-        if size > 0:
-            nnz = self.data.row_view(batch[0], &d64, &d32, &ind)
-        for t in range(size):
-            i = batch[t]
-            if t + 1 < size:      # the next row's view, and its hint while this row is used
-                nnz_next = self.data.row_view(batch[t + 1], &next64, &next32, &next_ind)
-                view_prefetch_rest(next64, next32, next_ind, nnz_next)
-            yi = self.data.y[i]
-            gi = self.data.grad_weight[i]
-            z = view_dot(d64, d32, ind, nnz, w)
-            if intercept:
-                z += w[nf]
-            total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
-            coef = inv * gi * yi * dl
-            if coef != 0.0:      # hinge-type losses: no work for samples beyond the margin
-                view_axpy(d64, d32, ind, nnz, coef, grad)
+        cdef const double* w = job.w
+        cdef const double* cin = job.cin
+        cdef const double* u
+        cdef double* cout = job.cout
+        cdef const double* y = self.data.y
+        cdef const double* cw = job.weights
+        cdef double inv = job.scale
+        cdef double z, m, yi, gi, dl, h, c, x, ut, a, s1 = 0.0, total = 0.0
+        sums[0] = 0.0
+        sums[1] = 0.0
+        if kind == PASS_GRADIENT:
+            # The rows through their views: one virtual call per row for the row (row_view) and
+            # one for the loss, instead of one per operation (hint, dot, loss, derivative, axpy).
+            # Same arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
+            for t in range(t0, t1):
+                self.data.row_prefetch(batch[t])
+            if t0 < t1:
+                nnz = self.data.row_view(batch[t0], &d64, &d32, &ind)
+            for t in range(t0, t1):
+                i = batch[t]
+                if t + 1 < t1:    # the next row's view, and its hint while this row is used
+                    nnz_next = self.data.row_view(batch[t + 1], &next64, &next32, &next_ind)
+                    view_prefetch_rest(next64, next32, next_ind, nnz_next)
+                yi = y[i]
+                gi = cw[i]
+                z = view_dot(d64, d32, ind, nnz, w)
                 if intercept:
-                    grad[nf] += coef
-            d64 = next64
-            d32 = next32
-            ind = next_ind
-            nnz = nnz_next
-        return total * inv + self._reg_gradient_value(w, grad)
-
-    cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
-                                     Py_ssize_t size, double* coef) noexcept nogil:
-        # score x_i . w + b, margin y_i * score: d loss / d score = y_i * dloss_dmargin
-        cdef Py_ssize_t t, i
-        cdef double yi, gi, dl, total = 0.0
-        for t in range(size):
-            i = batch[t]
-            yi = self.data.y[i]
-            gi = self.data.grad_weight[i]
-            total += gi * self.loss_and_dloss_dmargin(yi * self.data.row_dot(i, w), &dl)
-            coef[t] = gi * yi * dl
-        return total
-
-    cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
-                               double* coef) noexcept nogil:
-        # cy_score_derivatives' arithmetic on the given scores
-        cdef Py_ssize_t t, i
-        cdef double yi, gi, dl, total = 0.0
-        for t in range(size):
-            i = batch[t]
-            yi = self.data.y[i]
-            gi = self.data.grad_weight[i]
-            total += gi * self.loss_and_dloss_dmargin(yi * s[t], &dl)
-            if coef != NULL:
-                coef[t] = gi * yi * dl
-        return total
-
-    cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
-                               const double* u, double a, double* d2) noexcept nogil:
-        # margin m = y (z - a u): dm/da = -y u, so d loss / da = -y u l'(m), d2 = u^2 l''(m)
-        cdef Py_ssize_t t, i
-        cdef double yi, gi, ut, dl, h, s1 = 0.0, s2 = 0.0
-        for t in range(size):
-            ut = u[t]
-            if ut == 0.0:
-                continue
-            i = batch[t]
-            yi = self.data.y[i]
-            gi = self.data.grad_weight[i]
-            dl = self.dloss_and_d2loss(yi * (z[t] - a * ut), &h)
-            s1 -= gi * yi * dl * ut
-            s2 += gi * h * (ut * ut)
-        d2[0] = s2
-        return s1
-
-    cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
-                           double scale, double* out) noexcept nogil:
-        cdef Py_ssize_t t
-        for t in range(size):
-            if coef[t] != 0.0:
-                self.data.row_axpy(batch[t], scale * coef[t], out)
-
-    cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
-                          double* out) noexcept nogil:
-        cdef Py_ssize_t t
-        for t in range(size):
-            out[t] = self.data.row_dot(batch[t], v)
-
-    cdef void cy_rows_sqnorm(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
-                             double* out) noexcept nogil:
-        # the gradient of sample i is coef_t [x_i, 1]
-        cdef Py_ssize_t t
-        for t in range(size):
-            out[t] = (coef[t] * coef[t]) * self.data.row_sqnorm(batch[t])
-
-    cdef double cy_value(self, const double* w) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double total = 0.0
-        if _all_zero(w, self.n_params):
-            # w = 0, where solves start: every margin is 0, no row needs to be read (the same
-            # sum, term by term, as the general loop's)
-            for i in range(self.data.n_samples):
-                total += self.data.sample_weight[i] * self.loss(self.data.y[i] * 0.0)
-            return total / self.data.n_samples + self._reg_value(w)
-        for i in range(self.data.n_samples):
-            total += self.data.sample_weight[i] * self.loss(self.data.y[i] * self.data.row_dot(i, w))
-        return total / self.data.n_samples + self._reg_value(w)
-
-    cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double m, yi, ci, dl, coef, total = 0.0
-        cdef double inv = 1.0 / self.data.n_samples
-        memset(grad, 0, self.n_params * sizeof(double))
-        for i in range(self.data.n_samples):
-            yi = self.data.y[i]
-            ci = self.data.sample_weight[i]
-            m = yi * self.data.row_dot(i, w)
-            total += ci * self.loss_and_dloss_dmargin(m, &dl)
-            coef = inv * ci * yi * dl
-            if coef != 0.0:
-                self.data.row_axpy(i, coef, grad)
-        return total * inv + self._reg_gradient_value(w, grad)
+                    z += w[nf]
+                total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
+                c = inv * gi * yi * dl
+                if c != 0.0:      # hinge-type losses: no work for samples beyond the margin
+                    view_axpy(d64, d32, ind, nnz, c, out)
+                    if intercept:
+                        out[nf] += c
+                d64 = next64
+                d32 = next32
+                ind = next_ind
+                nnz = nnz_next
+            sums[0] = total
+        elif kind == PASS_FULL_GRADIENT:
+            for i in range(t0, t1):
+                yi = y[i]
+                gi = cw[i]
+                m = yi * self.data.row_dot(i, w)
+                total += gi * self.loss_and_dloss_dmargin(m, &dl)
+                c = inv * gi * yi * dl
+                if c != 0.0:
+                    self.data.row_axpy(i, c, out)
+            sums[0] = total
+        elif kind == PASS_VALUE:
+            if job.flag:
+                for i in range(t0, t1):
+                    total += cw[i] * self.loss(y[i] * 0.0)
+            else:
+                for i in range(t0, t1):
+                    total += cw[i] * self.loss(y[i] * self.data.row_dot(i, w))
+            sums[0] = total
+        elif kind == PASS_SCORE_DERIV:
+            cw = self.data.grad_weight
+            for t in range(t0, t1):
+                i = batch[t]
+                yi = y[i]
+                gi = cw[i]
+                total += gi * self.loss_and_dloss_dmargin(yi * self.data.row_dot(i, w), &dl)
+                cout[t] = gi * yi * dl
+            sums[0] = total
+        elif kind == PASS_SCORES_LOSS:
+            cw = self.data.grad_weight
+            for t in range(t0, t1):
+                i = batch[t]
+                yi = y[i]
+                gi = cw[i]
+                total += gi * self.loss_and_dloss_dmargin(yi * cin[t], &dl)
+                if cout != NULL:
+                    cout[t] = gi * yi * dl
+            sums[0] = total
+        elif kind == PASS_SCORES_LINE:
+            cw = self.data.grad_weight
+            u = job.cin2
+            a = job.a
+            for t in range(t0, t1):
+                ut = u[t]
+                if ut == 0.0:
+                    continue
+                i = batch[t]
+                yi = y[i]
+                gi = cw[i]
+                dl = self.dloss_and_d2loss(yi * (cin[t] - a * ut), &h)
+                s1 -= gi * yi * dl * ut
+                total += gi * h * (ut * ut)
+            sums[0] = s1
+            sums[1] = total
+        elif kind == PASS_ROWS_AXPY:
+            for t in range(t0, t1):
+                if cin[t] != 0.0:
+                    self.data.row_axpy(batch[t], inv * cin[t], out)
+        elif kind == PASS_ROWS_DOT:
+            for t in range(t0, t1):
+                cout[t] = self.data.row_dot(batch[t], job.v)
+        elif kind == PASS_ROWS_SQNORM:
+            for t in range(t0, t1):
+                cout[t] = (cin[t] * cin[t]) * self.data.row_sqnorm(batch[t])
+        elif kind == PASS_HESS_FACTORS:
+            cw = self.data.grad_weight
+            for t in range(t0, t1):
+                i = batch[t]
+                m = y[i] * self.data.row_dot(i, w)
+                if not isfinite(m):
+                    return -1
+                cout[t] = cw[i] * self.d2loss_dmargin2(m)
+        elif kind == PASS_HESS_PRODUCT:
+            for t in range(t0, t1):
+                if cin[t] != 0.0:
+                    c = inv * cin[t] * self.data.row_dot(batch[t], job.v)
+                    if c != 0.0:
+                        self.data.row_axpy(batch[t], c, out)
+        elif kind == PASS_HESS_DIAG:
+            for t in range(t0, t1):
+                c = inv * cin[t]
+                if c == 0.0:
+                    continue
+                nnz = self.data.row_view(batch[t], &d64, &d32, &ind)
+                for p in range(nnz):
+                    k = p if ind == NULL else ind[p]
+                    x = d64[p] if d64 != NULL else d32[p]
+                    out[k] += c * (x * x)
+                if intercept:
+                    out[nf] += c
+        else:
+            return -3
+        return 0
 
     def py_loss(self, margin):
         """``loss(m)`` elementwise (float or array)."""

@@ -16,6 +16,7 @@ bound methods*, 2014); the bound's math and factored form are in ``_partition_bo
 """
 
 from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport PassJob
 from sqnopt.objectives._margin cimport LogisticKernel
 from sqnopt.objectives._partition_bound cimport BoundObjectiveKernel
 
@@ -42,8 +43,13 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                              Py_ssize_t block, Py_ssize_t reg_len, Py_ssize_t n_outputs) except -1
     cdef double _lreg_value(self, const double* w) noexcept nogil
     cdef void _lreg_gradient(self, const double* w, double* grad) noexcept nogil
-    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
-                            double* grad) noexcept nogil
+    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef, double* grad,
+                            double* s, double* beta) noexcept nogil
+    # work units per row of a pass reading each row ``reads`` times (the block plan)
+    cdef double _rows_work(self, int reads) noexcept nogil
+    # _pass_block's loops, with the block's scratch (K doubles each)
+    cdef int _block_loops(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                          double* sums, double* s, double* u, double* beta) noexcept nogil
 
     # Working layout of the shared loops (value, gradients, bound, bound product): if
     # ``_layout_enter`` returns True for this call, the loop reads ``_vt`` (``v`` in the working

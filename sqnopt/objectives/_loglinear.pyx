@@ -13,8 +13,14 @@ from libc.math cimport INFINITY, NAN, exp, isfinite, log1p
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
+from sqnopt._parallel cimport ROW_WORK
 from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
 from sqnopt.data._rows cimport RowData
+from sqnopt.objectives._base cimport (
+    PASS_BOUND, PASS_BOUND_MATVEC, PASS_FULL_GRADIENT, PASS_GRADIENT, PASS_HESS_FACTORS,
+    PASS_HESS_PRODUCT, PASS_ROWS_AXPY, PASS_ROWS_DOT, PASS_ROWS_SQNORM, PASS_SCORE_DERIV,
+    PASS_SCORES_LINE, PASS_SCORES_LOSS, PASS_VALUE, PassJob,
+)
 from sqnopt.objectives._margin cimport LogisticKernel
 from sqnopt.objectives._partition_bound cimport (
     BoundObjectiveKernel,
@@ -210,153 +216,123 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef double cy_reg_value(self, const double* w) noexcept nogil:
         return self._lreg_value(w)
 
+    # ---- passes: each cy_* method plans its blocks and runs them through _run_pass; _block
+    # holds the serial loops, with scratch of its own (three vectors of K per block) -------------
+
     cdef double cy_score_derivatives(self, const double* w, const Py_ssize_t* batch,
                                      Py_ssize_t size, double* coef) noexcept nogil:
         # d (log Z_i - s_{y_i}) / d s_y = p_y - [y == y_i], by a max-shifted softmax (the
         # parameter layout: no working layout is entered here)
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i
-        cdef double* s = &self._s[0]
-        cdef double total = 0.0
-        for t in range(size):
-            i = batch[t]
-            self.scores(i, w, s)
-            total += _softmax_sample(s, coef + t * K, K, self.data.grad_weight[i],
-                                     self.label(i))
-        return total
+        cdef PassJob job
+        job.kind = PASS_SCORE_DERIV
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = coef
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._rows_work(1), 0)
+        self._run_pass(&job)
+        return job.result[0]
 
     cdef double cy_scores_loss(self, const Py_ssize_t* batch, Py_ssize_t size, const double* s,
                                double* coef) noexcept nogil:
         # cy_score_derivatives' arithmetic on the given scores (no log base measure: only the
         # models that have none declare ``score_losses``)
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i
-        cdef double* e = &self._beta[0]
-        cdef double total = 0.0
-        for t in range(size):
-            i = batch[t]
-            total += _softmax_sample(s + t * K, coef + t * K if coef != NULL else e, K,
-                                     self.data.grad_weight[i], self.label(i))
-        return total
+        cdef PassJob job
+        job.kind = PASS_SCORES_LOSS
+        job.batch = batch
+        job.size = size
+        job.cin = s
+        job.cout = coef
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._rows_work(0), 0)
+        self._run_pass(&job)
+        return job.result[0]
 
     cdef double cy_scores_line(self, const Py_ssize_t* batch, Py_ssize_t size, const double* z,
                                const double* u, double a, double* d2) noexcept nogil:
         # s = z - a u; d loss / da = -(p - e_y) . u, d2 = u' (diag p - p p') u = sum_y p_y
         # (u_y - p'u)^2 (written as a sum of squares: never negative by rounding)
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y
-        cdef const double* ut
-        cdef double* st = &self._s[0]
-        cdef double* p = &self._u[0]
-        cdef double m, total, gi, pu, q, s1 = 0.0, s2 = 0.0
-        for t in range(size):
-            i = batch[t]
-            ut = u + t * K
-            gi = self.data.grad_weight[i]
-            for y in range(K):
-                st[y] = z[t * K + y] - a * ut[y]
-            m = st[0]
-            for y in range(1, K):
-                if st[y] > m:
-                    m = st[y]
-            if not isfinite(m):
-                s1 += NAN
-                s2 += NAN
-                continue
-            total = 0.0
-            for y in range(K):
-                p[y] = exp(st[y] - m)
-                total += p[y]
-            pu = 0.0
-            for y in range(K):
-                p[y] = p[y] / total
-                pu += p[y] * ut[y]
-            s1 -= gi * (pu - ut[self.label(i)])
-            q = 0.0
-            for y in range(K):
-                q += p[y] * (ut[y] - pu) * (ut[y] - pu)
-            s2 += gi * q
-        d2[0] = s2
-        return s1
+        cdef PassJob job
+        job.kind = PASS_SCORES_LINE
+        job.batch = batch
+        job.size = size
+        job.cin = z
+        job.cin2 = u
+        job.a = a
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._rows_work(0), 0)
+        self._run_pass(&job)
+        d2[0] = job.result[1]
+        return job.result[0]
 
     cdef void cy_rows_axpy(self, const Py_ssize_t* batch, Py_ssize_t size, const double* coef,
                            double scale, double* out) noexcept nogil:
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, y
-        cdef double* beta = &self._beta[0]
-        for t in range(size):
-            for y in range(K):
-                beta[y] = scale * coef[t * K + y]
-            self.features_axpy(batch[t], beta, out)
+        cdef PassJob job
+        job.kind = PASS_ROWS_AXPY
+        job.batch = batch
+        job.size = size
+        job.cin = coef
+        job.scale = scale
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, self._rows_work(1), self.n_params)
+        self._run_pass(&job)
 
     cdef void cy_rows_dot(self, const Py_ssize_t* batch, Py_ssize_t size, const double* v,
                           double* out) noexcept nogil:
         # the scores of v (parameter layout, as cy_score_derivatives reads them)
-        cdef Py_ssize_t t, K = self.n_outputs
-        for t in range(size):
-            self.features_dot(batch[t], v, out + t * K)
+        cdef PassJob job
+        job.kind = PASS_ROWS_DOT
+        job.batch = batch
+        job.size = size
+        job.v = v
+        job.cout = out
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._rows_work(1), 0)
+        self._run_pass(&job)
 
     cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                                 double* D) noexcept nogil:
         # D_t = g_i p (softmax of the scores): the score Hessian is g_i (diag(p) - p p')
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y
-        cdef double* s = &self._s[0]
-        cdef double* p
-        cdef double m, total, gi
-        for t in range(size):
-            i = batch[t]
-            p = D + t * K
-            gi = self.data.grad_weight[i]
-            self.scores(i, w, s)
-            m = s[0]
-            for y in range(1, K):
-                if s[y] > m:
-                    m = s[y]
-            if not isfinite(m):
-                return -1
-            total = 0.0
-            for y in range(K):
-                p[y] = exp(s[y] - m)
-                total += p[y]
-            for y in range(K):
-                p[y] = gi * p[y] / total
-        return 0
+        cdef PassJob job
+        job.kind = PASS_HESS_FACTORS
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = D
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._rows_work(1), 0)
+        return -1 if self._run_pass(&job) != 0 else 0
 
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
                                  const double* v, double* out) noexcept nogil:
         # out = (1/size) sum_t F_i' g_i (diag(p) - p p') F_i v + lam v_reg, with g_i p in D
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y
-        cdef double* u = &self._u[0]
-        cdef double* beta = &self._beta[0]
-        cdef const double* gp
-        cdef double gi, pu, inv = 1.0 / size
+        cdef PassJob job
         memset(out, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            gp = D + t * K
-            gi = 0.0
-            for y in range(K):
-                gi += gp[y]                 # sum_y g_i p_y = g_i
-            if gi == 0.0:
-                continue
-            self.features_dot(i, v, u)
-            pu = 0.0
-            for y in range(K):
-                pu += gp[y] * u[y]          # g_i p'u
-            for y in range(K):
-                beta[y] = inv * (gp[y] * u[y] - gp[y] * pu / gi)
-            self.features_axpy(i, beta, out)
+        job.kind = PASS_HESS_PRODUCT
+        job.batch = batch
+        job.size = size
+        job.cin = D
+        job.v = v
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, self._rows_work(2), self.n_params)
+        self._run_pass(&job)
         self._lreg_gradient(v, out)
 
-    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef,
-                            double* grad) noexcept nogil:
+    cdef double _accumulate(self, const double* w, Py_ssize_t i, double coef, double* grad,
+                            double* s, double* beta) noexcept nogil:
         """Loss ``log Z_i - s_{y_i}`` of sample ``i`` by a max-shifted log-sum-exp; if ``grad``
-        is not NULL, ``grad += coef * F_i' (p - e_{y_i})``."""
+        is not NULL, ``grad += coef * F_i' (p - e_{y_i})`` (``s``, ``beta``: K doubles of
+        scratch each)."""
         cdef Py_ssize_t K = self.n_outputs
-        cdef double* s = &self._s[0]
-        cdef double* beta = &self._beta[0]
         cdef Py_ssize_t y, kmax = 0
         cdef Py_ssize_t lab = self.label(i)
         cdef double m, rest = 0.0, denom
@@ -383,81 +359,82 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
 
     cdef double cy_gradient(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                             double* grad) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double gi, total = 0.0
-        cdef double inv = 1.0 / size
+        cdef PassJob job
         cdef bint moved = self._layout_enter(batch, size, w)
-        cdef const double* wl = self._vt if moved else w
         cdef double* gl = self._ot if moved else grad
         memset(gl, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            gi = self.data.grad_weight[i]
-            total += gi * self._accumulate(wl, i, inv * gi, gl)
+        job.kind = PASS_GRADIENT
+        job.batch = batch
+        job.size = size
+        job.weights = self.data.grad_weight
+        job.w = <const double*> self._vt if moved else w
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params
+        job.out = gl
+        job.n_blocks = self._plan(size, self._rows_work(2), self.n_params)
+        self._run_pass(&job)
         if moved:
             self._layout_leave(grad)
         self._lreg_gradient(w, grad)
-        return total * inv + self._lreg_value(w)
+        return job.result[0] * job.scale + self._lreg_value(w)
 
     cdef double cy_value(self, const double* w) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double total = 0.0
+        cdef PassJob job
         cdef bint moved = self._layout_enter(NULL, 0, w)
-        cdef const double* wl = self._vt if moved else w
-        for i in range(self.data.n_samples):
-            total += self.data.sample_weight[i] * self._accumulate(wl, i, 0.0, NULL)
+        cdef Py_ssize_t N = self.data.n_samples
+        job.kind = PASS_VALUE
+        job.batch = NULL
+        job.size = N
+        job.weights = self.data.sample_weight
+        job.w = <const double*> self._vt if moved else w
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(N, self._rows_work(1), 0)
+        self._run_pass(&job)
         if moved:
             self._layout_leave(NULL)
-        return total / self.data.n_samples + self._lreg_value(w)
+        return job.result[0] / N + self._lreg_value(w)
 
     cdef double cy_full_gradient(self, const double* w, double* grad) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double ci, total = 0.0
-        cdef double inv = 1.0 / self.data.n_samples
+        cdef PassJob job
         cdef bint moved = self._layout_enter(NULL, 0, w)
-        cdef const double* wl = self._vt if moved else w
         cdef double* gl = self._ot if moved else grad
+        cdef Py_ssize_t N = self.data.n_samples
         memset(gl, 0, self.n_params * sizeof(double))
-        for i in range(self.data.n_samples):
-            ci = self.data.sample_weight[i]
-            total += ci * self._accumulate(wl, i, inv * ci, gl)
+        job.kind = PASS_FULL_GRADIENT
+        job.batch = NULL
+        job.size = N
+        job.weights = self.data.sample_weight
+        job.w = <const double*> self._vt if moved else w
+        job.scale = 1.0 / N
+        job.n_vec = self.n_params
+        job.out = gl
+        job.n_blocks = self._plan(N, self._rows_work(2), self.n_params)
+        self._run_pass(&job)
         if moved:
             self._layout_leave(grad)
         self._lreg_gradient(w, grad)
-        return total * inv + self._lreg_value(w)
+        return job.result[0] * job.scale + self._lreg_value(w)
 
     cdef int cy_bound(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
                       double* factor, double* mu) noexcept nogil:
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i, y
-        cdef double* s = &self._s[0]
-        cdef double* q = &self._u[0]
-        cdef double* fac
-        cdef double c, logz
-        cdef double inv = 1.0 / size
-        cdef int code = 0
+        cdef PassJob job
         cdef bint moved = self._layout_enter(batch, size, w)
-        cdef const double* wl = self._vt if moved else w
         cdef double* ml = self._ot if (moved and mu != NULL) else mu
+        cdef int code
         if ml != NULL:
             memset(ml, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            fac = factor + t * self.factor_size
-            self.scores(i, wl, s)
-            logz = bound_sample(s, K, fac, q if ml != NULL else NULL)
-            if not isfinite(logz):
-                code = -1
-                break
-            c = inv * self.data.grad_weight[i]
-            for y in range(K):
-                fac[y] *= c
-            if ml != NULL:
-                # mu += c (r - f(y_i)) = c F_i' (q - e_{y_i})
-                for y in range(K):
-                    q[y] *= c
-                q[self.label(i)] -= c
-                self.features_axpy(i, q, ml)
+        job.kind = PASS_BOUND
+        job.batch = batch
+        job.size = size
+        job.w = <const double*> self._vt if moved else w
+        job.cout = factor
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params if ml != NULL else 0
+        job.out = ml
+        job.n_blocks = self._plan(size, self._rows_work(2 if ml != NULL else 1),
+                                  self.n_params if ml != NULL else 0)
+        code = -1 if self._run_pass(&job) != 0 else 0
         if moved:
             self._layout_leave(mu)
         return code
@@ -465,7 +442,7 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil:
         cdef bint moved = self._layout_enter(batch, size, v)
-        cdef const double* vl = self._vt if moved else v
+        cdef const double* vl = <const double*> self._vt if moved else v
         cdef double* ol = self._ot if moved else out
         self._bound_products(batch, size, factor, vl, ol, self.n_params)
         if moved:
@@ -474,16 +451,193 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
     cdef void _bound_products(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out,
                               Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t K = self.n_outputs
-        cdef Py_ssize_t t, i
-        cdef double* u = &self._u[0]
-        cdef double* beta = &self._beta[0]
+        cdef PassJob job
         memset(out, 0, n * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            self.features_dot(i, v, u)
-            bound_factor_apply(factor + t * self.factor_size, K, u, beta)
-            self.features_axpy(i, beta, out)
+        job.kind = PASS_BOUND_MATVEC
+        job.batch = batch
+        job.size = size
+        job.cin = factor
+        job.v = v
+        job.n_vec = n
+        job.out = out
+        job.n_blocks = self._plan(size, self._rows_work(2), n)
+        self._run_pass(&job)
+
+    cdef double _rows_work(self, int reads) noexcept nogil:
+        """Work units per row of a pass that reads each row ``reads`` times (a dot, an axpy):
+        ``K`` scores per stored entry read, and a softmax's per-score work."""
+        return self.n_outputs * (reads * self._read_work + ROW_WORK)
+
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                    double* sums) noexcept nogil:
+        """The serial loops of the log-linear passes over positions ``[t0, t1)``, with scratch
+        of their own (on the stack up to 64 outputs, else allocated)."""
+        cdef Py_ssize_t K = self.n_outputs
+        cdef double local[3 * 64]
+        cdef double* scratch = local
+        cdef int code
+        if K > 64:
+            scratch = <double*> malloc(3 * K * sizeof(double))
+            if scratch == NULL:
+                return -2
+        code = self._block_loops(job, t0, t1, out, sums, scratch, scratch + K, scratch + 2 * K)
+        if scratch != local:
+            free(scratch)
+        return code
+
+    cdef int _block_loops(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                          double* sums, double* s, double* u, double* beta) noexcept nogil:
+        cdef int kind = job.kind
+        cdef const Py_ssize_t* batch = job.batch
+        cdef Py_ssize_t K = self.n_outputs
+        cdef Py_ssize_t t, i, y, lab
+        cdef const double* cin = job.cin
+        cdef const double* ut
+        cdef const double* gp
+        cdef double* cout = job.cout
+        cdef double* p
+        cdef double* fac
+        cdef const double* w = job.w
+        cdef const double* cw = job.weights
+        cdef double inv = job.scale
+        cdef double a, m, tot, gi, pu, q, c, logz, s1 = 0.0, total = 0.0
+        sums[0] = 0.0
+        sums[1] = 0.0
+        if kind == PASS_GRADIENT:
+            for t in range(t0, t1):
+                i = batch[t]
+                gi = cw[i]
+                total += gi * self._accumulate(w, i, inv * gi, out, s, beta)
+            sums[0] = total
+        elif kind == PASS_FULL_GRADIENT:
+            for i in range(t0, t1):
+                gi = cw[i]
+                total += gi * self._accumulate(w, i, inv * gi, out, s, beta)
+            sums[0] = total
+        elif kind == PASS_VALUE:
+            for i in range(t0, t1):
+                total += cw[i] * self._accumulate(w, i, 0.0, NULL, s, beta)
+            sums[0] = total
+        elif kind == PASS_SCORE_DERIV:
+            for t in range(t0, t1):
+                i = batch[t]
+                self.scores(i, w, s)
+                total += _softmax_sample(s, cout + t * K, K, self.data.grad_weight[i],
+                                         self.label(i))
+            sums[0] = total
+        elif kind == PASS_SCORES_LOSS:
+            for t in range(t0, t1):
+                i = batch[t]
+                total += _softmax_sample(cin + t * K, cout + t * K if cout != NULL else beta, K,
+                                         self.data.grad_weight[i], self.label(i))
+            sums[0] = total
+        elif kind == PASS_SCORES_LINE:
+            a = job.a
+            p = u
+            for t in range(t0, t1):
+                i = batch[t]
+                ut = job.cin2 + t * K
+                gi = self.data.grad_weight[i]
+                for y in range(K):
+                    s[y] = cin[t * K + y] - a * ut[y]
+                m = s[0]
+                for y in range(1, K):
+                    if s[y] > m:
+                        m = s[y]
+                if not isfinite(m):
+                    s1 += NAN
+                    total += NAN
+                    continue
+                tot = 0.0
+                for y in range(K):
+                    p[y] = exp(s[y] - m)
+                    tot += p[y]
+                pu = 0.0
+                for y in range(K):
+                    p[y] = p[y] / tot
+                    pu += p[y] * ut[y]
+                s1 -= gi * (pu - ut[self.label(i)])
+                q = 0.0
+                for y in range(K):
+                    q += p[y] * (ut[y] - pu) * (ut[y] - pu)
+                total += gi * q
+            sums[0] = s1
+            sums[1] = total
+        elif kind == PASS_ROWS_AXPY:
+            for t in range(t0, t1):
+                for y in range(K):
+                    beta[y] = inv * cin[t * K + y]
+                self.features_axpy(batch[t], beta, out)
+        elif kind == PASS_ROWS_DOT:
+            for t in range(t0, t1):
+                self.features_dot(batch[t], job.v, cout + t * K)
+        elif kind == PASS_ROWS_SQNORM:
+            # softmax's (its cy_rows_sqnorm): orthogonal class blocks, (sum_k coef_k^2) ||x||^2
+            for t in range(t0, t1):
+                tot = 0.0
+                for y in range(K):
+                    tot += cin[t * K + y] * cin[t * K + y]
+                cout[t] = tot * self.data.row_sqnorm(batch[t])
+        elif kind == PASS_HESS_FACTORS:
+            for t in range(t0, t1):
+                i = batch[t]
+                p = cout + t * K
+                gi = self.data.grad_weight[i]
+                self.scores(i, w, s)
+                m = s[0]
+                for y in range(1, K):
+                    if s[y] > m:
+                        m = s[y]
+                if not isfinite(m):
+                    return -1
+                tot = 0.0
+                for y in range(K):
+                    p[y] = exp(s[y] - m)
+                    tot += p[y]
+                for y in range(K):
+                    p[y] = gi * p[y] / tot
+        elif kind == PASS_HESS_PRODUCT:
+            for t in range(t0, t1):
+                i = batch[t]
+                gp = cin + t * K
+                gi = 0.0
+                for y in range(K):
+                    gi += gp[y]                 # sum_y g_i p_y = g_i
+                if gi == 0.0:
+                    continue
+                self.features_dot(i, job.v, u)
+                pu = 0.0
+                for y in range(K):
+                    pu += gp[y] * u[y]          # g_i p'u
+                for y in range(K):
+                    beta[y] = inv * (gp[y] * u[y] - gp[y] * pu / gi)
+                self.features_axpy(i, beta, out)
+        elif kind == PASS_BOUND:
+            for t in range(t0, t1):
+                i = batch[t]
+                fac = cout + t * self.factor_size
+                self.scores(i, w, s)
+                logz = bound_sample(s, K, fac, u if out != NULL else NULL)
+                if not isfinite(logz):
+                    return -1
+                c = inv * self.data.grad_weight[i]
+                for y in range(K):
+                    fac[y] *= c
+                if out != NULL:
+                    # mu += c (r - f(y_i)) = c F_i' (q - e_{y_i})
+                    for y in range(K):
+                        u[y] *= c
+                    u[self.label(i)] -= c
+                    self.features_axpy(i, u, out)
+        elif kind == PASS_BOUND_MATVEC:
+            for t in range(t0, t1):
+                i = batch[t]
+                self.features_dot(i, job.v, u)
+                bound_factor_apply(cin + t * self.factor_size, K, u, beta)
+                self.features_axpy(i, beta, out)
+        else:
+            return -3
+        return 0
 
     # ---- Python-level diagnostics ------------------------------------------------------------
     def _feature_vector(self, Py_ssize_t i, coef):
@@ -736,13 +890,16 @@ cdef class SoftmaxKernel(LogLinearKernel):
                              double* out) noexcept nogil:
         # f_i(y) = e_y (x) [x_i, 1]: the K blocks are orthogonal, so the gradient
         # sum_k coef_k f_i(k) has the squared norm (sum_k coef_k^2) ||[x_i, 1]||^2
-        cdef Py_ssize_t t, k, K = self.n_outputs
-        cdef double acc
-        for t in range(size):
-            acc = 0.0
-            for k in range(K):
-                acc += coef[t * K + k] * coef[t * K + k]
-            out[t] = acc * self.data.row_sqnorm(batch[t])
+        cdef PassJob job
+        job.kind = PASS_ROWS_SQNORM
+        job.batch = batch
+        job.size = size
+        job.cin = coef
+        job.cout = out
+        job.n_vec = 0
+        job.out = NULL
+        job.n_blocks = self._plan(size, self._read_work + ROW_WORK, 0)
+        self._run_pass(&job)
 
     cdef void features_dot(self, Py_ssize_t i, const double* v, double* u) noexcept nogil:
         # One pass over the row's nonzeros for all K blocks (sparse rows); dense rows use the
@@ -891,6 +1048,8 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
         cdef const int* ind
         cdef Py_ssize_t j, y, idx, p = self.n_joint_features
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        if nnz == 0:          # (an empty CSR row: no pointers at all)
+            return
         if ind == NULL:       # dense row
             for y in range(self.n_outputs):
                 if d64 != NULL:
@@ -912,6 +1071,8 @@ cdef class StackedLogLinearKernel(LogLinearKernel):
         cdef const int* ind
         cdef Py_ssize_t j, y, idx, p = self.n_joint_features
         cdef Py_ssize_t nnz = self.data.row_view(i, &d64, &d32, &ind)
+        if nnz == 0:          # (an empty CSR row: no pointers at all)
+            return
         if ind == NULL:
             for y in range(self.n_outputs):
                 if beta[y] == 0.0:
@@ -1005,35 +1166,67 @@ cdef class BinaryLogisticKernel(BoundObjectiveKernel):
         # Algorithm 1 over (y = -1, y = +1): the first output meets z -> 0+ (weight 0,
         # r = f(-1)); the second has l = s(+1) - s(-1) = x.w, weight tanh(l/2)/(2l), and column
         # f(+1) - f(-1) = x. So S_i = w(x.w) x x'.
-        cdef Py_ssize_t t, i
-        cdef double u, yi, gi, c
-        cdef double inv = 1.0 / size
+        cdef PassJob job
         if mu != NULL:
             memset(mu, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            u = self.data.row_dot(i, w)
-            if not isfinite(u):
-                return -1
-            gi = self.data.grad_weight[i]
-            factor[t] = inv * gi * bound_weight(u)
-            if mu != NULL:
-                yi = self.data.y[i]
-                c = inv * gi * yi * self.margin.dloss_dmargin(yi * u)
-                if c != 0.0:
-                    self.data.row_axpy(i, c, mu)
-        return 0
+        job.kind = PASS_BOUND
+        job.batch = batch
+        job.size = size
+        job.w = w
+        job.cout = factor
+        job.scale = 1.0 / size
+        job.n_vec = self.n_params if mu != NULL else 0
+        job.out = mu
+        job.n_blocks = self._plan(size, (2 if mu != NULL else 1) * self._read_work + ROW_WORK,
+                                  job.n_vec)
+        return -1 if self._run_pass(&job) != 0 else 0
 
     cdef void cy_bound_matvec(self, const Py_ssize_t* batch, Py_ssize_t size,
                               const double* factor, const double* v, double* out) noexcept nogil:
-        cdef Py_ssize_t t, i
-        cdef double a
+        cdef PassJob job
         memset(out, 0, self.n_params * sizeof(double))
-        for t in range(size):
-            i = batch[t]
-            a = factor[t] * self.data.row_dot(i, v)
-            if a != 0.0:
-                self.data.row_axpy(i, a, out)
+        job.kind = PASS_BOUND_MATVEC
+        job.batch = batch
+        job.size = size
+        job.cin = factor
+        job.v = v
+        job.n_vec = self.n_params
+        job.out = out
+        job.n_blocks = self._plan(size, 2 * self._read_work + 1, self.n_params)
+        self._run_pass(&job)
+
+    cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
+                         double* sums) noexcept nogil:
+        """The bound's loops over positions ``[t0, t1)`` (the other passes are the margin
+        kernel's, which runs its own)."""
+        cdef const Py_ssize_t* batch = job.batch
+        cdef Py_ssize_t t, i
+        cdef double u, yi, gi, c, a
+        cdef double inv = job.scale
+        sums[0] = 0.0
+        sums[1] = 0.0
+        if job.kind == PASS_BOUND:
+            for t in range(t0, t1):
+                i = batch[t]
+                u = self.data.row_dot(i, job.w)
+                if not isfinite(u):
+                    return -1
+                gi = self.data.grad_weight[i]
+                job.cout[t] = inv * gi * bound_weight(u)
+                if out != NULL:
+                    yi = self.data.y[i]
+                    c = inv * gi * yi * self.margin.dloss_dmargin(yi * u)
+                    if c != 0.0:
+                        self.data.row_axpy(i, c, out)
+        elif job.kind == PASS_BOUND_MATVEC:
+            for t in range(t0, t1):
+                i = batch[t]
+                a = job.cin[t] * self.data.row_dot(i, job.v)
+                if a != 0.0:
+                    self.data.row_axpy(i, a, out)
+        else:
+            return -3
+        return 0
 
     cdef int cy_bound_dense(self, const Py_ssize_t* batch, Py_ssize_t size,
                             const double* factor, double* out) noexcept nogil:

@@ -88,6 +88,8 @@ class MirrorMap(Projection):
     with the starting point when the solve is built.
     """
 
+    euclidean = False
+
 
 def _resolve_projection(spec: ProjectionSpec) -> Projection | None:
     if spec is None or isinstance(spec, Projection):

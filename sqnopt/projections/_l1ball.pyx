@@ -12,7 +12,7 @@ work buffer. Pivots come from a fixed-seed xorshift generator, so the result is 
 
 import numpy as np
 
-from sqnopt.checkpoint import CheckpointError, state_value
+from sqnopt.checkpoint import state_value
 
 from libc.math cimport fabs
 
@@ -48,11 +48,8 @@ cdef class L1BallKernel(ProjectionKernel):
 
     def set_state(self, state) -> None:
         ProjectionKernel.set_state(self, state)
-        rng = state_value(state, "rng", int, self)
-        if not 0 < rng < 2 ** 64:
-            raise CheckpointError(f"L1BallKernel: checkpoint field 'rng'={rng} is not a xorshift64 "
-                             "state")
-        self._rng = rng
+        # a xorshift64 state: any non-zero 64-bit word
+        self._rng = state_value(state, "rng", int, self, lo=1, hi=2**64 - 1)
 
     cdef double cy_threshold(self, double* work, Py_ssize_t m) noexcept nogil:
         """The threshold ``theta`` for the magnitudes ``work[0:m]`` (> 0, summing to more than

@@ -125,6 +125,7 @@ class LazyProjectionNumPy(Projection):
 
     inner: Any = None
     name = "lazy_projection_numpy"
+    euclidean = False        # a mirror map: stateful, called once per iteration
 
     def init(self, problem: Problem) -> LazyProjectionKernelNumPy:
         inner = None if self.inner is None else self.inner.init(problem)
@@ -162,6 +163,7 @@ class ExpGradPMNumPy(Projection):
 
     radius: float = 1.0
     name = "eg_pm_numpy"
+    euclidean = False        # a mirror map: stateful, called once per iteration
 
     def init(self, problem: Problem) -> _ExpGradPMKernel:
         return _ExpGradPMKernel(problem, float(self.radius))

@@ -15,6 +15,7 @@ class Fixed(BatchSchedule):
 
     size: int = 5
     name = "fixed"
+    nondecreasing = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.size, int) and self.size >= 1):
@@ -36,6 +37,7 @@ class Linear(BatchSchedule):
     gamma: float = 1.0
     cap: int | None = None
     name = "linear"
+    nondecreasing = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.b1, int) and self.b1 >= 1):
@@ -59,6 +61,7 @@ class Geometric(BatchSchedule):
     rate: float = 1.1
     cap: int | None = None
     name = "geometric"
+    nondecreasing = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.b1) and self.b1 >= 1):
@@ -78,6 +81,7 @@ class Full(BatchSchedule):
     """Every iteration uses the whole data set (deterministic methods)."""
 
     name = "full"
+    nondecreasing = True
 
     def init(self, problem: Problem) -> ScheduleKernel:
         return ScheduleKernel(problem.n_samples)

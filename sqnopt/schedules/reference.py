@@ -36,6 +36,7 @@ class FixedNumPy(BatchSchedule):
 
     size: int = 5
     name = "fixed_numpy"
+    nondecreasing = True
 
     def init(self, problem: Problem) -> _FixedKernel:
         return _FixedKernel(problem.n_samples, self.size)
@@ -49,6 +50,7 @@ class LinearNumPy(BatchSchedule):
     gamma: float = 1.0
     cap: int | None = None
     name = "linear_numpy"
+    nondecreasing = True
 
     def init(self, problem: Problem) -> _LinearKernel:
         cap = problem.n_samples if self.cap is None else self.cap

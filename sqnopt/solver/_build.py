@@ -148,6 +148,7 @@ class _SolverConfig:
     record_grad_norm: bool
     callbacks: tuple[Callback, ...]
     blas_threads: int | None
+    n_jobs: int | None
     path: Path
 
     @property

@@ -34,7 +34,10 @@ from sqnopt.checkpoint import (
     CheckpointError,
     data_fingerprint,
     differences,
+    in_file,
     restore_array,
+    restoring,
+    state_array,
     state_value,
 )
 from sqnopt.solver._monitor import MonitorState
@@ -51,6 +54,8 @@ __all__: list[str] = []
 KERNEL_SLOTS = ("gradient", "curvature", "schedule", "curvature_schedule", "step", "projection")
 #: Slots rebuilt when a solve moves to new data (``Solver.rebind``).
 DATA_SLOTS = ("gradient", "schedule", "curvature_schedule")
+#: In place of an array equal to the iterate ``w`` (the monitor's best iterate).
+_SAME_AS_W = "w"
 _HISTORY = (("iteration", np.int64), ("samples", np.int64), ("effective_passes", np.float64),
             ("time", np.float64), ("objective", np.float64), ("grad_norm", np.float64))
 _MONITOR_FLOATS = ("f_ref", "best", "last")
@@ -128,7 +133,9 @@ def take(state: SolverState, *, data_state: bool = True) -> Checkpoint:
         "diverged": bool(state.diverged),
         "history": {name: np.array(getattr(h, name), dtype=dt) for name, dt in _HISTORY},
         "monitor": {"f_ref": float(ms.f_ref), "best": float(ms.best), "last": float(ms.last),
-                    "w_best": None if ms.w_best is None else ms.w_best.copy(),
+                    # the best iterate is often the current one: then named, not copied
+                    "w_best": (None if ms.w_best is None else _SAME_AS_W
+                               if np.array_equal(ms.w_best, state.w) else ms.w_best.copy()),
                     "best_iteration": int(ms.best_iteration),
                     "best_samples": int(ms.best_samples), "rises": int(ms.rises)},
         "bit_generator": copy.deepcopy(state.sampler.bit_generator.state),
@@ -139,6 +146,25 @@ def take(state: SolverState, *, data_state: bool = True) -> Checkpoint:
         st["sampler"] = {"type": _type_name(state.sampler), "state": state.sampler.get_state()}
     return Checkpoint(kind="solver", identity=dict(state.identity),
                       data=data_fingerprint(state.data), state=st)
+
+
+def _classes(st: Mapping[str, Any]) -> Any:
+    """The checkpointed label set, checked to be one: a 1-D array of distinct numbers or
+    strings in increasing order (``None``: absent, as in older checkpoints)."""
+    saved = st.get("classes")
+    if saved is None:
+        return None
+    cls = np.asarray(saved)
+    ok = cls.ndim == 1 and cls.shape[0] >= 1 and cls.dtype.kind in "biufU"
+    if ok and cls.dtype.kind == "f":
+        ok = bool(np.all(np.isfinite(cls)))
+    if ok and cls.shape[0] > 1:
+        ok = bool(np.all(cls[1:] > cls[:-1]))
+    if not ok:
+        raise CheckpointError(f"checkpoint field 'classes' is not a label set (distinct numbers "
+                              f"or strings in increasing order): {cls!r:.80}; the checkpoint "
+                              "is damaged or was edited")
+    return cls
 
 
 def _bit_generator(saved: Any, fallback: Callable[[], np.random.BitGenerator]
@@ -156,7 +182,7 @@ def _bit_generator(saved: Any, fallback: Callable[[], np.random.BitGenerator]
                                   f"generator, this solver's is a {type(bitgen).__name__}")
     try:
         bitgen.state = dict(saved)
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise CheckpointError(f"the checkpointed state of the {name} bit generator does not "
                               f"load: {exc}") from None
     return bitgen
@@ -166,10 +192,20 @@ def restore(solver: Builder, checkpoint: Checkpoint, X: Any, y: Any, sample_weig
             new_data: bool, bit_generator: Callable[[], np.random.BitGenerator]
             ) -> SolverState:
     """A state continuing ``checkpoint`` on ``(X, y, sample_weight)`` (see
-    :meth:`Solver.restore`)."""
+    :meth:`Solver.restore`); a :class:`CheckpointError` names the file the checkpoint was
+    read from, if any."""
     if not isinstance(checkpoint, Checkpoint):
         raise TypeError(f"restore expects a sqnopt.checkpoint.Checkpoint, got "
                         f"{type(checkpoint).__name__}")
+    try:
+        return _restore(solver, checkpoint, X, y, sample_weight, new_data, bit_generator)
+    except CheckpointError as exc:
+        raise in_file(checkpoint, exc) from None
+
+
+def _restore(solver: Builder, checkpoint: Checkpoint, X: Any, y: Any, sample_weight: Any,
+             new_data: bool, bit_generator: Callable[[], np.random.BitGenerator]
+             ) -> SolverState:
     if checkpoint.kind != "solver":
         raise CheckpointError(f"this is a checkpoint of a {checkpoint.kind!r}, not of a solve; "
                               "restore it with what wrote it (e.g. Trainer.fit(resume=...))")
@@ -182,7 +218,17 @@ def restore(solver: Builder, checkpoint: Checkpoint, X: Any, y: Any, sample_weig
                               + "). Restore it with a Solver built with the same components "
                               "and settings")
     st = checkpoint.state
-    data = solver._prepare(X, y, sample_weight, st.get("classes"))
+    if not isinstance(st, Mapping):
+        raise CheckpointError("the checkpoint has no state")
+    classes = _classes(st)
+    try:
+        data = solver._prepare(X, y, sample_weight, classes)
+    except ValueError as exc:
+        if new_data or classes is None:
+            raise               # new data whose labels are not the solve's: the data's error
+        raise CheckpointError(f"the labels of this data do not fit the checkpoint's field "
+                              f"'classes' {classes.tolist()!r:.80} ({exc}): the checkpoint is "
+                              "of other data, or damaged") from None
     if new_data:
         n_old = checkpoint.data.get("n_features")
         if data.n_features != n_old:
@@ -203,61 +249,102 @@ def restore(solver: Builder, checkpoint: Checkpoint, X: Any, y: Any, sample_weig
                 "the solve on new data (as Solver.rebind)")
     bitgen = _bit_generator(st.get("bit_generator"), bit_generator)
     state = solver._new_state(data, None, bitgen)
-    _apply(solver, state, st, new_data)
+    # a solve that diverged may hold the non-finite values that made it diverge (it never runs
+    # again); every other state's floats are finite, and its sample indices those of the data
+    # it was taken on (the old data on new_data: the kernels replace or forget them)
+    diverged = state_value(st, "diverged", bool, "SolverState")
+    rows = data.n_samples
+    if new_data:
+        old = checkpoint.data.get("n_samples")
+        rows = old if isinstance(old, int) and not isinstance(old, bool) and old > 0 else None
+    with restoring(rows, nonfinite_ok=diverged):
+        _apply(solver, state, st, new_data)
     return state
 
 
+#: Counters that may hold NaN in a running solve (the last full-batch gradient norm: none yet).
+_NAN_COUNTERS = frozenset({"last_gnorm"})
+#: History columns of counts (the others are values, NaN where none was computed).
+_HISTORY_COUNTS = frozenset({"iteration", "samples"})
+
+
 def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data: bool) -> None:
+    """Write the checkpointed state ``st`` into the fresh ``state``. Every field is checked
+    before it is used (:mod:`sqnopt.checkpoint`'s helpers); the iterates must be finite with a
+    finite squared norm unless the solve diverged without a monitor (then its last iterate is
+    what made it diverge)."""
     who = "SolverState"
-    restore_array(state.w, st, "w", who)
-    saved_avg = st.get("w_avg")
-    if (saved_avg is None) != (state.w_avg is None):
-        raise CheckpointError("the checkpoint and this solver disagree on averaging (average=)")
-    if state.w_avg is not None:
-        restore_array(state.w_avg, st, "w_avg", who)
-    if state_value(st, "avg_start", int, who) != state.avg_start:
-        raise CheckpointError("the checkpoint and this solver start averaging at different "
-                              "iterations (average=)")
+    diverged = state_value(st, "diverged", bool, who)
+    lenient = diverged and solver.monitor is None
+    with restoring(state.data.n_samples, nonfinite_ok=lenient):      # (no indices here)
+        restore_array(state.w, st, "w", who, iterate=True)
+        saved_avg = st.get("w_avg")
+        if (saved_avg is None) != (state.w_avg is None):
+            raise CheckpointError("the checkpoint and this solver disagree on averaging "
+                                  "(average=)")
+        if state.w_avg is not None:
+            restore_array(state.w_avg, st, "w_avg", who, iterate=True)
+        mon = st.get("monitor")
+        if not isinstance(mon, Mapping):
+            raise CheckpointError("the checkpoint has no divergence-monitor state")
+        w_best = None
+        if isinstance(mon.get("w_best"), str):
+            if mon["w_best"] != _SAME_AS_W:
+                raise CheckpointError(f"monitor: checkpoint field 'w_best' must be an array or "
+                                      f"{_SAME_AS_W!r}, got {mon['w_best']!r:.40}")
+            w_best = state.w.copy()
+        elif mon.get("w_best") is not None:
+            w_best = np.zeros_like(state.w)
+            restore_array(w_best, mon, "w_best", "monitor", iterate=True)
+    avg_start = state_value(st, "avg_start", int, who)
+    if avg_start != state.avg_start:
+        raise CheckpointError(f"the checkpoint starts averaging at iteration {avg_start} "
+                              f"(field 'avg_start'), this solver at {state.avg_start} "
+                              "(average=)")
     counters = st.get("counters")
     if not isinstance(counters, Mapping):
         raise CheckpointError("the checkpoint has no counters")
     c = state.counters
+    values = {}
     for key, value in c.as_dict().items():
         if key in _LATER_COUNTERS and key not in counters:
             continue        # a checkpoint from before the counter: it starts at 0
-        setattr(c, key, state_value(counters, key, float if isinstance(value, float) else int,
-                                    "Counters"))
-    state.elapsed = state_value(st, "elapsed", float, who)
-    state.eval_time = state_value(st, "eval_time", float, who)
-    state.diverged = state_value(st, "diverged", bool, who)
+        if isinstance(value, float):
+            values[key] = state_value(counters, key, float, "Counters",
+                                      finite=key not in _NAN_COUNTERS)
+        else:
+            values[key] = state_value(counters, key, int, "Counters", lo=0)
+    elapsed = state_value(st, "elapsed", float, who, lo=0.0)
+    eval_time = state_value(st, "eval_time", float, who, lo=0.0)
     hist = st.get("history")
     if not isinstance(hist, Mapping):
         raise CheckpointError("the checkpoint has no history")
-    cols = {}
+    cols: dict[str, list[Any]] = {}
     for name, dt in _HISTORY:
-        arr = np.asarray(hist.get(name, np.zeros(0)))
-        if arr.ndim != 1 or arr.dtype.kind not in "iuf":
-            raise CheckpointError(f"history column {name!r} is not a 1-D array of numbers")
-        cols[name] = arr.astype(dt).tolist()
+        if name not in hist:
+            cols[name] = []
+            continue
+        count = name in _HISTORY_COUNTS
+        cols[name] = state_array(hist, name, "history", dt, finite=False,
+                                 lo=0 if count else None).tolist()
     if len({len(v) for v in cols.values()}) != 1:
         raise CheckpointError("the checkpointed history columns have different lengths")
-    state.history = type(state.history)(**cols)
-    mon = st.get("monitor")
-    if not isinstance(mon, Mapping):
-        raise CheckpointError("the checkpoint has no divergence-monitor state")
-    w_best = mon.get("w_best")
-    if w_best is not None:
-        w_best = np.array(w_best, dtype=np.float64)
-        if w_best.shape != state.w.shape:
-            raise CheckpointError("the monitor's best iterate has another shape than w")
-    state.monitor = MonitorState(
-        f_ref=state_value(mon, "f_ref", float, "monitor"),
-        best=state_value(mon, "best", float, "monitor"), w_best=w_best,
-        best_iteration=state_value(mon, "best_iteration", int, "monitor"),
-        best_samples=(state_value(mon, "best_samples", int, "monitor")
+    monitor = MonitorState(
+        # F(w_0) and the best value: NaN / infinity before the monitor's first test
+        f_ref=state_value(mon, "f_ref", float, "monitor", finite=False),
+        best=state_value(mon, "best", float, "monitor", finite=False), w_best=w_best,
+        best_iteration=state_value(mon, "best_iteration", int, "monitor", lo=0),
+        best_samples=(state_value(mon, "best_samples", int, "monitor", lo=0)
                       if "best_samples" in mon else 0),      # absent before it was recorded
-        last=state_value(mon, "last", float, "monitor"),
-        rises=state_value(mon, "rises", int, "monitor"))
+        last=state_value(mon, "last", float, "monitor", finite=False),
+        rises=state_value(mon, "rises", int, "monitor", lo=0))
+    for key, value in values.items():
+        setattr(c, key, value)
+    state.elapsed = elapsed
+    state.eval_time = eval_time
+    state.diverged = diverged
+    state.history = type(state.history)(**cols)
+    state.monitor = monitor
 
     refs = _data_refs(state)
     back = {id(_BOUND[role]): obj for role, obj in refs.items()}
@@ -286,13 +373,7 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
         set_state = getattr(kernel, "set_state", None)
         if not callable(set_state):
             raise CheckpointError(f"the {slot} kernel {type(kernel).__name__} has no set_state()")
-        try:
-            set_state(saved.get("state"))
-        except CheckpointError:
-            raise
-        except (TypeError, ValueError, KeyError, IndexError) as exc:
-            raise CheckpointError(f"the checkpointed state of the {slot} kernel "
-                                  f"{type(kernel).__name__} does not fit: {exc}") from exc
+        _set_state(set_state, saved.get("state"), f"{slot} kernel {type(kernel).__name__}")
     if replaced:
         state.compiled, state.loop = solver._make_loop(
             state.objective, state.gradient, state.curvature, state.schedule,
@@ -308,7 +389,10 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
             found = sampler.get("type") if isinstance(sampler, Mapping) else None
             raise CheckpointError(f"the checkpointed sampler is a {found!r}, this solver's a "
                                   f"{_type_name(state.sampler)!r} (sampling=)")
-        state.sampler.set_state(sampler.get("state"))
+        if not isinstance(sampler.get("state"), Mapping):
+            raise CheckpointError("the checkpoint has no sampler state")
+        _set_state(state.sampler.set_state, sampler.get("state"),
+                   f"sampler {type(state.sampler).__name__}")
     loop_state = st.get("loop")
     if not isinstance(loop_state, Mapping):
         raise CheckpointError("the checkpoint has no loop state")
@@ -317,4 +401,16 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
         if loop.lazy_iterate:
             loop.reload()      # another loop ran before: start from w, as Solver.rebind does
         return
-    loop.set_state(dict(loop_state), new_data=new_data)
+    _set_state(lambda d: loop.set_state(d, new_data=new_data), dict(loop_state),
+               f"loop {type(loop).__name__}")
+
+
+def _set_state(set_state: Callable[[Any], None], saved: Any, what: str) -> None:
+    """``set_state(saved)``, its errors as one :class:`CheckpointError` naming ``what``."""
+    try:
+        set_state(saved)
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        raise CheckpointError(f"the checkpointed state of the {what} does not fit: "
+                              f"{exc}") from exc

@@ -399,20 +399,25 @@ cdef class LazyTableIterate(IterateKernel):
                                   "components or data storage differ")
         nf = state_value(state, "nf", int, self)
         if nf != self.nf:
-            raise CheckpointError(f"LazyTableLoop: the checkpoint has {nf} features, this "
-                                  f"solve {self.nf}: it is of another problem")
+            raise CheckpointError(f"LazyTableLoop: the checkpoint has {nf} features (field 'nf'), "
+                                  f"this solve {self.nf}: it is of another problem")
 
     def set_state(self, state) -> None:
         """Restore what :meth:`get_state` returned."""
         self.check_state(state)
+        values = {key: state_value(state, key, float, self)
+                  for key in ("scale", "cum", "intercept", "pdot")}
+        sqnorm = state_value(state, "sqnorm", float, self, lo=0.0)
+        qnorm = state_value(state, "qnorm", float, self, lo=0.0)
+        n_folds = state_value(state, "n_folds", int, self, lo=0)
         restore_array(self.vc, state, "vc", self)
-        self.scale = state_value(state, "scale", float, self)
-        self.cum = state_value(state, "cum", float, self)
-        self.intercept = state_value(state, "intercept", float, self)
-        self.sqnorm = state_value(state, "sqnorm", float, self)
-        self.pdot = state_value(state, "pdot", float, self)
-        self.qnorm = state_value(state, "qnorm", float, self)
-        self.n_folds = state_value(state, "n_folds", int, self)
+        self.scale = values["scale"]
+        self.cum = values["cum"]
+        self.intercept = values["intercept"]
+        self.sqnorm = sqnorm
+        self.pdot = values["pdot"]
+        self.qnorm = qnorm
+        self.n_folds = n_folds
 
 
 cdef class LazyTableLoop(CompiledLoop):

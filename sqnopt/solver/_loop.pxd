@@ -151,6 +151,9 @@ cdef class CompiledLoop:
     cdef Py_ssize_t prev_size
     cdef bint have_next
     cdef double loss_next
+    # g_next is obj.cy_gradient(w, prev_batch) (a secant gradient, or a search whose step rule
+    # declares plain_gradient): checkpoints leave it out, a restore recomputes it
+    cdef bint next_plain
     # F(w) at iterate full_f_t, when a full-batch plain gradient or line search evaluated it
     # there (full_is_f: the batch objective of the whole data set is F: the sampler's whole
     # set, the plain gradient, and gradient weights that are the sample weights)

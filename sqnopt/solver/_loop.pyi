@@ -1,5 +1,6 @@
 """Type stub for the compiled module ``sqnopt.solver._loop``."""
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -93,9 +94,11 @@ def restore_generic_loop_state(
     prev_batch: NDArray[np.intp],
     g_next: NDArray[np.float64],
     w_saved: NDArray[np.float64],
+    w: NDArray[np.float64],
+    gradient: Callable[[NDArray[np.intp], NDArray[np.float64]], float],
     owner: object,
     path: str,
-) -> tuple[int, bool, float, float] | None: ...
+) -> tuple[int, bool, float, float, bool] | None: ...
 def generic_loop_state(
     have_next: bool,
     prev_size: int,
@@ -104,4 +107,6 @@ def generic_loop_state(
     g_next: NDArray[np.float64],
     w_saved: NDArray[np.float64],
     prev_full_loss: float,
+    w: NDArray[np.float64],
+    next_plain: bool,
 ) -> dict[str, Any]: ...

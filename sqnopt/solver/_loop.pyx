@@ -243,6 +243,7 @@ cdef class CompiledLoop:
         self.w_saved = np.zeros(self.n)
         self.prev_size = 0
         self.have_next = False
+        self.next_plain = False
         self.loss_next = 0.0
         self.full_is_f = (sampler.whole_at_n and self.batch_est and objective.data is not None
                           and sampler.n_samples == objective.data.n_samples
@@ -368,7 +369,7 @@ cdef class CompiledLoop:
                 return {"loop": "generic"}
             return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
                                       self.loss_next, self.g_next, self.w_saved,
-                                      self.prev_full_loss)
+                                      self.prev_full_loss, self.w, self.next_plain)
         state = self.iterate.get_state()
         state.update(last_t=int(self.last_t), last_samples=int(self.last_samples),
                      last_n_avg=int(self.last_n_avg))
@@ -392,16 +393,20 @@ cdef class CompiledLoop:
         ``Solver.rebind`` keeps it), else the loop reloads from ``w``."""
         cdef Py_ssize_t k, u, off, size, drawn_upto, last_t, last_n_avg
         if self.iterate is None:
+            obj = self.obj
+            w = np.asarray(self.w)
             got = restore_generic_loop_state(state, new_data, np.asarray(self.prev_batch),
                                              np.asarray(self.g_next), np.asarray(self.w_saved),
+                                             w, lambda b, out: obj.gradient(w, b, out),
                                              self, "the generic compiled loop")
             if got is not None:
-                self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
+                (self.prev_size, self.have_next, self.loss_next, self.prev_full_loss,
+                 self.next_plain) = got
             return
         name = type(self).__name__
         self.iterate.check_state(state)
-        last_t = state_value(state, "last_t", int, self)
-        last_n_avg = state_value(state, "last_n_avg", int, self)
+        last_t = state_value(state, "last_t", int, self, lo=0)
+        last_n_avg = state_value(state, "last_n_avg", int, self, lo=0)
         if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
             self.reload()
             return
@@ -409,14 +414,20 @@ cdef class CompiledLoop:
         if new_data:
             self._at_counters()
             return
-        drawn_upto = state_value(state, "drawn_upto", int, self)
-        sizes = state_array(state, "pending_sizes", self, np.intp)
-        pending = state_array(state, "pending", self, np.intp)
+        drawn_upto = state_value(state, "drawn_upto", int, self, lo=last_t)
+        sizes = state_array(state, "pending_sizes", self, np.intp, lo=1,
+                            hi=self.ring.shape[1])
+        pending = state_array(state, "pending", self, np.intp, rows=True)
+        exhausted_at = state_value(state, "exhausted_at", int, self, lo=-1, hi=drawn_upto)
+        ahead_samples = state_value(state, "ahead_samples", int, self, lo=0)
+        last_samples = state_value(state, "last_samples", int, self, lo=0)
         if (sizes.shape[0] != drawn_upto - last_t or sizes.shape[0] > self.depth
                 or int(sizes.sum()) != pending.shape[0]
-                or (sizes.shape[0] and int(sizes.max()) > self.ring.shape[1])):
-            raise CheckpointError(f"{name}: the checkpointed batches drawn ahead do not fit "
-                                  "this data")
+                or ahead_samples != pending.shape[0]
+                or (exhausted_at >= 0 and exhausted_at < last_t)):
+            raise CheckpointError(f"{name}: the checkpointed batches drawn ahead ('pending', "
+                                  "'pending_sizes', 'drawn_upto', 'ahead_samples', "
+                                  "'exhausted_at') do not agree or do not fit this data")
         off = 0
         for k in range(sizes.shape[0]):
             size = sizes[k]
@@ -426,10 +437,10 @@ cdef class CompiledLoop:
             self.ring_size[u + self.depth] = size
             off += size
         self.drawn_upto = drawn_upto
-        self.exhausted_at = state_value(state, "exhausted_at", int, self)
-        self.ahead_samples = state_value(state, "ahead_samples", int, self)
+        self.exhausted_at = exhausted_at
+        self.ahead_samples = ahead_samples
         self.last_t = last_t
-        self.last_samples = state_value(state, "last_samples", int, self)
+        self.last_samples = last_samples
         self.last_n_avg = last_n_avg
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
@@ -610,6 +621,7 @@ cdef class CompiledLoop:
                 memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
                 self.prev_size = size
                 self.have_next = True
+                self.next_plain = not search or self.step.plain_gradient
             if alias:
                 tmp = g
                 g = g_next
@@ -731,38 +743,79 @@ cdef inline int _fill(CompiledLoop self, Py_ssize_t t, Py_ssize_t t_slot,
         return -1
     return 0
 
-def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, owner, path):
+def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, w, gradient,
+                               owner, path):
     """The inverse of :func:`generic_loop_state` for either generic loop (``path`` names it in
-    the error): checks the format, writes the batch, ``g_next`` and ``w_saved`` into the given
-    arrays and returns ``(prev_size, have_next, loss_next, prev_full_loss)``; None on new data
-    (nothing to restore)."""
+    the error): checks the format and every field, writes the batch, ``g_next`` and ``w_saved``
+    into the given arrays and returns ``(prev_size, have_next, loss_next, prev_full_loss,
+    next_plain)``; None on new data (nothing to restore). ``w`` is the restored iterate;
+    ``gradient(batch, out)`` evaluates the loop's plain batch gradient at ``w`` into ``out``
+    and returns the batch objective: a ``g_next`` left out of the checkpoint is recomputed with
+    it, and must give the checkpointed ``loss_next`` to the bit (else the checkpoint is not of
+    this data and solver)."""
     if state.get("loop") != "generic":
         raise CheckpointError(f"the checkpoint is of the {state.get('loop')!r} loop, this "
                               f"solve runs {path}: the solver's path or components differ")
     if new_data:
         return None
-    size = state_value(state, "prev_size", int, owner)
-    batch = state_array(state, "prev_batch", owner, np.intp)
-    if batch.shape[0] != size or size > prev_batch.shape[0]:
-        raise CheckpointError(f"{type(owner).__name__}: the checkpointed batch of {size} samples "
-                              "does not fit this data")
+    size = state_value(state, "prev_size", int, owner, lo=0)
+    if size > prev_batch.shape[0]:
+        raise CheckpointError(f"{type(owner).__name__}: checkpoint field 'prev_size' = {size} "
+                              f"exceeds the batches of this data (at most "
+                              f"{prev_batch.shape[0]})")
+    if state.get("prev_batch") is None:         # the first rows in order (the whole data set)
+        batch = np.arange(size, dtype=np.intp)
+    else:
+        batch = state_array(state, "prev_batch", owner, np.intp, rows=True)
+        if batch.shape[0] != size:
+            raise CheckpointError(f"{type(owner).__name__}: checkpoint field 'prev_batch' holds "
+                                  f"{batch.shape[0]} indices for 'prev_size' = {size}")
+    have_next = state_value(state, "have_next", bool, owner)
+    loss_next = state_value(state, "loss_next", float, owner)
+    # the previous full-batch objective: NaN until the first full batch
+    prev_full_loss = state_value(state, "prev_full_loss", float, owner, finite=False)
+    if state.get("w_saved") is None:            # the iterate itself
+        np.asarray(w_saved)[...] = np.asarray(w)
+    else:
+        restore_array(w_saved, state, "w_saved", owner, iterate=True)
+    next_plain = False
+    if state.get("g_next") is not None:
+        restore_array(g_next, state, "g_next", owner)
+    elif have_next:                             # a plain gradient at w: evaluate it again
+        if not np.array_equal(np.asarray(w_saved), np.asarray(w)):
+            raise CheckpointError(f"{type(owner).__name__}: the checkpoint has no 'g_next' for "
+                                  "an iterate changed since ('w_saved')")
+        next_plain = True
+        if size:
+            loss = gradient(batch, np.asarray(g_next))
+            if not (loss == loss_next or (loss != loss and loss_next != loss_next)):
+                raise CheckpointError(
+                    f"{type(owner).__name__}: the batch objective at the checkpointed iterate "
+                    f"is {loss!r}, the checkpoint's 'loss_next' {loss_next!r}: the checkpoint "
+                    "is of other data or another solver, or damaged")
     prev_batch[:size] = batch
-    restore_array(g_next, state, "g_next", owner)
-    restore_array(w_saved, state, "w_saved", owner)
-    return (size, state_value(state, "have_next", bool, owner),
-            state_value(state, "loss_next", float, owner),
-            state_value(state, "prev_full_loss", float, owner))
+    return size, have_next, loss_next, prev_full_loss, next_plain
 
 
 def generic_loop_state(have_next, prev_size, prev_batch, loss_next, g_next, w_saved,
-                       prev_full_loss):
+                       prev_full_loss, w, next_plain):
     """The carry-over of the generic loops (compiled and Python: one format): the secant
     gradient ``s(w, prev_batch)`` kept in ``g_next`` for reuse when the next batch repeats, the
     iterate it was taken at (``w_saved``: reuse only if ``w`` was not changed between runs) and
-    the previous full-batch objective of the ``ftol`` test."""
+    the previous full-batch objective of the ``ftol`` test.
+
+    What a restore can rebuild exactly is left out: ``w_saved`` when it is the iterate ``w``
+    (``None``), the batch when it is the whole data set in order (``None``), and ``g_next``
+    when there is nothing to reuse or it is the plain batch gradient at ``w`` (``next_plain``:
+    recomputed on restore, the same bits, at the cost of one evaluation on that batch)."""
     size = int(prev_size)
+    batch = np.array(np.asarray(prev_batch)[:size], dtype=np.intp)
+    same_w = bool(np.array_equal(np.asarray(w_saved), np.asarray(w)))
+    whole = bool(np.array_equal(batch, np.arange(size, dtype=np.intp)))
+    keep_g = bool(have_next) and not (bool(next_plain) and same_w)
     return {"loop": "generic", "have_next": bool(have_next), "prev_size": size,
-            "prev_batch": np.array(np.asarray(prev_batch)[:size], dtype=np.intp),
-            "loss_next": float(loss_next), "g_next": np.array(g_next, dtype=np.float64),
-            "w_saved": np.array(w_saved, dtype=np.float64),
+            "prev_batch": None if whole else batch,
+            "loss_next": float(loss_next),
+            "g_next": np.array(g_next, dtype=np.float64) if keep_g else None,
+            "w_saved": None if same_w else np.array(w_saved, dtype=np.float64),
             "prev_full_loss": float(prev_full_loss)}

@@ -200,6 +200,7 @@ class PythonLoop:
         self.w_saved = np.zeros_like(w)
         self.prev_size = 0
         self.have_next = False
+        self.next_plain = False
         self.loss_next = 0.0
         self.gtol = 0.0
         self.ftol = 0.0
@@ -233,7 +234,8 @@ class PythonLoop:
         if not data_state:
             return {"loop": "generic"}
         return generic_loop_state(self.have_next, self.prev_size, self.prev_batch,
-                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss)
+                                  self.loss_next, self.g_next, self.w_saved, self.prev_full_loss,
+                                  self.w, self.next_plain)
 
     def set_state(self, state: dict[str, Any], *, new_data: bool = False) -> None:
         """Restore what :meth:`get_state` returned (on new data: nothing to restore on the
@@ -241,10 +243,13 @@ class PythonLoop:
         if self.iterate is not None:
             self._set_iterate_state(self.iterate, state, new_data)
             return
-        got = restore_generic_loop_state(state, new_data, self.prev_batch, self.g_next,
-                                         self.w_saved, self, "the Python loop")
+        w, obj = self.w, self.obj
+        got = restore_generic_loop_state(
+            state, new_data, self.prev_batch, self.g_next, self.w_saved, w,
+            lambda b, out: float(obj.gradient(w, b, out)), self, "the Python loop")
         if got is not None:
-            self.prev_size, self.have_next, self.loss_next, self.prev_full_loss = got
+            (self.prev_size, self.have_next, self.loss_next, self.prev_full_loss,
+             self.next_plain) = got
 
     def run(self, n_iter: int, max_samples: int) -> int:
         """Run up to ``n_iter`` iterations; stop before an iteration once ``max_samples`` (if
@@ -380,6 +385,9 @@ class PythonLoop:
                 self.prev_batch[:size] = batch
                 self.prev_size = size
                 self.have_next = True
+                # g_next is the plain batch gradient at the new iterate (a checkpoint leaves it
+                # out and a restore recomputes it) unless a step rule formed it otherwise
+                self.next_plain = not search or bool(getattr(self.step, "plain_gradient", False))
             c.t += 1
             c.n_samples += size
             c.last_step = eps
@@ -425,8 +433,8 @@ class PythonLoop:
     def _set_iterate_state(self, iterate: IterateKernelLike, state: dict[str, Any],
                            new_data: bool) -> None:
         iterate.check_state(state)
-        last_t = state_value(state, "last_t", int, self)
-        last_n_avg = state_value(state, "last_n_avg", int, self)
+        last_t = state_value(state, "last_t", int, self, lo=0)
+        last_n_avg = state_value(state, "last_n_avg", int, self, lo=0)
         if new_data and (last_t != self.counters.t or last_n_avg != self.counters.n_avg):
             self.reload()
             return
@@ -435,20 +443,23 @@ class PythonLoop:
         if new_data:
             self._at_counters()
             return
-        sizes = state_array(state, "pending_sizes", self, np.intp)
-        pending = state_array(state, "pending", self, np.intp)
+        sizes = state_array(state, "pending_sizes", self, np.intp, lo=1)
+        pending = state_array(state, "pending", self, np.intp, rows=True)
+        exhausted_at = state_value(state, "exhausted_at", int, self, lo=-1)
+        last_samples = state_value(state, "last_samples", int, self, lo=0)
         if (int(sizes.sum()) != pending.shape[0]
                 or state_value(state, "drawn_upto", int, self) != last_t + sizes.shape[0]):
             raise CheckpointError(f"{type(self).__name__}: the checkpointed batches drawn "
-                                  "ahead do not fit this data")
+                                  "ahead ('pending', 'pending_sizes', 'drawn_upto') do not "
+                                  "agree or do not fit this data")
         off = 0
         for size in sizes:
             self.pending.append(np.array(pending[off:off + int(size)], dtype=np.intp))
             off += int(size)
-        if state_value(state, "exhausted_at", int, self) == last_t + sizes.shape[0]:
+        if exhausted_at == last_t + sizes.shape[0]:
             self.pending.append(None)       # the sampler ran out at that iteration
         self.last_t = last_t
-        self.last_samples = state_value(state, "last_samples", int, self)
+        self.last_samples = last_samples
         self.last_n_avg = last_n_avg
 
     def _run_iterate(self, iterate: IterateKernelLike, n_iter: int, max_samples: int) -> int:

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 import sqnopt.solver._pyloop as codes
+from sqnopt._jobs import effective_n_jobs
+from sqnopt._parallel import may_split
 from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._build import _check_positive, _SolverConfig
 from sqnopt.solver._result import (
@@ -72,6 +74,29 @@ SETTLE_PASSES = 1.0
 STALL_RECORDS = 8
 
 
+#: The largest count the compiled loop's counters hold (``Py_ssize_t``).
+_COUNT_MAX = 2**63 - 1
+
+
+def _check_counter_range(state: SolverState, max_iter: int | None, max_samples: int | None,
+                         max_epochs: float | None) -> None:
+    """Refuse a budget whose stopping point the solver's counters cannot hold (iterations or
+    samples processed beyond ``2**63 - 1``): such a run could not be counted honestly (and
+    would not end in any lifetime: 2**63 samples at 10**9 per second take 292 years)."""
+    c = state.counters
+    n = state.data.n_samples
+    if max_samples is not None and int(c.n_samples) + max_samples > _COUNT_MAX:
+        what = (f"max_epochs={max_epochs:g} passes over {n} samples" if max_epochs is not None
+                else f"max_samples={max_samples}")
+        raise ValueError(f"{what} is more than the solver can count (2**63 - 1 samples "
+                         f"processed: {(_COUNT_MAX - int(c.n_samples)) / n:.3g} passes of this "
+                         "data); give a budget that can be run, e.g. max_epochs=None with a "
+                         "tolerance (gtol) or a time limit (max_time)")
+    if max_iter is not None and int(c.t) + max_iter > _COUNT_MAX:
+        raise ValueError(f"max_iter={max_iter} is more iterations than the solver can count "
+                         "(2**63 - 1); give a budget that can be run")
+
+
 @dataclass(frozen=True)
 class _Limits:
     max_iter: int | None
@@ -102,6 +127,7 @@ class _Runner(_SolverConfig):
         if max_epochs is not None:
             by_epochs = int(math.ceil(max_epochs * state.data.n_samples))
             max_samples = by_epochs if max_samples is None else min(max_samples, by_epochs)
+        _check_counter_range(state, max_iter, max_samples, max_epochs)
         if max_iter is None and max_samples is None and max_time is None:
             max_samples = 10 * state.data.n_samples
         gtol, ftol = get("gtol"), get("ftol")
@@ -125,8 +151,22 @@ class _Runner(_SolverConfig):
         CurvatureError
             The curvature model reported an unrecoverable failure.
         """
+        state.data.rows.set_threads(self._pass_threads(state))
         with blas_threads_limited(self.blas_threads):
             return self._run(state, limits)
+
+    def _pass_threads(self, state: SolverState) -> int:
+        """The threads of this run's passes: ``n_jobs`` resolved (:mod:`sqnopt._jobs`), unless
+        no pass over this data could split into blocks (then threads change nothing, and a
+        small fit does not pay for resolving ``n_jobs``)."""
+        if self.n_jobs == 1:
+            return 1
+        rows = state.data.rows
+        outputs = max(int(getattr(state.objective, "n_scores", 1) or 1), 1)
+        entries = rows.nnz / rows.n_samples + int(rows.has_intercept)
+        if not may_split(rows.n_samples, entries, outputs):
+            return 1
+        return effective_n_jobs(self.n_jobs)
 
     def _run(self, state: SolverState, limits: dict[str, Any]) -> SolveResult:
         if state.diverged:

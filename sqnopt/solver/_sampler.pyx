@@ -29,7 +29,7 @@ from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 
 from sqnopt._random cimport bounded_uint64
-from sqnopt.checkpoint import CheckpointError, restore_array, state_value
+from sqnopt.checkpoint import restore_permutation, state_value
 
 
 cdef class Sampler:
@@ -61,8 +61,10 @@ cdef class Sampler:
         return {"n_drawn": int(self.n_drawn)}
 
     def set_state(self, state) -> None:
-        """Restore what :meth:`get_state` returned, on a sampler of the same kind and size."""
-        self.n_drawn = state_value(state, "n_drawn", int, self)
+        """Restore what :meth:`get_state` returned, on a sampler of the same kind and size
+        (every field checked first: a compiled loop reads the positions and permutations as
+        row numbers)."""
+        self.n_drawn = state_value(state, "n_drawn", int, self, lo=0)
 
     def draw(self, Py_ssize_t size):
         """Return the next ``size`` indices as an ``intp`` array (the Python path's entry)."""
@@ -115,13 +117,11 @@ cdef class ShuffleSampler(Sampler):
 
     def set_state(self, state) -> None:
         Sampler.set_state(self, state)
-        pos = state_value(state, "pos", int, self)
-        if not 0 <= pos <= self.n_samples:
-            raise CheckpointError(f"ShuffleSampler: checkpoint field 'pos'={pos} is outside "
-                                  f"[0, {self.n_samples}]")
-        restore_array(self._perm, state, "perm", self)
+        pos = state_value(state, "pos", int, self, lo=0, hi=self.n_samples)
+        n_epochs = state_value(state, "n_epochs", int, self, lo=0)
+        restore_permutation(self._perm, state, "perm", self)
         self._pos = pos
-        self.n_epochs = state_value(state, "n_epochs", int, self)
+        self.n_epochs = n_epochs
 
     cdef void _shuffle(self) noexcept nogil:
         cdef Py_ssize_t i, j, tmp
@@ -161,7 +161,7 @@ cdef class SubsetSampler(Sampler):
 
     def set_state(self, state) -> None:
         Sampler.set_state(self, state)
-        restore_array(self._perm, state, "perm", self)
+        restore_permutation(self._perm, state, "perm", self)
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
         cdef Py_ssize_t t, j, tmp, n = self.n_samples
@@ -243,11 +243,7 @@ cdef class SequenceSampler(Sampler):
 
     def set_state(self, state) -> None:
         Sampler.set_state(self, state)
-        pos = state_value(state, "pos", int, self)
-        if not 0 <= pos <= self._seq.shape[0]:
-            raise CheckpointError(f"SequenceSampler: checkpoint field 'pos'={pos} is outside "
-                                  f"the injected sequence of {self._seq.shape[0]} indices")
-        self._pos = pos
+        self._pos = state_value(state, "pos", int, self, lo=0, hi=self._seq.shape[0])
 
     @property
     def remaining(self) -> int:

@@ -509,20 +509,31 @@ cdef class ScaledIterate(IterateKernel):
         nf = state_value(state, "nf", int, self)
         average = state_value(state, "average", bool, self)
         if nf != self.nf or average != self.average:
-            raise CheckpointError(f"ScaledLoop: the checkpoint has {nf} features "
-                                  f"(averaging {average}), this solve {self.nf} "
+            raise CheckpointError(f"ScaledLoop: the checkpoint has {nf} features (fields 'nf', "
+                                  f"'average') (averaging {average}), this solve {self.nf} "
                                   f"({bool(self.average)}): it is of another problem")
 
     def set_state(self, state) -> None:
         """Restore what :meth:`get_state` returned."""
         self.check_state(state)
-        restore_array(self.vu, state, "vu", self)
-        self.scale = state_value(state, "scale", float, self)
-        self.sqnorm = state_value(state, "sqnorm", float, self)
-        self.intercept = state_value(state, "intercept", float, self)
-        self.avg_scale = state_value(state, "avg_scale", float, self)
-        self.avg_intercept = state_value(state, "avg_intercept", float, self)
-        self.n_folds = state_value(state, "n_folds", int, self)
+        values = {key: state_value(state, key, float, self)
+                  for key in ("scale", "intercept", "avg_scale", "avg_intercept")}
+        sqnorm = state_value(state, "sqnorm", float, self, lo=0.0)
+        n_folds = state_value(state, "n_folds", int, self, lo=0)
+        if not self.average and (values["avg_scale"] != 0.0 or values["avg_intercept"] != 0.0):
+            # without averaging v has no u entries: a nonzero alpha would make the steps
+            # update entries past the end of v
+            raise CheckpointError(f"ScaledIterate: checkpoint fields 'avg_scale' = "
+                                  f"{values['avg_scale']!r}, 'avg_intercept' = "
+                                  f"{values['avg_intercept']!r} must be 0 without averaging: "
+                                  "the checkpoint is damaged or was edited")
+        restore_array(self.vu, state, "vu", self, iterate=True)
+        self.scale = values["scale"]
+        self.sqnorm = sqnorm
+        self.intercept = values["intercept"]
+        self.avg_scale = values["avg_scale"]
+        self.avg_intercept = values["avg_intercept"]
+        self.n_folds = n_folds
 
 
 cdef class ScaledLoop(CompiledLoop):

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from sqnopt._jobs import check_n_jobs
 from sqnopt.interfaces import (
     LINEAR_SCORES,
     BatchSchedule,
@@ -118,10 +119,19 @@ class Solver(_Builder, _Runner):
     callback
         ``callback(info) -> bool | None`` at report points; returning True (or raising
         ``StopIteration``) stops the run.
+    n_jobs
+        Threads for the compiled passes over the data (full-batch gradients, Hessian-vector
+        products, the Newton Hessian, the line search's score gathers, SVRG/SAGA snapshots):
+        scikit-learn's meaning -- ``None`` is 1 unless a ``joblib.parallel_config(n_jobs=...)``
+        context says otherwise, ``-1`` every core the process may use, ``-2`` all but one. A
+        pass splits its rows into blocks fixed by the data and adds the blocks' sums in block
+        order, so the result is the same, bit for bit, for every ``n_jobs``; passes too small
+        to pay for a thread stay on one (see :mod:`sqnopt._parallel` and ``docs/parallel.md``).
     blas_threads
         BLAS threads while ``run`` executes (via threadpoolctl); ``None`` leaves the library's
         setting. The loop's BLAS calls are small, so threading them costs more than it gains
-        (see :mod:`sqnopt.solver._blas`).
+        (see :mod:`sqnopt.solver._blas`). They run between the passes, never alongside them,
+        so a run keeps at most ``max(n_jobs, blas_threads)`` threads busy.
     path
         Which loop and iterate representation run. ``"auto"``: on sparse (CSR) data, the
         compiled driver with the scaled sparse iterate ``w = a v`` when the combination allows
@@ -166,6 +176,7 @@ class Solver(_Builder, _Runner):
         history_every: int | Sequence[int] | None = None,
         record_grad_norm: bool = False,
         callback: Callback | Iterable[Callback] | None = None,
+        n_jobs: int | None = None,
         blas_threads: int | None = 1,
         path: Literal["auto", "compiled", "generic", "scaled", "python"] = "auto",
     ) -> None:
@@ -252,6 +263,7 @@ class Solver(_Builder, _Runner):
         if blas_threads is not None:
             _check_positive("blas_threads", blas_threads, integer=True)
         self.blas_threads = blas_threads
+        self.n_jobs = check_n_jobs(n_jobs)
         self.path = path
 
     def __repr__(self) -> str:

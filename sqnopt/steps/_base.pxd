@@ -8,6 +8,9 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 cdef class StepKernel:
     # True: the driver calls cy_search instead of cy_step_size and stepping itself.
     cdef readonly bint line_search
+    # True: cy_search's g_next is obj.cy_gradient(w_next, batch) (a checkpoint then leaves it
+    # out and a restore recomputes it, bit for bit).
+    cdef readonly bint plain_gradient
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil
     # Line search along -d from w on the batch (f0, g: the batch objective and gradient at w).

@@ -94,6 +94,7 @@ cdef class ArmijoKernel(StepKernel):
         self.shrink = shrink
         self.max_backtracks = max_backtracks
         self.line_search = True
+        self.plain_gradient = True      # each trial: obj.cy_gradient(w_next, batch)
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return self.eps0

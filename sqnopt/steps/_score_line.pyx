@@ -319,17 +319,20 @@ cdef class ScoreLineKernel(StepKernel):
         self._drop_pending()
         if not state:               # (the empty state of a kernel that saved none)
             return
-        self.n_line_evals = state_value(state, "n_line_evals", int, self)
-        self.n_score_gathers = state_value(state, "n_score_gathers", int, self)
+        self.n_line_evals = state_value(state, "n_line_evals", int, self, lo=0)
+        self.n_score_gathers = state_value(state, "n_score_gathers", int, self, lo=0)
         if "w" not in state:
             return
-        w = state_array(state, "w", self, np.float64, ndim=1)
-        index = state_array(state, "index", self, np.int64, ndim=1)
+        w = state_array(state, "w", self, np.float64, ndim=1, iterate=True)
+        # sample indices; scores of other rows (a restore on other data) are not taken: the
+        # next search checks them against the rows it has and gathers anew if they differ
+        index = state_array(state, "index", self, np.int64, ndim=1, lo=0)
         scores = state_array(state, "scores", self, np.float64, ndim=1)
-        K = state_value(state, "n_scores", int, self)
+        K = state_value(state, "n_scores", int, self, lo=1)
         if K < 1 or scores.shape[0] != index.shape[0] * K:
             raise CheckpointError(f"ScoreLineKernel: checkpoint field 'scores' has "
-                                  f"{scores.shape[0]} entries, expected {index.shape[0]} x {K}")
+                                  f"{scores.shape[0]} entries, expected {index.shape[0]} "
+                                  f"('index') x {K} ('n_scores')")
         cdef Py_ssize_t n = w.shape[0], c = index.shape[0], i
         self._pend_idx = <Py_ssize_t*> malloc(max(c, 1) * sizeof(Py_ssize_t))
         self._pend_s = <double*> malloc(max(c * K, 1) * sizeof(double))

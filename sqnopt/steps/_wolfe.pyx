@@ -148,6 +148,7 @@ cdef class WolfeKernel(StepKernel):
         self.expand = expand
         self.max_evals = max_evals
         self.line_search = True
+        self.plain_gradient = True      # each trial: obj.cy_gradient(w_next, batch)
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return self.eps0

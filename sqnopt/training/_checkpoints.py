@@ -16,16 +16,26 @@ model that no uninterrupted fit gives.
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from sqnopt.checkpoint import Checkpoint, CheckpointError, array_digest, differences
-from sqnopt.solver import SolverState
+from sqnopt.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    array_digest,
+    differences,
+    in_file,
+    state_array,
+    state_value,
+)
+from sqnopt.solver import SolverState, Status
 from sqnopt.training._epochs import LoopRecord
 
 #: The constructor parameters that make a checkpoint's iterates (``random_state`` aside).
@@ -33,8 +43,9 @@ IDENTITY_SETTINGS = ("loss", "alpha", "curvature", "gradient", "schedule", "step
                      "fit_intercept", "average", "sampling", "multiclass", "class_weight", "tol",
                      "n_iter_no_change", "path")
 
-__all__ = ["FitCheckpoints", "check_resume", "fit_fingerprint", "fit_identity",
-           "pending_bit_generator", "resume_records", "solver_checkpoint"]
+__all__ = ["FitCheckpoints", "check_loop_record", "check_resume", "fit_fingerprint",
+           "fit_identity", "from_file", "pending_bit_generator", "resume_records",
+           "solver_checkpoint"]
 
 
 def fit_identity(settings: Any) -> dict[str, Any]:
@@ -92,14 +103,72 @@ def check_resume(resume: Any, identity: dict[str, Any], fingerprint: dict[str, A
                               + "; ".join(diffs) + "). Resume on the same data")
 
 
+@contextlib.contextmanager
+def from_file(resume: Checkpoint | None) -> Iterator[None]:
+    """Within the block, a :class:`CheckpointError` names the file ``resume`` was read from."""
+    try:
+        yield
+    except CheckpointError as exc:
+        if resume is None:
+            raise
+        raise in_file(resume, exc) from None
+
+
 def resume_records(resume: Checkpoint, n_sub: int) -> list[dict[str, Any]]:
-    """The sub-problems' records of a checked ``resume`` (copies)."""
+    """The sub-problems' records of a checked ``resume`` (copies), each field checked: a
+    started sub-problem's loop record (:func:`check_loop_record`; its solver checkpoint is
+    checked when it is restored), a pending one's starting point (finite values; its length
+    is checked by the solver) and random stream (:func:`pending_bit_generator`)."""
     subs = resume.state.get("subs")
     if not isinstance(subs, list) or len(subs) != n_sub or not all(
             isinstance(r, dict) and ("solver" in r or "bit_generator" in r) for r in subs):
         raise CheckpointError(f"resume: the checkpoint does not hold the {n_sub} sub-problem(s) "
                               "of this fit")
-    return [dict(r) for r in subs]
+    out = []
+    for j, rec in enumerate(subs):
+        rec = dict(rec)
+        where = f"resume: sub-problem {j}"
+        if "solver" in rec:
+            loop = rec.get("loop")
+            if not isinstance(loop, dict):
+                raise CheckpointError(f"{where} has a solver checkpoint but no loop record")
+            rec["loop"] = check_loop_record(loop, where)
+        elif rec.get("w0") is not None:
+            rec["w0"] = state_array(rec, "w0", where, np.float64, iterate=True)
+        out.append(rec)
+    return out
+
+
+def check_loop_record(loop: dict[str, Any], where: str) -> LoopRecord:
+    """A copy of a checkpointed loop record (:func:`sqnopt.training._epochs.new_loop_record`)
+    whose every field has the type and range a fit writes (the budget loop reads them)."""
+    rec = dict(loop)
+    who = f"{where} loop record"
+    rec["s0"] = state_value(loop, "s0", int, who, lo=0)
+    rec["p0"] = state_value(loop, "p0", float, who, lo=0.0)
+    rec["done"] = state_value(loop, "done", int, who, lo=0)
+    for key in ("total", "budget"):
+        if loop.get(key) is not None:
+            rec[key] = state_value(loop, key, float, who)
+    rec["best"] = state_value(loop, "best", float, who, finite=False)   # inf: no pass yet
+    rec["stall"] = state_value(loop, "stall", int, who, lo=0)
+    rec["previous"] = state_value(loop, "previous", float, who, finite=False)
+    rec["change"] = state_value(loop, "change", float, who, finite=False)
+    rec["ended"] = state_value(loop, "ended", bool, who)
+    if loop.get("why") is not None:
+        rec["why"] = state_value(loop, "why", str, who)
+    last = loop.get("last")
+    if last is not None:
+        if not isinstance(last, dict):
+            raise CheckpointError(f"{who}: field 'last' must be a dict, got "
+                                  f"{type(last).__name__}")
+        status = state_value(last, "status", str, f"{who} 'last'")
+        if status not in {s.value for s in Status}:
+            raise CheckpointError(f"{who}: 'last' has the unknown status {status!r:.40}")
+        rec["last"] = {"status": status, "message": state_value(last, "message", str, who),
+                       "fun": state_value(last, "fun", float, who, finite=False),
+                       "grad_norm": state_value(last, "grad_norm", float, who, finite=False)}
+    return rec
 
 
 def pending_bit_generator(rec: dict[str, Any]) -> np.random.BitGenerator:
@@ -115,7 +184,7 @@ def pending_bit_generator(rec: dict[str, Any]) -> np.random.BitGenerator:
     bitgen = cls()
     try:
         bitgen.state = copy.deepcopy(saved)
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise CheckpointError(f"resume: a sub-problem's random stream does not load ({exc})") \
             from None
     return bitgen
@@ -125,30 +194,51 @@ def _checkpoint_dict(ck: Checkpoint) -> dict[str, Any]:
     return {"identity": ck.identity, "data": ck.data, "state": ck.state, "version": ck.version}
 
 
-def solver_checkpoint(d: Any) -> Checkpoint:
-    """The solver checkpoint of a sub-problem's record (as :func:`_checkpoint_dict` wrote it)."""
-    if not isinstance(d, dict) or not {"identity", "data", "state"} <= set(d):
+def solver_checkpoint(d: Any, source: str | None = None) -> Checkpoint:
+    """The solver checkpoint of a sub-problem's record (as :func:`_checkpoint_dict` wrote it);
+    ``source``: the file the training checkpoint was read from (named by restore errors)."""
+    if not isinstance(d, dict) or not {"identity", "data", "state"} <= set(d) or not all(
+            isinstance(d[k], dict) for k in ("identity", "data", "state")):
         raise CheckpointError("a sub-problem's solver checkpoint is missing or malformed")
+    version = state_value(d, "version", int, "a sub-problem's solver checkpoint", lo=1) \
+        if "version" in d else 1
     return Checkpoint(kind="solver", identity=d["identity"], data=d["data"], state=d["state"],
-                      version=int(d.get("version", 1)))
+                      version=version, source=source)
 
 
 class FitCheckpoints:
     """The training checkpoints of one ``fit``: every sub-problem's record, handed to
-    ``sink`` as a :class:`~sqnopt.checkpoint.Checkpoint` when one of them asks."""
+    ``sink`` as a :class:`~sqnopt.checkpoint.Checkpoint` when one of them asks.
+
+    ``overhead`` (a fraction, or None) bounds the time checkpoints take: one that is due is
+    skipped -- not even taken -- while the time spent taking and sinking the earlier ones
+    exceeds ``overhead`` times the time since the fit started (a checkpoint of a model with a
+    large curvature memory can cost more than a pass); the last one is always taken. Which
+    ones are skipped depends on the clock; each one taken resumes exactly."""
 
     def __init__(self, records: list[dict[str, Any]], bitgens: Sequence[np.random.BitGenerator],
                  identity: dict[str, Any], fingerprint: dict[str, Any],
-                 sink: Callable[[Checkpoint], object]) -> None:
+                 sink: Callable[[Checkpoint], object], overhead: float | None = None) -> None:
         self.records = records
         self.bitgens = bitgens
         self.identity = identity
         self.fingerprint = fingerprint
         self.sink = sink
+        self.overhead = overhead
+        self.start = time.perf_counter()
+        self.spent = 0.0
+        self.taken = 0
+        self.skipped = 0
 
-    def emit(self, j: int, state: SolverState, loop: LoopRecord) -> None:
+    def emit(self, j: int, state: SolverState, loop: LoopRecord, *, last: bool = False) -> None:
         """Checkpoint the fit while sub-problem ``j`` is at ``state`` with progress ``loop``
-        (``j = -1``: every sub-problem as recorded)."""
+        (``j = -1``: every sub-problem as recorded), unless that would take more than the
+        ``overhead`` allows (never for the ``last`` one)."""
+        tic = time.perf_counter()
+        if (not last and self.overhead is not None
+                and self.spent > self.overhead * (tic - self.start)):
+            self.skipped += 1
+            return
         subs: list[dict[str, Any]] = []
         for k, rec in enumerate(self.records):
             if k == j:
@@ -158,6 +248,8 @@ class FitCheckpoints:
             subs.append(rec)
         self.sink(Checkpoint(kind="trainer", identity=self.identity, data=self.fingerprint,
                              state={"subs": subs}))
+        self.spent += time.perf_counter() - tic
+        self.taken += 1
 
     def finished(self, j: int, state: SolverState, loop: LoopRecord) -> None:
         """Record that sub-problem ``j`` ended at ``state`` with progress ``loop``."""

@@ -37,7 +37,8 @@ FTOL = 64 * float(np.finfo(np.float64).eps)
 
 LoopRecord = dict[str, Any]
 
-__all__ = ["FTOL", "Budget", "PassTests", "new_loop_record", "rebuild_result", "run_budget", "summary"]
+__all__ = ["FTOL", "Budget", "PassTests", "budgeted_passes", "new_loop_record", "rebuild_result",
+           "run_budget", "summary"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +63,17 @@ def new_loop_record(state: SolverState) -> LoopRecord:
             "done": 0, "total": None, "budget": None, "best": math.inf, "stall": 0,
             "previous": math.nan, "change": math.nan, "ended": False, "why": None,
             "last": None}
+
+
+def budgeted_passes(state: SolverState, loop: LoopRecord, budget: Budget) -> int:
+    """The passes over the data a fit made as ``max_epochs`` counts them -- its gradient
+    batches' samples since the fit started (``loop["s0"]``) over the data size, rounded up --
+    at most the budget (a last batch may reach past it): ``n_iter_`` of a fit with
+    ``tol=None``, which ends before its budget when a deterministic run reaches working
+    precision or diverges."""
+    made = math.ceil((int(state.counters.n_samples) - int(loop["s0"])) / state.data.n_samples
+                     - 1e-9)
+    return max(0, min(made, math.ceil(float(budget.max_epochs))))
 
 
 def summary(res: SolveResult) -> dict[str, Any]:

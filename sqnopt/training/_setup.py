@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sqnopt import recipes
+from sqnopt._jobs import check_n_jobs
 from sqnopt.interfaces import (
     MULTICLASS,
     SMOOTH,
@@ -52,7 +53,8 @@ FEATURE_SPREAD_WARN = 1e2
 
 __all__ = ["DEFAULT_CURVATURE", "FEATURE_SPREAD_WARN", "Requested", "Settings", "Setup",
            "check_settings", "choose_strategy", "make_setup", "make_solver", "n_subproblems",
-           "objective_with_lam", "requested_components", "spawn_seeds", "sub_labels"]
+           "objective_with_lam", "requested_components", "spawn_seeds", "streaming_regime",
+           "sub_labels"]
 
 
 class Settings(Protocol):
@@ -92,6 +94,8 @@ class Settings(Protocol):
     def history_every(self) -> Any: ...
     @property
     def path(self) -> Literal["auto", "compiled", "python"]: ...
+    @property
+    def n_jobs(self) -> int | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +114,11 @@ class Setup:
     strategy: Strategy
     classes: NDArray[Any]
     n_features: int
+    #: the large-data regime (:func:`sqnopt.recipes.streaming`): a step race, then passes
+    #: stopped on a held-out split
+    streaming: bool = False
+    #: the constant steps the race tries (empty: no race)
+    step_candidates: tuple[float, ...] = ()
 
 
 def check_settings(s: Settings) -> None:
@@ -129,6 +138,7 @@ def check_settings(s: Settings) -> None:
     if not isinstance(s.n_iter_no_change, (int, np.integer)) or s.n_iter_no_change < 1:
         raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
                          f"{s.n_iter_no_change!r}")
+    check_n_jobs(s.n_jobs)
 
 
 #: Components built from a registered name (and, for objectives, ``lam``): one instance per
@@ -250,18 +260,43 @@ def requested_components(objective: Objective, X: Any, n_classes: int, *,
                      gradient=_auto_or(gradient, "gradient", GradientEstimator))
 
 
+Regime = Literal["memory", "stream"]
+
+
+def streaming_regime(s: Settings, X: Any, regime: Regime) -> bool:
+    """Whether a fit takes the large-data recipe (:func:`sqnopt.recipes.streaming`): the data
+    arrive in chunks (``partial_fit``, a stream) or are large in memory
+    (:func:`sqnopt.recipes.large_scale`), and the curvature model is left to the recipe
+    (``"auto"``) with the schedule and step. A model the user names keeps its own recipe."""
+    if not (isinstance(s.curvature, str) and s.curvature == "auto"):
+        return False
+    if not all(isinstance(v, str) and v == "auto" for v in (s.schedule, s.step, s.gradient)):
+        return False
+    if regime == "stream":
+        return True
+    nnz = float(X.nnz) if hasattr(X, "nnz") else float(X.shape[0]) * float(X.shape[1])
+    return recipes.large_scale(int(X.shape[0]), nnz)
+
+
 def make_setup(s: Settings, X: Any, classes: NDArray[Any],
-               weights: NDArray[np.float64]) -> Setup:
-    """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``."""
+               weights: NDArray[np.float64], regime: Regime = "memory") -> Setup:
+    """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``
+    (``regime="stream"``: ``X`` is a first chunk of data that arrive in chunks)."""
     objective, strategy = choose_strategy(objective_with_lam(s.loss, float(s.alpha)),
                                           len(classes), s.multiclass)
-    requested = requested_components(objective, X, len(classes), curvature=s.curvature,
-                                     schedule=s.schedule, step=s.step, gradient=s.gradient)
     # weights / their mean (np.mean's value, without its dispatch on a small array)
     gw = (weights / (weights.sum() / weights.shape[0]) if s.sampling != "weighted"
           else np.ones_like(weights))
-    recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
-                              sampling=s.sampling)
+    if streaming_regime(s, X, regime):
+        recipe = recipes.streaming(objective, X, s.fit_intercept is True)
+        if s.sampling != "auto":
+            recipe = dataclasses.replace(recipe, sampling=s.sampling)
+    else:
+        requested = requested_components(objective, X, len(classes), curvature=s.curvature,
+                                         schedule=s.schedule, step=s.step,
+                                         gradient=s.gradient)
+        recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
+                                  sampling=s.sampling)
     warn_feature_scale(X, recipe, s.fit_intercept is True)
     return Setup(objective=recipe.objective, curvature=recipe.curvature,
                  gradient=recipe.gradient,
@@ -269,7 +304,8 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                  step=recipe.step, sampling=recipe.sampling,
                  full_batch_phase=recipe.full_batch_phase,
                  report_every=recipe.report_every, strategy=strategy, classes=classes,
-                 n_features=int(X.shape[1]))
+                 n_features=int(X.shape[1]), streaming=recipe.streaming,
+                 step_candidates=recipe.step_candidates)
 
 
 def warn_feature_scale(X: Any, recipe: recipes.Recipe, intercept: bool) -> None:
@@ -323,9 +359,13 @@ _PER_PASS_MONITOR = DivergenceMonitor(instability=False)
 
 
 def make_solver(s: Settings, setup: Setup, random_state: Any,
-                callback: Callable[[IterationInfo], bool | None]) -> Solver:
-    """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report."""
-    history = s.history_every if s.history_every is not None else (0,)
+                callback: Callable[[IterationInfo], bool | None],
+                step: StepRule | None = None) -> Solver:
+    """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report;
+    ``step`` replaces the setup's (a candidate of the step race)."""
+    # the large-data regime records nothing unless asked: a training objective is a pass
+    history = (s.history_every if s.history_every is not None
+               else None if setup.streaming else (0,))
     report = setup.report_every if s.report_every is None else int(s.report_every)
     # a stochastic fit to ``tol`` runs one pass per ``run`` call (sqnopt.training._epochs): it
     # judges the instability of the whole solve at its end, not of each pass
@@ -333,11 +373,12 @@ def make_solver(s: Settings, setup: Setup, random_state: Any,
     return Solver(objective=setup.objective, curvature=setup.curvature,
                   gradient=setup.gradient,
                   schedule=setup.schedule, curvature_schedule=setup.curvature_schedule,
-                  step=setup.step, projection=s.projection,
+                  step=setup.step if step is None else step, projection=s.projection,
                   fit_intercept=s.fit_intercept, average=s.average,
                   sampling=setup.sampling, random_state=random_state,
                   report_every=report, history_every=history,
                   record_grad_norm=(not setup.full_batch_phase and s.tol is not None
+                                    and not setup.streaming
                                     and SMOOTH in setup.objective.capabilities),
-                  callback=callback, path=s.path,
+                  callback=callback, n_jobs=s.n_jobs, path=s.path,
                   monitor=_PER_PASS_MONITOR if per_pass else _MONITOR)

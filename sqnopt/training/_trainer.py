@@ -9,34 +9,40 @@ package docstring (:mod:`sqnopt.training`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import check_matrix, encode_labels
-from sqnopt.interfaces import SMOOTH
+from sqnopt.interfaces import SMOOTH, StepRule
 from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
+from sqnopt import recipes
 from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState, Status
+from sqnopt.solver._result import PendingObjective
+from sqnopt.steps import Constant
 from sqnopt.solver._solver import ComponentSpec, RandomState, make_bit_generator
 from sqnopt.training._checkpoints import (
     FitCheckpoints,
     check_resume,
     fit_fingerprint,
     fit_identity,
+    from_file,
     pending_bit_generator,
     resume_records,
     solver_checkpoint,
 )
-from sqnopt.training._epochs import Budget, new_loop_record, run_budget
+from sqnopt.training._epochs import Budget, budgeted_passes, new_loop_record, run_budget
 from sqnopt.training._finish import (
     ConvergenceWarning,
     build_model,
@@ -44,6 +50,12 @@ from sqnopt.training._finish import (
     unconverged_message,
 )
 from sqnopt.training._progress import Callback, open_bar, report
+from sqnopt.training._streaming import (
+    HeldOut,
+    StepRace,
+    StreamHoldout,
+    progressive,
+)
 from sqnopt.training._setup import (
     DEFAULT_CURVATURE,
     Setup,
@@ -110,7 +122,10 @@ class Trainer:
         benchmarks), or a deterministic run's relative objective decrease falls below
         ``64 eps``. A stochastic recipe also stops when its objective has not improved by
         ``tol`` (relative) for ``n_iter_no_change`` passes -- without having converged. Ending
-        unconverged warns. ``tol=None`` runs the whole budget.
+        unconverged warns. ``tol=None`` tests no tolerance: the fit runs its whole budget
+        unless a deterministic run reaches working precision first (no further decrease of
+        the objective is representable: status ``precision``) or diverges; ``n_iter_`` counts
+        the passes it made.
     random_state
         Seeds the sampling (an int gives reproducible results).
     history_every
@@ -123,6 +138,10 @@ class Trainer:
         Extra solver callback(s) ``f(info) -> bool | None`` (``True`` stops the run).
     warm_start
         ``fit`` starts from the previous solution (same classes and features) instead of zeros.
+    n_jobs
+        Threads for the compiled passes over the data (``None``: 1 unless a
+        ``joblib.parallel_config`` context says otherwise; ``-1``: every usable core); the
+        results are the same for every value (:class:`~sqnopt.Solver`'s ``n_jobs``).
 
     Attributes
     ----------
@@ -130,7 +149,9 @@ class Trainer:
         The fitted model (this and the attributes below exist after ``fit`` / ``partial_fit``).
     classes_, strategy_, n_features_in_
     n_iter_ : int
-        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems).
+        Passes made by the last ``fit`` / ``partial_fit`` call (the maximum over sub-problems;
+        with ``tol=None``, the budgeted passes: gradient-batch samples over the data size,
+        rounded up -- never more than the budget, fewer when the run ended before it).
     t_ : int
         Solver iterations (minibatch steps) so far (maximum over sub-problems).
     histories_ : list of History
@@ -163,7 +184,10 @@ class Trainer:
         verbose: int = 0,
         callback: Callback | Sequence[Callback] | None = None,
         warm_start: bool = False,
+        n_jobs: int | None = None,
         path: Literal["auto", "compiled", "python"] = "auto",
+        early_stopping: bool | Literal["auto"] = "auto",
+        validation_fraction: float = 0.1,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -186,7 +210,10 @@ class Trainer:
         self.verbose = verbose
         self.callback = callback
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.path = path
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         # training state (see __getstate__ for what survives pickling)
         self._setup: Setup | None = None
         self._solvers: list[Solver] | None = None
@@ -196,12 +223,15 @@ class Trainer:
         self._bar: ProgressBar | None = None
         self._own_bar = True
         self._params: list[FloatArray] | None = None
+        self._race: list[StepRace] | None = None
+        self._race_checkpoints: list[dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ public API
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             progress: ProgressBar | None = None,
             checkpoint: Callable[[Checkpoint], object] | None = None,
             checkpoint_every: float = 1.0,
+            checkpoint_overhead: float | None = None,
             resume: Checkpoint | None = None) -> LinearModel:
         """Train from scratch (or from the previous solution with ``warm_start``).
 
@@ -217,6 +247,12 @@ class Trainer:
             iterate.
         checkpoint_every
             Passes between checkpoints (a number > 0).
+        checkpoint_overhead
+            ``None``: a checkpoint every ``checkpoint_every`` passes. A fraction (e.g. 0.1):
+            a checkpoint that is due is skipped (not taken) while the time spent on the earlier
+            ones exceeds this fraction of the time since the fit started -- a checkpoint of a
+            model with a large curvature memory can take longer than a pass; the last one is
+            always taken. Every checkpoint taken resumes exactly either way.
         resume
             A checkpoint ``checkpoint`` received from a ``fit`` with the same settings on the
             same data (both checked; ``max_epochs`` may differ: the budget counts from the start
@@ -225,7 +261,7 @@ class Trainer:
             histories are the same too when both fits checkpoint with the same
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
         index = encoded.astype(np.intp)     # each sample's position in classes
         yarr = np.asarray(y).ravel()
@@ -240,6 +276,12 @@ class Trainer:
                 and math.isfinite(checkpoint_every) and checkpoint_every > 0):
             raise ValueError(f"checkpoint_every must be a number of passes > 0, got "
                              f"{checkpoint_every!r}")
+        if checkpoint_overhead is not None and not (
+                isinstance(checkpoint_overhead, (int, float, np.number))
+                and not isinstance(checkpoint_overhead, bool)
+                and 0 < checkpoint_overhead < math.inf):
+            raise ValueError(f"checkpoint_overhead must be None or a number > 0 (a fraction of "
+                             f"the fit's time), got {checkpoint_overhead!r}")
         init = self._warm_params(classes, Xc.shape[1]) if self.warm_start else None
         check_settings(self)
         # the settings' and the data's identities are only needed to check a resume and to
@@ -248,10 +290,17 @@ class Trainer:
         fingerprint = (fit_fingerprint(Xc, yarr, classes, weights)
                        if resume is not None or checkpoint is not None else {})
         if resume is not None:
-            check_resume(resume, identity, fingerprint)
+            with from_file(resume):
+                check_resume(resume, identity, fingerprint)
         setup = make_setup(self, Xc, classes, weights)
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
+        if setup.streaming:
+            if checkpoint is not None or resume is not None:
+                raise ValueError("checkpoint and resume are not available for the large-data "
+                                 "recipe (curvature='auto' on data this large); name a "
+                                 "curvature model (e.g. curvature='lbfgs') to checkpoint")
+            return self._fit_large(Xc, yarr, weights, classes, progress, init)
         n_sub = n_subproblems(setup)
         records: list[dict[str, Any]]
         if resume is None:
@@ -259,12 +308,15 @@ class Trainer:
             bitgens = [make_bit_generator(seed) for seed in seeds]
             records = [{"w0": None if init is None else init[j]} for j in range(n_sub)]
         else:
-            records = resume_records(resume, n_sub)
-            bitgens = [pending_bit_generator(r) for r in records]
+            with from_file(resume):
+                records = resume_records(resume, n_sub)
+                bitgens = [pending_bit_generator(r) for r in records]
         self._solvers = [make_solver(self, setup, bg, _ReportTo(self)) for bg in bitgens]
         self._states = []
         saver = (None if checkpoint is None else
-                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint))
+                 FitCheckpoints(records, bitgens, identity, fingerprint, checkpoint,
+                                None if checkpoint_overhead is None
+                                else float(checkpoint_overhead)))
         budget = self._budget(setup)
         # the budget is the bar's total only when it is the run's length; with a tolerance it is
         # a cap, and the bar shows the count and the rate instead of a misleading percentage
@@ -273,12 +325,16 @@ class Trainer:
         unconverged: list[str] = []
         try:
             n_iter = 0
+            budgeted = 0            # passes of gradient batches made (what max_epochs counts)
             results = []
             for j, solver in enumerate(self._solvers):
                 ysub, csub = sub_labels(setup, yarr, j)
                 rec = records[j]
                 if "solver" in rec:
-                    state = solver.restore(solver_checkpoint(rec["solver"]), Xc, ysub, weights)
+                    with from_file(resume):
+                        state = solver.restore(
+                            solver_checkpoint(rec["solver"], getattr(resume, "source", None)),
+                            Xc, ysub, weights)
                     loop: dict[str, Any] = dict(rec["loop"])
                 else:
                     # the data were checked above: not again for each sub-problem
@@ -293,12 +349,13 @@ class Trainer:
                 if saver is not None:
                     saver.finished(j, state, loop)
                 n_iter = max(n_iter, done)
+                budgeted = max(budgeted, budgeted_passes(state, loop, budget))
                 results.append(res)
                 if why is not None:
                     unconverged.append(why if n_sub == 1 else
                                        f"class {classes[j]!r} vs rest: {why}")
             if saver is not None:
-                saver.emit(-1, self._states[-1], {})
+                saver.emit(-1, self._states[-1], {}, last=True)
             if bar is not None:  # early stopping may end below the budget: end at the truth
                 processed = sum(int(s.counters.n_samples) for s in self._states)
                 if bar.total is not None:
@@ -307,7 +364,7 @@ class Trainer:
                 bar.update(processed, force=bar.drawn)
         finally:
             self._close_bar()
-        self.n_iter_ = n_iter if self.tol is not None else math.ceil(float(self.max_epochs))
+        self.n_iter_ = n_iter if self.tol is not None else budgeted
         self._finish(results)
         self.converged_ = self.tol is not None and not unconverged and not any(
             r.status is Status.DIVERGED for r in results)
@@ -327,7 +384,7 @@ class Trainer:
         ``fit`` was called before. A batch whose weights are all zero is ignored. Returns the
         updated model (``None`` while nothing has been learned yet).
         """
-        Xc = check_matrix(X)
+        Xc = check_matrix(X, fit=True)
         known = getattr(self, "classes_", None)
         if classes is not None:
             cls = np.unique(np.asarray(classes))
@@ -356,10 +413,17 @@ class Trainer:
                              f"{self._setup.n_features}; pass batches with the same columns")
         if self._setup is None:
             check_settings(self)
-            self._setup = make_setup(self, Xc, cls, weights)
+            self._setup = make_setup(self, Xc, cls, weights, regime="stream")
+            if self._setup.step_candidates:
+                self._race = self._new_races(self._setup, Xc, yarr, weights)
         setup = self._setup
         bar = self._start_bar(progress, n_subproblems(setup) * Xc.shape[0])
         try:
+            if self._race is not None or self._race_checkpoints is not None:
+                results = self._partial_race(Xc, yarr, weights)
+                self.n_iter_ = 1
+                self._finish(results)
+                return self.model_
             if self._states is None:
                 self._begin_partial(Xc, yarr, weights)
             else:
@@ -379,12 +443,212 @@ class Trainer:
         self._finish(results)
         return self.model_
 
+    # ------------------------------------------------------------------ large data
+    def _early_stopping(self) -> bool:
+        es = self.early_stopping
+        if es == "auto":
+            return True
+        if not isinstance(es, (bool, np.bool_)):
+            raise ValueError(f"early_stopping must be True, False or 'auto', got {es!r}")
+        return bool(es)
+
+    def _check_fraction(self) -> float:
+        f = self.validation_fraction
+        if not (isinstance(f, (int, float, np.number)) and not isinstance(f, bool)
+                and 0.0 < float(f) < 1.0):
+            raise ValueError(f"validation_fraction must be a number in (0, 1), got {f!r}")
+        return float(f)
+
+    def _fit_large(self, Xc: Any, yarr: NDArray[Any], weights: FloatArray,
+                   classes: NDArray[Any], progress: ProgressBar | None,
+                   init: list[FloatArray] | None) -> LinearModel:
+        """``fit`` in the large-data regime: the data in memory as a stream of one chunk (the
+        same held-out rows and the same first pass as a stream of the same rows in one
+        chunk)."""
+        def one_chunk() -> Iterator[Chunk]:
+            yield Xc, yarr, weights
+
+        return self._fit_chunks(one_chunk, classes, int(Xc.shape[1]), int(Xc.shape[0]),
+                                progress, init)
+
+    def fit_stream(self, stream: Any, *, progress: ProgressBar | None = None) -> LinearModel:
+        """Train on data that arrive as a re-iterable stream of ``(X_chunk, y_chunk)`` pairs
+        (:func:`sqnopt.datasets.stream_svmlight` and the other streams of
+        :mod:`sqnopt.datasets`), each iteration of which is one pass, with memory bounded by
+        the chunks.
+
+        The stream must know its ``n_features`` and ``classes`` (given to it, or found by its
+        scan). With the default components this is the large-data recipe
+        (:func:`sqnopt.recipes.streaming`): the step race on the first examples, then passes
+        until the loss on held-out rows -- a seeded ``validation_fraction`` of the stream's
+        rows, at most ``MAX_HELD_OUT``, the same on every pass -- has not improved by ``tol``
+        (relative) for ``n_iter_no_change`` passes, or ``max_epochs`` passes; the model is the
+        best iterate seen. A named curvature model makes one pass of its own recipe over each
+        chunk (as :meth:`partial_fit` does), on every pass."""
+        classes = np.asarray(stream.classes)
+        n_features = int(stream.n_features)
+        n_rows = getattr(stream, "n_rows", None)
+        check_settings(self)
+        init = None
+        if self.warm_start:
+            init = self._warm_params(classes, n_features)
+
+        def chunks() -> Iterator[Chunk]:
+            for X, y in stream:
+                yield X, y, None
+
+        return self._fit_chunks(chunks, classes, n_features,
+                                None if n_rows is None else int(n_rows), progress, init)
+
+    def _fit_chunks(self, chunks: Callable[[], Iterable[Chunk]], classes: NDArray[Any],
+                    n_features: int, n_rows: int | None, progress: ProgressBar | None,
+                    init: list[FloatArray] | None) -> LinearModel:
+        """The passes of :meth:`fit_stream` over ``chunks()`` (one call per pass; a chunk's
+        weights ``None``: from its labels and ``class_weight``, counted over the first pass)."""
+        early = self._early_stopping()
+        fraction = self._check_fraction()
+        seeds = spawn_seeds(self.random_state, 2)
+        holdout = (StreamHoldout(fraction, int(np.random.default_rng(seeds[1]).integers(2**63)))
+                   if early else None)
+        passes = int(math.ceil(float(self.max_epochs)))
+        bar = self._start_bar(progress, None if n_rows is None else n_rows * passes)
+        run = _ChunkedRun(self, classes, n_features, seeds[0], init)
+        held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
+        self.validation_loss_: list[list[float]] = []
+        done = 0
+        try:
+            for p in range(passes):
+                row = picked = 0
+                for X, y, w in chunks():
+                    Xc = check_matrix(X)
+                    if Xc.shape[1] != n_features:
+                        raise ValueError(f"a chunk has {Xc.shape[1]} features, the data "
+                                         f"{n_features}; every chunk must have the same columns")
+                    yarr = np.asarray(y).ravel()
+                    n = int(Xc.shape[0])
+                    if holdout is not None:
+                        m = holdout.mask(row, n, picked)
+                        picked += int(m.sum())
+                        if m.any():
+                            if p == 0:
+                                held.append((Xc[m], yarr[m], None if w is None else w[m]))
+                            keep = ~m
+                            Xc, yarr = Xc[keep], yarr[keep]
+                            w = None if w is None else w[keep]
+                    row += n
+                    if Xc.shape[0]:
+                        run.chunk(Xc, yarr, w, first_pass=p == 0)
+                    if bar is not None:
+                        bar.update(p * (n_rows or 0) + row)
+                done = p + 1
+                if run.setup is None:
+                    raise ValueError("no rows to train on (every row was held out, or the data "
+                                     "are empty)")
+                run.end_race()
+                if p == 0 and held:
+                    run.hold_out(held)
+                    held = []
+                self.validation_loss_.append(run.end_pass())
+                if run.all_stopped:
+                    break
+        finally:
+            self._close_bar()
+        return self._finish_chunks(run, done)
+
+    def _finish_chunks(self, run: _ChunkedRun, done: int) -> LinearModel:
+        setup = run.setup
+        assert setup is not None
+        final, whys = run.results()
+        self._solvers, self._states = run.solvers, run.states
+        steps = [r.winner.step for r in run.races]
+        self.steps_ = steps
+        self._setup = setup = _with_raced_step(setup, steps)
+        self.n_iter_ = done
+        self._class_counts = run.counts
+        self._finish(final)
+        # converged: every sub-problem stopped on its test (a budget that ended first, even
+        # one pass with nothing to compare, is not convergence)
+        self.converged_ = run.all_stopped and not any(r.status is Status.DIVERGED
+                                                      for r in final)
+        if whys:
+            quoted = "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3
+                                            else "")
+            warnings.warn(f"{quoted}. More passes may lower it (max_iter); tol=None runs the "
+                          "budget without this test", ConvergenceWarning, stacklevel=4)
+        return self.model_
+
+    def _new_races(self, setup: Setup, X: Any, y: NDArray[Any],
+                   weights: FloatArray) -> list[StepRace]:
+        """The step races of ``partial_fit`` (one per sub-problem), started on its first
+        batch: they go on over the following calls until one candidate is left."""
+        n_sub = n_subproblems(setup)
+        seeds = [self.random_state] if n_sub == 1 else spawn_seeds(self.random_state, n_sub)
+        races = []
+        for j in range(n_sub):
+            ysub, csub = sub_labels(setup, y, j)
+            seed = seeds[j]
+
+            def make(step: StepRule | None, seed: Any = seed) -> Solver:
+                return make_solver(self, setup, seed, _ReportTo(self), step=step)
+
+            race = StepRace(setup.step_candidates, recipes.RACE_FIRST_SEGMENT, make)
+
+            def init(solver: Solver, y_: NDArray[Any] = ysub, c_: Any = csub) -> SolverState:
+                return solver.init_state(X, y_, weights, classes=c_)
+
+            race.start(init)
+            race.fresh = True
+            races.append(race)
+        return races
+
+    def _partial_race(self, X: Any, y: NDArray[Any], weights: FloatArray) -> list[SolveResult]:
+        """One ``partial_fit`` call while the step races run: every candidate learns from the
+        batch until one is left, which then makes the rest of the pass; the model meanwhile is
+        the candidate with the lowest progressive loss so far."""
+        setup = self._setup
+        assert setup is not None
+        if self._race is None:   # unpickled during the race
+            assert self._race_checkpoints is not None
+            self._race = [StepRace.restore(rec, lambda step: make_solver(
+                self, setup, None, _ReportTo(self), step=step), X,
+                sub_labels(setup, y, j)[0], weights)
+                for j, rec in enumerate(self._race_checkpoints)]
+            self._race_checkpoints = None
+        results: list[SolveResult] = []
+        solvers: list[Solver] = []
+        states: list[SolverState] = []
+        for j, race in enumerate(self._race):
+            ysub, _ = sub_labels(setup, y, j)
+            if not race.fresh:
+                def bind(sv: Solver, st: SolverState, y_: NDArray[Any] = ysub) -> SolverState:
+                    return sv.rebind(st, X, y_, weights)
+                race.rebind(bind)
+            race.fresh = False
+            used, _ = race.advance(int(X.shape[0]))
+            lead = race.winner if race.done else race.leader()
+            if race.done and used < X.shape[0]:
+                results.append(lead.solver.run(lead.state, max_samples=int(X.shape[0]) - used))
+            else:
+                results.append(lead.solver.run(lead.state, max_samples=0))
+            solvers.append(lead.solver)
+            states.append(lead.state)
+        if all(r.done for r in self._race):
+            self._setup = _with_raced_step(setup, [r.winner.step for r in self._race])
+            self.steps_ = [r.winner.step for r in self._race]
+            self._race = None
+        self._solvers, self._states = solvers, states
+        return results
+
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         """Replace the solver states (bound to the last data) by their checkpoints without the
         data-bound part: ``partial_fit`` after unpickling continues exactly (module docstring)."""
         d = self.__dict__.copy()
-        if self._states is not None:
+        if self._race is not None:   # partial_fit's step races: every candidate's state
+            d["_race_checkpoints"] = [race.checkpoint() for race in self._race]
+            d["_race"] = None
+            d["_checkpoints"] = None
+        elif self._states is not None:
             d["_checkpoints"] = [s.checkpoint(data_state=False) for s in self._states]
         d["_states"] = None
         d["_solvers"] = None
@@ -393,6 +657,9 @@ class Trainer:
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         d.setdefault("_checkpoints", None)
+        d.setdefault("_race", None)
+        d.setdefault("_race_checkpoints", None)
+        d.setdefault("n_jobs", None)    # pickled before n_jobs existed
         if d.pop("_snapshots", None) is not None:
             d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
@@ -461,6 +728,209 @@ class Trainer:
 
     def _on_report(self, info: IterationInfo) -> bool | None:
         return report(self._bar, self.callback, info)
+
+
+#: A chunk of a fit: its rows, labels and weights (``None``: from the labels and
+#: ``class_weight``).
+Chunk = tuple[Any, NDArray[Any], "FloatArray | None"]
+
+
+class _ChunkedRun:
+    """The sub-problems of a fit over chunks (:meth:`Trainer._fit_chunks`): their step races,
+    then the winners' passes, the held-out losses and the best iterates."""
+
+    def __init__(self, trainer: Trainer, classes: NDArray[Any], n_features: int, seed: Any,
+                 init: list[FloatArray] | None) -> None:
+        self.trainer = trainer
+        self.classes = classes
+        self.n_features = n_features
+        self.seed = seed
+        self.init = init
+        self.setup: Setup | None = None
+        self.races: list[StepRace] = []
+        self.solvers: list[Solver] = []
+        self.states: list[SolverState] = []
+        self.helds: list[HeldOut] = []
+        self.counts = np.zeros(len(classes))
+        self.last: list[SolveResult | None] = []
+        self.best: list[float] = []
+        self.best_w: list[FloatArray | None] = []
+        self.stall: list[int] = []
+        self.stopped: list[bool] = []
+        self.prev: list[tuple[float, float]] = []
+
+    @property
+    def all_stopped(self) -> bool:
+        return bool(self.stopped) and all(self.stopped)
+
+    def _weights(self, y: NDArray[Any], w: FloatArray | None, first_pass: bool) -> FloatArray:
+        t = self.trainer
+        if first_pass:
+            self.counts = self.counts + class_counts(y, self.classes)
+        return sample_weights(y, self.classes, self.counts, w, y.shape[0], t.class_weight)
+
+    def _start(self, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
+        t = self.trainer
+        setup = self.setup = make_setup(t, X, self.classes, weights, regime="stream")
+        n_sub = n_subproblems(setup)
+        seeds = [self.seed] if n_sub == 1 else spawn_seeds(self.seed, n_sub)
+        for j in range(n_sub):
+            ysub, csub = sub_labels(setup, y, j)
+            w0 = None if self.init is None else self.init[j]
+
+            def make(step: StepRule | None, seed: Any = seeds[j]) -> Solver:
+                return make_solver(t, setup, seed, _ReportTo(t), step=step)
+
+            def init(solver: Solver, y_: NDArray[Any] = ysub, c_: Any = csub,
+                     w0_: FloatArray | None = w0) -> SolverState:
+                return solver._init_validated(X, y_, weights, c_, w0_)
+
+            race = StepRace(setup.step_candidates or (None,), recipes.RACE_FIRST_SEGMENT, make)
+            race.start(init)
+            race.fresh = True
+            self.races.append(race)
+        self.last = [None] * n_sub
+        self.best = [math.inf] * n_sub
+        self.best_w = [None] * n_sub
+        self.stall = [0] * n_sub
+        self.stopped = [False] * n_sub
+        self.prev = [(0.0, 0.0)] * n_sub
+
+    def chunk(self, X: Any, y: NDArray[Any], w: FloatArray | None, first_pass: bool) -> None:
+        """Learn from one chunk: the races while they run, then the winners."""
+        check_two = self.setup is None
+        weights = self._weights(y, w, first_pass)
+        if check_two:
+            encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
+            self._start(X, y, weights)
+        setup = self.setup
+        assert setup is not None
+        n = int(X.shape[0])
+        for j, race in enumerate(self.races):
+            if self.stopped[j]:
+                continue
+            ysub, _ = sub_labels(setup, y, j)
+            rest = n
+            if not race.fresh:   # bound to the previous chunk: move to this one
+                if race.done:
+                    self.solvers[j].rebind(self.states[j], X, ysub, weights)
+                else:
+                    def bind(sv: Solver, st: SolverState, y_: NDArray[Any] = ysub
+                             ) -> SolverState:
+                        return sv.rebind(st, X, y_, weights)
+                    race.rebind(bind)
+            race.fresh = False
+            if not race.done:
+                used, _ = race.advance(n)
+                rest = n - used
+            if race.done and (len(self.solvers) <= j
+                              or self.solvers[j] is not race.winner.solver):
+                self._adopt(j)
+            if race.done and rest > 0:
+                res = self.solvers[j].run(self.states[j], max_samples=rest)
+                self.last[j] = res
+                if res.status is Status.DIVERGED:
+                    self.stopped[j] = True
+
+    def _adopt(self, j: int) -> None:
+        winner = self.races[j].winner
+        winner.report_divergence()
+        if winner.state.diverged:
+            self.stopped[j] = True
+        while len(self.solvers) <= j:
+            self.solvers.append(winner.solver)
+            self.states.append(winner.state)
+        self.solvers[j], self.states[j] = winner.solver, winner.state
+
+    def end_race(self) -> None:
+        """After a pass: a race that ran out of rows ends with its best candidate."""
+        for j, race in enumerate(self.races):
+            if not race.done:
+                race._cut_to_one()
+                self._adopt(j)
+            if race.done and (len(self.solvers) <= j or self.solvers[j] is not
+                              race.winner.solver):
+                self._adopt(j)
+
+    def hold_out(self, parts: list[tuple[Any, NDArray[Any], FloatArray | None]]) -> None:
+        """Bind the held-out rows collected over the first pass to each sub-problem."""
+        setup = self.setup
+        assert setup is not None
+        X = (sp.vstack([p[0] for p in parts], format="csr") if sp.issparse(parts[0][0])
+             else np.vstack([p[0] for p in parts]))
+        y = np.concatenate([p[1] for p in parts])
+        given = [p[2] for p in parts]
+        w = None if any(g is None for g in given) else np.concatenate(
+            [g for g in given if g is not None])
+        weights = sample_weights(y, self.classes, self.counts, w, y.shape[0],
+                                 self.trainer.class_weight)
+        for j, solver in enumerate(self.solvers):
+            yv, cv = sub_labels(setup, y, j)
+            self.helds.append(HeldOut(solver, X, yv, weights, cv))
+
+    def end_pass(self) -> list[float]:
+        """The held-out (or, without held-out rows, the pass's progressive) loss of each
+        sub-problem still training, and the stopping test on it."""
+        t = self.trainer
+        losses = []
+        for j, state in enumerate(self.states):
+            if self.stopped[j]:
+                continue
+            w = state.output_iterate()
+            if self.helds:
+                score = self.helds[j].loss(w)
+            else:   # scikit-learn's training loss of a pass: its progressive loss
+                now = progressive(state)
+                score = (now[0] - self.prev[j][0]) / max(now[1] - self.prev[j][1], 1e-300)
+                self.prev[j] = now
+            losses.append(score)
+            if self.best_w[j] is None or (t.tol is not None
+                                          and score < self.best[j] * (1.0 - t.tol)):
+                self.best[j], self.best_w[j], self.stall[j] = score, np.array(w), 0
+            else:
+                self.stall[j] += 1
+            if t.tol is not None and self.stall[j] >= t.n_iter_no_change:
+                self.stopped[j] = True
+        return losses
+
+    def results(self) -> tuple[list[SolveResult], list[str]]:
+        """Each sub-problem's result, its iterate the best one seen (``tol=None``: the last),
+        and why those that did not stop on their test ended."""
+        t = self.trainer
+        whys: list[str] = []
+        final: list[SolveResult] = []
+        for j, state in enumerate(self.states):
+            res = self.last[j]
+            if res is None:
+                res = self.solvers[j].run(state, max_samples=0)
+            # "still improving" needs two passes to compare: a one-pass budget (the common
+            # choice for a stream) is no sign of an unfinished fit
+            passes = len(t.validation_loss_)
+            if t.tol is not None and not self.stopped[j] and passes >= 2 and self.stall[j] == 0:
+                what = "held-out" if self.helds else "progressive"
+                why = (f"the {what} loss was still improving when max_iter="
+                       f"{float(t.max_epochs):g} passes ended (best {self.best[j]:.6g})")
+                whys.append(why if len(self.states) == 1 else
+                            f"class {self.classes[j]!r} vs rest: {why}")
+            bw = self.best_w[j]
+            if t.tol is not None and bw is not None and not state.diverged:
+                objective = state.objective
+
+                def value(bw: FloatArray = bw, o: Any = objective) -> float:
+                    return float(o.value(bw))
+
+                res = dataclasses.replace(res, w=bw,
+                                          fun=PendingObjective(value))  # type: ignore[arg-type]
+            final.append(res)
+        return final, whys
+
+
+def _with_raced_step(setup: Setup, steps: Sequence[float | None]) -> Setup:
+    """The setup with the step its race chose (the same for every sub-problem), so that the
+    model describes the step that trained it."""
+    if len(set(steps)) == 1 and steps[0] is not None:
+        return dataclasses.replace(setup, step=Constant(eps=steps[0]))
+    return setup
 
 
 class _ReportTo:

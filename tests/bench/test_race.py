@@ -305,3 +305,30 @@ def test_a_tiny_race_end_to_end() -> None:
     assert cs["sqnopt SGD"]["params"]["eps0"] > 0 and len(cs["sqnopt SGD"]["tuning"]["eps0"]) == 5
     assert cs["sqnopt L-BFGS (full batch)"]["objective_check"] < 1e-12
     assert entry["ratios"]["1e-06"]["ratio"] is not None
+
+
+def test_cores_reach_sqnopt_and_the_report() -> None:
+    """``--cores N``: sqnopt's contenders run with ``n_jobs=N`` (traced solvers and the
+    estimator) and the report says what every contender was given."""
+    pytest.importorskip("sklearn")
+    from race.problems import reference
+    from race.runner import Settings, finish_problem, run_problem
+
+    rec = _record(1, 2, 50)
+    rec["config"]["cores"] = 2
+    md = report.render(json.loads(core.compact_record(rec)[0]), None)
+    assert "`n_jobs=2`" in md and "`OPENBLAS_NUM_THREADS=2`" in md
+    rec["config"]["cores"] = 1
+    assert "single-threaded BLAS" in report.render(json.loads(core.compact_record(rec)[0]),
+                                                   None)
+    p = _problem("logistic", np.random.default_rng(0))
+    reference(p, None)
+    chosen = [C.by_name()["sqnopt L-BFGS (full batch)"], C.by_name()["SQNClassifier()"]]
+    C.N_JOBS[0] = 2
+    try:
+        entry = finish_problem(p, run_problem(p, chosen, Settings(
+            repeats=1, log=lambda _: None, pilot_cap=0.2, max_passes=30, n_jobs=2), []))
+    finally:
+        C.N_JOBS[0] = 1
+    for name in ("sqnopt L-BFGS (full batch)", "SQNClassifier()"):
+        assert entry["contenders"][name]["time_to"]["1e-06"] is not None, name

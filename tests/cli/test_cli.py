@@ -110,11 +110,30 @@ def test_streaming_train_with_chunks(capsys: pytest.CaptureFixture[str], tmp_pat
                          "--history", str(tmp_path / "h.json"))
     assert code == 0, err
     assert "streamed in chunks of 8000" in out
-    acc = float(out.split("last pass):")[1].split()[0])
+    acc = float(out.split("test accuracy:")[1].split()[0])
     assert acc > 0.8
-    hist = json.loads((tmp_path / "h.json").read_text())["runs"][0]["history"]
-    assert len(hist["samples"]) == 1 + 2 * 5           # start + one point per chunk
-    assert np.all(np.diff(hist["samples"]) > 0)         # one solve continued across chunks
+    held = float(out.split("held-out loss (best pass")[1].split(":")[1].split()[0])
+    assert 0.2 < held < 0.5
+    doc = json.loads((tmp_path / "h.json").read_text())
+    assert len(doc["summary"]["validation_loss"]) == 2    # the held-out loss of each pass
+    assert doc["summary"]["passes"] == 2
+    assert "adagrad(" in out and "constant(eps=" in out  # the large-data recipe, its raced step
+    code, _, err = run(capsys, "plot", str(tmp_path / "h.json"), "-o", str(tmp_path / "p.png"))
+    assert code == 1 and "held-out loss after each pass" in err
+
+
+def test_streaming_train_with_a_binary_cache(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    cache = tmp_path / "a9a.cache"
+    args = ("train", "a9a", "--chunk-size", "8000", "--max-epochs", "2", "--tol", "none",
+            "--progress", "never", "--seed", "0", "--cache", str(cache),
+            "--model", str(tmp_path / "m.npz"), "--history", str(tmp_path / "h.json"))
+    code, first, err = run(capsys, *args)
+    assert code == 0, err and cache.exists()
+    code, second, err = run(capsys, *args)           # read from the cache: the same model
+    assert code == 0, err
+    assert first.split("test accuracy:")[1].split()[0] == \
+        second.split("test accuracy:")[1].split()[0]
 
 
 def test_train_on_the_criteo_sample(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -169,7 +169,7 @@ def test_csv_target_option_hashing_and_tsv_detection(work: Path,
     code, out, err = _run(capsys, "train", "num.tsv", "--target", "outcome", *QUICK)
     assert code == 0, err
     assert "label column 'outcome'; 2 numeric columns" in out and "x 2 features" in out
-    code, out, err = _run(capsys, "train", "people.csv", "--categorical", "hash", *QUICK)
+    code, out, err = _run(capsys, "train", "people.csv", "--encoding", "hash", *QUICK)
     assert code == 0, err
     assert "1 categorical (hash)" in out
     assert LinearModel.load(work / "sqnopt_model.npz").n_features == 2 + 2**13

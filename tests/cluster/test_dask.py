@@ -103,6 +103,34 @@ def test_full_batch_lbfgs_equals_one_machine_on_1_and_2_workers(client: Any) -> 
     assert np.array_equal(one.w, two.w) and one.fun == two.fun
 
 
+def test_worker_threads_change_no_result() -> None:
+    """``n_jobs`` reaches every chunk's passes on its worker (here an in-process worker, so that
+    a block policy splitting these small chunks into many blocks applies there too): the fit is
+    the same bits on 1, 2 and 4 threads, distributed and sequential."""
+    from sqnopt import _parallel
+
+    X, y = _binary(n=2400, sparse=True)
+    old = _parallel._set_block_policy(min_block_work=64, reduce_ratio=1e-3, max_blocks=32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster1 = _cluster(1, processes=False)
+        client1 = distributed.Client(cluster1, set_as_default=False)
+    try:
+        with client1.as_current():
+            fits = {n: DaskSQNClassifier(alpha=1e-3, random_state=3, local_batch=0,
+                                         n_jobs=n).fit(*_dask(X, y, 600)) for n in (1, 2, 4)}
+    finally:
+        _parallel._set_block_policy(**old)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client1.close()
+            cluster1.close()
+    assert fits[1].distributed_
+    for n in (2, 4):
+        np.testing.assert_array_equal(fits[n].coef_, fits[1].coef_)
+        assert fits[n].n_iter_ == fits[1].n_iter_
+
+
 def test_estimator_defaults_equal_sqnclassifier(client: Any) -> None:
     """The default recipe (progressive batching with an Armijo search, growing to full-batch
     L-BFGS), same seed: same batches, same iterations, objective equal to 1e-10; the first

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 import pickle
 import shutil
@@ -252,6 +253,15 @@ def _template() -> Path:
         for i in range(40)))
     (d / "bad.csv").write_text("a,label\n1,0\n,1\nx,0,3\n")
     (d / "ok.tsv").write_text("x\ty\n" + "".join(f"{i / 7:.3f}\t{i % 2}\n" for i in range(20)))
+    mixed = [f"{rng.normal():.3f},{i % 5},{'xyz'[i % 3]},{'ny'[i % 2]}" for i in range(40)]
+    mixed[7] = "abc,1,x,y"                                  # one bad value: an error, not a
+    (d / "mixed.csv").write_text("a,b,city,label\n" + "\n".join(mixed) + "\n")  # category
+    (d / "ids.csv").write_text("id,a,label\n" + "".join(
+        f"u{i:04d},{rng.normal():.3f},{i % 2}\n" for i in range(40)))
+    (d / "nanlabel.csv").write_text("a,label\n" + "".join(
+        f"{rng.normal():.3f},{'nan' if i == 5 else i % 2}\n" for i in range(30)))
+    (d / "scale.svm").write_text("".join(f"{(-1, 1)[i % 2]} 1:{rng.normal() * 1e300:.3e} "
+                                          f"2:{rng.normal():.3f}\n" for i in range(30)))
     import lzma
 
     good = lzma.compress((d / "ok.svm").read_bytes())
@@ -261,6 +271,7 @@ def _template() -> Path:
                 probabilistic=True, info={"features": {"format": "svmlight", "n_features": 6}}
                 ).save(d / "m.npz")
     (d / "corrupt.npz").write_bytes((d / "m.npz").read_bytes()[:100])
+    _training_checkpoints(d)
     (d / "h.json").write_text('{"format": "sqnopt.history", "label": "x", "runs": [{"name": "", '
                               '"history": {"iteration": [0, 5], "samples": [0, 25], '
                               '"effective_passes": [0, 0.6], "time": [0, 0.01], '
@@ -272,6 +283,33 @@ def _template() -> Path:
     atexit.register(shutil.rmtree, d, True)
     _TEMPLATE = d
     return d
+
+
+def _training_checkpoints(d: Path) -> None:
+    """``ck.npz``: a checkpoint of ``sqnopt train ok.svm`` (its defaults), and
+    ``damaged_ck.npz``: the same with its sampler's permutation out of range and a NaN
+    iterate (a valid container)."""
+    from sqnopt.checkpoint import Checkpoint
+    from sqnopt.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        old = os.getcwd()
+        os.chdir(d)
+        try:
+            main(["train", "ok.svm", "--progress", "never", "--max-epochs", "2", "--checkpoint",
+                  "ck.npz", "--model", "ck_model.npz", "--history", "ck_history.json"])
+        finally:
+            os.chdir(old)
+    ck = Checkpoint.load(d / "ck.npz")
+    for rec in ck.state["subs"]:
+        st = rec.get("solver", {}).get("state", {})
+        if "sampler" in st and "perm" in st["sampler"]["state"]:
+            st["sampler"]["state"]["perm"] = st["sampler"]["state"]["perm"] + 10**9
+        if "w" in st:
+            st["w"] = np.full_like(st["w"], np.nan)
+    ck.save(d / "damaged_ck.npz")
+    for name in ("ck_model.npz", "ck_history.json"):
+        (d / name).unlink(missing_ok=True)
 
 
 def cli(argv: list[str], files: dict[str, bytes] | None = None) -> dict[str, Any]:
@@ -302,6 +340,258 @@ def cli(argv: list[str], files: dict[str, bytes] | None = None) -> dict[str, Any
     finally:
         os.chdir(old)
         shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- checkpoints
+#: Settings under which a component's state becomes non-trivial within a few dozen iterations
+#: (as tests/solver/test_resume.py's).
+_STRESS: dict[tuple[str, str], dict[str, Any]] = {
+    ("curvature", "lbfgs"): {"memory": 3}, ("curvature", "regularized_bfgs"):
+    {"method": "eig", "refresh_every": 4}, ("gradient", "svrg"): {"period": 40},
+    ("projection", "l1ball"): {"radius": 0.3}, ("projection", "eg_pm"): {"radius": 2.0},
+    ("schedule", "linear"): {"b1": 2, "gamma": 4.0},
+    ("schedule", "geometric"): {"b1": 2, "rate": 1.2}, ("objective", "loglinear"):
+    {"n_outputs": 3},
+}
+
+
+def _ckpt_data(objective: Any, sparse: bool) -> tuple[Any, Any]:
+    from sqnopt import LogLinear
+
+    rng = np.random.default_rng(0)
+    n = 90
+    if isinstance(objective, LogLinear):
+        X = rng.normal(size=(n, 12))
+        y = np.argmax(X.reshape(n, 3, 4).sum(axis=2) + rng.normal(size=(n, 3)), axis=1)
+    elif objective.label_kind == "multiclass":
+        y = np.arange(n) % 3
+        X = rng.normal(size=(3, 6))[y] + rng.normal(size=(n, 6))
+    else:
+        y = np.where(np.arange(n) % 2, 1.0, -1.0)
+        X = rng.normal(size=(n, 6)) + 0.8 * y[:, None]
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.6))
+    return X, y.astype(float)
+
+
+def _ckpt_solver(kind: str, name: str) -> tuple[Callable[[], Any], Any]:
+    """A zero-argument factory of a Solver exercising the registered component ``kind`` /
+    ``name`` (the construction of tests/solver/test_resume.py's ``solver_factory``)."""
+    from sqnopt import Armijo, Constant, Decaying, Fixed, LogLoss, Solver, SquaredHinge
+    from sqnopt.registry import get_registry
+
+    reg = get_registry()
+    comp = reg.create(kind, name, **_STRESS.get((kind, name), {}))  # type: ignore[arg-type]
+    parts: dict[str, Any] = {"curvature": "identity", "schedule": Fixed(5), "projection": None,
+                             "gradient": "minibatch"}
+    parts[kind] = comp
+    if kind == "objective":
+        objective = comp
+    else:
+        objective = LogLoss(lam=1e-3)
+        for cap in sorted(comp.requires - objective.capabilities):
+            alt = objective.with_capability(cap)
+            if alt is None:
+                break
+            objective = alt
+        if not comp.requires <= objective.capabilities:
+            for e in reg.entries("objective"):
+                cand = reg.create("objective", e.name, lam=1e-3)
+                if comp.requires <= cand.capabilities and cand.label_kind == "binary":
+                    objective = cand
+                    break
+        if kind == "step" and name == "pegasos":
+            objective = SquaredHinge(lam=1e-2)
+    steps = [parts.pop("step")] if kind == "step" else [Decaying(0.05, 20), Constant(0.05),
+                                                          Armijo()]
+    parts.pop("objective", None)
+    kw = {"random_state": 3, "report_every": 4, "history_every": 5}
+    for step in steps:
+        try:
+            Solver(objective, step=step, **parts, **kw)
+        except ValueError:
+            continue
+        return (lambda: Solver(objective, step=step, **parts, **kw)), objective
+    raise ValueError(f"no step rule works with {kind} {name}")
+
+
+def _leaves(node: Any, path: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if isinstance(node, dict):
+        for k in sorted(node):
+            out += _leaves(node[k], f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _leaves(v, f"{path}.{i}")
+    else:
+        out.append((path, node))
+    return out
+
+
+def _put(tree: Any, path: str, value: Any) -> None:
+    *head, last = path.split(".")
+    node = tree
+    for key in head:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return {"f": "float_array", "i": "int_array", "u": "int_array", "b": "bool_array",
+                "U": "str_array"}.get(value.dtype.kind, "other_array")
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    return type(value).__name__
+
+
+def _mutated(value: Any, op: str, arg: int, n: int, leaves: list[tuple[str, Any]]) -> Any:
+    """``value`` changed by ``op`` (None: the operation does not apply to it)."""
+    arr = value if isinstance(value, np.ndarray) else None
+    if op in ("none", "string", "list", "dict"):
+        return {"none": None, "string": "x", "list": [1, 2], "dict": {}}[op]
+    if op == "swap":
+        same = [v for _, v in leaves if isinstance(v, np.ndarray) and arr is not None
+                and v is not arr and v.shape == arr.shape and v.dtype == arr.dtype]
+        return same[arg % len(same)].copy() if same else None
+    if isinstance(value, bool):
+        return (not value) if op == "flip" else None
+    if arr is not None and arr.dtype.kind in "fiub":
+        if op == "drop":
+            return arr[..., :-1] if arr.ndim and arr.size else None
+        if op == "append":
+            return np.concatenate([arr.reshape(-1), arr.reshape(-1)[:1]]) if arr.size else None
+        if op == "reshape2d":
+            return arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1)
+        if op == "to_float":
+            return arr.astype(np.float64) + 0.5
+        if op == "to_int":
+            return np.nan_to_num(arr, posinf=0, neginf=0).astype(np.int64)
+        if op == "to_str":
+            return arr.astype(str)
+        if not arr.size:
+            return None
+        out = arr.copy()
+        j = arg % out.size
+        if op == "dup" and out.size > 1:
+            out.flat[j] = out.flat[(j + 1) % out.size]
+            return out
+        vals = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "huge": 1e300,
+                "tiny": 5e-324, "zero": 0, "neg": -1, "neg5": -5, "big": n + 10**6 + arg,
+                "i63": 2**63 - 1}
+        if op not in vals:
+            return None
+        v = vals[op]
+        if out.dtype.kind in "iub" and isinstance(v, float) and not v.is_integer():
+            return None
+        try:
+            out.flat[j] = v
+        except (OverflowError, ValueError):
+            return None
+        return out
+    if isinstance(value, (int, float)):
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "huge": 1e300,
+                "tiny": 5e-324, "zero": 0, "neg": -1, "neg5": -5, "big": n + 10**6 + arg,
+                "i63": 2**63, "i64": 2**64, "to_float": float(value) + 0.5,
+                "to_int": int(value) if math.isfinite(value) else 0}.get(op)
+    return None
+
+
+def checkpoint_case(kind: str, name: str, sparse: bool, k: int, m: int,
+                    mutations: list[tuple[int, str, int]], via: str, trainer: bool
+                    ) -> dict[str, Any]:
+    """Checkpoint a solve (or a Trainer fit) of the component ``kind``/``name`` after ``k``
+    iterations, change its values (``mutations``: leaf pick, operation, argument), write it to
+    a file and read it back (``via="file"``: the container stays valid), restore it on the
+    same data and run ``m`` more iterations. Returns what was changed and how the run ended;
+    errors propagate (the parent judges them)."""
+    from sqnopt.checkpoint import Checkpoint
+
+    make, objective = _ckpt_solver(kind, name)
+    X, y = _ckpt_data(objective, sparse)
+    n = X.shape[0]
+    if trainer:
+        from sqnopt.training import Trainer
+
+        loss = "logloss" if objective.label_kind == "binary" else "softmax"
+        curv = name if kind == "curvature" else "lbfgs"
+
+        def make_trainer() -> Any:
+            return Trainer(loss, curvature=curv, random_state=3, max_epochs=3, tol=1e-9)
+        cks: list[Any] = []
+        try:
+            make_trainer().fit(X, y, checkpoint=cks.append, checkpoint_every=0.5)
+        except ValueError:          # a curvature model the Trainer does not take for this loss
+            make_trainer = lambda: Trainer("logloss", curvature="lbfgs",  # noqa: E731
+                                           random_state=3, max_epochs=3, tol=1e-9)
+            make_trainer().fit(X, y, checkpoint=cks.append, checkpoint_every=0.5)
+        ck = cks[k % len(cks)]
+    else:
+        s = make()
+        st = s.init_state(X, y)
+        if k:
+            s.run(st, max_iter=k)
+        ck = st.checkpoint()
+    state = ck.state
+    leaves = [(p, v) for p, v in _leaves(state) if not isinstance(v, str)]
+    changed: list[tuple[str, str, str]] = []
+    for pick, op, arg in mutations:
+        if not leaves:
+            break
+        path, value = leaves[pick % len(leaves)]
+        new = _mutated(value, op, arg, n, leaves)
+        if new is None:
+            continue
+        _put(state, path, new)
+        changed.append((path, op, _kind_of(value)))
+        leaves = [(p, v) for p, v in _leaves(state) if not isinstance(v, str)]
+    out: dict[str, Any] = {"changed": changed, "n": n}
+    d = Path(tempfile.mkdtemp(prefix="fuzz-ckpt-"))
+    try:
+        if via == "file":
+            path = d / "ck.npz"
+            ck.save(path)                       # a valid container with the changed values
+            ck = Checkpoint.load(path)
+        if trainer:
+            fitted = make_trainer()
+            fitted.fit(X, y, resume=ck)
+            w = np.concatenate([np.ravel(r.w) for r in fitted.results_])
+            out.update(status=[r.status.value for r in fitted.results_], w=w)
+        else:
+            s2 = make()
+            restored = s2.restore(ck, X, y)
+            res = s2.run(restored, max_iter=m)
+            out.update(status=[res.status.value], w=np.asarray(res.w), fun=float(res.fun))
+        return out
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- CSV typing
+def csv_table(content: bytes, target: str | None, categorical: list[str], drop: list[str],
+              encoding: str) -> dict[str, Any]:
+    """``load_table`` on a generated table (its outcome is judged by the parent's oracle)."""
+    from sqnopt.datasets import load_table
+
+    d = Path(tempfile.mkdtemp(prefix="fuzz-csv-"))
+    try:
+        path = d / "t.csv"
+        path.write_bytes(content)
+        X, y, spec = load_table(path, target=target, categorical=categorical, drop=drop,
+                                encoding=encoding)
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+        return {"path": str(path), "shape": Xd.shape, "numeric_block": Xd[:, :len(spec["numeric"])],
+                "finite": bool(np.all(np.isfinite(Xd))), "y": np.asarray(y), "spec": spec,
+                "row_sums": Xd[:, len(spec["numeric"]):].sum(axis=1)}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------- threads
@@ -345,6 +635,7 @@ def threads(kind: str, n_threads: int) -> dict[str, Any]:
 CASES: dict[str, Callable[..., Any]] = {
     "solver_fit": solver_fit, "estimator": estimator, "sparse_entry": sparse_entry,
     "svmlight": svmlight, "model_file": model_file, "cli": cli, "threads": threads,
+    "checkpoint": checkpoint_case, "csv_table": csv_table,
 }
 
 

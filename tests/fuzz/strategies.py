@@ -168,7 +168,7 @@ def component(kind: str, names: list[str] | None = None) -> st.SearchStrategy[An
 
     @st.composite
     def one(draw: st.DrawFn) -> Any:
-        if draw(st.integers(0, 19)) == 0:
+        if draw(st.integers(0, 39)) == 0:
             return draw(st.sampled_from(["nope", "", 3, None, ("lbfgs", "x")]))
         entry = draw(st.sampled_from(entries))
         params = entry.parameters()
@@ -374,7 +374,8 @@ def model_bytes(draw: st.DrawFn) -> bytes:
 
 # ---------------------------------------------------------------------------- command lines
 _DATA = ["ok.svm", "multi.svm", "empty.svm", "huge.svm", "bad.svm", "corrupt.xz", "missing.svm",
-         "adir", "m.npz", "/dev/null", "ok.csv", "bad.csv", "ok.tsv"]
+         "adir", "m.npz", "/dev/null", "ok.csv", "bad.csv", "ok.tsv", "mixed.csv", "ids.csv",
+         "nanlabel.csv", "scale.svm", "ck.npz", "damaged_ck.npz"]
 _OUT = ["out.npz", "adir", "/dev/null", "nope/x.npz", "m.npz", "h2.json", "", "/proc/x.npz"]
 _NUM = ["0", "1", "-1", "2", "0.5", "nan", "inf", "-inf", "1e9", "abc", "", "3", "1e-3",
         "99999999999999999999"]
@@ -424,7 +425,13 @@ def argv(draw: st.DrawFn) -> list[str]:
             "--preset": st.sampled_from(["sqb", "pegasos", "sgd", "adagrad", "lbfgs", "gd",
                                          "sgd:eps0=0.1", "sgd:x=1", "nope", ""]),
             "--target": st.sampled_from(["label", "y", "a", "nope", ""]),
-            "--categorical": st.sampled_from(["onehot", "hash", "x"]),
+            "--categorical": st.sampled_from(["a", "b", "city", "a,city", "id", "hash", "x",
+                                              ""]),
+            "--encoding": st.sampled_from(["onehot", "hash", "x"]),
+            "--drop": st.sampled_from(["a", "id", "city", "label", "x", "a,b"]),
+            "--checkpoint": st.sampled_from(["ck.npz", "new_ck.npz", "adir", "m.npz"]),
+            "--resume": st.sampled_from(["ck.npz", "damaged_ck.npz", "m.npz", "missing.npz"]),
+            "--checkpoint-every": st.sampled_from(["1", "0.5", "0", "x"]),
         }
         for opt in draw(st.lists(st.sampled_from(sorted(opts)), unique=True, max_size=4)):
             args += [opt, draw(opts[opt])]
@@ -484,3 +491,88 @@ def history_json(draw: st.DrawFn) -> bytes:
     doc = {"format": "sqnopt.history", "label": draw(st.sampled_from(["a", "", "é\u2603"])),
            "data": draw(st.sampled_from(["d", None, 3])), "runs": runs}
     return json.dumps(doc, allow_nan=True).encode()
+
+
+# ---------------------------------------------------------------------------- CSV tables
+#: Cells a numeric column's values are drawn from (finite numbers, written several ways).
+_NUMBER = st.one_of(st.integers(-999, 999).map(str),
+                    st.floats(-1e6, 1e6, allow_nan=False).map(repr),
+                    st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.3e}"),
+                    st.sampled_from(["+2", " 4 ", "0", "-0", "1e300", "5e-324", ".5", "7."]))
+#: Words of a text column: none parses as a number or is a missing marker.
+_WORDS = ["paris", "rome", "oslo", "lima", "x1", "A-3", "b c", "naïve", "z,z", 'q"q', "Ω"]
+#: What a cell of a numeric column may be turned into.
+BAD_CELLS = ["abc", "inf", "-inf", "Infinity", "1e400", "-1e400", "1\x00", "\x00", "12abc",
+             "two words", "nan", "NaN", "NA", "N/A", "#N/A", "null", "None", "", "  "]
+#: Missing markers of sqnopt.datasets.MISSING_MARKERS, written in several cases.
+MARKERS = ["", "  ", "NA", "na", "N/A", "#N/A", "nan", "NaN", "null", "NULL", "None"]
+
+
+@st.composite
+def csv_table(draw: st.DrawFn) -> dict[str, Any]:
+    """A table (header and rows) whose columns were made with an intent -- numeric with maybe
+    a few bad cells, text with maybe a few numbers or missing markers, an identifier, empty --
+    and a label column of some kind; plus the options of ``load_table``. The intents are what
+    the test's oracle reads."""
+    n = draw(st.integers(1, 45))
+    n_cols = draw(st.integers(1, 4))
+    cols: list[dict[str, Any]] = []
+    for j in range(n_cols):
+        intent = draw(st.sampled_from(["num"] * 4 + ["num_bad", "text", "text", "text_mixed",
+                                                    "text_missing", "id", "empty",
+                                                    "inf_words"]))
+        if intent.startswith("num"):
+            cells = [draw(_NUMBER) for _ in range(n)]
+            if intent == "num_bad":
+                for _ in range(draw(st.integers(1, 3))):
+                    cells[draw(st.integers(0, n - 1))] = draw(st.sampled_from(BAD_CELLS))
+        elif intent == "id":
+            cells = [f"u{i:05d}" for i in range(n)]
+        elif intent == "empty":
+            cells = [draw(st.sampled_from(MARKERS)) for _ in range(n)]
+        elif intent == "inf_words":
+            cells = [draw(st.sampled_from(["Infinity", "-inf", "nan", "paris"])) for _ in range(n)]
+        else:
+            k = draw(st.integers(1, 4))
+            cells = [draw(st.sampled_from(_WORDS[:k])) for _ in range(n)]
+            if intent == "text_mixed":
+                cells[draw(st.integers(0, n - 1))] = draw(_NUMBER)
+            elif intent == "text_missing":
+                cells[draw(st.integers(0, n - 1))] = draw(st.sampled_from(MARKERS))
+        cols.append({"name": f"c{j}", "intent": intent, "cells": cells})
+    label_kind = draw(st.sampled_from(["int"] * 6 + ["str"] * 3 + [
+        "float_cont", "missing", "mixed", "nonfinite", "id"]))
+    if label_kind == "str":
+        labels = [draw(st.sampled_from(["cat", "dog", "eel"])) for _ in range(n)]
+    elif label_kind == "float_cont":
+        labels = [repr(draw(st.floats(-5, 5, allow_nan=False))) for _ in range(n)]
+    elif label_kind == "id":
+        labels = [str(i) for i in range(n)]
+    else:
+        labels = [str(draw(st.integers(0, 2))) for _ in range(n)]
+        if label_kind == "missing":
+            labels[draw(st.integers(0, n - 1))] = draw(st.sampled_from(MARKERS))
+        elif label_kind == "mixed":
+            labels[draw(st.integers(0, n - 1))] = draw(st.sampled_from(["cat", "x1"]))
+        elif label_kind == "nonfinite":
+            labels[draw(st.integers(0, n - 1))] = draw(st.sampled_from(["inf", "-Infinity",
+                                                                        "1e400"]))
+    label_at = draw(st.integers(0, n_cols))
+    names = [c["name"] for c in cols]
+    declared = [c for c in names if draw(st.integers(0, 3)) == 0]
+    dropped = [c for c in names if c not in declared and draw(st.integers(0, 4)) == 0]
+    if draw(st.integers(0, 39)) == 0:
+        (declared if draw(st.booleans()) else dropped).append(draw(st.sampled_from(
+            ["nope", "hash", "label"])))
+    header = names[:label_at] + ["label"] + names[label_at:]
+    out = io.StringIO()
+    import csv
+
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    by_name = {c["name"]: c["cells"] for c in cols} | {"label": labels}
+    for i in range(n):
+        w.writerow([by_name[h][i] for h in header])
+    return {"content": out.getvalue().encode("utf-8"), "columns": cols, "labels": labels,
+            "label_kind": label_kind, "header": header, "categorical": declared,
+            "drop": dropped, "encoding": draw(st.sampled_from(["onehot", "hash"]))}

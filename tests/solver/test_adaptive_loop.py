@@ -267,19 +267,21 @@ def test_extreme_margins_stay_finite() -> None:
 def test_overflowing_step_stops_with_nothing_applied() -> None:
     """Values whose squared gradient overflows: the run stops as diverged with the iterate and
     the accumulator of the last finite step (nothing of the failing step applied)."""
-    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1e200, 1.0]]))
+    # the largest value whose square the data check accepts: the accumulator's second square
+    # of its gradient overflows
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.2e154, 1.0]]))
     y = np.array([1.0, -1.0, -1.0])
-    seq = np.array([0, 1, 0, 1, 2, 0])
+    seq = np.array([0, 1, 0, 1, 2, 2, 0])
     solver = Solver(objective=LogLoss(lam=1e-3), curvature=AdaGrad(composite=True),
                     schedule=Fixed(1), step=Constant(0.5), fit_intercept=True,
-                    batch_sequence=seq, max_iter=6)
+                    batch_sequence=seq, max_iter=7)
     state = solver.init_state(X, y)
-    solver.run(state, max_iter=4)
+    solver.run(state, max_iter=5)
     state.sync()
     w_before, acc_before = state.w.copy(), state.curvature.accumulator
     with pytest.warns(DivergenceWarning):
         result = solver.run(state)
-    assert result.status is Status.DIVERGED and state.counters.t == 4
+    assert result.status is Status.DIVERGED and state.counters.t == 5
     assert np.all(np.isfinite(result.w))
     state.sync()
     np.testing.assert_array_equal(state.w, w_before)

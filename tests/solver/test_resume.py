@@ -196,11 +196,15 @@ def same_result(a: Any, b: Any) -> None:
 
 
 def resume_matches(make: Any, X: Any, y: Any, k: int, m: int, *, sample_weight: Any = None,
-                   via: str = "pickle", chunks: int = 1) -> tuple[Any, Any]:
+                   via: str = "pickle", chunks: int = 1, after_init: Any = None
+                   ) -> tuple[Any, Any]:
     """Run ``k`` iterations (in ``chunks`` calls), checkpoint, restore into a new solver, run
-    ``m`` more; assert it matches running the same calls uninterrupted. Returns the results."""
+    ``m`` more; assert it matches running the same calls uninterrupted. Returns the results.
+    ``after_init(solver, state)`` runs right after ``init_state`` in both."""
     def start(s: Any) -> Any:
         st = s.init_state(X, y, sample_weight)
+        if after_init is not None:
+            after_init(s, st)
         for j in range(chunks):
             n = k // chunks + (1 if j < k % chunks else 0)
             if n:
@@ -270,14 +274,22 @@ def test_every_curvature_model_resumes_across_chunked_runs(name: str) -> None:
 
 # ---------------------------------------------------------------------------- specific states
 def test_lbfgs_after_memory_reset_and_ring_wrap() -> None:
-    """on_nonfinite='reset' with a pair that overflows: a reset mid-run, then checkpoints."""
+    """on_nonfinite='reset' with a pair that overflows: a reset mid-run, then checkpoints. (The
+    pair is fed to the kernel between two runs: data whose gradients overflow -- a row of
+    1e200 -- is refused before a fit.)"""
     X, y = binary_data()
-    X = X.copy()
-    X[3] *= 1e200                       # one sample whose gradient overflows in some pairs
     make = lambda: Solver(LogLoss(lam=1e-3), ("lbfgs", {"memory": 2}), Fixed(4),  # noqa: E731
                           Constant(1e-3), random_state=1, report_every=5, monitor=None)
+
+    def overflowing_pair(s: Any, st: Any) -> None:
+        s.run(st, max_iter=5)
+        assert st.curvature.count == 2
+        huge = np.full(st.w.shape, 1e200)           # r'r overflows
+        st.curvature.update_pair(huge, huge)
+        assert st.curvature.count == 0              # the memory was reset
+
     for k in (3, 11, 29):
-        resume_matches(make, X, y, k, 17)
+        resume_matches(make, X, y, k, 17, after_init=overflowing_pair)
 
 
 @pytest.mark.parametrize("method", ["eig", "cholesky", "inverse"])

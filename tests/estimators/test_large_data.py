@@ -1,0 +1,216 @@
+"""The large-data regime: the step race, held-out early stopping, fits on streams, and
+``partial_fit``'s streaming default (sqnopt.training._streaming, sqnopt.recipes.streaming)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sqnopt import SQNClassifier, recipes
+from sqnopt.datasets import stream_arrays
+from sqnopt.training import Trainer
+from sqnopt.training._streaming import MAX_HELD_OUT, StepRace, StreamHoldout
+
+sklearn = pytest.importorskip("sklearn")
+
+
+def _logistic_data(n: int, d: int = 40, seed: int = 0, density: float = 0.2
+                   ) -> tuple[sp.csr_matrix, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.choice([1.0, -1.0], size=k))
+    w = rng.normal(size=d)
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    y = np.where(rng.random(n) < p, 1, -1)
+    return X, y
+
+
+@pytest.fixture
+def large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the regime's thresholds small, so that test-sized data count as large."""
+    monkeypatch.setattr(recipes, "LARGE_ROWS", 1000)
+    monkeypatch.setattr(recipes, "LARGE_NNZ", 1000)
+
+
+def test_regime_needs_many_rows_and_expensive_passes() -> None:
+    assert recipes.large_scale(10**6, 2.4e7)
+    assert not recipes.large_scale(60_000, 4.7e7)     # fashion-mnist: solved to tol
+    assert not recipes.large_scale(10**6, 1e6)       # a pass costs next to nothing
+
+
+def test_step_candidates_follow_the_feature_scale() -> None:
+    X, _ = _logistic_data(500)
+    base = recipes.step_candidates(X, False)
+    scaled = recipes.step_candidates(X * 10.0, False)
+    assert len(base) == len(recipes.STEP_EXPONENTS)
+    np.testing.assert_allclose(np.array(scaled) * 10.0, base)
+    assert base == tuple(sorted(base))
+
+
+def test_holdout_is_the_same_rows_for_any_chunking() -> None:
+    h = StreamHoldout(0.1, seed=7)
+    whole = h.mask(0, 10_000, 0)
+    parts, row, picked = [], 0, 0
+    for size in (1, 999, 3000, 17, 5983):
+        m = h.mask(row, size, picked)
+        picked += int(m.sum())
+        parts.append(m)
+        row += size
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    assert 0.08 < whole.mean() < 0.12
+    other = StreamHoldout(0.1, seed=8).mask(0, 10_000, 0)
+    assert not np.array_equal(other, whole)
+
+
+def test_holdout_stops_at_its_cap() -> None:
+    h = StreamHoldout(0.5, seed=1, cap=100)
+    m1 = h.mask(0, 150, 0)
+    m2 = h.mask(150, 1000, int(m1.sum()))
+    assert int(m1.sum()) + int(m2.sum()) == 100
+    assert MAX_HELD_OUT >= 100_000
+
+
+def test_race_keeps_the_step_with_the_lowest_progressive_loss() -> None:
+    X, y = _logistic_data(6000, seed=3)
+    trainer = Trainer(alpha=1e-4, random_state=0)
+    from sqnopt.training._setup import make_setup, make_solver
+    from sqnopt.training._trainer import _ReportTo
+
+    setup = make_setup(trainer, X, np.array([-1, 1]), np.ones(X.shape[0]), regime="stream")
+    assert setup.streaming and setup.step_candidates
+
+    def make(step):  # type: ignore[no-untyped-def]
+        return make_solver(trainer, setup, 0, _ReportTo(trainer), step=step)
+
+    race = StepRace([1e-5, 0.3, 1e3], 200, make)
+    race.start(lambda solver: solver.init_state(X, y))
+    used, _ = race.advance(X.shape[0])
+    assert race.done and race.winner.step == 0.3
+    assert used == 200                # one segment: the better half of 3 is 1
+    assert race.rounds[0]["steps"][0] == 0.3 and race.rounds[0]["samples"] == 200
+    losses = race.rounds[0]["losses"]
+    assert losses == sorted(losses) and np.isinf(losses[-1])   # 1e3 diverged
+
+    # nine candidates: 9 -> 4 -> 2 -> 1 over segments of 100, 200, 400 examples
+    race = StepRace(list(recipes.step_candidates(X, True)), 100, make)
+    race.start(lambda solver: solver.init_state(X, y))
+    used, _ = race.advance(X.shape[0])
+    assert race.done and used == 700
+    assert [len(r["steps"]) for r in race.rounds] == [9, 4, 2]
+    # the candidates saw the same examples: the winner's state is where any would be
+    assert race.winner.state.counters.n_samples == 700
+
+
+def test_large_fit_races_then_stops_on_held_out_rows(large: None) -> None:
+    X, y = _logistic_data(8000, seed=1)
+    clf = SQNClassifier(random_state=0).fit(X, y)
+    assert clf.converged_
+    assert len(clf.steps_) == 1 and clf.steps_[0] in recipes.step_candidates(X, True)
+    losses = [v[0] for v in clf.validation_loss_]
+    assert len(losses) >= clf.n_iter_no_change + 1
+    best = int(np.argmin(losses))
+    assert len(losses) == best + 1 + clf.n_iter_no_change
+    assert clf.to_model().info["curvature"].startswith("adagrad(")
+    assert clf.score(X, y) > 0.7
+
+
+def test_the_model_is_the_best_iterate(large: None) -> None:
+    # tol = 0.5: no pass improves by half, so the fit stops n_iter_no_change passes after the
+    # first and keeps the first pass's iterate
+    X, y = _logistic_data(5000, seed=2)
+    one = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
+    stopped = SQNClassifier(random_state=0, tol=0.5, n_iter_no_change=2).fit(X, y)
+    assert stopped.n_iter_ == 3
+    np.testing.assert_array_equal(stopped.coef_, one.coef_)
+    np.testing.assert_array_equal(stopped.intercept_, one.intercept_)
+
+
+def test_small_data_keeps_the_in_memory_recipe() -> None:
+    X, y = _logistic_data(2000, seed=4)
+    clf = SQNClassifier(random_state=0).fit(X, y)
+    assert not hasattr(clf, "steps_")
+    assert not clf.to_model().info["curvature"].startswith("adagrad(")
+
+
+def test_stream_of_one_chunk_is_the_in_memory_fit(large: None) -> None:
+    X, y = _logistic_data(5000, seed=5)
+    mem = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
+    stream = stream_arrays(X, y, chunk_size=X.shape[0])
+    st = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(stream)
+    np.testing.assert_array_equal(st.coef_, mem.coef_)
+    np.testing.assert_array_equal(st.intercept_, mem.intercept_)
+
+
+def test_stream_in_chunks_learns_and_holds_out_the_same_rows() -> None:
+    X, y = _logistic_data(12_000, seed=6)
+    a = SQNClassifier(random_state=0, max_iter=3, tol=None).fit(
+        stream_arrays(X, y, chunk_size=1000))
+    b = SQNClassifier(random_state=0, max_iter=3, tol=None).fit(
+        stream_arrays(X, y, chunk_size=2500))
+    assert a.score(X, y) > 0.7 and b.score(X, y) > 0.7
+    assert a.n_features_in_ == X.shape[1]
+    # the same held-out rows: both report a loss per pass on them, of similar size
+    assert abs(a.validation_loss_[0][0] - b.validation_loss_[0][0]) < 0.05
+
+
+def test_partial_fit_default_is_streaming_not_newton() -> None:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    sc = StandardScaler().fit(Xtr)
+    Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
+    ours = SQNClassifier(random_state=0)
+    peer = SGDClassifier(loss="log_loss", random_state=0)
+    for s in range(0, Xtr.shape[0], 50):
+        ours.partial_fit(Xtr[s:s + 50], ytr[s:s + 50], classes=[0, 1])
+        peer.partial_fit(Xtr[s:s + 50], ytr[s:s + 50], classes=[0, 1])
+    assert ours.to_model().info["curvature"].startswith("adagrad(")
+    assert ours.score(Xte, yte) >= peer.score(Xte, yte) - 0.02
+
+
+def test_partial_fit_pickled_during_the_race_continues_exactly() -> None:
+    X, y = _logistic_data(3000, seed=8)
+    whole = SQNClassifier(random_state=0)
+    split = SQNClassifier(random_state=0)
+    for s in range(0, 3000, 100):
+        whole.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
+        split.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
+        if s == 300:    # still racing (first segment 250, then 500, ...)
+            assert split._trainer._race is not None
+            split = pickle.loads(pickle.dumps(split))
+    np.testing.assert_array_equal(split.coef_, whole.coef_)
+    assert split.steps_ == whole.steps_
+
+
+def test_named_curvature_keeps_its_recipe_in_partial_fit() -> None:
+    X, y = _logistic_data(2000, seed=9)
+    clf = SQNClassifier(curvature="lbfgs", random_state=0)
+    clf.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    assert clf._trainer._race is None
+    assert clf.to_model().info["curvature"].startswith("lbfgs(")
+
+
+def test_bad_early_stopping_settings_are_refused(large: None) -> None:
+    X, y = _logistic_data(2000, seed=10)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        SQNClassifier(validation_fraction=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="early_stopping"):
+        SQNClassifier(early_stopping="yes").fit(X, y)  # type: ignore[arg-type]
+
+
+def test_a_budget_that_ends_while_improving_warns(large: None) -> None:
+    from sqnopt.estimators import SQNConvergenceWarning
+
+    X, y = _logistic_data(5000, seed=11)
+    with pytest.warns(SQNConvergenceWarning, match="still improving when max_iter=2"):
+        SQNClassifier(random_state=0, max_iter=2).fit(X, y)
+    # one pass: nothing to compare with, no warning (the usual budget of a stream)
+    clf = SQNClassifier(random_state=0, max_iter=1).fit(X, y)
+    assert not clf.converged_ and clf.n_iter_ == 1
