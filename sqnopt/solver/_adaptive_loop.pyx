@@ -131,7 +131,7 @@ cdef class AdaptiveIterate(IterateKernel):
     # of K = 1 are 32 bytes: never across a cache line)
     cdef double[::1] rec
     cdef double[::1] bias              # b_k (0 without intercepts)
-    cdef double[::1] scores, coef      # per batch position, K each
+    cdef double[::1] scores, coef      # per batch position, K each (grown to the batch)
     cdef double[::1] gacc              # batches of more than one row: g_{k,j} at gacc[j K + k]
     cdef Py_ssize_t[::1] touched       # ... and the features they touch
     cdef double[::1] newv, newacc, newl  # new values, accumulators and factors: written once
@@ -188,8 +188,10 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef Py_ssize_t n_samples = self.data.n_samples
         self.rec = np.zeros(self.nf * self.S)
         self.bias = np.zeros(self.K)
-        self.scores = np.zeros(n_samples * self.K)     # a batch holds at most N samples
-        self.coef = np.zeros(n_samples * self.K)
+        # sized for the batches met so far (grown on the first larger one): a batch holds at
+        # most N samples, but a stream's per-example steps need K doubles, not N K
+        self.scores = np.zeros(self.K)
+        self.coef = np.zeros(self.K)
         self.gacc = np.zeros(max(self.nf * self.K, 1))
         self.touched = np.zeros(max(self.nf, 1), dtype=np.intp)
         self.newv = np.zeros(self.nf * self.K + self.K)
@@ -253,8 +255,8 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef double* r
         cdef double* rec = &self.rec[0]
         cdef double* bias = &self.bias[0]
-        cdef double* scores = &self.scores[0]
-        cdef double* coef = &self.coef[0]
+        cdef double* scores
+        cdef double* coef
         cdef double* gacc = &self.gacc[0]
         cdef double* newv = &self.newv[0]
         cdef double* newacc = &self.newacc[0]
@@ -265,6 +267,14 @@ cdef class AdaptiveIterate(IterateKernel):
         if G == NULL:
             loss_out[0] = NAN
             return ITERATE_NONFINITE_LOSS
+        if size * K > self.scores.shape[0]:
+            with gil:
+                self._grow(size)
+            if size * K > self.scores.shape[0]:     # no memory for it: nothing applied
+                loss_out[0] = NAN
+                return ITERATE_NONFINITE_LOSS
+        scores = &self.scores[0]
+        coef = &self.coef[0]
         if n_ahead > 0 and self.indptr != NULL:
             self._prefetch_ahead(ahead, ahead_sizes, n_ahead, G)
         # the pending factors assume one step: on a change, everything up to date first
@@ -431,6 +441,14 @@ cdef class AdaptiveIterate(IterateKernel):
         self.sqnorm = nu if nu > 0.0 else 0.0
         self.clock = clock + 1.0
         return ITERATE_STEPPED
+
+    cdef void _grow(self, Py_ssize_t size):
+        """Room for the scores and score derivatives of ``size`` samples (at least twice the
+        last room, at most ``N``)."""
+        cdef Py_ssize_t rows = min(max(size, 2 * self.scores.shape[0] // self.K),
+                                   max(size, self.data.n_samples))
+        self.scores = np.zeros(rows * self.K)
+        self.coef = np.zeros(rows * self.K)
 
     cdef inline void _prefetch_ahead(self, const Py_ssize_t* const* ahead,
                                      const Py_ssize_t* sizes, Py_ssize_t n_ahead,

@@ -18,6 +18,7 @@ from sqnopt import (
     Decaying,
     DivergenceWarning,
     Fixed,
+    Geometric,
     Hinge,
     L2Ball,
     LogLoss,
@@ -164,6 +165,28 @@ def test_step_changes_bring_everything_up_to_date() -> None:
     assert s1.loop.n_catchups == 500
     _, _, s3 = _iterates(LogLoss(lam=LAM), AdaGrad(composite=True), X, y, seq)
     assert s3.loop.n_catchups == 1 and s3.loop.eta == 0.5 and s3.loop.clock == 500
+
+
+def test_growing_batches() -> None:
+    """Batches growing to the whole data set (the scratch for the batch's scores grows with
+    them): the same iterates as the dense path."""
+    X, y = _data("softmax", "csr", N=60)
+    ws: dict[str, np.ndarray] = {}
+    for name, objective, curvature in (
+            ("compiled", Softmax(lam=LAM), AdaGrad(composite=True)),
+            ("twin", SoftmaxNumPy(lam=LAM), AdaGradNumPy(composite=True))):
+        out: list[np.ndarray] = []
+        solver = Solver(objective=objective, curvature=curvature,
+                        schedule=Geometric(b1=1.0, rate=1.5), step=Constant(0.5),
+                        fit_intercept=True, sampling="shuffle", random_state=4, max_iter=14,
+                        report_every=1, callback=lambda info, out=out: out.append(info.w.copy()))
+        state = solver.init_state(X, y)
+        solver.run(state)
+        ws[name] = np.array(out)
+        if name == "compiled":
+            assert isinstance(state.loop, AdaptiveLoop)
+            assert state.counters.n_samples > 3 * X.shape[0]
+    np.testing.assert_allclose(ws["compiled"], ws["twin"], rtol=0, atol=1e-12)
 
 
 def test_sample_weights_and_zero_lambda() -> None:
