@@ -46,19 +46,25 @@ def held_out_metrics(y: np.ndarray, *, margin: np.ndarray | None = None,
     return {"loss": loss, "accuracy": acc, "auc": auc}
 
 
+def _status(field: str, pid: int | str = "self") -> int:
+    """A memory field of ``/proc/PID/status`` (``VmHWM``, ``VmRSS``), in bytes; 0 where
+    ``/proc`` is not available."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _hwm(pid: int | str = "self") -> int:
     """The peak resident memory (``VmHWM``, bytes) of a process's address space since it
     started its program. Unlike ``getrusage``'s ``ru_maxrss``, which Linux carries over from
     the parent across ``fork`` and ``exec`` (a child of a 2 GB parent "peaks" at 2 GB), this
     is the child's own. 0 where ``/proc`` is not available."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+    return _status("VmHWM", pid)
 
 
 class MemoryWatch:
@@ -81,8 +87,10 @@ class MemoryWatch:
         self._thread.start()
 
     def current(self) -> int:
+        """The resident size of this process and its children (without psutil: this
+        process's own ``VmRSS``; a contender that starts workers needs psutil)."""
         if self._proc is None:
-            return 0
+            return _status("VmRSS")
         total = 0
         try:
             total = self._proc.memory_info().rss
