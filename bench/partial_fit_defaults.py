@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from bench import _runinfo
-from bench._data import datasets_dir, load_svmlight_xz
+from bench._data import load_svmlight_xz
 
 Loader = Callable[[], tuple[Any, Any, Any, Any]]
 
