@@ -82,8 +82,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="Markdown file to render the report into (default: docs/scale.md for a "
                          "full unselected run, none otherwise); 'none' skips")
     ap.add_argument("--list", action="store_true", help="list the data sets and contenders")
-    ap.add_argument("--render", type=Path, default=None, metavar="RECORD",
-                    help="only render the report and plots of an existing record")
+    ap.add_argument("--render", type=Path, nargs="+", default=None, metavar="RECORD",
+                    help="only render the report and plots of existing records (several: their "
+                         "data sets in one report, in the order given)")
     return ap.parse_args(argv)
 
 
@@ -98,6 +99,26 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
                                              size.get("best_loss"))
             size["ratios_from_compact"] = True
     return record
+
+
+def merge_records(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record holding the data sets of several runs (each data set keeps its own
+    contenders and loads): the first record's header, the commands and record files of all,
+    the contender tables and skipped lists joined. A data set in two records is an error."""
+    if len(records) == 1:
+        return records[0]
+    out = dict(records[0])
+    names = [sz["name"] for r in records for sz in r.get("sizes", [])]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"--render: a data set appears in more than one record ({names})")
+    out["sizes"] = [sz for r in records for sz in r.get("sizes", [])]
+    out["command"] = "` and `".join(r.get("command", "") for r in records)
+    out["record_file"] = ", ".join(r.get("record_file", "") for r in records)
+    out["skipped"] = [line for r in records for line in r.get("skipped", [])]
+    out["contender_table"] = {k: v for r in records
+                              for k, v in r.get("contender_table", {}).items()}
+    out["wall_seconds"] = sum(float(r.get("wall_seconds", 0.0)) for r in records)
+    return out
 
 
 def write_outputs(record: dict[str, Any], out: Path, docs: Path | None) -> None:
@@ -134,10 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         docs = None if args.docs.lower() == "none" else Path(args.docs).resolve()
     if args.render is not None:
-        record = json.loads(args.render.read_text())
+        record = merge_records([json.loads(r.read_text()) for r in args.render])
         out.mkdir(parents=True, exist_ok=True)
         write_outputs(record, out, docs)
         print(f"rendered {out / 'scale.md'}" + (f" and {docs}" if docs else ""))
+        return 0
         return 0
 
     t_start = time.perf_counter()

@@ -296,3 +296,34 @@ def test_render_derives_the_ratios_of_an_older_record() -> None:
     record = upgrade({"sizes": [size], "contender_table": table, "config": {}})
     assert record["sizes"][0]["ratios"] == stored and record["sizes"][0]["ratios_from_compact"]
     assert "predates the stored ratios" in report.render(record, None)
+
+
+def test_render_of_several_records_joins_their_data_sets(tmp_path: Path) -> None:
+    from scale.cli import main, merge_records
+
+    def rec(name: str, contender: str) -> dict[str, Any]:
+        cs: dict[str, Any] = {contender: {"curve": _curve([0.6, 0.5], 100.0)}}
+        table = {contender: {"role": None, "library": "x", "passes": "1", "formats": ["svm"],
+                             "note": ""}}
+        size = {"name": name, "alpha": 1e-6, "data": {}, "contenders": cs}
+        size.update(core.finish_size(cs, table))
+        return {"command": f"run {name}", "record_file": f"{name}.json", "sizes": [size],
+                "contender_table": table, "skipped": [f"{name}: skipped"], "config": {},
+                "wall_seconds": 2.0}
+
+    a, b = rec("one", "p"), rec("two", "q")
+    both = merge_records([a, b])
+    assert [s["name"] for s in both["sizes"]] == ["one", "two"]
+    assert set(both["contender_table"]) == {"p", "q"} and both["wall_seconds"] == 4.0
+    assert both["skipped"] == ["one: skipped", "two: skipped"]
+    with pytest.raises(SystemExit, match="more than one record"):
+        merge_records([a, a])
+    paths = []
+    for r in (a, b):
+        paths.append(tmp_path / r["record_file"])
+        paths[-1].write_text(json.dumps(r))
+    docs = tmp_path / "scale_doc.md"
+    assert main(["--render", *map(str, paths), "--out", str(tmp_path / "out"),
+                 "--docs", str(docs)]) == 0        # renders and returns: runs nothing
+    md = docs.read_text()
+    assert "`run one` and `run two`" in md and md.index("## one") < md.index("## two")
