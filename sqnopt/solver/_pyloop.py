@@ -207,7 +207,9 @@ class PythonLoop:
         self.prev_full_loss = float("nan")
         # the progressive validation loss: the gradient weights g_i of the data (None: 1) and
         # the objective's regulariser alone (NaN without one, see ObjectiveKernelLike)
-        self.grad_weight = grad_weight
+        # (unit weights sum to the batch size exactly: no per-iteration sum for them)
+        self.grad_weight = (None if grad_weight is None or bool(np.all(grad_weight == 1.0))
+                            else grad_weight)
         self.reg_value = getattr(objective, "reg_value", None)
 
     def _loss_part(self, loss: float, w: FloatArray) -> float:
@@ -369,7 +371,7 @@ class PythonLoop:
                     np.subtract(w, eps * d, out=w_next)
                     if self.proj is not None:
                         self.proj.project(w_next)
-                    if not np.all(np.isfinite(w_next)):
+                    if not np.isfinite(w_next).all():
                         return LOOP_NONFINITE_ITERATE
             if secant and not search:
                 self.loss_next = float(self.obj.gradient(w_next, batch, g_next))
