@@ -139,11 +139,14 @@ LARGE_ROWS = 200_000
 LARGE_NNZ = 2**23
 #: The streaming recipe's constant steps raced on progressive validation loss
 #: (:func:`step_candidates`): ``2**k / s`` for these ``k``, ``s`` the root-mean-square of the
-#: nonzero feature values. Measured best steps on the benchmark sets span 2**-5 (criteo) to
-#: 2**0 (w8a, news20, mushrooms) at ``s = 1``.
+#: nonzero feature values. The best of them for one pass differs by a factor of 128 between
+#: the benchmark sets (``bench/step_race.py``).
 STEP_EXPONENTS = tuple(range(-6, 3))
-#: Rows of the race's first segment (each later one doubles).
-RACE_FIRST_SEGMENT = 250
+#: Rows of the race's first segment (each later one doubles: nine candidates are decided after
+#: 1000 + 2000 + 4000 examples). Shorter races judge the steps on the first few hundred
+#: examples, where a smaller step than the best for the whole pass can lead
+#: (``bench/step_race.py`` compares the lengths).
+RACE_FIRST_SEGMENT = 1000
 
 
 @dataclass(frozen=True)

@@ -192,7 +192,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Large-data regime: the held-out loss after each pass (one value per sub-problem still
         training; with ``early_stopping=False`` the pass's progressive loss).
     steps_ : list of float
-        Large-data regime and ``partial_fit``: the step each sub-problem's race chose.
+        Large-data regime and ``partial_fit``: the step each sub-problem's race chose (while
+        ``partial_fit``'s race goes on, the step of its current leader).
     n_features_in_, feature_names_in_
         As in scikit-learn.
 

@@ -636,6 +636,8 @@ class Trainer:
             self._setup = _with_raced_step(setup, [r.winner.step for r in self._race])
             self.steps_ = [r.winner.step for r in self._race]
             self._race = None
+        else:   # still racing: the step of the model so far (each race's leader)
+            self.steps_ = [(r.winner if r.done else r.leader()).step for r in self._race]
         self._solvers, self._states = solvers, states
         return results
 

@@ -182,7 +182,7 @@ def test_partial_fit_pickled_during_the_race_continues_exactly() -> None:
     for s in range(0, 3000, 100):
         whole.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
         split.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
-        if s == 300:    # still racing (first segment 250, then 500, ...)
+        if s == 300:    # still racing (first segment RACE_FIRST_SEGMENT rows, then twice that)
             assert split._trainer._race is not None
             split = pickle.loads(pickle.dumps(split))
     np.testing.assert_array_equal(split.coef_, whole.coef_)
