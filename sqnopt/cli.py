@@ -727,6 +727,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         criteo_featurizer,
         iter_criteo,
         stream_chunks,
+        stream_csv,
         stream_svmlight,
     )
     from sqnopt.model import apply_scaling
@@ -739,14 +740,30 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         if not path.exists():
             raise CLIError(f"data {args.data!r}: no such file, and not a built-in dataset")
         fmt = _table_format(path, args.format)
-    if fmt in ("csv", "tsv"):
-        raise CLIError("--chunk-size streams svmlight and Criteo files; a CSV/TSV table is read "
-                       "whole (drop --chunk-size), or stream it from Python with "
-                       "sqnopt.datasets.stream_csv")
+    if fmt in ("csv", "tsv") and _column_list(getattr(args, "drop", None)):
+        raise CLIError("--drop does not work with --chunk-size: a streamed table reads every "
+                       "column; remove the columns from the file first, or drop --chunk-size "
+                       "to read the table whole")
     test_path = _streamed_test(args, fmt)
     featurizer = None
+    table: dict[str, Any] | None = None
     cache: Any = bool(args.cache) if args.cache in (None, "") else args.cache
-    if fmt == "criteo":
+    if fmt in ("csv", "tsv"):
+        # every column not declared --categorical must be numeric (a value that is not a
+        # finite number is an error naming its line and the fix): a stream cannot look at
+        # the whole column before typing it, as a table read whole does
+        stream = stream_csv(path, target=getattr(args, "target", None),
+                            categorical=_column_list(getattr(args, "categorical", None)),
+                            encoding=getattr(args, "encoding", "onehot"),
+                            delimiter=_delimiter(path, fmt), chunk_size=args.chunk_size,
+                            cache=cache or False)
+        table = {"format": "csv", "delimiter": stream.delimiter, "target": stream.target,
+                 "numeric": list(stream.numeric), "categorical": list(stream.categorical),
+                 "drop": [], "encoding": stream.encoding, "n_bags": int(stream.n_bags),
+                 "seed": int(stream.seed), "n_features": int(stream.n_features)}
+        if stream.vocabularies:
+            table["vocabularies"] = {c: dict(v) for c, v in stream.vocabularies.items()}
+    elif fmt == "criteo":
         featurizer = criteo_featurizer()
 
         def criteo_chunks(source: Path = path) -> Any:
@@ -770,7 +787,9 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     if args.scale:  # one pass for the columns' largest absolute values
         factor = np.zeros(n_features)
         for Xc, _ in stream:
-            factor = np.maximum(factor, abs(Xc).max(axis=0).toarray().ravel())
+            top = abs(Xc).max(axis=0)
+            factor = np.maximum(factor, np.asarray(top.toarray() if hasattr(top, "toarray")
+                                                   else top).ravel())
         factor[factor <= 0] = 1.0
         print(f"scale: max-abs scaled {n_features} columns (sparse data; one pass over the "
               "file); the model file stores the scaling and evaluate/predict apply it")
@@ -823,11 +842,24 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         print(f"held-out loss (best pass, {args.validation_fraction:g} of the rows held out): "
               f"{best:.6g}")
     if test_path is not None:   # read in chunks too: the test file may be as large
-        test_stream = (stream_svmlight(test_path, chunk_size=args.chunk_size,
-                                       n_features=n_features, classes=classes)
-                       if featurizer is None else
-                       stream_chunks(lambda: criteo_chunks(test_path),
-                                     n_features=n_features, classes=classes))
+        if table is not None:   # the training table's columns and encodings
+            test_stream = stream_csv(test_path, target=table["target"],
+                                     categorical=table["categorical"],
+                                     encoding=table["encoding"], n_bags=table["n_bags"],
+                                     seed=table["seed"],
+                                     vocabularies=table.get("vocabularies"),
+                                     delimiter=table["delimiter"], chunk_size=args.chunk_size,
+                                     classes=classes)
+            if int(test_stream.n_features) != n_features:
+                raise CLIError(f"--test {test_path}: {test_stream.n_features} features, the "
+                               f"training table {n_features}: the test table needs the same "
+                               "columns")
+        elif featurizer is None:
+            test_stream = stream_svmlight(test_path, chunk_size=args.chunk_size,
+                                          n_features=n_features, classes=classes)
+        else:
+            test_stream = stream_chunks(lambda: criteo_chunks(test_path),
+                                        n_features=n_features, classes=classes)
         hits = total = 0
         for Xc, yc in test_stream:
             hits += int(np.sum(model.predict(Xc) == yc))
@@ -835,7 +867,8 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         summary["test_accuracy"] = hits / max(total, 1)
         print(f"test accuracy:  {summary['test_accuracy']:.4f} ({total} samples of {test_path}, "
               "streamed)")
-    features: dict[str, Any] = {"format": fmt, "n_features": int(n_features)}
+    features: dict[str, Any] = (dict(table) if table is not None else
+                                {"format": fmt, "n_features": int(n_features)})
     if featurizer is not None:
         features["featurizer"] = {"n_bags": featurizer.n_bags,
                                   "numeric_bins": featurizer.numeric_bins, "seed": featurizer.seed}
@@ -1287,7 +1320,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "but one); the model is the same, bit for bit, for every N")
     p.add_argument("--chunk-size", type=_positive_int, help="stream the file in chunks of this "
                    "many rows (for files larger than memory): up to --max-epochs passes (default "
-                   "1) of the large-data recipe, stopped on held-out rows")
+                   "1) of the large-data recipe, stopped on held-out rows. svmlight, Criteo or "
+                   "CSV/TSV (a streamed table's columns are numeric unless named by "
+                   "--categorical)")
     p.add_argument("--cache", nargs="?", const="", default=None, metavar="PATH",
                    help="with --chunk-size: write the parsed chunks to a binary cache on the "
                    "first pass (next to the data file, or at PATH) and read later passes from it")
