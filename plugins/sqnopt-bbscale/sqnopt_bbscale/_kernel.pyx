@@ -6,6 +6,7 @@ oLBFGS, Mokhtari & Ribeiro 2015, eq. 19). ``gamma_0 = gamma_init``."""
 from libc.math cimport isfinite
 
 from sqnopt._vec cimport sq_dot
+from sqnopt.checkpoint import CheckpointError, state_value
 from sqnopt.curvature._base cimport (
     PAIR_ACCEPTED, PAIR_RESET, PAIR_SKIPPED, CurvatureKernel,
 )
@@ -51,3 +52,23 @@ cdef class BBScaleKernel(CurvatureKernel):
             g = self.gamma_max
         self.gamma = g
         return PAIR_ACCEPTED
+
+    def get_state(self) -> dict:
+        """The base class's state and ``gamma``: what a checkpoint or a pickled fit must keep
+        to resume exactly (the state part of the curvature kernel contract)."""
+        state = CurvatureKernel.get_state(self)
+        state["gamma"] = float(self.gamma)
+        return state
+
+    def set_state(self, state) -> None:
+        """Restore :meth:`get_state`'s dict; ``gamma`` is checked to lie in the kernel's clip
+        range ``[gamma_min, gamma_max]`` (or be ``gamma_init``), as every value it computes
+        does, before it is used."""
+        CurvatureKernel.set_state(self, state)
+        gamma = state_value(state, "gamma", float, self, positive=True)
+        if gamma != self.gamma_init and not self.gamma_min <= gamma <= self.gamma_max:
+            raise CheckpointError(f"BBScaleKernel: checkpoint field 'gamma' = {gamma!r} is "
+                                  f"outside [gamma_min, gamma_max] = [{self.gamma_min!r}, "
+                                  f"{self.gamma_max!r}]; the checkpoint is damaged or was "
+                                  "written by another BBScale configuration")
+        self.gamma = gamma

@@ -48,11 +48,7 @@ def test_runs_compiled_and_matches_its_definition():
 
 #: Conformance checks the plugin is known to fail, with the reason: strict xfails, so that the
 #: fix makes the test fail until the entry goes.
-KNOWN_FAILURES = {
-    "check_state_round_trip": (
-        "BBScaleKernel keeps gamma but saves only the base class's state (get_state/set_state "
-        "of CurvatureKernel): a checkpoint or a pickled fit resumes with gamma_init"),
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def _conformance_cases():
@@ -73,3 +69,33 @@ def test_conformance(check):
     """sqnopt.testing's conformance checks (registry round trip through the entry point's name,
     kernel, flags, descent directions, state, memory, Python and compiled loops)."""
     check()
+
+
+def test_pickled_partial_fit_and_checkpoint_resume_exactly():
+    """gamma is part of the kernel's state: a pickled partial_fit and a checkpoint resume
+    continue bit for bit (they restarted from gamma_init before it was saved)."""
+    import pickle
+
+    from sqnopt import SQNClassifier
+    from sqnopt_bbscale import BBScale
+
+    X, y = make_boxes(600, 10, random_state=1)
+    whole = SQNClassifier(curvature=BBScale(), loss="squared_hinge", random_state=0)
+    split = SQNClassifier(curvature=BBScale(), loss="squared_hinge", random_state=0)
+    for s in range(0, 600, 100):
+        whole.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1.0, 1.0])
+        split.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1.0, 1.0])
+        if s == 200:
+            split = pickle.loads(pickle.dumps(split))
+    np.testing.assert_array_equal(split.coef_, whole.coef_)
+
+    solver = Solver(SquaredHinge(lam=1e-3), BBScale(), Fixed(5), Decaying(0.05, 100),
+                    random_state=0)
+    straight = solver.init_state(X, y)
+    solver.run(straight, max_iter=60)
+    first = solver.init_state(X, y)
+    solver.run(first, max_iter=30)
+    resumed = solver.restore(first.checkpoint(), X, y)
+    assert resumed.curvature.gamma == first.curvature.gamma != BBScale().gamma_init
+    solver.run(resumed, max_iter=30)
+    np.testing.assert_array_equal(resumed.w, straight.w)
