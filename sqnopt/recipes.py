@@ -238,12 +238,15 @@ def normalized_step(X: Any, fit_intercept: bool = False) -> Constant:
     of them), so that a step of the weights changes a margin by about the number of features a
     row uses, whatever the features' unit."""
     if sp.issparse(X):
-        vals = np.asarray(sp.csr_matrix(X).data, dtype=np.float64)
+        Xs = X if X.format == "csr" else sp.csr_matrix(X)
+        vals = np.asarray(Xs.data, dtype=np.float64).ravel()
     else:
-        arr = np.asarray(X, dtype=np.float64)
-        vals = arr[arr != 0]
-    vals = vals[np.isfinite(vals)]
-    total, count = float(np.sum(vals * vals)), int(vals.size)
+        vals = np.asarray(X, dtype=np.float64).ravel()
+    # explicit zeros add nothing to the sum and are not counted
+    total, count = float(np.dot(vals, vals)), int(np.count_nonzero(vals))
+    if not np.isfinite(total):      # (values the fit refuses; a caller's raw data)
+        vals = vals[np.isfinite(vals)]
+        total, count = float(np.dot(vals, vals)), int(np.count_nonzero(vals))
     if fit_intercept:
         total, count = total + X.shape[0], count + X.shape[0]
     rms = float(np.sqrt(total / count)) if count else 1.0
@@ -251,15 +254,23 @@ def normalized_step(X: Any, fit_intercept: bool = False) -> Constant:
     return Constant(eps=float(min(max(eta, 1e-300), 1e300)))
 
 
+#: Rows :func:`feature_scale_spread` looks at.
+SCALE_SAMPLE_ROWS = 131_072
+
+
 def feature_scale_spread(X: Any, fit_intercept: bool = False) -> float:
     """``max_j s_j / min_j s_j`` over the columns with a nonzero value (and the intercept's
     constant column, of scale 1, when fitted), ``s_j`` the largest absolute value of column
-    ``j`` (1 for fewer than two such columns)."""
+    ``j`` (1 for fewer than two such columns), over the first ``SCALE_SAMPLE_ROWS`` rows: the
+    spread is a warning's heuristic, and a large data set's first rows show it (as a stream's
+    first chunk does) at a fraction of a pass's cost."""
     if sp.issparse(X):
-        Xc = sp.csc_matrix(X)
-        nz = np.diff(Xc.indptr) > 0
-        scale = np.asarray(abs(Xc).max(axis=0).todense()).ravel()[nz]
+        Xr = X if X.format == "csr" else sp.csr_matrix(X)
+        end = int(Xr.indptr[min(Xr.shape[0], SCALE_SAMPLE_ROWS)])
+        scale = np.zeros(Xr.shape[1])
+        np.maximum.at(scale, Xr.indices[:end], np.abs(Xr.data[:end]))
     else:
+        X = X[:SCALE_SAMPLE_ROWS]
         scale = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=0) if X.shape[0] else \
             np.zeros(0)
     scale = scale[scale > 0]
