@@ -234,12 +234,24 @@ class StepRace:
         return race
 
     def _cut_to_one(self) -> None:
-        """End the race now (the data ran out first): cut until one candidate is left."""
-        while not self.done:
-            self._cut()
+        """End the race now (the data ran out first): keep the best candidate by the
+        progressive loss of the segment under way -- or, when no example has come since the
+        last cut, by the progressive loss of everything each has learned (:meth:`leader`). One
+        cut on the same scores, not several: cuts without new examples would have nothing to
+        rank by."""
+        if self.done:
+            return
+        if self.seg_done > 0:
+            self._cut(keep=1)
+        else:
+            best = self.leader()
+            self.rounds.append({"steps": [best.step], "losses": [math.nan],
+                                "samples": 0})
+            self.learners = [best]
 
-    def _cut(self) -> None:
-        """End a segment: keep the better half by the segment's progressive loss."""
+    def _cut(self, keep: int | None = None) -> None:
+        """End a segment: keep the better half (or ``keep`` candidates) by the segment's
+        progressive loss."""
         scored = []
         for ln in self.learners:
             if ln.state.diverged:
@@ -253,8 +265,8 @@ class StepRace:
         self.rounds.append({"steps": [ln.step for _, ln in scored],
                             "losses": [loss for loss, _ in scored],
                             "samples": self.seg_done})
-        keep = max(1, len(scored) // 2)
-        self.learners = [ln for _, ln in scored[:keep]]
+        kept = max(1, len(scored) // 2) if keep is None else keep
+        self.learners = [ln for _, ln in scored[:kept]]
         for ln in self.learners:
             ln.mark = progressive(ln.state)
         self.segment *= 2

@@ -214,3 +214,30 @@ def test_a_budget_that_ends_while_improving_warns(large: None) -> None:
     # one pass: nothing to compare with, no warning (the usual budget of a stream)
     clf = SQNClassifier(random_state=0, max_iter=1).fit(X, y)
     assert not clf.converged_ and clf.n_iter_ == 1
+
+
+def test_a_race_cut_short_keeps_the_best_of_the_segment_under_way() -> None:
+    """When the data end inside a segment, the race ends on that segment's progressive loss
+    (one cut to one candidate); with no example since the last cut, on everything learned.
+    Cutting repeatedly without new examples ranked every candidate equal and kept the
+    smallest step."""
+    from types import SimpleNamespace
+
+    from sqnopt.training._streaming import _Learner
+
+    def learner(step: float, loss: float, weight: float) -> _Learner:
+        counters = SimpleNamespace(prog_loss=loss * weight, prog_weight=weight)
+        return _Learner(step, None, SimpleNamespace(counters=counters, diverged=False))  # type: ignore[arg-type]
+
+    race = StepRace([0.1, 0.2, 0.4, 0.8], 100, lambda step: None)  # type: ignore[arg-type, return-value]
+    race.learners = [learner(0.1, 0.50, 60), learner(0.2, 0.45, 60), learner(0.4, 0.30, 60),
+                     learner(0.8, 0.40, 60)]
+    race.seg_done = 60                # 60 of the segment's 100 examples, then the data end
+    race._cut_to_one()
+    assert race.done and race.winner.step == 0.4
+    race = StepRace([0.1, 0.2], 100, lambda step: None)  # type: ignore[arg-type, return-value]
+    race.learners = [learner(0.1, 0.5, 100), learner(0.2, 0.3, 100)]
+    for ln in race.learners:
+        ln.mark = (ln.state.counters.prog_loss, ln.state.counters.prog_weight)
+    race._cut_to_one()                # no example since the last cut: everything learned
+    assert race.winner.step == 0.2
