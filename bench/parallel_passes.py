@@ -1,5 +1,5 @@
 """Parallel passes: their speed-up with 2 threads (or more), whole fits with ``n_jobs``, the
-break-even of the block policy, and the pool's fixed cost (issue 36).
+break-even of the block policy, and the pool's fixed cost.
 
     python bench/parallel_passes.py                       # passes + fits, every data set found
     python bench/parallel_passes.py --passes-only --datasets news20 criteo
