@@ -757,12 +757,13 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                             encoding=getattr(args, "encoding", "onehot"),
                             delimiter=_delimiter(path, fmt), chunk_size=args.chunk_size,
                             cache=cache or False)
-        table = {"format": "csv", "delimiter": stream.delimiter, "target": stream.target,
-                 "numeric": list(stream.numeric), "categorical": list(stream.categorical),
-                 "drop": [], "encoding": stream.encoding, "n_bags": int(stream.n_bags),
-                 "seed": int(stream.seed), "n_features": int(stream.n_features)}
-        if stream.vocabularies:
-            table["vocabularies"] = {c: dict(v) for c, v in stream.vocabularies.items()}
+        csv: Any = stream       # the table's columns and encodings, known after its scan
+        table = {"format": "csv", "delimiter": csv.delimiter, "target": csv.target,
+                 "numeric": list(csv.numeric), "categorical": list(csv.categorical),
+                 "drop": [], "encoding": csv.encoding, "n_bags": int(csv.n_bags),
+                 "seed": int(csv.seed), "n_features": int(csv.n_features)}
+        if csv.vocabularies:
+            table["vocabularies"] = {c: dict(v) for c, v in csv.vocabularies.items()}
     elif fmt == "criteo":
         featurizer = criteo_featurizer()
 
