@@ -22,7 +22,8 @@ class Fixed(BatchSchedule):
             raise ValueError(f"Fixed: size must be an integer >= 1, got {self.size!r}")
 
     def init(self, problem: Problem) -> FixedKernel:
-        return FixedKernel(problem.n_samples, self.size)
+        # clipped here as the kernel clips: any integer size works, however large
+        return FixedKernel(problem.n_samples, min(self.size, problem.n_samples))
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,11 @@ class Linear(BatchSchedule):
             raise ValueError(f"Linear: cap must be None or an integer >= 1, got {self.cap!r}")
 
     def init(self, problem: Problem) -> LinearKernel:
-        cap = problem.n_samples if self.cap is None else self.cap
-        return LinearKernel(problem.n_samples, self.b1, float(self.gamma), cap)
+        # b1 and cap above N act as N (the kernel clips every size to N): clipped here, so
+        # that any integer works, however large
+        n = problem.n_samples
+        cap = n if self.cap is None else min(self.cap, n)
+        return LinearKernel(n, min(self.b1, n), float(self.gamma), cap)
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,9 @@ class Geometric(BatchSchedule):
             raise ValueError(f"Geometric: cap must be None or an integer >= 1, got {self.cap!r}")
 
     def init(self, problem: Problem) -> GeometricKernel:
-        cap = problem.n_samples if self.cap is None else self.cap
-        return GeometricKernel(problem.n_samples, float(self.b1), float(self.rate), cap)
+        n = problem.n_samples
+        cap = n if self.cap is None else min(self.cap, n)     # (as Linear's)
+        return GeometricKernel(n, float(self.b1), float(self.rate), cap)
 
 
 @dataclass(frozen=True)

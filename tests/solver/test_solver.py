@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from sqnopt import (
     DivergenceWarning,
     Fixed,
     Full,
+    Geometric,
     Hinge,
     Identity,
     IncompatibleComponentsError,
@@ -28,6 +30,7 @@ from sqnopt import (
     Status,
 )
 from sqnopt.curvature.reference import IdentityNumPy
+from sqnopt.datasets import make_boxes
 from sqnopt.objectives.reference import LogLossNumPy, SquaredHingeNumPy
 from sqnopt.schedules.reference import FixedNumPy, LinearNumPy
 from sqnopt.steps.reference import ConstantNumPy, DecayingNumPy
@@ -416,3 +419,14 @@ def test_effective_passes_count_the_secant_gradient(boxes, path):
     np.testing.assert_allclose(r.history.effective_passes, 2 * r.history.samples / X.shape[0])
     s = Solver(schedule=Fixed(5), max_iter=10, random_state=0, path=path).fit(X, y)
     assert s.n_secant_samples == 0 and s.effective_passes == pytest.approx(50 / X.shape[0])
+
+
+@pytest.mark.parametrize("schedule", [Fixed(2**63), Linear(b1=2**64, cap=2**70),
+                                      Geometric(b1=1e30, cap=2**80)])
+def test_batch_sizes_beyond_any_data_set_act_as_the_data_set(schedule: Any) -> None:
+    """Batch sizes clip to N, however large the integer (2**63 overflowed the compiled
+    kernel's size type: found by the long fuzz profile)."""
+    X, y = make_boxes(40, 3, random_state=0)
+    res = Solver(SquaredHinge(lam=1e-2), Identity(), schedule, Constant(eps=0.1),
+                 random_state=0, max_iter=3).fit(X, y)
+    assert res.n_samples == 3 * 40
