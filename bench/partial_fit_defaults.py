@@ -25,65 +25,35 @@ import json
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench import _runinfo
-from bench._data import load_svmlight_xz
-
-Loader = Callable[[], tuple[Any, Any, Any, Any]]
+from bench._data import Split, SplitLoader, a9a_split, held_out_split, libsvm_split
 
 
-def _split(X: Any, y: Any, scale: bool) -> tuple[Any, Any, Any, Any]:
-    from sklearn.model_selection import train_test_split
-    from sklearn.preprocessing import StandardScaler
-
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
-    if scale:
-        sc = StandardScaler().fit(Xtr)
-        Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
-    return Xtr, Xte, ytr, yte
-
-
-def _sklearn(name: str) -> Loader:
-    def load() -> tuple[Any, Any, Any, Any]:
+def _sklearn(name: str) -> SplitLoader:
+    def load() -> Split:
         import sklearn.datasets as skd
 
         X, y = getattr(skd, f"load_{name}")(return_X_y=True)
-        return _split(X, y, scale=True)
+        return held_out_split(X, y, scale=True)
     return load
 
 
-def _a9a() -> tuple[Any, Any, Any, Any]:
-    from sqnopt.datasets import load_builtin
-
-    Xtr, ytr = load_builtin("a9a", "train")
-    Xte, yte = load_builtin("a9a", "test")
-    return Xtr, Xte, ytr, yte
-
-
-def _libsvm(train: str, test: str | None, n_features: int) -> Loader:
-    def load() -> tuple[Any, Any, Any, Any]:
-        X, y = load_svmlight_xz(train, n_features=n_features)
-        if test is None:
-            return _split(X.tocsr(), y, scale=False)
-        Xt, yt = load_svmlight_xz(test, n_features=n_features)
-        return X.tocsr(), Xt.tocsr(), y, yt
-    return load
-
-
-DATASETS: dict[str, Loader] = {
+DATASETS: dict[str, SplitLoader] = {
     "breast_cancer": _sklearn("breast_cancer"),
     "digits": _sklearn("digits"),
     "wine": _sklearn("wine"),
     "iris": _sklearn("iris"),
-    "a9a": _a9a,
-    "w8a": _libsvm("w8a.xz", "w8a.t.xz", 300),
-    "mushrooms": _libsvm("mushrooms.xz", None, 112),
-    "dna": _libsvm("dna.scale.xz", "dna.scale.t.xz", 180),
-    "news20": _libsvm("news20.xz", None, 62061),
+    "a9a": a9a_split,
+    "w8a": libsvm_split("w8a.xz", "w8a.t.xz", 300),
+    "mushrooms": libsvm_split("mushrooms.xz", None, 112),
+    "dna": libsvm_split("dna.scale.xz", "dna.scale.t.xz", 180),
+    "news20": libsvm_split("news20.xz", None, 62061),
 }
 
 
@@ -127,8 +97,10 @@ def main(argv: list[str] | None = None) -> None:
             sec: dict[str, list[float]] = {"sqnopt": [], "sgd": []}
             for rep in range(args.reps):
                 order = np.random.default_rng(rep).permutation(Xtr.shape[0])
-                for key, make in (("sqnopt", lambda: SQNClassifier(random_state=rep)),
-                                  ("sgd", lambda: SGDClassifier(random_state=rep))):
+                makers: tuple[tuple[str, Callable[[], Any]], ...] = (
+                    ("sqnopt", partial(SQNClassifier, random_state=rep)),
+                    ("sgd", partial(SGDClassifier, random_state=rep)))
+                for key, make in makers:
                     a, s = one_pass(make, Xtr, ytr, Xte, yte, order, chunk)
                     acc[key].append(a)
                     sec[key].append(s)

@@ -28,16 +28,13 @@ import argparse
 import json
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench import _runinfo
-from bench._data import datasets_dir, load_svmlight_xz
-
-Split = tuple[Any, Any, Any, Any]
+from bench._data import Split, SplitLoader, a9a_split, datasets_dir, libsvm_split
 
 
 def _ctr() -> Split:
@@ -46,28 +43,6 @@ def _ctr() -> Split:
     g = HashedCTRGenerator(random_state=0)
     tr, te = g.sample(1_000_000, stream=0), g.sample(200_000, stream=1)
     return tr[0], te[0], tr[1], te[1]
-
-
-def _a9a() -> Split:
-    from sqnopt.datasets import load_builtin
-
-    Xtr, ytr = load_builtin("a9a", "train")
-    Xte, yte = load_builtin("a9a", "test")
-    return Xtr, Xte, ytr, yte
-
-
-def _libsvm(train: str, test: str | None, n_features: int) -> Callable[[], Split]:
-    def load() -> Split:
-        from sklearn.model_selection import train_test_split
-
-        X, y = load_svmlight_xz(train, n_features=n_features)
-        if test is None:
-            Xtr, Xte, ytr, yte = train_test_split(X.tocsr(), y, test_size=0.25, stratify=y,
-                                                  random_state=0)
-            return Xtr, Xte, ytr, yte
-        Xt, yt = load_svmlight_xz(test, n_features=n_features)
-        return X.tocsr(), Xt.tocsr(), y, yt
-    return load
 
 
 def _criteo() -> Split:
@@ -83,11 +58,11 @@ def _criteo() -> Split:
     return X[:8000], X[8000:], y[:8000], y[8000:]
 
 
-DATASETS: dict[str, Callable[[], Split]] = {
-    "ctr1e6": _ctr, "a9a": _a9a,
-    "w8a": _libsvm("w8a.xz", "w8a.t.xz", 300),
-    "mushrooms": _libsvm("mushrooms.xz", None, 112),
-    "news20": _libsvm("news20.xz", None, 62061),
+DATASETS: dict[str, SplitLoader] = {
+    "ctr1e6": _ctr, "a9a": a9a_split,
+    "w8a": libsvm_split("w8a.xz", "w8a.t.xz", 300),
+    "mushrooms": libsvm_split("mushrooms.xz", None, 112),
+    "news20": libsvm_split("news20.xz", None, 62061),
     "criteo": _criteo,
 }
 
