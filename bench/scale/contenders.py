@@ -455,6 +455,11 @@ CONTENDERS: list[Contender] = [
               note="defaults on a stream of the file (compiled parser, read ahead in a thread; "
                    "parsed chunks cached for the passes after the first); held-out early "
                    "stopping"),
+    Contender("SQNClassifier().fit(stream_svmlight)", "sqnopt",
+              partial(fit_stream, make=sqn(), cache=False), needs="stream_svmlight",
+              passes="early stop",
+              note="defaults on a stream of the file at its defaults (no cache: every pass "
+                   "parses the text); held-out early stopping"),
     Contender("SQNClassifier(max_iter=1).fit(stream_svmlight)", "sqnopt",
               partial(fit_stream, make=sqn(max_iter=1), cache=False), needs="stream_svmlight",
               note="the streaming default, one pass (step race on the first examples)"),

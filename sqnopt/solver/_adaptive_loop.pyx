@@ -114,6 +114,21 @@ cdef inline double _log_shrink(double s, double eta_lam) noexcept nogil:
     return -log1p(u)
 
 
+# exp(x) by its Taylor polynomial above this (x <= 0): the first term left out, x^5 / 120, is
+# below 1e-17, under half an ulp of the result
+cdef double EXP_SERIES_MIN = -1e-3
+
+
+cdef inline double _factor(double x) noexcept nogil:
+    """``exp(x)`` for ``x <= 0``, the pending factor of a lazy coordinate. With ``lam`` of
+    order ``1/N`` most factors are within 1e-3 of 1: there the degree-4 Taylor polynomial is
+    exact to rounding and costs a few multiplications instead of a libm call, paid once per
+    stored value a step reads."""
+    if x > EXP_SERIES_MIN:
+        return 1.0 + x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0))))
+    return exp(x)
+
+
 @cython.final
 cdef class AdaptiveIterate(IterateKernel):
     """The iterate of :mod:`sqnopt.solver._adaptive_loop`: per feature its ``K`` coordinates
@@ -186,17 +201,21 @@ cdef class AdaptiveIterate(IterateKernel):
             self.xind = &(<CSRRows32> self.data).indices[0]
         self.prefetch_entries = (self.nf * (2 * self.K + 2 + self.K)) * 8 > ENTRY_PREFETCH_BYTES
         cdef Py_ssize_t n_samples = self.data.n_samples
-        self.rec = np.zeros(self.nf * self.S)
+        # the records are made by ``reload`` or taken over by ``adopt`` (the driver calls one);
+        # the scratch below is sized for the first batch and grown to the batches met (a
+        # stream rebinds a fresh iterate per chunk: per-feature scratch would be allocated,
+        # and its pages faulted in, for every chunk)
+        self.rec = None
         self.bias = np.zeros(self.K)
         # sized for the batches met so far (grown on the first larger one): a batch holds at
         # most N samples, but a stream's per-example steps need K doubles, not N K
         self.scores = np.zeros(self.K)
         self.coef = np.zeros(self.K)
-        self.gacc = np.zeros(max(self.nf * self.K, 1))
-        self.touched = np.zeros(max(self.nf, 1), dtype=np.intp)
-        self.newv = np.zeros(self.nf * self.K + self.K)
-        self.newacc = np.zeros(self.nf * self.K + self.K)
-        self.newl = np.zeros(self.nf * self.K + self.K)
+        self.gacc = np.zeros(1)             # per feature: made at the first batch of 2 rows
+        self.touched = np.zeros(1, dtype=np.intp)
+        self.newv = np.zeros(self.K)
+        self.newacc = np.zeros(self.K)
+        self.newl = np.zeros(self.K)
         self.clock = 0.0
         self.eta = NAN
         self.n_catchups = 0
@@ -212,7 +231,7 @@ cdef class AdaptiveIterate(IterateKernel):
         for k in range(K):
             v = r[k]
             if v != 0.0 and r[K + k] != 0.0:
-                vn = v * exp(steps * r[K + k])
+                vn = v * _factor(steps * r[K + k])
                 nu[0] += vn * vn - v * v
                 r[k] = vn
         r[2 * K] = clock
@@ -257,11 +276,12 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef double* bias = &self.bias[0]
         cdef double* scores
         cdef double* coef
-        cdef double* gacc = &self.gacc[0]
-        cdef double* newv = &self.newv[0]
-        cdef double* newacc = &self.newacc[0]
-        cdef double* newl = &self.newl[0]
-        cdef Py_ssize_t* touched = &self.touched[0]
+        cdef double* gacc
+        cdef double* newv
+        cdef double* newacc
+        cdef double* newl
+        cdef Py_ssize_t* touched
+        cdef Py_ssize_t stored = 0
         cdef const double* gw = self.data.grad_weight
         cdef double* G = self.curv.cy_accumulator()
         if G == NULL:
@@ -290,6 +310,7 @@ cdef class AdaptiveIterate(IterateKernel):
             for k in range(K):
                 scores[t * K + k] = bias[k]
             nnz = self.data.row_view(i, &d64, &d32, &ind)
+            stored += nnz
             if K == 1:
                 acc = 0.0
                 for p in range(nnz):
@@ -322,6 +343,23 @@ cdef class AdaptiveIterate(IterateKernel):
             return ITERATE_NONFINITE_LOSS
         if not valid:
             return ITERATE_NONFINITE
+        # room for the new values of the coordinates the batch touches (and, for several rows,
+        # the per-feature gradient sums)
+        if size > 1 and stored > nf:
+            stored = nf             # several rows: each touched feature once
+        if (stored * K + K > self.newv.shape[0]
+                or (size > 1 and self.gacc.shape[0] < nf * K)):
+            with gil:
+                self._grow_scratch(stored * K + K, size > 1)
+            if (stored * K + K > self.newv.shape[0]
+                    or (size > 1 and self.gacc.shape[0] < nf * K)):
+                loss_out[0] = NAN   # no memory for it: nothing applied
+                return ITERATE_NONFINITE_LOSS
+        gacc = &self.gacc[0]
+        newv = &self.newv[0]
+        newacc = &self.newacc[0]
+        newl = &self.newl[0]
+        touched = &self.touched[0]
         # 3. the loss gradient of the touched coordinates and their composite update, into
         # newv / newacc (q: their order), checked, then written
         q = 0
@@ -442,6 +480,23 @@ cdef class AdaptiveIterate(IterateKernel):
         self.clock = clock + 1.0
         return ITERATE_STEPPED
 
+    cdef void _grow_scratch(self, Py_ssize_t entries, bint per_feature):
+        """Room for ``entries`` new values (at least twice the last room, up to one per
+        parameter) and, with ``per_feature``, the per-feature gradient sums of batches of
+        several rows. Leaves the room as it was when there is no memory for it."""
+        cdef Py_ssize_t n = max(entries, min(2 * self.newv.shape[0],
+                                             self.nf * self.K + self.K))
+        try:
+            if entries > self.newv.shape[0]:
+                newv, newacc, newl = np.zeros(n), np.zeros(n), np.zeros(n)
+                self.newv, self.newacc, self.newl = newv, newacc, newl
+            if per_feature and self.gacc.shape[0] < self.nf * self.K:
+                gacc = np.zeros(max(self.nf * self.K, 1))
+                touched = np.zeros(max(self.nf, 1), dtype=np.intp)
+                self.gacc, self.touched = gacc, touched
+        except MemoryError:
+            pass
+
     cdef void _grow(self, Py_ssize_t size):
         """Room for the scores and score derivatives of ``size`` samples (at least twice the
         last room, at most ``N``)."""
@@ -490,7 +545,7 @@ cdef class AdaptiveIterate(IterateKernel):
             for k in range(K):
                 v = r[k]
                 if steps > 0.0 and v != 0.0 and r[K + k] != 0.0:
-                    v *= exp(steps * r[K + k])
+                    v *= _factor(steps * r[K + k])
                 self.w[k * self.dim + j] = v
         for k in range(K):
             if self.has_intercept:
@@ -501,6 +556,8 @@ cdef class AdaptiveIterate(IterateKernel):
         in force; O(n))."""
         cdef Py_ssize_t K = self.K, S = self.S, nf = self.nf, dim = self.dim
         W = np.asarray(self.w, dtype=np.float64).reshape(K, dim)
+        if self.rec is None:
+            self.rec = np.zeros(nf * S)
         rec = np.asarray(self.rec).reshape(nf, S)
         rec[:, :K] = W[:, :nf].T
         rec[:, K:] = 0.0         # the factors are set at the first step (no step in force)
