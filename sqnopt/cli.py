@@ -442,6 +442,7 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
     """Every component of ``train``, resolved and checked before any data is read: unknown
     names, bad parameters and combinations that cannot work fail here."""
     from sqnopt.interfaces import (
+        STRONGLY_CONVEX,
         BatchSchedule,
         CurvatureModel,
         GradientEstimator,
@@ -451,7 +452,6 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
     from sqnopt.recipes import adapt_objective
     from sqnopt.solver import IncompatibleComponentsError, Solver
     from sqnopt.solver._solver import resolve_component
-    from sqnopt.steps import PegasosStep
     from sqnopt.training._setup import objective_with_lam
 
     alpha = float(args.alpha)
@@ -466,8 +466,12 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
                     projection=solver.projection, average=args.average or solver.average)
         if args.sampling == "auto":
             comp["sampling"] = solver.sampling
-        if isinstance(solver.step, PegasosStep) and not args.no_intercept:
-            comp["fit_intercept"] = "regularized"   # Pegasos' bias: a regularised feature
+        strong = [c for c in (solver.curvature, solver.step, solver.gradient, solver.projection)
+                  if c is not None and STRONGLY_CONVEX in c.requires]
+        if strong and not args.no_intercept:
+            # a component that requires strong convexity (Pegasos' step 1/(lam t)) would leave
+            # an unregularised intercept unchecked: the paper's bias, a regularised feature
+            comp["fit_intercept"] = "regularized"
     else:
         comp["objective"] = objective_with_lam(parse_component(args.loss or "logloss"), alpha)
     if args.curvature != "auto":

@@ -11,6 +11,20 @@ A *component* is an immutable configuration object (what the user writes:
 * Pure-Python kernels implement the protocols below (``*KernelLike``); a solve with at least one
   such kernel runs the same iteration in Python, with identical semantics.
 
+Every kernel may declare ``compiled`` (a class attribute, read with a default of False): the
+compiled base classes declare it True, so their subclasses inherit it; the solver reads the
+declaration, never the kernel's class, to choose the loop (:func:`kernel_compiled`). A Python
+subclass of a compiled base that overrides only Python-level methods declares ``compiled =
+False`` so that the Python loop calls them. A kernel that declares ``compiled`` without
+subclassing its kind's compiled base is refused when the compiled loop is built.
+
+The components declare what the recipes and the solver decide from: the capabilities
+(``requires`` against the objective's ``capabilities``), the curvature model's
+:attr:`~CurvatureModel.direction_scale` and tuned settings (:meth:`CurvatureModel.tuned`),
+the gradient estimator's :attr:`~GradientEstimator.plain`, the step rule's
+:attr:`~StepRule.line_search` and the memory each keeps (``memory_bytes``). Nothing in the
+recipes, the solver, the trainer or the command line looks at a component's class.
+
 Sign convention: gradients are derivatives of the objective that is minimised; margin losses
 expose ``dloss_dmargin`` (d loss / d margin), never its negative.  Directions ``d`` are ascent-
 oriented like the gradient (``d = H g``); the driver moves ``w <- w - step * d``.
@@ -89,6 +103,7 @@ __all__ = [
     "ITERATE_NONFINITE_LOSS",
     "ITERATE_STEPPED",
     "IterateKernelLike",
+    "kernel_compiled",
     "KINDS",
     "LINEAR_SCORES",
     "Kind",
@@ -123,6 +138,12 @@ class Problem:
     capabilities: frozenset[str]  #: what the objective provides
     #: the objective's :attr:`Objective.curvature_bound` (``None``: it declares none)
     curvature_bound: float | None = None
+
+
+def kernel_compiled(kernel: object) -> bool:
+    """Whether ``kernel`` declares that it runs in the compiled driver (its ``compiled``
+    attribute, False when absent: see the module docstring)."""
+    return bool(getattr(kernel, "compiled", False))
 
 
 # ---- kernel protocols (what the driver calls) -------------------------------------------------
@@ -484,6 +505,19 @@ class CurvatureModel(Component):
         in the machine's memory before allocating it)."""
         return 8 * problem.n_params
 
+    def tuned(self, lam: float, X: Any, *, auto_schedule: bool) -> CurvatureModel:
+        """The model with the settings the recipe should use for the regularisation ``lam`` on
+        the data ``X`` (a matrix, or data described by its ``shape`` and ``nnz``), or ``self``.
+
+        The recipes call it only when the user named the model without parameters (a
+        registered name, or ``curvature="auto"``): settings given explicitly are never
+        changed. ``auto_schedule``: the batch schedule is the recipe's too (a model may tune
+        itself for the recipe's growing batches). The default keeps the component's own
+        defaults; a model whose theory or measurements call for data-dependent settings (a
+        regulariser below ``lam``, a memory sized to the data) returns a tuned copy
+        (``dataclasses.replace``) of the same model."""
+        return self
+
     @abc.abstractmethod
     def init(self, problem: Problem) -> CurvatureKernelLike: ...
 
@@ -514,6 +548,12 @@ class GradientEstimator(Component):
     #: improving while it still fluctuates warns (``InstabilityWarning``) instead of ending at
     #: a noise floor silently.
     vanishing_variance: ClassVar[bool] = False
+    #: The estimate is the plain minibatch gradient ``s(w, B)`` and the kernel keeps no state
+    #: (its kernel declares ``plain`` alike, which the driver reads): the recipes then take
+    #: i.i.d. batches and the unbiased step ``1/(L + lam t)`` of stochastic gradient descent,
+    #: where an estimator with a table or a snapshot gets batches without replacement and a
+    #: constant step.
+    plain: ClassVar[bool] = False
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps (tables, snapshots), for the cost accounting."""

@@ -44,7 +44,6 @@ gradient-scaled directions  SAGA's variance-reduced gradient (for smooth objecti
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
@@ -52,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from sqnopt.curvature._components import lbfgs_memory  # L-BFGS's tuning (LBFGS.tuned)
 from sqnopt.data._norms import (
     max_sample_smoothness_step,
     row_sq_norms as _row_sq_norms,
@@ -114,11 +114,6 @@ HESSIAN_FRACTION = 10
 #: ``curvature="auto"`` takes Newton's method when forming and factoring the Hessian costs at
 #: most this many passes (:func:`newton_cost_passes`); measured in ``bench/newton_cost.py``.
 NEWTON_PASSES = 20.0
-#: L-BFGS memory of the progressive recipe: the default 10 of the component, raised up to
-#: LBFGS_MAX_MEMORY while the two-loop recursion costs at most a quarter of a gradient pass
-#: (:func:`lbfgs_memory`); measured in docs/benchmarks.md ("L-BFGS memory").
-LBFGS_MIN_MEMORY = 10
-LBFGS_MAX_MEMORY = 30
 #: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
 #: when forming and factoring the bound costs at most this many passes
 #: (:func:`bound_cost_passes`) and a parameter block has at most BOUND_MAX_DIM entries (the
@@ -434,53 +429,21 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     return _default(LBFGS)
 
 
-def lbfgs_memory(X: Any) -> int:
-    r"""The L-BFGS memory ``m`` of the progressive recipe: the largest in
-    ``[LBFGS_MIN_MEMORY, LBFGS_MAX_MEMORY]`` whose two-loop recursion (``4 m n`` multiply-adds
-    for ``n = K (p + 1)`` parameters) costs at most a quarter of a full gradient pass
-    (``2 K nnz``: the scores and the gradient's scatter), i.e. ``m <= nnz / (8 (p + 1))``,
-    whatever the number of classes ``K``. More pairs model more of the Hessian's spectrum, so
-    the deterministic phase needs fewer iterations (Nocedal & Wright 2006, Sec. 7.2: ``m``
-    between 3 and 20 is common, larger for ill-conditioned problems); where the data are dense
-    relative to the parameters that costs next to nothing, while on hashed sparse data (a few
-    entries per row among many columns) the recursion would cost more than the pass and the
-    memory stays 10. ``nnz`` is the number of stored entries of a sparse matrix (or of data
-    described by its shape and ``nnz``, as the Dask estimator's), else ``N p``."""
-    n_rows, p = X.shape
-    nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
-    m = int(nnz // (8.0 * (p + 1)))
-    return int(min(max(m, LBFGS_MIN_MEMORY), LBFGS_MAX_MEMORY))
-
-
 def _tuned(curvature: CurvatureModel, by_name: bool, lam: float, X: Any,
            auto_schedule: bool) -> CurvatureModel:
-    """Settings of a built-in model that its theory or the recipe's measurements require, when
-    the user named the model without parameters:
-
-    * RES (Mokhtari & Ribeiro 2014) assumes its regulariser ``delta`` below the smallest Hessian
-      eigenvalue of the sample functions (their Assumption 1), here ``lam``; its default
-      ``delta = 1e-3`` is the paper's for ``lam = 1e-3``. With ``delta > lam`` the model
-      overstates the curvature of the flat directions and crawls along them (on a 20-sample set
-      with ``lam = 1e-4`` the gradient stalled at 5e-3 after 1000 full-batch iterations). The
-      recipe takes ``delta = min(delta, lam / 2)``.
-    * SQB's conjugate-gradient inner solve: with the recipe's bound batches of 1000 it was the
-      fastest inner solver on every data set of ``bench/paper004_sqb.py``; the paper's LSQR
-      stays the component's default.
-    * L-BFGS in its growing-batch recipe (the schedule left to the recipe) keeps
-      :func:`lbfgs_memory` pairs: more where its two-loop recursion is cheap next to a pass.
-    """
-    from sqnopt.curvature import LBFGS, QuadraticBound, RegularizedBFGS
-
+    """The model's own tuned settings (:meth:`~sqnopt.interfaces.CurvatureModel.tuned`) when
+    the user named it without parameters, else the model as given. Built-ins: RES keeps its
+    regulariser below ``lam``, SQB takes the conjugate-gradient inner solve, L-BFGS in its
+    growing-batch recipe sizes its memory to the data (:func:`lbfgs_memory`); a plugin model
+    that declares ``tuned`` is treated alike."""
     if not by_name:
         return curvature
-    if isinstance(curvature, QuadraticBound) and curvature.solver == "lsqr":
-        return dataclasses.replace(curvature, solver="cg")
-    if isinstance(curvature, RegularizedBFGS) and curvature.delta > lam / 2:
-        return dataclasses.replace(curvature, delta=lam / 2)
-    if (isinstance(curvature, LBFGS) and auto_schedule and not curvature.needs_curvature_batch
-            and curvature.memory == LBFGS.memory):
-        return dataclasses.replace(curvature, memory=lbfgs_memory(X))
-    return curvature
+    made = curvature.tuned(lam, X, auto_schedule=auto_schedule)
+    if not isinstance(made, CurvatureModel):
+        raise TypeError(f"curvature {curvature.describe()}: tuned() returned "
+                        f"{type(made).__name__}; it must return the model itself or a tuned "
+                        "copy (a CurvatureModel)")
+    return made
 
 
 def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight: FloatArray, *,
@@ -513,7 +476,7 @@ def choose(objective: Objective, curvature: CurvatureModel, X: Any, grad_weight:
         (_default(SAGA) if variance_reduced else _default(Minibatch))
         if isinstance(gradient, str)
         else gradient)
-    plain = isinstance(est, Minibatch)
+    plain = bool(est.plain)
     auto_schedule = isinstance(schedule, str)
     csched: BatchSchedule | None = None
     rec_sampling: Sampling = "uniform"

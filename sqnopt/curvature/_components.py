@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from sqnopt.curvature._bfgs import BFGSKernel
 from sqnopt.curvature._hessian_lbfgs import HessianLBFGSKernel
@@ -31,8 +32,31 @@ NEWTON_MAX_PARAMS = 10_000
 # eigendecomposition + Woodbury form instead of a Cholesky factorisation per iteration: the
 # crossover measured in docs/curvature.md, "RES".
 EIG_MIN_DIM = 250
+#: L-BFGS memory of the progressive recipe: the default 10 of the component, raised up to
+#: LBFGS_MAX_MEMORY while the two-loop recursion costs at most a quarter of a gradient pass
+#: (:func:`lbfgs_memory`); measured in docs/benchmarks.md ("L-BFGS memory").
+LBFGS_MIN_MEMORY = 10
+LBFGS_MAX_MEMORY = 30
 BadPairRule = Literal["skip", "damp"]
 NonfiniteRule = Literal["reset", "error"]
+
+
+def lbfgs_memory(X: Any) -> int:
+    r"""The L-BFGS memory ``m`` of the progressive recipe: the largest in
+    ``[LBFGS_MIN_MEMORY, LBFGS_MAX_MEMORY]`` whose two-loop recursion (``4 m n`` multiply-adds
+    for ``n = K (p + 1)`` parameters) costs at most a quarter of a full gradient pass
+    (``2 K nnz``: the scores and the gradient's scatter), i.e. ``m <= nnz / (8 (p + 1))``,
+    whatever the number of classes ``K``. More pairs model more of the Hessian's spectrum, so
+    the deterministic phase needs fewer iterations (Nocedal & Wright 2006, Sec. 7.2: ``m``
+    between 3 and 20 is common, larger for ill-conditioned problems); where the data are dense
+    relative to the parameters that costs next to nothing, while on hashed sparse data (a few
+    entries per row among many columns) the recursion would cost more than the pass and the
+    memory stays 10. ``nnz`` is the number of stored entries of a sparse matrix (or of data
+    described by its shape and ``nnz``, as the Dask estimator's), else ``N p``."""
+    n_rows, p = X.shape
+    nnz = float(X.nnz) if hasattr(X, "nnz") else float(n_rows) * float(p)
+    m = int(nnz // (8.0 * (p + 1)))
+    return int(min(max(m, LBFGS_MIN_MEMORY), LBFGS_MAX_MEMORY))
 
 
 @dataclass(frozen=True)
@@ -162,6 +186,15 @@ class LBFGS(_SecantModel):
 
     def memory_bytes(self, problem: Problem) -> int:
         return 8 * problem.n_params * (2 * self.memory + 1)
+
+    def tuned(self, lam: float, X: Any, *, auto_schedule: bool) -> LBFGS:
+        """Named without parameters and in its growing-batch recipe (the schedule left to the
+        recipe too), the model keeps :func:`lbfgs_memory` pairs: more where its two-loop
+        recursion is cheap next to a pass. Variants that draw curvature batches
+        (:class:`HessianLBFGS`) or were given a memory keep theirs."""
+        if auto_schedule and not self.needs_curvature_batch and self.memory == LBFGS.memory:
+            return dataclasses.replace(self, memory=lbfgs_memory(X))
+        return self
 
     def init(self, problem: Problem) -> LBFGSKernel:
         return LBFGSKernel(problem.n_params, self.memory, float(self.gamma0),
@@ -414,6 +447,15 @@ class RegularizedBFGS(_SecantModel):
         if self.method == "inverse" and self.delta != 0:
             raise ValueError("RegularizedBFGS: method='inverse' needs delta=0 (the + delta I "
                              "term has no exact low-rank inverse update); use 'auto'")
+
+    def tuned(self, lam: float, X: Any, *, auto_schedule: bool) -> RegularizedBFGS:
+        """Named without parameters, ``delta = min(delta, lam / 2)``: RES (Mokhtari & Ribeiro
+        2014) assumes its regulariser ``delta`` below the smallest Hessian eigenvalue of the
+        sample functions (their Assumption 1), here ``lam``; the default ``delta = 1e-3`` is the
+        paper's for ``lam = 1e-3``. With ``delta > lam`` the model overstates the curvature of
+        the flat directions and crawls along them (on a 20-sample set with ``lam = 1e-4`` the
+        gradient stalled at 5e-3 after 1000 full-batch iterations)."""
+        return dataclasses.replace(self, delta=lam / 2) if self.delta > lam / 2 else self
 
     def resolved_method(self, n_params: int) -> Literal["inverse", "cholesky", "eig"]:
         """The form ``method`` stands for at this number of parameters."""

@@ -22,7 +22,7 @@ from sqnopt.data._rows import csr_scores
 from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
-from sqnopt.solver import History
+from sqnopt.solver import History, SolveResult
 from sqnopt.training import DEFAULT_CURVATURE, ConvergenceWarning, Trainer
 
 FloatArray = NDArray[np.float64]
@@ -194,6 +194,12 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     steps_ : list of float
         Large-data regime and ``partial_fit``: the step each sub-problem's race chose (while
         ``partial_fit``'s race goes on, the step of its current leader).
+    fit_path_ : str
+        The loop the last ``fit`` / ``partial_fit`` ran (:attr:`sqnopt.SolveResult.path`:
+        ``"adaptive"``, ``"lazy"``, ``"scaled"``, ``"generic"`` or ``"python"``; the
+        sub-problems' paths joined by ``", "`` in the rare case they differ).
+    fit_path_reason_ : str
+        Why that loop, or why not a faster one (:attr:`sqnopt.SolveResult.path_reason`).
     n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -360,6 +366,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.t_ = int(trainer.t_)
         hs = trainer.histories_
         self.history_: History | list[History] = hs[0] if len(hs) == 1 else list(hs)
+        self.fit_path_, self.fit_path_reason_ = _fit_path(trainer.results_)
         for name in ("validation_loss_", "steps_"):
             if hasattr(trainer, name):
                 setattr(self, name, getattr(trainer, name))
@@ -414,6 +421,17 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         multinomial ones, normalised per-class sigmoids for one-vs-rest."""
         proba: FloatArray = np.exp(self.predict_log_proba(X))
         return proba
+
+
+def _fit_path(results: list[SolveResult]) -> tuple[str, str]:
+    """The loop the sub-problems ran and why: one path and its reason when they agree (the
+    usual case: the sub-problems share their components and data), else the distinct paths
+    joined, each reason named by its path."""
+    paths = list(dict.fromkeys(r.path for r in results))
+    if len(paths) == 1:
+        return paths[0], results[0].path_reason
+    reasons = {r.path: r.path_reason for r in results}
+    return ", ".join(paths), "; ".join(f"{p}: {reasons[p]}" for p in paths)
 
 
 def _is_stream(X: Any) -> bool:

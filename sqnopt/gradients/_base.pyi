@@ -1,6 +1,6 @@
 """Type stub for the compiled module ``sqnopt.gradients._base``."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -10,6 +10,7 @@ from sqnopt.objectives._base import ObjectiveKernel
 class GradientKernel:
     """Base of compiled gradient-estimator kernels."""
 
+    compiled: ClassVar[bool]
     def __init__(self, dim: int) -> None: ...
     @property
     def dim(self) -> int: ...

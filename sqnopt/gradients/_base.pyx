@@ -12,6 +12,12 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 cdef class GradientKernel:
     """Base of compiled gradient-estimator kernels (see ``_base.pxd``)."""
 
+    #: The kernel runs in the compiled driver (its ``cy_*`` methods, without the GIL): the
+    #: solver reads this declaration (``compiled`` of the kernel protocols in
+    #: ``sqnopt.interfaces``, False when absent). A Python subclass that overrides only the
+    #: Python-level methods declares ``compiled = False`` to run in the Python loop.
+    compiled = True
+
     def __init__(self, Py_ssize_t dim):
         if dim < 1:
             raise ValueError("dim must be >= 1")

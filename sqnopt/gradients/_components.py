@@ -24,6 +24,7 @@ class Minibatch(GradientEstimator):
 
     name = "minibatch"
     partial_sums = "minibatch"
+    plain = True
 
     def init(self, problem: Problem) -> MinibatchKernel:
         return MinibatchKernel(problem.n_params)

@@ -325,6 +325,7 @@ class MinibatchNumPy(GradientEstimator):
 
     name = "minibatch_numpy"
     partial_sums = "minibatch"
+    plain = True
 
     def init(self, problem: Problem) -> _MinibatchKernelNumPy:
         return _MinibatchKernelNumPy(problem.n_params)

@@ -10,6 +10,7 @@ from sqnopt.data._rows import RowData
 class ObjectiveKernel:
     """Compiled objective bound to one data set (see ``_base.pxd``)."""
 
+    compiled: ClassVar[bool]
     deferred_value: ClassVar[bool]
 
     @property

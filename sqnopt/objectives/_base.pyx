@@ -46,6 +46,12 @@ cdef int _pass_vector_block(void* ctx, Py_ssize_t b, double* out) noexcept nogil
 cdef class ObjectiveKernel:
     """Base class of compiled objectives; subclasses override the ``cy_*`` methods."""
 
+    #: The kernel runs in the compiled driver (its ``cy_*`` methods, without the GIL): the
+    #: solver reads this declaration (``compiled`` of the kernel protocols in
+    #: ``sqnopt.interfaces``, False when absent). A Python subclass that overrides only the
+    #: Python-level methods declares ``compiled = False`` to run in the Python loop.
+    compiled = True
+
     #: ``value(w)`` is a pure function of ``w`` over the bound in-memory rows: a finished run
     #: may leave ``F(w)`` to its result (``ObjectiveKernelLike``'s optional capability)
     deferred_value = True

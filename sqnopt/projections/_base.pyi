@@ -1,6 +1,6 @@
 """Type stub for the compiled module ``sqnopt.projections._base``."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -8,6 +8,7 @@ from numpy.typing import NDArray
 class ProjectionKernel:
     """Compiled projection (base class: no constraint)."""
 
+    compiled: ClassVar[bool]
     def __init__(self, n_params: int, block: int, n_reg: int) -> None: ...
     @property
     def n_params(self) -> int: ...

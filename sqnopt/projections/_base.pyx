@@ -11,6 +11,12 @@ from libc.math cimport sqrt
 cdef class ProjectionKernel:
     """Base class: no constraint."""
 
+    #: The kernel runs in the compiled driver (its ``cy_*`` methods, without the GIL): the
+    #: solver reads this declaration (``compiled`` of the kernel protocols in
+    #: ``sqnopt.interfaces``, False when absent). A Python subclass that overrides only the
+    #: Python-level methods declares ``compiled = False`` to run in the Python loop.
+    compiled = True
+
     def __init__(self, Py_ssize_t n_params, Py_ssize_t block, Py_ssize_t n_reg):
         if block < 1 or n_params % block != 0 or n_reg > block:
             raise ValueError("inconsistent projection layout")

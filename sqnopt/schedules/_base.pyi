@@ -1,10 +1,11 @@
 """Type stub for the compiled module ``sqnopt.schedules._base``."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 class ScheduleKernel:
     """Compiled batch schedule (base class: full batch)."""
 
+    compiled: ClassVar[bool]
     def __init__(self, n_samples: int) -> None: ...
     @property
     def n_samples(self) -> int: ...

@@ -27,6 +27,12 @@ cdef inline Py_ssize_t _round_half_even(double x) noexcept nogil:
 cdef class ScheduleKernel:
     """Base class; returns the whole data set (full batch)."""
 
+    #: The kernel runs in the compiled driver (its ``cy_*`` methods, without the GIL): the
+    #: solver reads this declaration (``compiled`` of the kernel protocols in
+    #: ``sqnopt.interfaces``, False when absent). A Python subclass that overrides only the
+    #: Python-level methods declares ``compiled = False`` to run in the Python loop.
+    compiled = True
+
     def __init__(self, Py_ssize_t n_samples):
         if n_samples < 1:
             raise ValueError("n_samples must be >= 1")

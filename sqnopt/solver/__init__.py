@@ -7,6 +7,8 @@ from sqnopt.solver._result import (
     InstabilityWarning,
     History,
     IterationInfo,
+    LoopPath,
+    SlowPathWarning,
     SolveResult,
     Status,
 )
@@ -21,6 +23,8 @@ __all__ = [
     "History",
     "IncompatibleComponentsError",
     "IterationInfo",
+    "LoopPath",
+    "SlowPathWarning",
     "SolveResult",
     "Solver",
     "SolverState",

@@ -8,17 +8,16 @@ import functools
 import hashlib
 import math
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Union, cast
+from typing import Any, Literal, NamedTuple, Union, cast
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.checkpoint import Checkpoint
-from sqnopt.curvature._base import CurvatureKernel
 from sqnopt.data import Dataset, check_sparse_structure, prepare
-from sqnopt.gradients._base import GradientKernel
 from sqnopt.interfaces import (
     STRONGLY_CONVEX,
     BatchSchedule,
@@ -36,16 +35,14 @@ from sqnopt.interfaces import (
     ScheduleKernelLike,
     StepKernelLike,
     StepRule,
+    kernel_compiled,
 )
-from sqnopt.objectives._base import ObjectiveKernel
-from sqnopt.projections._base import ProjectionKernel
 from sqnopt.registry import get_registry
-from sqnopt.schedules._base import ScheduleKernel
 from sqnopt.solver import _checkpoint
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._monitor import DivergenceMonitor
 from sqnopt.solver._pyloop import PythonLoop
-from sqnopt.solver._result import IterationInfo
+from sqnopt.solver._result import IterationInfo, LoopPath, SlowPathWarning
 from sqnopt.solver._sampler import (
     Sampler,
     SequenceSampler,
@@ -58,7 +55,6 @@ from sqnopt.solver._adaptive_loop import AdaptiveLoop, adaptive_loop_supported
 from sqnopt.solver._lazy_loop import LazyTableLoop, lazy_loop_pays, lazy_loop_supported
 from sqnopt.solver._scaled_loop import ScaledLoop, scaled_loop_supported
 from sqnopt.solver._state import SolverState
-from sqnopt.steps._base import StepKernel
 
 FloatArray = NDArray[np.float64]
 ComponentSpec = Union[Component, str, tuple[str, Mapping[str, Any]]]
@@ -75,6 +71,16 @@ __all__ = ["IncompatibleComponentsError", "make_bit_generator", "resolve_compone
 
 class IncompatibleComponentsError(ValueError):
     """Two components cannot work together; raised when the Solver is constructed."""
+
+
+class LoopChoice(NamedTuple):
+    """What :meth:`_Builder._make_loop` built: whether every kernel runs compiled, the loop,
+    its path and the one sentence that says why (:attr:`SolveResult.path_reason`)."""
+
+    compiled: bool
+    loop: Any
+    path: LoopPath
+    reason: str
 
 
 def resolve_component(kind: Kind, spec: ComponentSpec, base: type) -> Any:
@@ -150,6 +156,8 @@ class _SolverConfig:
     blas_threads: int | None
     n_jobs: int | None
     path: Path
+    #: A :class:`SlowPathWarning` was given (once per solver: set by the first).
+    _slow_path_warned: bool
 
     @property
     def _constant_column(self) -> int:
@@ -280,14 +288,15 @@ class _Builder(_SolverConfig):
         # loop keeps its own: six unused vectors of n_params cost more than its set-up)
         buffers: dict[str, Any] = _batch_buffers(data.n_samples, csched_k is not None)
         counters = Counters()
-        use_compiled, loop = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k,
-                                             proj_k, sampler, w, w_avg, buffers, counters,
-                                             average, avg_start, grad_weight=data.grad_weight)
+        choice = self._make_loop(obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k,
+                                 sampler, w, w_avg, buffers, counters, average, avg_start,
+                                 grad_weight=data.grad_weight)
         return SolverState(data=data, problem=problem, objective=obj_k, gradient=grad_k,
                            curvature=curv_k, schedule=sched_k, curvature_schedule=csched_k,
                            step=step_k, projection=proj_k, sampler=sampler, w=w, w_avg=w_avg,
-                           counters=counters, avg_start=avg_start, compiled=use_compiled,
-                           loop=loop, buffers=buffers, identity_source=self._identity_later())
+                           counters=counters, avg_start=avg_start, compiled=choice.compiled,
+                           loop=choice.loop, path=choice.path, path_reason=choice.reason,
+                           buffers=buffers, identity_source=self._identity_later())
 
     def rebind(self, state: SolverState, X: Any, y: ArrayLike,
                sample_weight: ArrayLike | None = None) -> SolverState:
@@ -327,14 +336,15 @@ class _Builder(_SolverConfig):
         bind = getattr(state.curvature, "bind", None)
         if callable(bind):            # curvature built from the samples: the new objective's
             bind(obj_k)
-        use_compiled, loop = self._make_loop(
+        choice = self._make_loop(
             obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
             state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
             state.w_avg is not None, state.avg_start, previous=state.loop,
             grad_weight=data.grad_weight)
         state.data, state.problem, state.objective = data, problem, obj_k
         state.schedule, state.curvature_schedule, state.sampler = sched_k, csched_k, sampler
-        state.buffers, state.loop, state.compiled = buffers, loop, use_compiled
+        state.buffers = buffers
+        state.compiled, state.loop, state.path, state.path_reason = choice
         state.data_since = (state.counters.t, state.counters.n_samples)
         state.instability_warned = False
         return state
@@ -393,23 +403,35 @@ class _Builder(_SolverConfig):
                    step_k: Any, proj_k: Any, sampler: Sampler, w: FloatArray,
                    w_avg: FloatArray | None, buffers: dict[str, Any], counters: Counters,
                    average: bool, avg_start: int, previous: Any = None,
-                   grad_weight: FloatArray | None = None
-                   ) -> tuple[bool, CompiledLoop | PythonLoop]:
-        """The loop of a solve (see ``path`` in :class:`~sqnopt.solver.Solver`);
-        ``grad_weight``: the data's gradient weights (the Python loop's progressive validation
-        loss; the compiled loops read them from the objective's rows)."""
+                   grad_weight: FloatArray | None = None) -> LoopChoice:
+        """The loop of a solve (see ``path`` in :class:`~sqnopt.solver.Solver`), with the path
+        it takes and why; ``grad_weight``: the data's gradient weights (the Python loop's
+        progressive validation loss; the compiled loops read them from the objective's rows).
+
+        Every decision reads the kernels' and components' declarations (``compiled``,
+        ``composite_step``, ``direction_is_gradient``, ``plain``, ``score_table``,
+        ``line_search``, ...), never their classes. A composition on sparse rows that the
+        O(nnz) iterate would take but for a declaration its gradient estimator lacks (or for
+        averaging) warns once per solver (:class:`SlowPathWarning`), unless ``path`` asked for
+        the loop that runs."""
         kernels = (obj_k, grad_k, curv_k, sched_k, csched_k, step_k, proj_k)
-        compiled = _all_compiled(*kernels)
-        if self.path in ("compiled", "generic", "scaled") and not compiled:
-            python_parts = [type(k).__name__ for k in kernels if k is not None and not _is_compiled(k)]
-            raise ValueError(f"path={self.path!r} but these kernels are pure Python: {python_parts}")
-        use_compiled = compiled and self.path != "python"
-        use_scaled = use_lazy = use_adaptive = False
-        # "auto": the scaled or lazy loop on sparse data, where it turns O(n) iterations into
-        # O(nnz) ones (whether it can run is only asked where it would)
+        python_parts = [f"{slot} {type(k).__name__}" for slot, k in zip(_KERNEL_SLOTS, kernels)
+                        if k is not None and not kernel_compiled(k)]
+        if self.path in ("compiled", "generic", "scaled") and python_parts:
+            raise ValueError(f"path={self.path!r} but these kernels are pure Python (they do not "
+                             f"declare compiled): {', '.join(python_parts)}")
+        use_compiled = not python_parts and self.path != "python"
+        path: LoopPath = "generic" if use_compiled else "python"
+        reason = ""
+        slow = ""
         sparse = bool(getattr(getattr(obj_k, "data", None), "is_sparse", False))
         composite = bool(getattr(curv_k, "composite_step", False))
-        if use_compiled and composite and self.path != "generic":
+        if not use_compiled:
+            reason = ("path='python' was asked for" if self.path == "python" else
+                      f"the Python loop runs every iteration: {', '.join(python_parts)} "
+                      f"{'is' if len(python_parts) == 1 else 'are'} pure Python (the compiled "
+                      "driver needs every kernel to declare compiled)")
+        elif composite and self.path != "generic":
             # AdaGrad's composite step: the adaptive iterate (just in time on sparse rows, each
             # coordinate of a dense row every step) whenever it can run; else the generic
             # loop's dense composite step
@@ -417,32 +439,36 @@ class _Builder(_SolverConfig):
                                               grad_k)
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
-            use_adaptive = not why_not
-        elif use_compiled and (self.path == "scaled" or (self.path != "generic" and sparse)):
-            why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
-            # the plain minibatch gradient runs on the scaled iterate; an estimator declaring a
-            # lazy sparse form of its table estimate (SAGA's) on the lazy table iterate
-            lazy = not why_not and not grad_k.plain
-            if lazy:
-                why_not = lazy_loop_supported(self.gradient, grad_k, average)
-            if not why_not and self.step.line_search:
-                why_not = f"step {self.step.describe()} is a line search"
-            if self.path == "scaled" and why_not:
-                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
-            # the lazy SAGA loop pays when the batches' entries are few against the features
-            if sparse and lazy and not why_not:
-                sparse = lazy_loop_pays(obj_k, sched_k)
-            use_scaled = not why_not and (self.path == "scaled" or sparse)
-            use_lazy = use_scaled and lazy
+            if why_not:
+                reason = (f"the adaptive iterate cannot run ({why_not}): the compiled driver "
+                          "makes the dense composite step")
+            else:
+                path = "adaptive"
+                reason = (f"curvature {self.curvature.describe()} makes composite steps with a "
+                          "per-coordinate accumulator: the adaptive iterate applies them"
+                          + (" just in time, O(nnz of the batch) per iteration" if sparse
+                             else ", coordinate by coordinate"))
+        elif self.path == "scaled" or (self.path != "generic" and sparse):
+            # "auto" on sparse rows: the scaled or lazy loop, where it turns O(n) iterations
+            # into O(nnz) ones (whether it can run is only asked where it would)
+            path, reason, slow = self._sparse_path(obj_k, grad_k, curv_k, sched_k, proj_k,
+                                                   average, sparse)
+        else:
+            reason = ("path='generic' was asked for" if self.path == "generic" else
+                      "dense rows: an iteration costs O(n_params) on any iterate, so the "
+                      "compiled driver keeps the dense one")
+        if slow and not getattr(self, "_slow_path_warned", False):
+            self._slow_path_warned = True
+            warnings.warn(slow, SlowPathWarning, stacklevel=4)
         loop: Any
-        if use_adaptive:
+        if path == "adaptive":
             loop = AdaptiveLoop(cast(Any, obj_k), cast(Any, curv_k), cast(Any, sched_k),
                                 cast(Any, step_k), sampler, w, counters,
                                 previous if isinstance(previous, CompiledLoop) else None)
-        elif use_lazy:
+        elif path == "lazy":
             loop = LazyTableLoop(cast(Any, obj_k), cast(Any, grad_k), cast(Any, sched_k),
                                  cast(Any, step_k), cast(Any, proj_k), sampler, w, counters)
-        elif use_scaled:
+        elif path == "scaled":
             loop = ScaledLoop(cast(Any, obj_k), cast(Any, sched_k), cast(Any, step_k),
                               cast(Any, proj_k), sampler, w, w_avg, counters, average, avg_start,
                               previous if isinstance(previous, CompiledLoop) else None)
@@ -453,9 +479,71 @@ class _Builder(_SolverConfig):
                     buffers["direction"], buffers["v"], buffers["r"], w_avg,
                     buffers["batch"], buffers["curvature_batch"], counters, average,
                     avg_start, grad_k)
-            loop = CompiledLoop(*args) if use_compiled else PythonLoop(
-                *args, grad_weight=grad_weight)
-        return use_compiled, loop
+            if use_compiled:
+                try:
+                    loop = CompiledLoop(*args)
+                except TypeError as exc:
+                    raise TypeError(
+                        "a kernel declares compiled but does not subclass the compiled base "
+                        f"class of its kind ({exc}); declare compiled = False on a kernel "
+                        "written in Python") from None
+            else:
+                loop = PythonLoop(*args, grad_weight=grad_weight)
+        return LoopChoice(use_compiled, loop, path, reason)
+
+    def _sparse_path(self, obj_k: Any, grad_k: Any, curv_k: Any, sched_k: Any, proj_k: Any,
+                     average: bool, sparse: bool) -> tuple[LoopPath, str, str]:
+        """The path of a compiled solve that ``path`` sends to the O(nnz) iterates (``"auto"``
+        on sparse rows, or ``"scaled"``): ``(path, reason, slow)``, ``slow`` the
+        :class:`SlowPathWarning`'s message when the composition falls off a fast path it could
+        have used."""
+        asked = self.path == "scaled"
+        why_not = scaled_loop_supported(self.objective, obj_k, self.curvature, curv_k, proj_k)
+        if why_not:
+            if asked:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            return "generic", f"the O(nnz) sparse iterate cannot run: {why_not}", ""
+        if self.step.line_search:
+            why_not = f"step {self.step.describe()} is a line search"
+            if asked:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            return "generic", f"the O(nnz) sparse iterate cannot run: {why_not}", ""
+        if grad_k.plain:
+            # the plain minibatch gradient runs on the scaled iterate
+            return "scaled", ("path='scaled' was asked for" if asked else
+                              "sparse rows, the identity direction and the plain minibatch "
+                              "gradient: the scaled iterate w = a v makes each iteration "
+                              "O(nnz of the batch)"), ""
+        # an estimator declaring a lazy sparse form of its table estimate (SAGA's, SVRG's)
+        # runs on the lazy table iterate, where a batch's entries are few against the features
+        gradient = self.gradient.describe()
+        pays = asked or lazy_loop_pays(obj_k, sched_k)
+        no_table = lazy_loop_supported(self.gradient, grad_k, False)
+        why_not = no_table or lazy_loop_supported(self.gradient, grad_k, average)
+        if why_not:
+            if asked:
+                raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
+            slow = ""
+            if pays and sparse and self.path in ("auto", "compiled"):
+                cost = ("each iteration costs O(n_params) on these sparse rows where the lazy "
+                        "table iterate would cost O(nnz of the batch)")
+                slow = (f"{why_not}, so {cost}. Give its kernel a score "
+                        "table (score_table: see the plugin guide) or use gradient='saga' or "
+                        "'minibatch'; Solver(path='generic') chooses the dense iterate "
+                        "without this warning" if no_table else
+                        f"gradient {gradient} with averaging: {why_not}, so {cost}. Use "
+                        "average=False; Solver(path='generic') chooses the dense iterate "
+                        "without this warning")
+            return "generic", f"the lazy table iterate cannot run: {why_not}", slow
+        if not pays:
+            return "generic", ("the lazy table iterate does not pay: a batch holds more "
+                               "stored values than a sixteenth of the features, where the "
+                               "dense step is cheaper"), ""
+        return "lazy", ("path='scaled' was asked for (the lazy table iterate: gradient "
+                        f"{gradient} declares a score table)" if asked else
+                        f"sparse rows, the identity direction and gradient {gradient}, whose "
+                        "kernel declares a score table: the lazy table iterate makes each "
+                        "iteration O(nnz of the batch)"), ""
 
 
 _IDENTITY_COMPONENTS = ("objective", "gradient", "curvature", "schedule", "curvature_schedule",
@@ -567,27 +655,26 @@ def _physical_memory() -> int | None:
 
 
 def _check_memory(curvature: CurvatureModel, problem: Problem) -> None:
-    """Refuse a curvature model whose kernel would need more than half the machine's memory."""
+    """Refuse a curvature model whose kernel would need more than half the machine's memory
+    (its declared :meth:`~sqnopt.interfaces.CurvatureModel.memory_bytes`)."""
     need = int(curvature.memory_bytes(problem))
     have = _physical_memory()
     if have is not None and need > have // 2:
+        from sqnopt.curvature import LBFGS
+
+        limited = int(LBFGS().memory_bytes(problem))
+        hint = (f"Use a model that keeps less for this many parameters, e.g. curvature='lbfgs' "
+                f"(limited memory: {limited / 2**30:.3g} GiB here)" if limited <= have // 2
+                else "Reduce the parameters (features x classes)")
         raise MemoryError(
-            f"curvature model {curvature.describe()} needs {need / 2**30:.3g} GiB for "
-            f"{problem.n_params} parameters (this machine has {have / 2**30:.3g} GiB): dense "
-            "n x n curvature does not fit this problem. Use curvature='lbfgs' (limited memory, "
-            "O(memory x n)).")
+            f"curvature model {curvature.describe()} declares {need / 2**30:.3g} GiB "
+            f"(memory_bytes) for {problem.n_params} parameters, more than half of this "
+            f"machine's {have / 2**30:.3g} GiB. {hint}.")
 
 
-_COMPILED_BASES = (ObjectiveKernel, GradientKernel, CurvatureKernel, ScheduleKernel, StepKernel,
-                   ProjectionKernel)
-
-
-def _is_compiled(kernel: object) -> bool:
-    return isinstance(kernel, _COMPILED_BASES)
-
-
-def _all_compiled(*kernels: object) -> bool:
-    return all(k is None or _is_compiled(k) for k in kernels)
+#: The kernels' slots in :meth:`_Builder._make_loop`'s order (for messages).
+_KERNEL_SLOTS = ("objective", "gradient", "curvature", "schedule", "curvature_schedule", "step",
+                 "projection")
 
 
 def _check_direction_declaration(model: CurvatureModel, kernel: Any) -> None:
@@ -615,9 +702,9 @@ def _check_composite_declaration(model: CurvatureModel, kernel: Any) -> None:
 
 
 def _kernel(component: Component, kernel: Any, protocol: type) -> Any:
-    # compiled kernels implement their protocol by construction (a cheap isinstance); the
-    # structural check of a runtime protocol is for pure-Python kernels
-    if not _is_compiled(kernel) and not isinstance(kernel, protocol):
+    # compiled kernels implement their protocol by construction (the compiled loop's typed
+    # arguments check it); the structural check of a runtime protocol is for the others
+    if not kernel_compiled(kernel) and not isinstance(kernel, protocol):
         raise TypeError(f"{component.kind} {component.describe()}.init() returned "
                         f"{type(kernel).__name__}, which does not implement "
                         f"{protocol.__name__} (see sqnopt.interfaces)")

@@ -375,7 +375,7 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
             raise CheckpointError(f"the {slot} kernel {type(kernel).__name__} has no set_state()")
         _set_state(set_state, saved.get("state"), f"{slot} kernel {type(kernel).__name__}")
     if replaced:
-        state.compiled, state.loop = solver._make_loop(
+        state.compiled, state.loop, state.path, state.path_reason = solver._make_loop(
             state.objective, state.gradient, state.curvature, state.schedule,
             state.curvature_schedule, state.step, state.projection, state.sampler, state.w,
             state.w_avg, state.buffers, state.counters, state.w_avg is not None,

@@ -6,15 +6,18 @@ import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["CurvatureError", "DivergenceWarning", "History", "InstabilityWarning", "IterationInfo", "SolveResult",
-           "Status"]
+__all__ = ["CurvatureError", "DivergenceWarning", "History", "InstabilityWarning", "IterationInfo",
+           "LoopPath", "SlowPathWarning", "SolveResult", "Status"]
+
+#: The loops a solve runs (:attr:`SolveResult.path`).
+LoopPath = Literal["adaptive", "lazy", "scaled", "generic", "python"]
 
 
 def passes_touched(n_samples: int, n_curvature_samples: int, n_secant_samples: int,
@@ -168,6 +171,15 @@ class SolveResult:
     wall_time: float
     eval_time: float
     compiled: bool
+    #: The loop that ran: ``"adaptive"`` (AdaGrad's composite steps on the adaptive iterate),
+    #: ``"lazy"`` (the lazy table iterate of a variance-reduced estimator on sparse rows),
+    #: ``"scaled"`` (the scaled sparse iterate ``w = a v``), ``"generic"`` (the compiled
+    #: driver with the dense iterate) or ``"python"`` (the Python loop). The first three cost
+    #: O(nnz of the batch) per iteration on sparse rows, the generic driver O(n_params).
+    path: LoopPath
+    #: One sentence: why this path, or why not a faster one (the declaration that was
+    #: missing, the setting that ruled it out, or the ``path`` asked for).
+    path_reason: str
     history: History = field(repr=False)
     components: dict[str, str] = field(default_factory=dict)
     #: Bytes the curvature model and the gradient estimator keep (L-BFGS pairs, BFGS matrices,
@@ -205,7 +217,7 @@ class SolveResult:
                 f"w=<{self.w.shape[0]} {self.w.dtype}>, n_features={self.n_features}, "
                 f"n_blocks={self.n_blocks}, fit_intercept={self.fit_intercept}, "
                 f"classes={classes}, wall_time={self.wall_time:.3g}, "
-                f"compiled={self.compiled})")
+                f"compiled={self.compiled}, path={self.path!r})")
 
     @property
     def success(self) -> bool:
@@ -254,6 +266,15 @@ class IterationInfo:
     step: float
     minibatch_objective: float
     w: FloatArray
+
+
+class SlowPathWarning(UserWarning):
+    """A composition fell off a fast path it could have used: on sparse rows, a compiled
+    solve whose objective, curvature and projection admit the O(nnz) iterate runs the dense
+    O(n_params) iteration because its gradient estimator's kernel declares no lazy sparse form
+    (``score_table``), or because averaging keeps the lazy table iterate off. Warned once per
+    solver, naming the reason and the fix; not when ``path`` asked for the loop that runs.
+    The result's :attr:`SolveResult.path_reason` says the same."""
 
 
 class DivergenceWarning(RuntimeWarning):

@@ -24,7 +24,7 @@ from sqnopt.solver import _checkpoint
 from sqnopt.solver._loop import CompiledLoop, Counters
 from sqnopt.solver._monitor import MonitorState
 from sqnopt.solver._pyloop import PythonLoop
-from sqnopt.solver._result import passes_touched
+from sqnopt.solver._result import LoopPath, passes_touched
 from sqnopt.solver._sampler import Sampler
 from sqnopt.solver._scaled_loop import ScaledLoop
 
@@ -81,6 +81,10 @@ class SolverState:
     avg_start: int
     compiled: bool
     loop: CompiledLoop | ScaledLoop | PythonLoop
+    #: Which loop runs (:attr:`~sqnopt.solver.SolveResult.path`) and why
+    #: (:attr:`~sqnopt.solver.SolveResult.path_reason`).
+    path: LoopPath
+    path_reason: str
     buffers: dict[str, Any] = field(repr=False)
     elapsed: float = 0.0      #: seconds spent iterating (evaluations excluded)
     eval_time: float = 0.0    #: seconds spent in full-objective evaluations

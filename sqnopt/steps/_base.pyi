@@ -1,6 +1,6 @@
 """Type stub for the compiled module ``sqnopt.steps._base``."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -8,6 +8,7 @@ from numpy.typing import NDArray
 class StepKernel:
     """Compiled step rule (base class)."""
 
+    compiled: ClassVar[bool]
     @property
     def line_search(self) -> bool: ...
     @property

@@ -25,6 +25,12 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 cdef class StepKernel:
     """Base class; subclasses override ``cy_step_size``."""
 
+    #: The kernel runs in the compiled driver (its ``cy_*`` methods, without the GIL): the
+    #: solver reads this declaration (``compiled`` of the kernel protocols in
+    #: ``sqnopt.interfaces``, False when absent). A Python subclass that overrides only the
+    #: Python-level methods declares ``compiled = False`` to run in the Python loop.
+    compiled = True
+
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return NAN
 

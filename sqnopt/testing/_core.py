@@ -37,6 +37,7 @@ from sqnopt.interfaces import (
     Problem,
     Projection,
     StepRule,
+    kernel_compiled,
 )
 
 #: A check: returns ``None`` or a note for the report, raises ``AssertionError`` on failure.
@@ -495,10 +496,15 @@ class Suite:
     def check_kernel_contract(self) -> str | None:
         """``init`` builds a kernel that implements the kind's kernel protocol: a subclass of
         the compiled base (run in the compiled loop) or a Python object with the protocol's
-        methods (run in the Python loop)."""
+        methods (run in the Python loop); a kernel declaring ``compiled`` subclasses the
+        compiled base (the solver chooses the loop by that declaration)."""
         setup = self.setup()
         kernel = self.fresh(setup)
-        compiled = isinstance(kernel, self.compiled_base())
+        compiled = kernel_compiled(kernel)
+        if compiled and not isinstance(kernel, self.compiled_base()):
+            fail(f"init() returned {type(kernel).__name__}, which declares compiled but does "
+                 f"not subclass {self.compiled_base().__name__}: the compiled loop cannot run "
+                 "it (a kernel written in Python declares compiled = False, or nothing)")
         if not compiled and not isinstance(kernel, self.protocol()):
             fail(f"init() returned {type(kernel).__name__}, which neither subclasses "
                  f"{self.compiled_base().__name__} nor implements "

@@ -22,6 +22,7 @@ from sqnopt import (
     L2Ball,
     LBFGS,
     LogLoss,
+    SlowPathWarning,
     Solver,
     SquaredHinge,
     Status,
@@ -232,7 +233,8 @@ def test_loop_selection() -> None:
     assert loop(Xs, schedule=Fixed(38), path="scaled") is LazyTableLoop
     Xn, yn = _data()       # 6 entries per row among 60 features: the dense step is cheap
     assert loop(sp.csr_matrix(Xn), yn) is CompiledLoop
-    assert loop(Xs, average=True) is CompiledLoop
+    with pytest.warns(SlowPathWarning, match="average=False"):   # off the lazy iterate: told
+        assert loop(Xs, average=True) is CompiledLoop
     assert loop(Xs, curvature=LBFGS(memory=3)) is CompiledLoop
     assert loop(Xs, step=Armijo(), curvature=LBFGS(memory=3), schedule=Full()) is CompiledLoop
     assert loop(Xs, gradient=SAGANumPy()) is PythonLoop

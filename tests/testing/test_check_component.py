@@ -225,15 +225,44 @@ class SaysBatchGradient(GradientEstimator):
 
     name = "says_batch_gradient"
     batch_gradient = True
+    plain = True            # what its kernel declares (only batch_gradient disagrees)
 
     def init(self, problem: Problem) -> Any:
         return _MinibatchKernelNumPy(problem.n_params)
 
 
+@dataclass(frozen=True)
+class SilentPlain(GradientEstimator):
+    """The minibatch gradient without the component's ``plain`` declaration (the recipes
+    would treat it as a variance-reduced estimate)."""
+
+    name = "silent_plain"
+
+    def init(self, problem: Problem) -> Any:
+        return _MinibatchKernelNumPy(problem.n_params)
+
+
+class _ClaimsCompiledKernel(IdentityKernelNumPy):
+    compiled = True
+
+
+@dataclass(frozen=True)
+class ClaimsCompiled(CurvatureModel):
+    """A Python kernel that declares ``compiled`` (the solver would build the compiled loop)."""
+
+    name = "claims_compiled"
+
+    def init(self, problem: Problem) -> Any:
+        return _ClaimsCompiledKernel()
+
+
 def test_kernel_and_flag_breaks() -> None:
     fails(NoKernel(), "check_kernel_contract", "neither subclasses StepKernel")
+    fails(ClaimsCompiled(), "check_kernel_contract",
+          "declares compiled but does not subclass CurvatureKernel")
     fails(SaysLineSearch(), "check_declared_flags", "line_search=True")
     fails(SaysBatchGradient(), "check_declared_flags", "batch_gradient=True")
+    fails(SilentPlain(), "check_declared_flags", "plain=False, its kernel .* plain=True")
 
 
 # ---------------------------------------------------------------------------- state
