@@ -23,7 +23,8 @@ The components declare what the recipes and the solver decide from: the capabili
 :attr:`~CurvatureModel.direction_scale` and tuned settings (:meth:`CurvatureModel.tuned`),
 the gradient estimator's :attr:`~GradientEstimator.plain`, the step rule's
 :attr:`~StepRule.line_search` and the memory each keeps (``memory_bytes``). Nothing in the
-recipes, the solver, the trainer or the command line looks at a component's class.
+recipes, the solver's choice of loop, the trainer or the command line decides by a component's
+class (the compiled loops check the C types they run on, for memory safety).
 
 Sign convention: gradients are derivatives of the objective that is minimised; margin losses
 expose ``dloss_dmargin`` (d loss / d margin), never its negative.  Directions ``d`` are ascent-
