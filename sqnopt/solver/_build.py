@@ -415,6 +415,8 @@ class _Builder(_SolverConfig):
             # loop's dense composite step
             why_not = adaptive_loop_supported(self.objective, obj_k, self.curvature, curv_k,
                                               grad_k)
+            if not why_not and self.step.uses_point:
+                why_not = f"step {self.step.describe()} uses the point (gradient and direction)"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             use_adaptive = not why_not
@@ -427,6 +429,8 @@ class _Builder(_SolverConfig):
                 why_not = lazy_loop_supported(self.gradient, grad_k, average)
             if not why_not and self.step.line_search:
                 why_not = f"step {self.step.describe()} is a line search"
+            if not why_not and self.step.uses_point:
+                why_not = f"step {self.step.describe()} uses the point (gradient and direction)"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             # the lazy SAGA loop pays when the batches' entries are few against the features
