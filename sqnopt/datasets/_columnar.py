@@ -284,11 +284,14 @@ class _CSVStream(ChunkStream):
     def _number(self, value: str, line: int, column: str) -> float:
         x = _float(value)
         if x is None:
-            what = "is empty" if not value.strip() else f"holds {value.strip()[:30]!r}"
-            raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} {what}; "
-                             "numeric columns need a finite number in every row: fill or drop "
-                             "the missing values, or list the column in categorical= if its "
-                             "values are categories")
+            fix = f"pass categorical=[{column!r}] if its values are categories"
+            if not value.strip():
+                raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} is "
+                                 "empty; numeric columns need a finite number in every row "
+                                 f"(fill or drop the missing values, or {fix})")
+            raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} holds "
+                             f"{value.strip()[:30]!r}, not a finite number: fix the value, or "
+                             f"{fix}")
         return x
 
     def _code(self, column: str, value: str, cache: dict[str, int]) -> int:
