@@ -27,10 +27,17 @@ loss's excess over the best candidate's. Data: the generated 10^6-row CTR stream
 the LIBSVM sets and the Criteo sample of ``shared/datasets`` when present. Writes
 ``bench/results/step_race.json`` (or ``--out``).
 
+``in-memory-chunks``: ``SQNClassifier()`` at its defaults on the generated 10^6-row CTR data in
+memory (the large-data regime), with the data taken as one chunk against chunks of
+:data:`sqnopt.training._streaming.IN_MEMORY_CHUNK` rows (``--chunks``), alternating for
+``--rounds``: fit seconds to early stopping, passes and held-out log loss. Writes
+``bench/results/in_memory_chunks.json`` (or ``--out``).
+
     python -m bench.streaming partial-fit                   # chunks of 50 and 1000, 5 orders
     python -m bench.streaming partial-fit --chunk 50 --reps 3 --out /tmp/pf.json
     python -m bench.streaming step-race                     # every data set, segments 250 1000 4000
     python -m bench.streaming step-race --datasets a9a ctr1e6 --segments 1000
+    python -m bench.streaming in-memory-chunks              # one chunk against 10^5-row ones
 """
 
 from __future__ import annotations
@@ -254,8 +261,45 @@ def step_race_main(argv: list[str] | None = None) -> None:
     print(f"wrote {args.out}")
 
 
+def in_memory_chunks_main(argv: list[str] | None = None) -> None:
+    """``in-memory-chunks`` (module docstring)."""
+    from sklearn.metrics import log_loss
+
+    from sqnopt import SQNClassifier
+    from sqnopt.training import _streaming
+
+    ap = argparse.ArgumentParser(prog="python -m bench.streaming in-memory-chunks")
+    ap.add_argument("--chunks", type=int, nargs="+", default=[10**9, _streaming.IN_MEMORY_CHUNK])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).parent / "results" / "in_memory_chunks.json")
+    args = ap.parse_args(argv)
+    Xtr, Xte, ytr, yte = _ctr()
+    saved = _streaming.IN_MEMORY_CHUNK
+    runs: list[dict[str, Any]] = []
+    try:
+        for rnd in range(args.rounds):
+            for chunk in args.chunks:
+                _streaming.IN_MEMORY_CHUNK = chunk
+                t = time.perf_counter()
+                est = SQNClassifier(random_state=0).fit(Xtr, ytr)
+                seconds = time.perf_counter() - t
+                loss = float(log_loss(yte, est.predict_proba(Xte), labels=est.classes_))
+                runs.append({"round": rnd, "chunk": chunk, "seconds": seconds,
+                             "passes": int(np.max(est.n_iter_)), "held_out_log_loss": loss})
+                print(f"round {rnd}: chunks of {chunk:>10} rows: {seconds:6.1f} s, "
+                      f"{runs[-1]['passes']} passes, held-out log loss {loss:.5f}", flush=True)
+    finally:
+        _streaming.IN_MEMORY_CHUNK = saved
+    record = {"bench": "in_memory_chunks", "machine": _runinfo.machine(), "runs": runs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
 MODES: dict[str, Callable[[list[str] | None], None]] = {
-    "partial-fit": partial_fit_main, "step-race": step_race_main}
+    "partial-fit": partial_fit_main, "step-race": step_race_main,
+    "in-memory-chunks": in_memory_chunks_main}
 
 
 def main(argv: list[str] | None = None) -> None:
