@@ -1,7 +1,7 @@
 """Writing benchmark results small enough to keep in git: JSON with floats at 10 significant
 digits (enough for relative excesses down to ~1e-9) and no indentation, figures as palette
-PNGs. Used by the paper scripts when they write ``bench/results`` and by
-``bench/trim_results.py`` to bring the files already there to the same form."""
+PNGs. Used by the paper scripts, the race and the scale benchmark when they write
+``bench/results``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Every curvature model at the estimator's defaults, on every real data set: the matrix of
-issue 19 ("no silent failure, robust defaults").
+"""Every curvature model at the estimator's defaults, on every real data set: the defaults
+matrix ("no silent failure, robust defaults").
 
 For each data set of ``../shared/datasets`` (a9a, w8a, news20, mushrooms, dna, fashion-mnist)
 and each curvature model (the default ``"auto"``, ``lbfgs``, ``full_bfgs``, ``newton``,

@@ -10,6 +10,18 @@ the data and on all of it (Armijo search), each for at most
 L-BFGS solve) and writes ``bench/results/full_batch_solvers.json``.
 
     OPENBLAS_NUM_THREADS=1 python bench/full_batch_solvers.py [--datasets a9a,dna] [--max-time 150]
+
+``--newton-cost``: what one exact Newton iteration costs against a pass, per race data set (the
+measurement behind ``sqnopt.recipes.default_curvature``'s rule, ``NEWTON_PASSES``). For each
+race problem (``alpha = 1/N``, no intercept; default data sets a9a, w8a, mushrooms, dna) it
+times, best of ``--repeats``: one full gradient (a pass), forming and factoring the Hessian on
+the whole data set (``Newton``'s ``observe_batch``), and prints them with the rule's estimate
+``(sum_i K^2 nnz_i^2 / 2 + n^3 / 3) / (K nnz)`` in the same unit (passes). Then whole fits:
+``SQNClassifier(curvature="newton")`` against ``SQNClassifier(curvature="lbfgs")``, both at
+their defaults, best of ``--repeats`` (``--no-fits`` skips them)::
+
+    OPENBLAS_NUM_THREADS=1 python bench/full_batch_solvers.py --newton-cost \
+        --datasets a9a,w8a,mushrooms,dna
 """
 
 from __future__ import annotations
@@ -17,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +59,81 @@ def reach(history: Any, fstar: float, level: float) -> dict[str, float] | None:
             "iterations": int(history.iteration[i])}
 
 
+def _best(fn: Any, repeats: int) -> float:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def newton_cost(datasets: list[str], repeats: int, fits: bool) -> None:
+    """The ``--newton-cost`` table (module docstring)."""
+    from _data import datasets_dir
+    from race.problems import load_problems
+
+    from sqnopt import Newton, SQNClassifier
+    from sqnopt.objectives import LogLoss, Softmax
+    from sqnopt.recipes import newton_cost_passes
+
+    skipped: list[str] = []
+    print("| problem | n_params | pass | H formed + factored | = passes | rule's estimate "
+          "| fit newton | fit lbfgs | newton / lbfgs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for prob in load_problems(datasets, ["logistic", "softmax"], datasets_dir(), quick=False,
+                              skipped=skipped):
+        X, y = prob.X, prob.y
+        multi = prob.loss == "softmax"
+        objective = Softmax(lam=prob.alpha) if multi else LogLoss(lam=prob.alpha)
+        est = newton_cost_passes(X, prob.n_classes if multi else 1)
+        n_params = X.shape[1] * (prob.n_classes if multi else 1)
+        if n_params > 10_000:
+            print(f"| {prob.key} | {n_params} | - | - | - | {est:.3g} | - | - | - |")
+            continue
+        state = Solver(objective, Newton(), fit_intercept=False).init_state(X, y)
+        k, kern = state.objective, state.curvature
+        w = np.zeros(k.n_params)
+        g = np.zeros(k.n_params)
+        allb = np.arange(X.shape[0], dtype=np.intp)
+        t_pass = _best(lambda k=k, w=w, g=g: k.full_gradient(w, g), max(repeats, 5))
+        t_h = _best(lambda k=k, kern=kern, w=w, b=allb: kern.observe_batch(k, w, b), repeats)
+        row = (f"| {prob.key} | {n_params} | {1e3 * t_pass:.3g} ms | {1e3 * t_h:.3g} ms | "
+               f"{t_h / t_pass:.3g} | {est:.3g} |")
+        if not fits:
+            print(row + " - | - | - |")
+            continue
+        times = {}
+        for curv in ("newton", "lbfgs"):
+            def fit(curv: str = curv, prob: Any = prob, X: Any = X, y: Any = y) -> None:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    SQNClassifier(alpha=prob.alpha, curvature=curv, fit_intercept=False,
+                                  random_state=0).fit(X, y)
+            fit()
+            times[curv] = _best(fit, repeats)
+        print(row + f" {1e3 * times['newton']:.3g} ms | {1e3 * times['lbfgs']:.3g} ms | "
+              f"{times['newton'] / times['lbfgs']:.3g} |")
+    for line in skipped:
+        print(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", default="a9a,w8a,dna,news20")
+    ap.add_argument("--datasets", default=None,
+                    help="comma-separated (default a9a,w8a,dna,news20; with --newton-cost "
+                         "a9a,w8a,mushrooms,dna)")
     ap.add_argument("--max-time", type=float, default=150.0)
+    ap.add_argument("--newton-cost", action="store_true",
+                    help="the cost of one exact Newton iteration in passes, and whole fits")
+    ap.add_argument("--repeats", type=int, default=3, help="--newton-cost: best of this many")
+    ap.add_argument("--no-fits", action="store_true", help="--newton-cost: no whole fits")
     args = ap.parse_args(argv)
+    if args.newton_cost:
+        newton_cost((args.datasets or "a9a,w8a,mushrooms,dna").split(","), args.repeats,
+                    not args.no_fits)
+        return 0
+    args.datasets = args.datasets or "a9a,w8a,dna,news20"
     record: dict[str, Any] = {"max_time": args.max_time, "results": {}}
     for ds in args.datasets.split(","):
         X, y = load(ds)

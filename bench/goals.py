@@ -1,5 +1,6 @@
-"""The measured status of the speed goals of issues 20 and 21, rendered from committed benchmark
-records into ``docs/goals.md`` (do not edit that page by hand: rerun this command).
+"""The measured status of the speed goals (the estimators' defaults against scikit-learn, the best
+composition against the peers, quasi-Newton against variance reduction, a fit's fixed cost,
+Pegasos against ``SGDClassifier``), rendered from committed benchmark records into ``docs/goals.md`` (do not edit that page by hand: rerun this command).
 
     python bench/goals.py                      # the default records below -> docs/goals.md
     python bench/goals.py --races R1.json R2.json --overhead O.json --out /tmp/goals.md
@@ -30,7 +31,7 @@ DEFAULT_RACE_DIRS = ("results/race", "results/race_defaults_fashion", "results/r
                      "results/race_defaults_head", "results/race_goals")
 DEFAULT_OVERHEAD = "results/estimator_overhead.json"
 
-#: issue 20, goal 1: SQNClassifier() at its defaults against these scikit-learn solvers
+#: goal 1: SQNClassifier() at its defaults against these scikit-learn solvers
 SKLEARN_SOLVERS = ("sklearn lbfgs", "sklearn liblinear", "sklearn newton-cholesky", "sklearn saga")
 #: the data sets and problems goal 1 names (L2-logistic, softmax for the multiclass sets)
 GOAL_PROBLEMS = ("a9a/logistic", "w8a/logistic", "news20/logistic", "mushrooms/logistic",
@@ -262,7 +263,8 @@ def render(races: list[Path], overhead: Path | None) -> str:
         f"read: {files}; each problem from the newest record that measured it (one where some "
         "contender reached 1e-2). The tables and plots of each run are beside its record "
         "(`race.md`); "
-        "the methods and the machine are in [benchmarks.md](benchmarks.md).",
+        "the methods and the machine are in [the race's report](report_race.md) and "
+        "[overhead](report_overhead.md).",
         "",
         "| goal | status |",
         "|---|---|",
@@ -277,25 +279,25 @@ def render(races: list[Path], overhead: Path | None) -> str:
         f"| `Solver.pegasos` 10 epochs on news20 faster than `SGDClassifier`, objective no "
         f"worse | {_verdict(ok5)} |",
         "",
-        "## `SQNClassifier()` to 1e-4 against scikit-learn (issue 20)",
+        "## `SQNClassifier()` to 1e-4 against scikit-learn",
         "",
         *g1,
         "",
-        "## The best sqnopt composition to 1e-6 against the best peer (issue 20)",
+        "## The best sqnopt composition to 1e-6 against the best peer",
         "",
         "Peers are the non-sqnopt contenders of the record the problem comes from.",
         "",
         *g2,
         "",
-        "## Quasi-Newton against variance reduction alone, ill-conditioned (issue 20)",
+        "## Quasi-Newton against variance reduction alone, ill-conditioned",
         "",
         *g3,
         "",
-        "## An estimator fit's fixed cost (issue 20)",
+        "## An estimator fit's fixed cost",
         "",
         *g4,
         "",
-        "## Pegasos against `SGDClassifier` (issue 21)",
+        "## Pegasos against `SGDClassifier`",
         "",
         *g5,
         "",

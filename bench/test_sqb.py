@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import paper004_sqb as p4  # noqa: E402
-from _sqb_data import available  # noqa: E402
+from _data import sqb_available as available  # noqa: E402
 
 from sqnopt import Geometric, Fixed, Softmax  # noqa: E402
 from sqnopt.curvature import QuadraticBoundKernel  # noqa: E402

@@ -95,8 +95,8 @@ cdef inline void vprefetch_rest(const void* row, Py_ssize_t n_bytes) noexcept no
     """Hint the lines of a contiguous row after its first, ``[row + 64, row + n_bytes)``: for the
     next row of a minibatch while the current one is used, so that one row's lines are in flight
     at a time instead of the whole batch's (the dense row layer and the bare baseline loop;
-    bench/ab_core.py and docs/benchmarks.md compare it with hinting into L2 only or two rows
-    ahead)."""
+    docs/report_overhead.md, "Next-row hints", compares it with hinting into L2 only or two
+    rows ahead)."""
     vprefetch(<const char*> row + 64, n_bytes - 64)
 
 

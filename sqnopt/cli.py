@@ -288,11 +288,14 @@ CLI_OPTIONS = {
     "sampling": "--sampling", "multiclass": "--multiclass", "class_weight": "--class-weight",
     "n_iter_no_change": "--n-iter-no-change", "target": "--target",
     "n_features": "--n-features", "random_state": "--seed", "categorical": "--categorical",
+    "drop": "--drop",
 }
 #: Parameters also named without a value in prose ("increase max_iter"); the others are
 #: ordinary words there ("the step").
 _BARE = ("max_iter", "max_epochs", "tol", "alpha", "n_iter_no_change")
 _ASSIGN = re.compile(r"\b(" + "|".join(CLI_OPTIONS) + r")=('?)([^'\s,;)]*)\2")
+#: a list of column names, ``categorical=['a', 'b']`` -> ``--categorical a,b``
+_COLUMNS = re.compile(r"\b(categorical|drop)=\[([^\]]*)\]")
 _BARE_WORD = re.compile(r"(?<![-\w])(" + "|".join(_BARE) + r")\b(?![=(])")
 #: a component's description, ``name(k=v, ...)``: its parameters are the component's, kept
 _COMPONENT = re.compile(r"\b[A-Za-z_]\w*\([^()]*\)")
@@ -316,11 +319,19 @@ def cli_terms(text: str) -> str:
         value = m.group(3)
         return f"{CLI_OPTIONS[m.group(1)]} {'none' if value == 'None' else value}"
 
+    def columns(m: re.Match[str]) -> str:
+        try:
+            names = ast.literal_eval(f"[{m.group(2)}]")
+        except (ValueError, SyntaxError):
+            return m.group(0)
+        return f"{CLI_OPTIONS[m.group(1)]} {','.join(str(n) for n in names)}"
+
     out = _COMPONENT.sub(keep, text)
     out = re.sub(r"\bmax_samples=(\d+) samples", r"\1 samples", out)
     out = re.sub(r"\bstep='auto' in the estimators\b", "step='auto'", out)
     out = re.sub(r"\blam > 0\b", "--alpha > 0", out)
     out = re.sub(r"\blam = 0\b", "--alpha 0", out)
+    out = _COLUMNS.sub(columns, out)
     out = _ASSIGN.sub(assign, out)
     out = _BARE_WORD.sub(lambda m: CLI_OPTIONS[m.group(1)], out)
     return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
@@ -403,6 +414,14 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
         if key in params:
             raise CLIError(f"--preset {name}: give the regularisation with --alpha, not {key}=")
     kwargs: dict[str, Any] = dict(params)
+    if "objective" in kwargs and args.loss is not None:
+        raise CLIError(f"--preset {name}: the loss is given twice (objective= and --loss); "
+                       "keep one")
+    if "objective" in kwargs:   # --preset NAME:objective=LOSS takes --alpha like --loss does
+        try:
+            kwargs["objective"] = objective_with_lam(kwargs["objective"], alpha)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"--preset {name}: objective={kwargs['objective']!r}: {exc}") from None
     if args.loss is not None:
         if "objective" not in accepted:
             raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "

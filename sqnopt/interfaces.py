@@ -112,6 +112,7 @@ __all__ = [
     "MULTICLASS",
     "Objective",
     "ObjectiveKernelLike",
+    "PointStepKernelLike",
     "PartialSums",
     "Problem",
     "Projection",
@@ -262,6 +263,20 @@ class ScheduleKernelLike(Protocol):
 class StepKernelLike(Protocol):
     def step_size(self, t: int) -> float:
         """Step at iteration ``t = 0, 1, ...``."""
+        ...
+
+
+@runtime_checkable
+class PointStepKernelLike(StepKernelLike, Protocol):
+    """A step kernel whose step is a function of the point (``uses_point`` True: Polyak's,
+    Barzilai-Borwein's); ``step_size`` is its step without a point (for diagnostics)."""
+
+    uses_point: bool
+
+    def step_at(self, t: int, f: float, w: FloatArray, g: FloatArray, d: FloatArray) -> float:
+        """The step at iteration ``t`` from ``w`` along ``-d``: ``f`` the batch objective at
+        ``w``, ``g`` the gradient estimate ``d`` was made from. NaN stops the run (a non-finite
+        iterate)."""
         ...
 
 
@@ -583,6 +598,11 @@ class StepRule(Component):
     #: The kernel searches along the direction on the iteration's batch: the driver calls its
     #: ``search`` (:class:`LineSearchKernelLike`) instead of ``step_size``.
     line_search: ClassVar[bool] = False
+    #: The step is a function of the point: the driver calls the kernel's ``step_at`` (with
+    #: the batch objective, the gradient estimate and the direction at ``w``;
+    #: :class:`PointStepKernelLike`) instead of ``step_size``. The iterate representations that
+    #: keep no dense gradient do not run such a rule (the solve takes the generic loop).
+    uses_point: ClassVar[bool] = False
     #: The direction scales (:attr:`CurvatureModel.direction_scale`) the rule's steps are made
     #: for; the solver refuses a curvature model of another scale.
     direction_scales: ClassVar[frozenset[DirectionScale]] = frozenset(

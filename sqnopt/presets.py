@@ -312,7 +312,7 @@ def svrg_lbfgs(lam: float | None = 1e-4, *, eta: float = 0.003,
     ``SVRG_LBFGS_KAPPA``; ``L_S`` the largest per-sample curvature in the window's Hessian
     sample, :class:`~sqnopt.curvature.HessianLBFGS`): ``max_scale = kappa b / eta``. A number
     sets ``max_scale`` itself; ``None`` drops the cap (the papers' method).
-    ``docs/benchmarks.md`` has the measurements."""
+    ``docs/report_growing_batches.md`` has the measurements."""
     from sqnopt.curvature import HessianLBFGS
     from sqnopt.gradients import SVRG
 
@@ -383,7 +383,8 @@ def progressive_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "l
     sparse data (the race's news20: 62061 features) the inner-product test kept passing at
     every ``theta`` measured (0.2 to 0.9) and only the orthogonality test with ``nu < 1`` grows
     the batch
-    (``nu=None`` drops it; ``docs/benchmarks.md`` has the measurements of both parameters).
+    (``nu=None`` drops it; ``docs/report_growing_batches.md`` has the measurements of both
+    parameters).
 
     Unless given: ``gtol=1e-8`` (tested for free on full batches, at report points before),
     ``report_every=100`` and, with no other budget, ``max_iter=1000`` (as :func:`lbfgs`).
@@ -420,8 +421,8 @@ def multibatch_lbfgs(lam: float | None = 1e-4, *, objective: ObjectiveSpec = "lo
     of full-batch L-BFGS; the step is the Armijo search on the batch (``Armijo()``, first trial
     1) unless ``step`` is given (the paper uses a constant step). ``growth`` 2 and ``overlap``
     0.5 had the fewest passes to 1e-6 in the worst case over growth 1.1 to 2 and overlap 0.25,
-    0.5 on the race's logistic problems (``bench/multibatch_growth.py``; figures in
-    ``docs/benchmarks.md``): on these sets the batch is best grown to the whole data set
+    0.5 on the race's logistic problems (a sweep of both; figures and its command in
+    ``docs/report_growing_batches.md``): on these sets the batch is best grown to the whole data set
     within a few iterations. ``objective`` must have the ``linear_scores`` capability.
 
     Unless given: ``gtol=1e-8`` (tested for free on full batches, at report points before),

@@ -112,13 +112,14 @@ SAGA_SPREAD = 10.0
 #: Subsampled Hessians: one sample in this many (at least PROGRESSIVE_B1 samples).
 HESSIAN_FRACTION = 10
 #: ``curvature="auto"`` takes Newton's method when forming and factoring the Hessian costs at
-#: most this many passes (:func:`newton_cost_passes`); measured in ``bench/newton_cost.py``.
+#: most this many passes (:func:`newton_cost_passes`); measured by
+#: ``bench/full_batch_solvers.py --newton-cost``.
 NEWTON_PASSES = 20.0
 #: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
 #: when forming and factoring the bound costs at most this many passes
 #: (:func:`bound_cost_passes`) and a parameter block has at most BOUND_MAX_DIM entries (the
-#: ``dim x dim`` factor: 128 MiB at the cap); measured in docs/benchmarks.md ("Preconditioned
-#: L-BFGS").
+#: ``dim x dim`` factor: 128 MiB at the cap); measured in docs/report_full_batch.md
+#: ("Preconditioned L-BFGS").
 BOUND_PASSES = 25.0
 BOUND_MAX_DIM = 4096
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
@@ -135,14 +136,14 @@ LARGE_NNZ = 2**23
 #: The streaming recipe's constant steps raced on progressive validation loss
 #: (:func:`step_candidates`): ``2**k / s`` for these ``k``, ``s`` the root-mean-square of the
 #: nonzero feature values. The best of them for one pass differs by a factor of 128 between
-#: the benchmark sets (``bench/step_race.py``).
+#: the benchmark sets (``python -m bench.streaming step-race``).
 STEP_EXPONENTS = tuple(range(-6, 3))
 #: Rows of the race's first segment (each later one doubles: nine candidates are decided after
 #: 4000 + 8000 + 16000 examples, 100,000 example-updates in all). The step that leads on the
 #: first examples is often smaller than the best for a whole pass (AdaGrad's per-weight steps
 #: shrink as gradients accumulate, so a larger constant pays later): a race decided after a
-#: few thousand examples picks it about as often as not (``bench/step_race.py`` compares the
-#: lengths).
+#: few thousand examples picks it about as often as not (``python -m bench.streaming step-race``
+#: compares the lengths).
 RACE_FIRST_SEGMENT = 4000
 
 
@@ -397,9 +398,9 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       million softmax weights, criteo's hashed features, dense images with many classes).
     * For a non-smooth objective (hinge), where curvature means nothing, the identity (SGD).
 
-    The threshold comes from ``bench/newton_cost.py`` (the measured cost of a Hessian in passes
+    The threshold comes from ``bench/full_batch_solvers.py --newton-cost`` (the measured cost of a Hessian in passes
     and whole fits of both models; docs/choosing.md); the choice between truncated Newton and
-    L-BFGS from the race (``bench/race``, docs/benchmarks.md "Truncated Newton"). Subsampled
+    L-BFGS from the race (``bench/race``, docs/report_full_batch.md "Truncated Newton"). Subsampled
     Newton-CG (``"newton_cg"``) was faster on a low-dimensional set but far slower on badly
     conditioned high-dimensional ones (``bench/full_batch_solvers.py``, ``docs/gradients.md``),
     so it is not a default."""

@@ -34,7 +34,8 @@ NEWTON_MAX_PARAMS = 10_000
 EIG_MIN_DIM = 250
 #: L-BFGS memory of the progressive recipe: the default 10 of the component, raised up to
 #: LBFGS_MAX_MEMORY while the two-loop recursion costs at most a quarter of a gradient pass
-#: (:func:`lbfgs_memory`); measured in docs/benchmarks.md ("L-BFGS memory").
+#: (:func:`lbfgs_memory`); measured in docs/report_full_batch.md ("Truncated Newton and the
+#: L-BFGS memory at the defaults").
 LBFGS_MIN_MEMORY = 10
 LBFGS_MAX_MEMORY = 30
 BadPairRule = Literal["skip", "damp"]

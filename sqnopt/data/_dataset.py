@@ -16,6 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt.data._rows import CSRRows32, CSRRows64, DenseRows32, DenseRows64, RowData
 
 LabelKind = Literal["binary", "multiclass"]
+#: The label kinds the data layer encodes (:func:`encode_labels`).
+LABEL_KINDS: tuple[LabelKind, ...] = ("binary", "multiclass")
 FloatArray = NDArray[np.float64]
 #: A validated design matrix: C-contiguous float32/float64 ndarray or canonical CSR matrix.
 #: (scipy.sparse is untyped, so this is ``Any`` to the type checker.)
@@ -396,6 +398,12 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
 
     ``classes`` fixes the label set (as ``partial_fit`` needs); otherwise it is ``unique(y)``.
     """
+    if label_kind not in LABEL_KINDS:
+        # an objective (a plugin's) declaring another kind of target, e.g. counts or real
+        # values: encoding them as classes would fit a classifier to them without a word
+        raise ValueError(f"the objective declares label_kind={label_kind!r}, but the data layer "
+                         f"knows only {' and '.join(map(repr, LABEL_KINDS))} labels (classes); "
+                         "use a classification objective, or declare one of these kinds")
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()

@@ -41,7 +41,7 @@ from sqnopt.datasets._io import (
     open_binary,
 )
 from sqnopt.datasets._stream import CacheSpec, Chunk, ChunkStream, _rechunk
-from sqnopt.datasets._table import TARGET_NAMES, table_delimiter
+from sqnopt.datasets._table import MISSING_MARKERS, TARGET_NAMES, table_delimiter
 
 __all__ = ["stream_csv", "stream_parquet"]
 
@@ -74,7 +74,10 @@ def _check_file(path: PathLike) -> Path:
 
 
 def _missing(value: str) -> bool:
-    return not value.strip()
+    """An empty cell or a missing marker (:data:`~sqnopt.datasets.MISSING_MARKERS`): the rule
+    of :func:`~sqnopt.datasets.load_table`, so that a streamed table and the same table read
+    whole give the same features (a streamed fit is evaluated on the table read whole)."""
+    return value.strip().lower() in MISSING_MARKERS
 
 
 def _bag(value: str, seed: int, n_bags: int) -> int:
@@ -270,9 +273,10 @@ class _CSVStream(ChunkStream):
 
     def _label(self, value: str, line: int, numeric: bool) -> Any:
         v = value.strip()
-        if not v:
-            raise ValueError(f"{self.path}: line {line}: the label column {self.target!r} is "
-                             "empty; every row needs a label")
+        if _missing(v):
+            what = "is empty" if not v else f"holds the missing marker {v[:30]!r}"
+            raise ValueError(f"{self.path}: line {line}: the label column {self.target!r} {what}; "
+                             "every row needs a label")
         if not numeric:
             return v
         x = _float(v)
@@ -284,11 +288,16 @@ class _CSVStream(ChunkStream):
     def _number(self, value: str, line: int, column: str) -> float:
         x = _float(value)
         if x is None:
-            what = "is empty" if not value.strip() else f"holds {value.strip()[:30]!r}"
-            raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} {what}; "
-                             "numeric columns need a finite number in every row: fill or drop "
-                             "the missing values, or list the column in categorical= if its "
-                             "values are categories")
+            fix = f"pass categorical=[{column!r}] if its values are categories"
+            if _missing(value):
+                what = ("is empty" if not value.strip()
+                        else f"holds the missing marker {value.strip()[:30]!r}")
+                raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} "
+                                 f"{what}; numeric columns need a finite number in every row "
+                                 f"(fill or drop the missing values, or {fix})")
+            raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} holds "
+                             f"{value.strip()[:30]!r}, not a finite number: fix the value, or "
+                             f"{fix}")
         return x
 
     def _code(self, column: str, value: str, cache: dict[str, int]) -> int:
@@ -455,6 +464,9 @@ class _CSVStream(ChunkStream):
         hash_bags(data, offsets, self._prefix_crc, self.n_bags, out)
         if arr.null_count:
             out[arr.is_null().to_numpy(zero_copy_only=False)] = -1
+        marker = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(arr)),
+                          value_set=pa.array(sorted(MISSING_MARKERS), type=pa.string()))
+        out[marker.fill_null(False).to_numpy(zero_copy_only=False)] = -1
         for i in np.flatnonzero(out == -2):  # non-ASCII: Unicode whitespace is Python's call
             out[i] = self._code(column, arr[int(i)].as_py(), {})
         return out
@@ -502,8 +514,8 @@ class _CSVStream(ChunkStream):
                 if label.null_count:
                     return None
                 uniq = pc.unique(pc.utf8_trim_whitespace(label)).to_pylist()
-                if any(not u for u in uniq):
-                    return None
+                if any(_missing(u) for u in uniq):
+                    return None             # the Python reader names the line
                 labels.update(uniq)
                 for h, s in zip(cats, seen):
                     s.update(v for v in pc.unique(table.column(h)).to_pylist()

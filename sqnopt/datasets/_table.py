@@ -197,7 +197,7 @@ def _column_kind(name: str, values: list[str], source: str) -> str:
     if n_num == 0:
         return "categorical"
     n_other = kinds.count("text") + kinds.count("nonfinite")
-    fix = f"pass --categorical {name} (categorical=[{name!r}]) to treat it as categorical"
+    fix = f"pass categorical=[{name!r}] to treat it as categorical"
     if n_other:
         if n_num >= n_other:
             i = _first(kinds, ("text", "nonfinite"))
@@ -241,8 +241,8 @@ def _check_not_identifier(name: str, values: list[str], source: str) -> None:
         raise ValueError(f"{source}: column {name!r} has {distinct} distinct values in {n} rows: "
                          "it looks like an identifier, and one-hot encoding it would add a "
                          "feature per value that fits one row (memorised, not learned). Drop "
-                         f"it with --drop {name} (drop=[{name!r}]), or pass --categorical "
-                         f"{name} (categorical=[{name!r}]) to encode it anyway")
+                         f"it with drop=[{name!r}], or pass categorical=[{name!r}] to encode it "
+                         "anyway")
 
 
 def _pick_target(header: Sequence[str], target: str | None, source: str) -> str | None:

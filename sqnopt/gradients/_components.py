@@ -134,7 +134,7 @@ class ProgressiveBatch(GradientEstimator):
     :math:`1 - \nu^2` of :math:`\lVert g\rVert^2`. Likewise the inner-product ratio is about one
     over the number of directions the noise spreads over, which on wide sparse data is tiny:
     there the inner-product test alone keeps a small batch whose steps fit the batch rather
-    than the objective (``docs/benchmarks.md`` has the measurements). ``nu=None``: the
+    than the objective (``docs/report_growing_batches.md`` has the measurements). ``nu=None``: the
     inner-product test alone.
     """
 

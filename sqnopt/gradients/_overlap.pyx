@@ -24,7 +24,10 @@ estimate, before the direction is computed, and the driver forms no pair of its 
 (``batch_gradient``) the driver reuses a line search's gradient at the accepted point as the
 next estimate and hands it over through ``cy_reused``: one pass per trial); when a batch is not arranged (the first one after
 a switch to whole batches) the shared samples' gradient is evaluated separately and counted in
-``extra``; after a switch from whole batches to smaller ones no pair is formed once.
+``extra``, as it is when the batch has no room beside them (a schedule that shrinks the batch
+to ``|S_k| <= |O_{k-1}|``: the drawn batch is left as it is, so that the pair stays on all of
+``O_{k-1}`` and ``S_k`` still keeps its own trailing samples); after a switch from whole batches
+to smaller ones no pair is formed once.
 """
 
 from libc.math cimport NAN
@@ -85,8 +88,11 @@ cdef class OverlapBatchKernel(GradientKernel):
         self.m_in = 0
         if size >= self.n_samples or m == 0 or not self.have_prev or self.prev_whole:
             return
-        if m > size:
-            m = size
+        if m >= size:
+            # no room beside the kept samples (a schedule that shrinks the batch): the batch
+            # is left as drawn, the kept samples' gradient at w is evaluated on its own (the
+            # pair stays on the same samples O) and the new batch has its own trailing part
+            return
         memcpy(batch, &self.ov[0], m * sizeof(Py_ssize_t))
         self.m_in = m
 

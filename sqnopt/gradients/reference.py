@@ -232,7 +232,8 @@ class _OverlapBatchKernelNumPy:
         m = len(self.ov)
         if size >= self.n_samples or m == 0 or not self.have_prev or self.prev_whole:
             return b
-        m = min(m, size)
+        if m >= size:   # no room beside the kept samples: left as drawn (the compiled kernel)
+            return b
         b[:m] = self.ov[:m]
         self.m_in = m
         return b

@@ -2,7 +2,7 @@
 
 The loop's BLAS/LAPACK calls are small (vectors of the parameter dimension, RES's n x n
 factorisations at n ~ 100): handing them to a thread pool costs more than it gains (RES on a9a
-ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; docs/benchmarks.md).
+ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; docs/report_bfgs.md).
 """
 
 from __future__ import annotations

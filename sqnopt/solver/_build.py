@@ -437,6 +437,8 @@ class _Builder(_SolverConfig):
             # loop's dense composite step
             why_not = adaptive_loop_supported(self.objective, obj_k, self.curvature, curv_k,
                                               grad_k)
+            if not why_not and self.step.uses_point:
+                why_not = f"step {self.step.describe()} uses the point (gradient and direction)"
             if self.path == "scaled" and why_not:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             if why_not:
@@ -503,8 +505,10 @@ class _Builder(_SolverConfig):
             if asked:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             return "generic", f"the O(nnz) sparse iterate cannot run: {why_not}", ""
-        if self.step.line_search:
-            why_not = f"step {self.step.describe()} is a line search"
+        if self.step.line_search or self.step.uses_point:
+            why_not = (f"step {self.step.describe()} is a line search" if self.step.line_search
+                       else f"step {self.step.describe()} uses the point (gradient and "
+                       "direction)")
             if asked:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             return "generic", f"the O(nnz) sparse iterate cannot run: {why_not}", ""

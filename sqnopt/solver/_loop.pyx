@@ -268,6 +268,9 @@ cdef class CompiledLoop:
         if self.step.line_search:
             raise ValueError("a line search needs the dense iterate (it evaluates gradients at "
                              "trial points)")
+        if self.step.uses_point:
+            raise ValueError("a step rule that uses the point needs the dense iterate (it reads "
+                             "the gradient and the direction)")
         if projection is not None and not projection.ball_radius > 0:
             raise ValueError("an iterate representation applies no projection or a Euclidean "
                              "ball (a projection that declares ball_radius) only")
@@ -473,6 +476,7 @@ cdef class CompiledLoop:
         # A line search leaves the batch gradient at the accepted point in g_next: the secant
         # pair's second gradient, and the next iteration's gradient if the batch repeats.
         cdef bint search = self.step.line_search
+        cdef bint point_step = self.step.uses_point
         cdef bint keep_next = (secant or search) and self.batch_est
         # With the identity the direction is the gradient buffer itself, and the gradient
         # alternates between the grad and grad_next buffers (grad_next is free without a
@@ -588,7 +592,10 @@ cdef class CompiledLoop:
                     break
                 self.loss_next = f_next
             else:
-                eps = self.step.cy_step_size(c.t)
+                if point_step:
+                    eps = self.step.cy_step_at(c.t, loss, w, gp, d, n)
+                else:
+                    eps = self.step.cy_step_size(c.t)
                 if composite:
                     if self.curv.cy_composite_step(w, g, eps, w_next) != 0:
                         status = LOOP_NONFINITE_ITERATE

@@ -35,6 +35,7 @@ from sqnopt.interfaces import (
     CurvatureKernelLike,
     GradientKernelLike,
     LineSearchKernelLike,
+    PointStepKernelLike,
     ObjectiveKernelLike,
     ProjectionKernelLike,
     ScheduleKernelLike,
@@ -130,6 +131,9 @@ class PythonLoop:
         if bool(getattr(step, "line_search", False)):
             raise ValueError("a line search needs the dense iterate (it evaluates gradients at "
                              "trial points)")
+        if bool(getattr(step, "uses_point", False)):
+            raise ValueError("a step rule that uses the point needs the dense iterate (it reads "
+                             "the gradient and the direction)")
         radius = float(getattr(projection, "ball_radius", 0.0)) if projection is not None else 0.0
         if projection is not None and not radius > 0:
             raise ValueError("an iterate representation applies no projection or a Euclidean "
@@ -195,6 +199,7 @@ class PythonLoop:
         # The secant gradient kept for reuse (as in the compiled loop): s(w, prev_batch) is in
         # g_next when have_next; w_saved is checked at the start of the next run.
         self.search = bool(getattr(step, "line_search", False))
+        self.point_step = bool(getattr(step, "uses_point", False))
         self.prev_batch = np.zeros(
             len(batch) if curvature.needs_secant_pair or self.search else 1, np.intp)
         self.w_saved = np.zeros_like(w)
@@ -363,7 +368,8 @@ class PythonLoop:
                     return LOOP_LINE_SEARCH_FAILED
                 self.loss_next = float(f_next)
             else:
-                eps = float(self.step.step_size(c.t))
+                eps = float(cast(PointStepKernelLike, self.step).step_at(c.t, loss, w, gp, d)
+                            if self.point_step else self.step.step_size(c.t))
                 if self.composite:
                     if int(cast(Any, self.curv).composite_update(w, g, eps, w_next)) != 0:
                         return LOOP_NONFINITE_ITERATE

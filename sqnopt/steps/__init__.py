@@ -7,6 +7,7 @@ from sqnopt.steps._base import (
     DecayingKernel,
     InverseSqrtKernel,
     PegasosStepKernel,
+    PolyakKernel,
     StepKernel,
 )
 from sqnopt.steps._components import (
@@ -16,6 +17,7 @@ from sqnopt.steps._components import (
     InverseSqrt,
     LipschitzStep,
     PegasosStep,
+    Polyak,
     ScoreLine,
     Wolfe,
 )
@@ -34,6 +36,8 @@ __all__ = [
     "LipschitzStep",
     "PegasosStep",
     "PegasosStepKernel",
+    "Polyak",
+    "PolyakKernel",
     "ScoreLine",
     "ScoreLineKernel",
     "StepKernel",

@@ -11,8 +11,16 @@ cdef class StepKernel:
     # True: cy_search's g_next is obj.cy_gradient(w_next, batch) (a checkpoint then leaves it
     # out and a restore recomputes it, bit for bit).
     cdef readonly bint plain_gradient
+    # True: the step depends on the point: the driver calls cy_step_at (with the batch
+    # objective, the gradient estimate and the direction at w) instead of cy_step_size.
+    cdef readonly bint uses_point
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil
+    # The step at iteration t from w (n parameters) along -d, f the batch objective at w and g
+    # the gradient estimate d was made from (a step that is a function of the point: Polyak's,
+    # Barzilai-Borwein's). The default is cy_step_size(t).
+    cdef double cy_step_at(self, Py_ssize_t t, double f, const double* w, const double* g,
+                           const double* d, Py_ssize_t n) noexcept nogil
     # Line search along -d from w on the batch (f0, g: the batch objective and gradient at w).
     # On success returns the step eps > 0 and leaves w_next = w - eps d, g_next = s(w_next, B),
     # f_next[0] = f_B(w_next); returns NaN when no step is accepted. n_evals[0]: gradient
@@ -45,3 +53,9 @@ cdef class ArmijoKernel(StepKernel):
     cdef readonly double c1
     cdef readonly double shrink
     cdef readonly Py_ssize_t max_backtracks
+
+
+cdef class PolyakKernel(StepKernel):
+    cdef readonly double eps_max
+    cdef readonly double c
+    cdef readonly double f_min

@@ -5,6 +5,9 @@
 ``Decaying``: ``eps_t = eps0 * T0 / (T0 + t)`` (Mokhtari & Ribeiro 2014, 2015; Bottou 2010).
 ``InverseSqrt``: ``eps_t = eps0 / sqrt(t + 1)``.
 ``PegasosStep``: ``eps_t = 1 / (lam * (t + 1))`` (Shalev-Shwartz et al. 2007; their t starts at 1).
+``Polyak``: the stochastic Polyak step ``eps_t = min((f_B(w) - f_min) / (c g'd), eps_max)``
+(Polyak 1987; Loizou, Vaswani, Laradji & Lacoste-Julien, AISTATS 2021, SPS_max, with ``g'd`` in
+place of ``||g||^2`` for a preconditioned direction ``d``), a function of the point.
 ``Armijo``: backtracking line search on the iteration's batch ``B``: the first of
 ``eps0 * shrink^k``, ``k = 0, 1, ..., max_backtracks``, with
 ``f_B(w - eps d) <= f_B(w) - c1 * eps * g'd`` (Armijo 1966; Nocedal & Wright 2006, Alg. 3.1;
@@ -34,6 +37,10 @@ cdef class StepKernel:
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return NAN
 
+    cdef double cy_step_at(self, Py_ssize_t t, double f, const double* w, const double* g,
+                           const double* d, Py_ssize_t n) noexcept nogil:
+        return self.cy_step_size(t)
+
     cdef double cy_search(self, ObjectiveKernel obj, const double* w, const Py_ssize_t* batch,
                           Py_ssize_t size, double f0, const double* g, const double* d,
                           double* w_next, double* g_next, double* f_next, Py_ssize_t n,
@@ -56,6 +63,18 @@ cdef class StepKernel:
         if t < 0:
             raise ValueError("iterations are numbered from t = 0")
         return self.cy_step_size(t)
+
+    def step_at(self, Py_ssize_t t, double f, w, g, d) -> float:
+        """Step at iteration ``t >= 0`` from ``w`` along ``-d``, ``f`` the batch objective at
+        ``w`` and ``g`` the gradient estimate (``cy_step_at``; arrays of one length)."""
+        if t < 0:
+            raise ValueError("iterations are numbered from t = 0")
+        cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+        cdef const double[::1] gv = np.ascontiguousarray(g, dtype=np.float64)
+        cdef const double[::1] dv = np.ascontiguousarray(d, dtype=np.float64)
+        if not (wv.shape[0] == gv.shape[0] == dv.shape[0] and wv.shape[0] > 0):
+            raise ValueError("w, g and d must be non-empty and of one length")
+        return self.cy_step_at(t, f, &wv[0], &gv[0], &dv[0], wv.shape[0])
 
 
 cdef class ConstantKernel(StepKernel):
@@ -81,6 +100,32 @@ cdef class InverseSqrtKernel(StepKernel):
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
         return self.eps0 / sqrt(<double> (t + 1))
+
+
+cdef class PolyakKernel(StepKernel):
+    """``eps = min((f - f_min) / (c g'd), eps_max)``; 0 when ``f <= f_min`` (the batch is at
+    the bound: nothing to gain) or ``g'd <= 0`` (``d`` is no descent direction); NaN when ``f``
+    or ``g'd`` is not finite (the driver then stops on a non-finite iterate). ``cy_step_size``
+    (no point) is ``eps_max``."""
+
+    def __init__(self, double eps_max, double c, double f_min):
+        self.eps_max = eps_max
+        self.c = c
+        self.f_min = f_min
+        self.uses_point = True
+
+    cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil:
+        return self.eps_max
+
+    cdef double cy_step_at(self, Py_ssize_t t, double f, const double* w, const double* g,
+                           const double* d, Py_ssize_t n) noexcept nogil:
+        cdef double gd = sq_dot(g, d, n), eps
+        if not (isfinite(gd) and isfinite(f)):
+            return NAN
+        if not (gd > 0.0 and f > self.f_min):
+            return 0.0
+        eps = (f - self.f_min) / (self.c * gd)
+        return eps if eps < self.eps_max else self.eps_max
 
 
 cdef class PegasosStepKernel(StepKernel):

@@ -16,6 +16,7 @@ from sqnopt.steps._base import (
     DecayingKernel,
     InverseSqrtKernel,
     PegasosStepKernel,
+    PolyakKernel,
 )
 from sqnopt.steps._score_line import ScoreLineKernel
 from sqnopt.steps._wolfe import WolfeKernel
@@ -127,6 +128,44 @@ class InverseSqrt(StepRule):
 
     def init(self, problem: Problem) -> InverseSqrtKernel:
         return InverseSqrtKernel(float(self.eps0))
+
+
+@dataclass(frozen=True)
+class Polyak(StepRule):
+    r"""The stochastic Polyak step, a function of the point:
+
+    .. math:: \epsilon_t = \min\Big(\frac{f_B(w_t) - f_{\min}}{c\, g_t^\top d_t},\;
+              \epsilon_{\max}\Big),
+
+    ``f_B`` the iteration's batch objective, ``g_t`` the gradient estimate and ``d_t`` the
+    direction (``w_{t+1} = w_t - eps_t d_t``). Polyak (*Introduction to Optimization*, 1987)
+    steps by the gap to the optimal value; Loizou, Vaswani, Laradji & Lacoste-Julien
+    (*Stochastic Polyak step-size for SGD*, AISTATS 2021) take it on each batch with the batch's
+    own lower bound (SPS_max; ``f_min = 0`` for the non-negative losses here) and ``c = 1/2``,
+    capped by ``eps_max``. With a preconditioned direction, ``g'd`` replaces ``||g||^2``: the
+    step ``eps_t d_t`` is then the same for any scaling of ``d_t``, so one rule serves gradient
+    and Newton-scaled directions. The step is 0 on a batch at its bound (``f_B <= f_min``) or
+    along a direction that is not a descent direction (``g'd <= 0``).
+
+    The driver hands the rule the point (``uses_point``), so the iterate representations that
+    keep no dense gradient (the scaled, lazy and adaptive loops) do not run it: the solve takes
+    the generic compiled loop.
+    """
+
+    eps_max: float = 1.0
+    c: float = 0.5
+    f_min: float = 0.0
+    name = "polyak"
+    uses_point = True
+
+    def __post_init__(self) -> None:
+        _positive("Polyak", "eps_max", self.eps_max)
+        _positive("Polyak", "c", self.c)
+        if not (isinstance(self.f_min, (int, float)) and math.isfinite(self.f_min)):
+            raise ValueError(f"Polyak: f_min must be a finite number, got {self.f_min!r}")
+
+    def init(self, problem: Problem) -> PolyakKernel:
+        return PolyakKernel(float(self.eps_max), float(self.c), float(self.f_min))
 
 
 @dataclass(frozen=True)

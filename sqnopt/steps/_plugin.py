@@ -9,6 +9,7 @@ from sqnopt.steps._components import (
     InverseSqrt,
     LipschitzStep,
     PegasosStep,
+    Polyak,
     ScoreLine,
     Wolfe,
 )
@@ -21,6 +22,7 @@ def sqnopt_register_step_rules(register: RegisterFn) -> None:
     register("inverse_sqrt", InverseSqrt, aliases=("invsqrt",))
     register("lipschitz", LipschitzStep, aliases=("inverse_lipschitz",))
     register("pegasos", PegasosStep, aliases=("pegasos_step",))
+    register("polyak", Polyak, aliases=("sps",))
     register("armijo", Armijo, aliases=("line_search",))
     register("wolfe", Wolfe, aliases=("strong_wolfe",))
     register("score_line", ScoreLine, aliases=("exact_line",))

@@ -11,7 +11,7 @@ import numpy as np
 from sqnopt.interfaces import MARGIN, FloatArray, IndexArray, Problem, StepRule
 
 __all__ = ["ArmijoNumPy", "ConstantNumPy", "DecayingNumPy", "InverseSqrtNumPy", "PegasosStepNumPy",
-           "ScoreLineNumPy", "WolfeNumPy"]
+           "PolyakNumPy", "ScoreLineNumPy", "WolfeNumPy"]
 
 
 @dataclass
@@ -367,3 +367,36 @@ class ScoreLineNumPy(StepRule):
     def init(self, problem: Problem) -> _ScoreLine:
         return _ScoreLine(self.eps0, self.c1, self.shrink, self.max_backtracks, self.rtol,
                           self.max_iter)
+
+
+@dataclass
+class _Polyak:
+    eps_max: float
+    c: float
+    f_min: float
+    uses_point: bool = True
+
+    def step_size(self, t: int) -> float:
+        return self.eps_max
+
+    def step_at(self, t: int, f: float, w: FloatArray, g: FloatArray, d: FloatArray) -> float:
+        gd = float(np.dot(g, d))
+        if not (math.isfinite(gd) and math.isfinite(f)):
+            return math.nan
+        if not (gd > 0.0 and f > self.f_min):
+            return 0.0
+        return min((f - self.f_min) / (self.c * gd), self.eps_max)
+
+
+@dataclass(frozen=True)
+class PolyakNumPy(StepRule):
+    """Reference twin of :class:`sqnopt.steps.Polyak`."""
+
+    eps_max: float = 1.0
+    c: float = 0.5
+    f_min: float = 0.0
+    name = "polyak_numpy"
+    uses_point = True
+
+    def init(self, problem: Problem) -> _Polyak:
+        return _Polyak(self.eps_max, self.c, self.f_min)

@@ -141,6 +141,8 @@ class StepSuite(Suite):
         checks: list[tuple[str, Check]] = [("check_step_sizes", self.check_step_sizes)]
         if self.component.line_search:
             checks.append(("check_line_search", self.check_line_search))
+        if self.component.uses_point:
+            checks.append(("check_step_at", self.check_step_at))
         return checks
 
     def check_component_contract(self) -> str | None:
@@ -148,6 +150,8 @@ class StepSuite(Suite):
         m = self.component
         if not isinstance(m.line_search, bool):
             fail(f"line_search must be a bool class attribute, got {m.line_search!r}")
+        if not isinstance(m.uses_point, bool):
+            fail(f"uses_point must be a bool class attribute, got {m.uses_point!r}")
         scales = m.direction_scales
         if not (isinstance(scales, frozenset) and scales
                 and scales <= frozenset(get_args(DirectionScale))):
@@ -159,6 +163,11 @@ class StepSuite(Suite):
         if getattr(kernel, "line_search", False) and not callable(getattr(kernel, "search",
                                                                           None)):
             fail("the kernel declares line_search but has no search()")
+        if bool(getattr(kernel, "uses_point", False)) != self.component.uses_point:
+            fail(f"the component declares uses_point={self.component.uses_point}, its kernel "
+                 f"{bool(getattr(kernel, 'uses_point', False))}")
+        if self.component.uses_point and not callable(getattr(kernel, "step_at", None)):
+            fail("the kernel declares uses_point but has no step_at()")
 
     def check_step_sizes(self) -> str | None:
         """Positive finite steps, a function of ``t`` alone."""
@@ -182,6 +191,37 @@ class StepSuite(Suite):
                      f"{again[t]!r} from a fresh kernel asked in reverse, {eps_rep!r} asked "
                      "again")
         return f"eps_0 = {sizes[0]:.4g}, eps_{_TS[-1]} = {sizes[-1]:.4g}"
+
+    def check_step_at(self) -> str | None:
+        """A step that uses the point: a finite step >= 0 along descent directions of the
+        objective's batches, the inputs unchanged, the same step asked again (a function of
+        the point and ``t``)."""
+        setup = self.setup()
+        obj = setup.objective
+        p, N = setup.problem.n_params, setup.problem.n_samples
+        kernel = self.fresh(setup)
+        rng = np.random.default_rng([self.seed, 34])
+        steps = []
+        for t in _TS:
+            w = rng.normal(size=p) * 0.3
+            batch = rng.integers(0, N, size=min(N, 8)).astype(np.intp)
+            g = np.zeros(p)
+            f = float(obj.gradient(w, batch, g))
+            for d in (g.copy(), g * rng.uniform(0.5, 2.0, size=p)):   # gradient, preconditioned
+                ins = (w.copy(), g.copy(), d.copy())
+                eps = kernel.step_at(t, f, w, g, d)
+                if not all(np.array_equal(a, b) for a, b in zip(ins, (w, g, d))):
+                    fail(f"step_at({t}, ...) modified w, g or d")
+                if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer,
+                                                                 np.floating)):
+                    fail(f"step_at({t}, ...) returned {eps!r}, not a number")
+                if not (math.isfinite(float(eps)) and float(eps) >= 0):
+                    fail(f"step_at({t}, ...) = {float(eps)!r} along a descent direction at a "
+                         "finite point: steps must be finite and >= 0")
+                if float(kernel.step_at(t, f, w, g, d)) != float(eps):
+                    fail(f"step_at({t}, ...) is not a function of its arguments")
+                steps.append(float(eps))
+        return f"steps in [{min(steps):.4g}, {max(steps):.4g}]"
 
     def _quadratic(self, p: int) -> _Quadratic:
         rng = np.random.default_rng([self.seed, 33])

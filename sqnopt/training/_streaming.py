@@ -37,12 +37,19 @@ from sqnopt.steps import Constant
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
-__all__ = ["HeldOut", "MAX_HELD_OUT", "StepRace", "StreamHoldout", "progressive"]
+__all__ = ["HeldOut", "IN_MEMORY_CHUNK", "MAX_HELD_OUT", "StepRace", "StreamHoldout",
+           "progressive"]
 
 #: A stream holds out at most this many rows (kept in memory): the held-out loss of a
 #: logistic model is then known to a few tenths of a percent, and the difference between two
 #: iterates on the same rows far better.
 MAX_HELD_OUT = 131_072
+
+#: In-memory data in the large-data regime are trained on as a stream of consecutive chunks of
+#: this many rows (the streams' default chunk size): the fit is that of a stream of the same
+#: rows, the copies the held-out split makes are one chunk at a time, and each chunk's shuffled
+#: rows stay within a few megabytes of memory instead of the whole matrix.
+IN_MEMORY_CHUNK = 100_000
 
 
 def progressive(state: SolverState) -> tuple[float, float]:

@@ -51,6 +51,7 @@ from sqnopt.training._finish import (
     unconverged_message,
 )
 from sqnopt.training._progress import Callback, open_bar, report
+from sqnopt.training import _streaming
 from sqnopt.training._streaming import (
     HeldOut,
     StepRace,
@@ -463,14 +464,18 @@ class Trainer:
     def _fit_large(self, Xc: Any, yarr: NDArray[Any], weights: FloatArray,
                    classes: NDArray[Any], progress: ProgressBar | None,
                    init: list[FloatArray] | None) -> LinearModel:
-        """``fit`` in the large-data regime: the data in memory as a stream of one chunk (the
-        same held-out rows and the same first pass as a stream of the same rows in one
-        chunk)."""
-        def one_chunk() -> Iterator[Chunk]:
-            yield Xc, yarr, weights
+        """``fit`` in the large-data regime: the data in memory as a stream of consecutive
+        chunks of ``IN_MEMORY_CHUNK`` rows (the same held-out rows and the same fit as a stream
+        of the same rows in chunks of that size)."""
+        n = int(Xc.shape[0])
+        size = _streaming.IN_MEMORY_CHUNK
 
-        return self._fit_chunks(one_chunk, classes, int(Xc.shape[1]), int(Xc.shape[0]),
-                                progress, init)
+        def chunks() -> Iterator[Chunk]:
+            for a in range(0, n, size):
+                b = min(a + size, n)
+                yield Xc[a:b], yarr[a:b], weights[a:b]
+
+        return self._fit_chunks(chunks, classes, int(Xc.shape[1]), n, progress, init)
 
     def fit_stream(self, stream: Any, *, progress: ProgressBar | None = None) -> LinearModel:
         """Train on data that arrive as a re-iterable stream of ``(X_chunk, y_chunk)`` pairs

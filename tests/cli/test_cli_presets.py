@@ -118,3 +118,18 @@ def test_a_required_preset_parameter_is_marked(capsys: pytest.CaptureFixture[str
     assert code == 0
     assert "needs_eta(eta (required), memory=5)" in out
     assert "      A preset whose step must be given.\n" in out
+
+
+@pytest.mark.parametrize("spec", ["sgd:objective=logloss", "saga:objective=logloss"])
+def test_a_preset_loss_given_as_a_parameter_takes_alpha(spec: str) -> None:
+    """``--preset NAME:objective=LOSS`` builds the loss with ``--alpha`` as ``--loss`` does (it
+    was built at the loss's own default regularisation, ``--alpha`` silently ignored)."""
+    import argparse
+
+    from sqnopt.cli import CLIError, _preset
+
+    solver = _preset(argparse.Namespace(preset=spec, loss=None), 0.0123)
+    assert solver.objective.lam == 0.0123
+    assert solver.objective.name == "logloss"
+    with pytest.raises(CLIError, match="given twice"):
+        _preset(argparse.Namespace(preset=spec, loss="hinge"), 0.0123)

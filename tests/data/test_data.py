@@ -105,3 +105,18 @@ def test_integer_and_bool_matrices_become_float64() -> None:
     assert data.X.dtype == np.float64
     data = prepare(np.array([[True, False], [False, True]]), [0, 1])
     assert data.X.dtype == np.float64
+
+
+def test_an_objective_of_another_label_kind_is_refused_not_encoded_as_classes() -> None:
+    """Count or real-valued targets of an objective that declares another label kind used to
+    be encoded as class indices without a word."""
+    from sqnopt import Solver
+    from sqnopt.objectives import LogLoss
+
+    class CountLoss(LogLoss):
+        label_kind = "counts"  # type: ignore[assignment]
+
+    X = np.random.default_rng(0).random((20, 3))
+    y = np.arange(20) % 4
+    with pytest.raises(ValueError, match="label_kind='counts'.*'binary' and 'multiclass'"):
+        Solver(objective=CountLoss(lam=1e-3)).init_state(X, y)

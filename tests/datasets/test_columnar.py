@@ -116,7 +116,7 @@ def test_engines_agree_to_the_bit(tmp_path: Path) -> None:
         assert _same(a, b) and len(a) == 7
 
 
-BAD_VALUES = [("oops", "holds 'oops'"), ("", "is empty"), ("nan", "holds 'nan'"),
+BAD_VALUES = [("oops", "holds 'oops'"), ("", "is empty"), ("nan", "holds the missing marker 'nan'"),
               ("inf", "holds 'inf'"), ("1_0x", "holds '1_0x'")]
 
 
@@ -134,7 +134,8 @@ def test_a_bad_number_names_line_column_value_and_fix(tmp_path: Path, engine: st
             got += X.shape[0]
     msg = str(info.value)
     assert msg.startswith(f"{path}: line {row + 2}: the numeric column 'score' {what}")
-    assert "categorical=" in msg and "fill or drop" in msg
+    assert "categorical=['score']" in msg
+    assert ("fill or drop" if value in ("", "nan") else "not a finite number: fix the value") in msg
     assert got == 64 * (row // 64)  # the chunks before it arrived
 
 
@@ -324,3 +325,37 @@ def test_compiled_hash_bags_are_ctr_featurizers(tmp_path: Path) -> None:
     a = _pass(stream_csv(path, categorical=["c"], n_bags=16, engine="pyarrow"))
     b = _pass(stream_csv(path, categorical=["c"], n_bags=16, engine="python"))
     assert _same(a, b) and a[0][0][0].nnz == 0
+
+
+@pytest.mark.parametrize("encoding", ["onehot", "hash"])
+def test_missing_markers_are_missing_as_when_the_table_is_read_whole(
+        tmp_path: Path, engine: str, encoding: str) -> None:
+    """A streamed fit is evaluated on the table read whole (``sqnopt train --chunk-size``): a
+    missing marker in a categorical column must set no indicator in both. The stream made
+    ``NA`` a category of its own (an indicator the whole-table reader never sets)."""
+    from sqnopt.datasets import load_table
+
+    cities = ["paris", "rome", "NA", "oslo", " n/a", "null", "", "Paris"]
+    lines = ["x,city,label"] + [f"{i % 7},{cities[i % len(cities)]},{i % 2}" for i in range(80)]
+    path = tmp_path / "na.csv"
+    path.write_text("\n".join(lines) + "\n")
+    X, y, _ = load_table(path, categorical=["city"], encoding=encoding)
+    parts = _pass(stream_csv(path, categorical=["city"], encoding=encoding, chunk_size=30,
+                             engine=engine))
+    Xs = sp.vstack([p[0] for p in parts]).toarray()
+    ys = np.concatenate([p[1] for p in parts])
+    Xw = X.toarray() if sp.issparse(X) else np.asarray(X)
+    assert Xs.shape == Xw.shape and np.array_equal(Xs, Xw) and np.array_equal(ys, y)
+    missing = [i for i in range(80) if cities[i % len(cities)].strip().lower()
+               in ("na", "n/a", "null", "")]
+    assert np.all(Xs[missing, 1:] == 0)                 # no indicator for a missing value
+
+
+def test_a_missing_marker_label_is_refused_as_when_the_table_is_read_whole(
+        tmp_path: Path, engine: str) -> None:
+    path = tmp_path / "l.csv"
+    path.write_text("x,label\n" + "".join(f"{i},{'yes' if i % 2 else 'no'}\n" for i in range(30))
+                    + "5,NA\n")
+    with pytest.raises(ValueError, match=r"line 32: the label column 'label' holds the missing "
+                                         r"marker 'NA'"):
+        _pass(stream_csv(path, chunk_size=10, engine=engine))

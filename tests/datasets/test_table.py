@@ -41,7 +41,7 @@ def test_one_bad_value_in_a_numeric_column_is_an_error_naming_line_column_value_
         load_table(path)
     msg = str(err.value)
     assert msg.startswith(f"{path}: line 8:") and "'x'" in msg, msg
-    assert "--categorical x" in msg
+    assert "categorical=['x']" in msg
     if bad.strip().lower() in MISSING_MARKERS:
         assert "empty" in msg or "missing marker" in msg
     else:
@@ -56,7 +56,7 @@ def test_a_text_column_with_a_stray_number_is_an_error_unless_declared(tmp_path:
     cols["city"][3] = "75"
     path = _table(tmp_path / "t.csv", cols)
     with pytest.raises(ValueError, match=r"column 'city' mixes numbers and text .*'75' on line 5"
-                                         r".*--categorical city"):
+                                         r".*categorical=\['city'\]"):
         load_table(path)
     X, y, spec = load_table(path, categorical="city")
     assert spec["categorical"] == ["city"] and set(spec["vocabularies"]["city"]) == {
@@ -118,7 +118,7 @@ def test_an_identifier_column_is_refused_unless_dropped_or_declared(tmp_path: Pa
     cols["id"] = [f"u{i:06d}" for i in range(200)]
     path = _table(tmp_path / "t.csv", cols)
     with pytest.raises(ValueError, match=r"column 'id' has 200 distinct values in 200 rows: it "
-                                         r"looks like an identifier.*--drop id.*--categorical id"):
+                                         r"looks like an identifier.*drop=\['id'\].*categorical=\['id'\]"):
         load_table(path)
     X, _, spec = load_table(path, drop="id")
     assert spec["numeric"] == ["x", "z"] and spec["drop"] == ["id"] and X.shape == (200, 2)

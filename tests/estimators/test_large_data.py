@@ -135,11 +135,18 @@ def test_small_data_keeps_the_in_memory_recipe() -> None:
     assert not clf.to_model().info["curvature"].startswith("adagrad(")
 
 
-def test_stream_of_one_chunk_is_the_in_memory_fit(large: None) -> None:
+@pytest.mark.parametrize("chunk", [1200, 100_000])
+def test_in_memory_fit_is_the_fit_of_a_stream_in_its_chunks(
+        large: None, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """In the large-data regime the in-memory data are a stream of ``IN_MEMORY_CHUNK``-row
+    chunks: the same coefficients as a stream of the same rows in chunks of that size."""
+    from sqnopt.training import _streaming
+
+    monkeypatch.setattr(_streaming, "IN_MEMORY_CHUNK", chunk)
     X, y = _logistic_data(5000, seed=5)
-    mem = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
-    stream = stream_arrays(X, y, chunk_size=X.shape[0])
-    st = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(stream)
+    mem = SQNClassifier(random_state=0, max_iter=2, tol=None).fit(X, y)
+    stream = stream_arrays(X, y, chunk_size=chunk)
+    st = SQNClassifier(random_state=0, max_iter=2, tol=None).fit(stream)
     np.testing.assert_array_equal(st.coef_, mem.coef_)
     np.testing.assert_array_equal(st.intercept_, mem.intercept_)
 

@@ -79,9 +79,10 @@ def expected_error(t: dict[str, Any]) -> tuple[str, list[str]] | None:
             cats.append(c)
         elif other and n_num >= other:
             first = next(i for i, k in enumerate(kinds) if k in ("text", "nonfinite"))
-            return "column", [f"line {first + 2}: column {name!r}", f"--categorical {name}"]
+            return "column", [f"line {first + 2}: column {name!r}", f"categorical=[{name!r}]"]
         elif other:
-            return "column", [f"column {name!r} mixes numbers and text", f"--categorical {name}"]
+            return "column", [f"column {name!r} mixes numbers and text",
+                              f"categorical=[{name!r}]"]
         elif "missing" in kinds:
             return "column", [f"line {kinds.index('missing') + 2}: the numeric column {name!r}",
                               "fill or drop"]
@@ -91,7 +92,7 @@ def expected_error(t: dict[str, Any]) -> tuple[str, list[str]] | None:
         present = {v.strip() for v in c["cells"] if cell_kind(v) != "missing"}
         if n >= 20 and len(present) >= 0.5 * n:
             return "column", [f"column {c['name']!r} has", "looks like an identifier",
-                              f"--drop {c['name']}"]
+                              f"drop=[{c['name']!r}]"]
     if not features:
         return "empty", ["no feature columns"]
     return None

@@ -44,14 +44,7 @@ VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
 
 #: Known failures: (component name, check) -> reason. Strict: a fix makes the test fail until
 #: the entry goes.
-KNOWN: dict[tuple[str, str], str] = {
-    ("overlap", "check_batch_decisions"): (
-        "OverlapBatchKernel: a batch no larger than the samples kept from the previous one (a "
-        "schedule that shrinks the batch) gets m_out = 0, so the kept gradient is 0/0 and the "
-        "next batch shares no sample (its curvature pair is lost or NaN)"),
-    ("overlap_numpy", "check_batch_decisions"): (
-        "the twin of OverlapBatchKernel has the same m_out = 0 case (and warns dividing by it)"),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def builtins() -> list[Component]:
