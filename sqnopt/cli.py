@@ -395,6 +395,12 @@ def _progress(mode: str, total: int | None = None, unit: str = " samples") -> An
 
 
 # ---------------------------------------------------------------------------- train
+def _loop_name(result: Any) -> str:
+    """Which loop ran a solve (``SolveResult.path``: adaptive, lazy, scaled, generic, python)."""
+    path = getattr(result, "path", None)
+    return str(path) if path else ("compiled" if result.compiled else "python")
+
+
 def _preset(args: argparse.Namespace, alpha: float) -> Any:
     """The :class:`~sqnopt.Solver` of ``--preset NAME[:k=v,...]``, its objective from
     ``--loss`` when the preset takes one."""
@@ -655,7 +661,7 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
                    "variance reduction's full gradients)")
     print(f"done:  {passes}, {trainer.t_} iterations, {n_samples} samples "
           f"processed in {wall:.2f} s (solver {solver_time:.2f} s, "
-          f"{'compiled' if all(r.compiled for r in res) else 'python'} loop); "
+          f"{'/'.join(sorted({_loop_name(r) for r in res}))} loop); "
           f"training objective F = {fun:.6g}"
           + (" (mean over the one-vs-rest problems)" if len(res) > 1 else "")
           + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
@@ -1232,7 +1238,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         print(f"  iter {t:6d}  samples {s:7d}  F = {f:.6e}")
     print(f"status: {res.status.value} ({res.message})")
     print(f"F(w) = {res.fun:.6e}   training accuracy = {acc:.4f}   "
-          f"solver time = {res.wall_time * 1e3:.1f} ms ({'compiled' if res.compiled else 'python'} loop)")
+          f"solver time = {res.wall_time * 1e3:.1f} ms ({_loop_name(res)} loop)")
     if diverged:
         print("sqnopt: the run diverged (see the warning above); the result shown is the best "
               "iterate before it", file=sys.stderr)
