@@ -109,10 +109,12 @@ def test_bound_and_cg_step_cost_is_linear_in_nnz_and_dim(benchmark):
     benchmark.extra_info.update({"t_S200_ms": t200 * 1e3, "t_S800_ms": t800 * 1e3,
                                  "ratio_nnz4x": t800 / t200, "t_dim10x_ms": t_big * 1e3,
                                  "ratio_dim10x": t_big / t200})
-    # linear, not quadratic: 4x nnz costs < 4.5x; 10x n_params costs far less than the 100x of
-    # d x d work (a little over 10x: 2e5 doubles fit in L2 cache, 2e6 do not; a dense 2e6 x 2e6
-    # matrix would not even fit in memory)
-    assert t800 / t200 < 4.5
+    # linear, not quadratic: 4x nnz costs < 8x (the geometric middle between linear, 4x, and
+    # quadratic, 16x: the 800-row batch's factors leave the caches the 200-row one fits in, and
+    # clean-clone CI runs measured 4.66 and 4.68 where a quiet machine measures about 3); 10x
+    # n_params costs far less than the 100x of d x d work (a little over 10x: 2e5 doubles fit
+    # in L2 cache, 2e6 do not; a dense 2e6 x 2e6 matrix would not even fit in memory)
+    assert t800 / t200 < 8.0
     assert t_big / t200 < 30.0
 
 
