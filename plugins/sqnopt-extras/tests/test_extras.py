@@ -205,13 +205,35 @@ def test_each_compiled_component_matches_its_twin(sparse):
 
 def test_three_compiled_against_three_twins_bit_for_bit():
     """L-SR1 directions from SARAH estimates with the Polyak step, on the compiled objective:
-    the same iterates, bit for bit, in the compiled and the Python loop."""
-    X, y = _data(seed=3)
-    _compare((ModifiedHuber(1e-3), LSR1(memory=4), Fixed(20),
-              DecayingPolyak(eps_max=0.5, T0=20.0), SARAH(period=200)),
-             (ModifiedHuber(1e-3), LSR1NumPy(memory=4), Fixed(20),
-              DecayingPolyakNumPy(eps_max=0.5, T0=20.0), SARAHNumPy(period=200)), X, y,
-             random_state=1, max_iter=80)
+    the same iterates, bit for bit, in the compiled and the Python loop; the run moves (the
+    step is 0 only where ``s(w, B)'d <= 0``, rarely at these settings)."""
+    X, y = _data(600, 10, seed=1)
+    steps: list[float] = []
+    res = _compare((ModifiedHuber(1e-3), LSR1(memory=4), Fixed(50),
+                    DecayingPolyak(eps_max=0.1, T0=30.0), SARAH(period=200)),
+                   (ModifiedHuber(1e-3), LSR1NumPy(memory=4), Fixed(50),
+                    DecayingPolyakNumPy(eps_max=0.1, T0=30.0), SARAHNumPy(period=200)), X, y,
+                   random_state=0, max_iter=60)
+    Solver(ModifiedHuber(1e-3), LSR1(memory=4), Fixed(50), DecayingPolyak(eps_max=0.1, T0=30.0),
+           gradient=SARAH(period=200), random_state=0, max_iter=60, report_every=1,
+           callback=lambda info: steps.append(info.step)).fit(X, y)
+    assert sum(s > 0 for s in steps) >= 55 and res.n_pairs_accepted >= 55
+    assert res.fun < 0.05
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "sqnopt core: the driver passes step_at the plain-gradient buffer, which it fills only "
+    "when a secant model asks for s(w, B) (sqnopt/solver/_loop.pyx and _pyloop.py); with a "
+    "variance-reduced estimator and the identity the buffer stays 0, so a point step is 0 "
+    "(the built-in Polyak with SVRG or SAGA alike)"))
+@pytest.mark.parametrize("step", [DecayingPolyak(), DecayingPolyakNumPy()],
+                         ids=["compiled", "numpy"])
+def test_a_point_step_with_a_variance_reduced_estimate_moves(step):
+    X, y = _data()
+    steps: list[float] = []
+    Solver(LogLoss(1e-3), "sgd", Fixed(10), step, gradient=SARAH(), random_state=0,
+           max_iter=10, report_every=1, callback=lambda info: steps.append(info.step)).fit(X, y)
+    assert min(steps) > 0
 
 
 def test_lsr1_follows_indefinite_curvature_and_keeps_descending():
@@ -328,7 +350,8 @@ COMPOSITIONS = {
     "polyak_decay": dict(objective=SquaredHinge(1e-3), curvature="sgd", gradient="minibatch",
                          step=DecayingPolyak(T0=10.0)),
     "all_four": dict(objective=ModifiedHuber(1e-3), curvature=LSR1(memory=4),
-                     gradient=SARAH(period=150), step=DecayingPolyak(eps_max=0.3, T0=30.0)),
+                     gradient=SARAH(period=200), step=DecayingPolyak(eps_max=0.1, T0=30.0),
+                     size=50),
 }
 
 
@@ -339,7 +362,7 @@ def test_checkpoint_resume_is_exact(name, sparse):
     iterate, bit for bit, as 60 uninterrupted iterations."""
     c = COMPOSITIONS[name]
     X, y = _data(600, 10, seed=1, sparse=sparse)
-    solver = Solver(c["objective"], c["curvature"], Fixed(10), c["step"],
+    solver = Solver(c["objective"], c["curvature"], Fixed(c.get("size", 10)), c["step"],
                     gradient=c["gradient"], random_state=0)
     straight = solver.init_state(X, y)
     solver.run(straight, max_iter=60)
