@@ -258,6 +258,35 @@ def test_lsr1_follows_indefinite_curvature_and_keeps_descending():
             np.testing.assert_allclose(Hy, v, rtol=1e-8, atol=1e-10)
 
 
+def test_lsr1_compact_form_is_the_recursive_sr1_update():
+    """The compact form (Byrd, Nocedal & Schnabel 1994, Thm. 5.1) equals the textbook SR1
+    recursion ``H <- H + u u' / (u'y)``, ``u = s - H y``, from ``H_0 = gamma I`` over the stored
+    pairs (the twin's undamped ``H x``; the compiled kernel's directions equal it where the
+    safeguard keeps them), and on a quadratic it satisfies every stored secant equation
+    ``H y_j = s_j`` (the hereditary property, Nocedal & Wright Thm. 6.1)."""
+    rng = np.random.default_rng(7)
+    n, m = 6, 4
+    Q = rng.normal(size=(n, n))
+    A = Q @ Q.T + np.eye(n)
+    twin, compiled = LSR1NumPy(memory=m).init(_problem(n)), LSR1(memory=m).init(_problem(n))
+    pairs = [(v, A @ v) for v in rng.normal(size=(m + 2, n))]     # the first two are dropped
+    for v, r in pairs:
+        assert twin.update_pair(v, r) == compiled.update_pair(v, r) == 1
+    H = twin.gamma * np.eye(n)
+    for v, r in pairs[-m:]:
+        u = v - H @ r
+        H = H + np.outer(u, u) / (u @ r)
+    for x in list(rng.normal(size=(5, n))) + [r for _, r in pairs[-m:]]:
+        Hx, _, _ = twin._apply(x)
+        np.testing.assert_allclose(Hx, H @ x, rtol=1e-9, atol=1e-12)
+        d = np.zeros(n)
+        compiled.direction(x, d)
+        if x @ Hx > 1e-8 * np.linalg.norm(x) * np.linalg.norm(Hx):
+            np.testing.assert_array_equal(d, Hx)
+    for v, r in pairs[-m:]:
+        np.testing.assert_allclose(twin._apply(r)[0], v, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("model", [LSR1(memory=3), LSR1NumPy(memory=3)], ids=["compiled", "numpy"])
 def test_lsr1_falls_back_to_the_scaled_gradient_on_an_ascent_direction(model):
     """One pair of negative curvature, ``s = e1``, ``y = -e1``: ``gamma`` stays 1 and
