@@ -311,6 +311,59 @@ def test_lsr1_skips_a_pair_it_already_satisfies(model):
     assert kernel.update_pair(v, np.full(4, np.nan)) == 2 and kernel.count == 0
 
 
+@pytest.mark.parametrize("model", [SARAH(period=12), SARAHNumPy(period=12)],
+                         ids=["compiled", "numpy"])
+def test_sarah_is_its_recursion_and_restarts_every_period(model):
+    """``v_0 = grad F(w_0)``, ``v_t = s(w_t, B_t) - s(w_{t-1}, B_t) + v_{t-1}``, and a restart
+    from the full gradient once ``period`` batch samples were estimated; ``extra`` counts the
+    full pass (N) at a restart and the second batch gradient (|B|) otherwise."""
+    from sqnopt.data import prepare
+
+    X, y = _data(50, 4)
+    obj = LogLoss(1e-2).init(prepare(X, y))
+    kernel = model.init(_problem(obj.n_params))
+    kernel.bind(obj)
+    rng = np.random.default_rng(11)
+    v_prev = w_prev = None
+    for t in range(7):
+        w = rng.normal(size=obj.n_params)
+        batch = rng.integers(0, 50, size=4).astype(np.intp)
+        v, plain = np.zeros(obj.n_params), np.zeros(obj.n_params)
+        f, extra = kernel.estimate(obj, w, batch, v, plain)
+        s_w, s_prev = np.zeros(obj.n_params), np.zeros(obj.n_params)
+        assert f == obj.gradient(w, batch, s_w)
+        np.testing.assert_array_equal(plain, s_w)
+        if t % 3 == 0:                  # 3 batches of 4 samples make a period of 12
+            full = np.zeros(obj.n_params)
+            obj.full_gradient(w, full)
+            np.testing.assert_array_equal(v, full)
+            assert extra == 50
+        else:
+            obj.gradient(w_prev, batch, s_prev)
+            np.testing.assert_array_equal(v, (s_w - s_prev) + v_prev)
+            assert extra == 4
+        v_prev, w_prev = v, w
+    assert kernel.get_state()["n_restarts"] == 3
+
+
+@pytest.mark.parametrize("model", [LSR1(memory=3), LSR1NumPy(memory=3)], ids=["compiled", "numpy"])
+def test_lsr1_refuses_a_checkpoint_of_another_configuration(model):
+    from sqnopt.checkpoint import CheckpointError
+
+    kernel = model.init(_problem(4))
+    rng = np.random.default_rng(2)
+    for v in rng.normal(size=(3, 4)):
+        kernel.update_pair(v, 2.0 * v + 0.1 * rng.normal(size=4))
+    state = kernel.get_state()
+    with pytest.raises(CheckpointError, match="memory"):
+        LSR1(memory=2).init(_problem(4)).set_state(state)
+    with pytest.raises(CheckpointError):
+        model.init(_problem(5)).set_state(state)          # pairs of another length
+    bad = dict(state, gamma=-1.0)
+    with pytest.raises(CheckpointError, match="gamma"):
+        model.init(_problem(4)).set_state(bad)
+
+
 def _problem(n):
     from sqnopt.interfaces import Problem
 
