@@ -146,14 +146,16 @@ class SARAH(GradientEstimator):
     restarted from a full gradient every ``period`` batch samples (``None``: one pass over the
     data). Biased, but its error vanishes as the iterates settle, so constant steps converge
     linearly on strongly convex sums. Works with any objective. Its estimate is dense and
-    changes every step, so it has no score table: on sparse rows a composition that would
-    otherwise take the O(nnz) lazy iterate runs the dense one (``Solver(path="generic")``
-    chooses it without a ``SlowPathWarning``).
+    changes every step, so it has no score table: it declares ``dense_estimate``, and on sparse
+    rows a composition that would otherwise take the O(nnz) lazy iterate runs the dense one,
+    the result's ``path_reason`` saying why (no ``SlowPathWarning``: there is no faster path
+    for it to take).
     """
 
     period: int | None = None
     name = "sarah"
     vanishing_variance = True
+    dense_estimate = True
 
     def __post_init__(self) -> None:
         _period("SARAH", self.period)

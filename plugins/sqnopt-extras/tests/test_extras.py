@@ -4,6 +4,7 @@ and resumed exactly from a checkpoint or a pickle."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import warnings
 
@@ -408,16 +409,30 @@ def test_compiled_components_run_on_the_fast_paths(sparse):
 
 def test_sarah_with_the_identity_on_sparse_rows_says_it_runs_dense():
     """SARAH's estimate is dense and recursive, with no score table, so the lazy O(nnz) iterate
-    cannot run it: with the identity direction on sparse rows sqnopt warns once and names
-    path='generic' as the way to choose the dense iterate deliberately."""
+    cannot run it. It declares dense_estimate: the result's path_reason says so and nothing
+    warns (pytest turns warnings into errors); an estimator without the declaration is
+    warned about (the next test)."""
     X, y = _wide_sparse()
     kw = dict(random_state=0, max_iter=20)
-    with pytest.warns(SlowPathWarning, match="score table"):
-        res = Solver(LogLoss(), "sgd", Fixed(8), Constant(0.05), gradient=SARAH(), **kw).fit(X, y)
-    assert res.path == "generic"
+    res = Solver(LogLoss(), "sgd", Fixed(8), Constant(0.05), gradient=SARAH(), **kw).fit(X, y)
+    assert res.path == "generic" and "dense_estimate" in res.path_reason
     res = Solver(LogLoss(), "sgd", Fixed(8), Constant(0.05), gradient=SARAH(), path="generic",
                  **kw).fit(X, y)
     assert res.path == "generic" and res.compiled
+
+
+def test_an_undeclared_dense_estimator_on_sparse_rows_is_warned_about():
+    """The same estimator without dense_estimate is one that could give its kernel a score
+    table: sqnopt warns once that it falls off the O(nnz) path, and says how to avoid it."""
+    @dataclasses.dataclass(frozen=True)
+    class Undeclared(SARAH):
+        dense_estimate = False
+
+    X, y = _wide_sparse()
+    with pytest.warns(SlowPathWarning, match="score table"):
+        res = Solver(LogLoss(), "sgd", Fixed(8), Constant(0.05), gradient=Undeclared(),
+                     random_state=0, max_iter=20).fit(X, y)
+    assert res.path == "generic"
 
 
 # ---- exact resume ------------------------------------------------------------------------------
