@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -109,6 +108,8 @@ class _Iteration:
         self.gp: FloatArray = np.zeros(0)
 
 
+StageFunction = Callable[["PythonLoop", _Iteration], int]
+
 # The stages of sqnopt.solver._stages.STAGES, one function per (stage, variant) that runs: each
 # reads and writes the loop's buffers and the iteration's values, and returns 0 or an exit code.
 # The compiled twin is CompiledLoop._run (one branch per stage, the same order and arithmetic).
@@ -140,34 +141,40 @@ def _draw_overlapping(loop: PythonLoop, it: _Iteration) -> int:
     return status
 
 
-def _gradient(loop: PythonLoop, it: _Iteration, variant: str) -> int:
-    c, w, g, batch, size = loop.counters, loop.w, loop.g, it.batch, it.size
-    if (loop.have_next and size == loop.prev_size
-            and np.array_equal(batch, loop.prev_batch[:size])):
-        g[:] = loop.g_next          # s(w_t, B_t), evaluated last iteration
-        loss = loop.loss_next
-        c.n_reused_samples += size
-        if variant == "overlap_estimate":
-            cast(Any, loop.est).reused(w, g, size)
-    elif variant == "plain":
-        loss = float(loop.obj.gradient(w, batch, g))
-        c.n_grad_evals += 1
-    else:
-        est = cast(GradientKernelLike, loop.est)
-        loss, extra = est.estimate(loop.obj, w, batch, g,
-                                   loop.gp if variant == "estimate_with_plain" else None)
-        loss = float(loss)
-        c.n_estimator_samples += int(extra)
-        c.n_grad_evals += 1
-    loop.have_next = False
-    it.gp = g if variant in BATCH_GRADIENT else loop.gp
-    if not np.isfinite(loss):
-        return LOOP_NONFINITE_LOSS
-    c.loss_sum += loss
-    c.n_loss += 1
-    it.loss = loss
-    it.part = loop._loss_part(loss, w)
-    return 0
+def _gradient(variant: str) -> StageFunction:
+    """The gradient stage's variant ``variant`` (one function per variant)."""
+    overlap, plain = variant == "overlap_estimate", variant == "plain"
+    with_plain, gp_is_g = variant == "estimate_with_plain", variant in BATCH_GRADIENT
+
+    def gradient(loop: PythonLoop, it: _Iteration) -> int:
+        c, w, g, batch, size = loop.counters, loop.w, loop.g, it.batch, it.size
+        if (loop.have_next and size == loop.prev_size
+                and np.array_equal(batch, loop.prev_batch[:size])):
+            g[:] = loop.g_next          # s(w_t, B_t), evaluated last iteration
+            loss = loop.loss_next
+            c.n_reused_samples += size
+            if overlap:
+                cast(Any, loop.est).reused(w, g, size)
+        elif plain:
+            loss = float(loop.obj.gradient(w, batch, g))
+            c.n_grad_evals += 1
+        else:
+            est = cast(GradientKernelLike, loop.est)
+            loss, extra = est.estimate(loop.obj, w, batch, g, loop.gp if with_plain else None)
+            loss = float(loss)
+            c.n_estimator_samples += int(extra)
+            c.n_grad_evals += 1
+        loop.have_next = False
+        it.gp = g if gp_is_g else loop.gp
+        if not np.isfinite(loss):
+            return LOOP_NONFINITE_LOSS
+        c.loss_sum += loss
+        c.n_loss += 1
+        it.loss = loss
+        it.part = loop._loss_part(loss, w)
+        return 0
+
+    return gradient
 
 
 def _full_batch_test(loop: PythonLoop, it: _Iteration) -> int:
@@ -268,36 +275,46 @@ def _update_composite(loop: PythonLoop, it: _Iteration) -> int:
     return 0
 
 
-def _secant_pair(loop: PythonLoop, it: _Iteration, evaluate: bool) -> int:
-    if evaluate:
-        loop.loss_next = float(loop.obj.gradient(loop.w_next, it.batch, loop.g_next))
-        loop.counters.n_grad_evals += 1
-        loop.counters.n_secant_samples += it.size
-    np.subtract(loop.w_next, loop.w, out=loop.v)
-    np.subtract(loop.g_next, it.gp, out=loop.r)
-    it.pcode = int(loop.curv.update_pair(loop.v, loop.r))
-    return LOOP_CURVATURE_ERROR if _count_pair(it.pcode, loop.counters,
-                                               unknown_fails=True) else 0
+def _secant_pair(evaluate: bool) -> StageFunction:
+    """The secant pair stage: ``evaluate`` ``s(w_{t+1}, B_t)``, or take the search's."""
+
+    def secant_pair(loop: PythonLoop, it: _Iteration) -> int:
+        if evaluate:
+            loop.loss_next = float(loop.obj.gradient(loop.w_next, it.batch, loop.g_next))
+            loop.counters.n_grad_evals += 1
+            loop.counters.n_secant_samples += it.size
+        np.subtract(loop.w_next, loop.w, out=loop.v)
+        np.subtract(loop.g_next, it.gp, out=loop.r)
+        it.pcode = int(loop.curv.update_pair(loop.v, loop.r))
+        return LOOP_CURVATURE_ERROR if _count_pair(it.pcode, loop.counters,
+                                                   unknown_fails=True) else 0
+
+    return secant_pair
 
 
-def _advance(loop: PythonLoop, it: _Iteration, keep: bool) -> int:
-    c, size = loop.counters, it.size
-    loop.w[:] = loop.w_next
-    if keep:
-        loop.prev_batch[:size] = it.batch
-        loop.prev_size = size
-        loop.have_next = True
-        # g_next is the plain batch gradient at the new iterate (a checkpoint leaves it out and
-        # a restore recomputes it) unless a step rule formed it otherwise
-        loop.next_plain = (loop.plan["step"] != "search"
-                           or bool(getattr(loop.step, "plain_gradient", False)))
-    c.t += 1
-    c.n_samples += size
-    c.last_step = it.eps
-    c.last_loss = it.loss
-    c.prog_loss += it.part * size
-    c.prog_weight += loop._batch_weight(it.batch)
-    return 0
+def _advance(keep: bool) -> StageFunction:
+    """The advance stage: ``keep`` ``s(w_{t+1}, B_t)`` for the next gradient stage or not."""
+
+    def advance(loop: PythonLoop, it: _Iteration) -> int:
+        c, size = loop.counters, it.size
+        loop.w[:] = loop.w_next
+        if keep:
+            loop.prev_batch[:size] = it.batch
+            loop.prev_size = size
+            loop.have_next = True
+            # g_next is the plain batch gradient at the new iterate (a checkpoint leaves it out and
+            # a restore recomputes it) unless a step rule formed it otherwise
+            loop.next_plain = (loop.plan["step"] != "search"
+                               or bool(getattr(loop.step, "plain_gradient", False)))
+        c.t += 1
+        c.n_samples += size
+        c.last_step = it.eps
+        c.last_loss = it.loss
+        c.prog_loss += it.part * size
+        c.prog_weight += loop._batch_weight(it.batch)
+        return 0
+
+    return advance
 
 
 def _average(loop: PythonLoop, it: _Iteration) -> int:
@@ -309,15 +326,12 @@ def _average(loop: PythonLoop, it: _Iteration) -> int:
     return 0
 
 
-StageFunction = Callable[["PythonLoop", _Iteration], int]
-
 _STAGE_FUNCTIONS: dict[tuple[str, str], StageFunction] = {
     ("size", "schedule"): _size,
     ("size", "estimator"): _size_estimator,
     ("draw", "sampler"): _draw,
     ("draw", "overlapping"): _draw_overlapping,
-    **{("gradient", v): cast(StageFunction, partial(_gradient, variant=v))
-       for v in VARIANTS["gradient"]},
+    **{("gradient", v): _gradient(v) for v in VARIANTS["gradient"]},
     ("full_batch_test", "test"): _full_batch_test,
     ("curvature_batch", "observe"): _curvature_batch,
     ("estimator_pair", "take"): _estimator_pair,
@@ -330,11 +344,11 @@ _STAGE_FUNCTIONS: dict[tuple[str, str], StageFunction] = {
     ("update", "axpy"): _update,
     ("update", "projected"): _update_projected,
     ("update", "composite"): _update_composite,
-    ("secant_pair", "evaluate"): cast(StageFunction, partial(_secant_pair, evaluate=True)),
-    ("secant_pair", "searched"): cast(StageFunction, partial(_secant_pair, evaluate=False)),
-    ("advance", "swap"): cast(StageFunction, partial(_advance, keep=False)),
-    ("advance", "swap_gradient"): cast(StageFunction, partial(_advance, keep=False)),
-    ("advance", "keep"): cast(StageFunction, partial(_advance, keep=True)),
+    ("secant_pair", "evaluate"): _secant_pair(evaluate=True),
+    ("secant_pair", "searched"): _secant_pair(evaluate=False),
+    ("advance", "swap"): _advance(keep=False),
+    ("advance", "swap_gradient"): _advance(keep=False),
+    ("advance", "keep"): _advance(keep=True),
     ("average", "average"): _average,
 }
 # every variant that runs has its function
