@@ -93,6 +93,7 @@ __all__ = [
     "PAIR_SKIPPED",
     "PROBABILISTIC",
     "BatchSchedule",
+    "BindingKernelLike",
     "Component",
     "CurvatureKernelLike",
     "CurvatureModel",
@@ -249,6 +250,21 @@ class GradientKernelLike(Protocol):
                  plain: FloatArray | None = None) -> tuple[float, int]:
         """Write the estimate into ``out`` (and, if given, the plain minibatch gradient
         ``s(w, B)`` into ``plain``); return ``(f_B(w), samples touched beyond the batch)``."""
+        ...
+
+
+@runtime_checkable
+class BindingKernelLike(Protocol):
+    """A curvature or gradient-estimator kernel that works on the objective's samples, not only
+    on the vectors the driver passes (a model that builds curvature from sample Hessians, as
+    SQB's bound or Hessian-vector L-BFGS; an estimator with a per-sample table or a snapshot,
+    as SAGA and SVRG): the solver calls ``bind`` once, after ``init`` and before the first
+    iteration, and again on new data (``Solver.rebind``). A kernel without it keeps no
+    data-dependent state. ``TypeError`` from a gradient estimator's ``bind`` means the
+    objective lacks what it needs: the solver reports the two as incompatible."""
+
+    def bind(self, objective: ObjectiveKernelLike) -> None:
+        """Attach the kernel to the objective kernel of the solve (its data and losses)."""
         ...
 
 
