@@ -853,8 +853,9 @@ class _ChunkedRun:
         """Learn from one chunk: the races while they run, then the winners."""
         check_two = self.setup is None
         weights = self._weights(y, w, first_pass)
-        if check_two and self.classes.shape[0]:     # (regression: no classes)
-            encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
+        if check_two:
+            if self.classes.shape[0]:     # (regression: no classes)
+                encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
             self._start(X, y, weights)
         setup = self.setup
         assert setup is not None

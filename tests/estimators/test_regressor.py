@@ -184,3 +184,19 @@ def test_sample_weight_zero_removes_rows() -> None:
     a = SQNRegressor(tol=1e-10).fit(X, y, sample_weight=sw)
     b = SQNRegressor(tol=1e-10).fit(X[20:], y[20:])
     assert _close(a.coef_, b.coef_) < 1e-8
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "poisson"])
+def test_large_data_recipe(loss: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The large-data regime (as for data past sqnopt.recipes.LARGE_ROWS; forced here): the
+    step race, held-out rows and their loss per pass work on real targets."""
+    import sqnopt.recipes
+
+    monkeypatch.setattr(sqnopt.recipes, "large_scale", lambda n, nnz: True)
+    X, s, rng = _data(False, n=1000, p=4)
+    y = (s + 0.1 * rng.normal(size=1000) if loss == "squared_error"
+         else rng.poisson(np.exp(s)).astype(np.float64))
+    est = SQNRegressor(loss=loss, max_iter=3, tol=None, random_state=0).fit(X, y)
+    ref = SQNRegressor(loss=loss, tol=1e-10).fit(X, y)   # in memory: the optimum
+    assert len(est.validation_loss_) == 3 and len(est.steps_) == 1
+    assert est.score(X, y) > ref.score(X, y) - 0.02
