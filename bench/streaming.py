@@ -5,7 +5,10 @@ data set is split once (its own test split where it has one, else a stratified 2
 with a fixed seed); the training rows are put in a seeded random order (one order per
 repetition, the same for both estimators) and fed in chunks of ``--chunk`` rows, once. Both
 estimators are built with no arguments but ``random_state`` (scikit-learn's default loss is
-the hinge, sqnopt's the logistic loss: each at its defaults). Dense sets from scikit-learn are
+the hinge, sqnopt's the logistic loss: each at its defaults). Beside them, the held-out accuracy
+of the model ``partial_fit`` aims at: ``SQNClassifier().fit`` on all the training rows (the
+regularised logistic loss solved to ``tol``): where it is below SGD's, the gap is the loss's
+and the regularisation's, not the pass's. Dense sets from scikit-learn are
 standardized (as a user of SGD is told to); the LIBSVM sets are used as shipped (their
 features are already scaled or binary). Reported: held-out accuracy after the pass, mean and
 worst over the repetitions, and the ratio of the two estimators' mean accuracies. Data:
@@ -123,6 +126,10 @@ def partial_fit_main(argv: list[str] | None = None) -> None:
         except FileNotFoundError as exc:
             print(f"{name}: skipped ({exc})")
             continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            solved = SQNClassifier(random_state=0).fit(Xtr, ytr)
+        solved_acc = float(np.mean(solved.predict(Xte) == yte))
         for chunk in args.chunk:
             acc: dict[str, list[float]] = {"sqnopt": [], "sgd": []}
             sec: dict[str, list[float]] = {"sqnopt": [], "sgd": []}
@@ -136,6 +143,7 @@ def partial_fit_main(argv: list[str] | None = None) -> None:
                     acc[key].append(a)
                     sec[key].append(s)
             row = {"dataset": name, "n_train": int(Xtr.shape[0]), "chunk": chunk,
+                   "solved_acc": solved_acc,
                    **{f"{k}_acc_mean": float(np.mean(v)) for k, v in acc.items()},
                    **{f"{k}_acc_min": float(np.min(v)) for k, v in acc.items()},
                    **{f"{k}_seconds": float(np.median(v)) for k, v in sec.items()}}
@@ -144,14 +152,15 @@ def partial_fit_main(argv: list[str] | None = None) -> None:
             print(f"{name:14s} chunk {chunk:5d}: sqnopt {row['sqnopt_acc_mean']:.4f} "
                   f"(min {row['sqnopt_acc_min']:.4f}, {row['sqnopt_seconds']:.2f} s)  "
                   f"SGD {row['sgd_acc_mean']:.4f} (min {row['sgd_acc_min']:.4f}, "
-                  f"{row['sgd_seconds']:.2f} s)  ratio {row['ratio']:.3f}", flush=True)
+                  f"{row['sgd_seconds']:.2f} s)  ratio {row['ratio']:.3f}  solved {solved_acc:.4f}",
+                  flush=True)
 
     print("\n| data set | chunk | sqnopt accuracy (mean / worst) | SGDClassifier (mean / worst) "
-          "| ratio |\n|---|---|---|---|---|")
+          "| ratio | sqnopt solved to tol |\n|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['dataset']} | {r['chunk']} | {r['sqnopt_acc_mean']:.4f} / "
               f"{r['sqnopt_acc_min']:.4f} | {r['sgd_acc_mean']:.4f} / {r['sgd_acc_min']:.4f} "
-              f"| {r['ratio']:.3f} |")
+              f"| {r['ratio']:.3f} | {r['solved_acc']:.4f} |")
     record = {"bench": "partial_fit_defaults", "reps": args.reps, "machine": _runinfo.machine(),
               "rows": [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in r.items()}
                        for r in rows]}

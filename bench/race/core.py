@@ -138,20 +138,30 @@ def downsample(curve: Mapping[str, Sequence[float]], max_points: int,
             if _finite(x) and x <= tg:
                 keep.add(k)
                 break
-    logt = [math.log(max(float(x), 1e-9)) for x in curve["time"]]
-    order = sorted(range(n), key=lambda k: logt[k])
-    sorted_t = [logt[k] for k in order]
-    lo, hi = sorted_t[0], sorted_t[-1]
+    return spread_in_log(curve["time"], keep, max_points, floor=1e-9)
+
+
+def spread_in_log(xs: Sequence[float], keep: set[int], max_points: int,
+                  floor: float) -> list[int]:
+    """``keep`` (indices into ``xs``) filled up to ``max_points`` indices with the points
+    nearest to levels spread evenly over ``log max(x, floor)``; sorted. (The downsampling of
+    the race's and the scale benchmark's curves alike.)"""
+    n = len(xs)
+    keep = set(keep)
+    logx = [math.log(max(float(x), floor)) for x in xs]
+    order = sorted(range(n), key=lambda k: logx[k])
+    sorted_x = [logx[k] for k in order]
+    lo, hi = sorted_x[0], sorted_x[-1]
     slots = max_points - len(keep)
     for j in range(max(slots, 0)):
         if len(keep) >= max_points:
             break
         g = lo + (hi - lo) * (j + 0.5) / slots
-        pos = bisect.bisect_left(sorted_t, g)
+        pos = bisect.bisect_left(sorted_x, g)
         cands = [order[q] for q in (pos - 1, pos, pos + 1) if 0 <= q < n]
         free = [k for k in cands if k not in keep]
         if free:
-            keep.add(min(free, key=lambda k: abs(logt[k] - g)))
+            keep.add(min(free, key=lambda k: abs(logx[k] - g)))
     return sorted(keep)
 
 

@@ -11,13 +11,12 @@ produced them.
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from race.core import round_sig
+from race.core import round_sig, spread_in_log
 
 #: Held-out targets: within this relative margin of the lowest held-out loss of the run.
 TARGETS: tuple[float, ...] = (0.01, 0.005)
@@ -196,21 +195,7 @@ def downsample(curve: Mapping[str, Sequence[float]], max_points: int,
                 keep.add(hit)
                 if hit > 0:
                     keep.add(hit - 1)
-    logx = [math.log(max(float(x), 1.0)) for x in curve["examples"]]
-    order = sorted(range(n), key=lambda k: logx[k])
-    sorted_x = [logx[k] for k in order]
-    lo, hi = sorted_x[0], sorted_x[-1]
-    slots = max_points - len(keep)
-    for j in range(max(slots, 0)):
-        if len(keep) >= max_points:
-            break
-        g = lo + (hi - lo) * (j + 0.5) / slots
-        pos = bisect.bisect_left(sorted_x, g)
-        cands = [order[q] for q in (pos - 1, pos, pos + 1) if 0 <= q < n]
-        free = [k for k in cands if k not in keep]
-        if free:
-            keep.add(min(free, key=lambda k: abs(logx[k] - g)))
-    return sorted(keep)
+    return spread_in_log(curve["examples"], keep, max_points, floor=1.0)
 
 
 def _round_tree(obj: Any, digits: int = 4) -> Any:

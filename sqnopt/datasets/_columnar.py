@@ -41,7 +41,15 @@ from sqnopt.datasets._io import (
     open_binary,
 )
 from sqnopt.datasets._stream import CacheSpec, Chunk, ChunkStream, _rechunk
-from sqnopt.datasets._table import MISSING_MARKERS, TARGET_NAMES, table_delimiter
+from sqnopt.datasets._table import (
+    MISSING_MARKERS,
+    TARGET_NAMES,
+    _show,
+    categorical_fix,
+    missing_label_error,
+    missing_number_error,
+    table_delimiter,
+)
 
 __all__ = ["stream_csv", "stream_parquet"]
 
@@ -274,9 +282,7 @@ class _CSVStream(ChunkStream):
     def _label(self, value: str, line: int, numeric: bool) -> Any:
         v = value.strip()
         if _missing(v):
-            what = "is empty" if not v else f"holds the missing marker {v[:30]!r}"
-            raise ValueError(f"{self.path}: line {line}: the label column {self.target!r} {what}; "
-                             "every row needs a label")
+            raise missing_label_error(str(self.path), line, self.target, v)
         if not numeric:
             return v
         x = _float(v)
@@ -288,16 +294,11 @@ class _CSVStream(ChunkStream):
     def _number(self, value: str, line: int, column: str) -> float:
         x = _float(value)
         if x is None:
-            fix = f"pass categorical=[{column!r}] if its values are categories"
             if _missing(value):
-                what = ("is empty" if not value.strip()
-                        else f"holds the missing marker {value.strip()[:30]!r}")
-                raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} "
-                                 f"{what}; numeric columns need a finite number in every row "
-                                 f"(fill or drop the missing values, or {fix})")
+                raise missing_number_error(str(self.path), line, column, value)
             raise ValueError(f"{self.path}: line {line}: the numeric column {column!r} holds "
-                             f"{value.strip()[:30]!r}, not a finite number: fix the value, or "
-                             f"{fix}")
+                             f"{_show(value)}, not a finite number: fix the value, or "
+                             f"{categorical_fix(column)}")
         return x
 
     def _code(self, column: str, value: str, cache: dict[str, int]) -> int:

@@ -137,6 +137,29 @@ def _show(value: str) -> str:
     return repr(v[:30] + ("..." if len(v) > 30 else ""))
 
 
+def categorical_fix(column: str) -> str:
+    """The fix a numeric-error message offers for a column whose values may be categories
+    (in the caller's terms: the CLI rewrites ``categorical=[...]`` as ``--categorical``)."""
+    return f"pass categorical=[{column!r}] to treat it as categorical"
+
+
+def missing_label_error(source: str, line: int, column: str, value: str) -> ValueError:
+    """The error for a label cell that is empty or a missing marker: every row needs a label
+    (whole-file and streamed readers alike)."""
+    what = "is empty" if not value.strip() else f"holds the missing marker {_show(value)}"
+    return ValueError(f"{source}: line {line}: the label column {column!r} {what}; every row "
+                      "needs a label (drop the row, or fill in its label)")
+
+
+def missing_number_error(source: str, line: int, column: str, value: str) -> ValueError:
+    """The error for an empty cell or a missing marker in a numeric column (whole-file and
+    streamed readers alike)."""
+    what = "is empty" if not value.strip() else f"holds the missing marker {_show(value)}"
+    return ValueError(f"{source}: line {line}: the numeric column {column!r} {what}; numeric "
+                      "columns need a finite number in every row (fill or drop the missing "
+                      f"values, or {categorical_fix(column)})")
+
+
 def _first(kinds: list[str], wanted: tuple[str, ...]) -> int:
     return next(i for i, k in enumerate(kinds) if k in wanted)
 
@@ -147,9 +170,7 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
     kinds = [_kind(v) for v in values]
     if "missing" in kinds:
         i = _first(kinds, ("missing",))
-        what = "is empty" if not values[i].strip() else f"holds the missing marker {_show(values[i])}"
-        raise ValueError(f"{source}: line {i + 2}: the label column {name!r} {what}; every row "
-                         "needs a label (drop the row, or fill in its label)")
+        raise missing_label_error(source, i + 2, name, values[i])
     stripped = [v.strip() for v in values]
     n_num = kinds.count("number")
     if n_num and n_num < len(kinds):
@@ -197,7 +218,7 @@ def _column_kind(name: str, values: list[str], source: str) -> str:
     if n_num == 0:
         return "categorical"
     n_other = kinds.count("text") + kinds.count("nonfinite")
-    fix = f"pass categorical=[{name!r}] to treat it as categorical"
+    fix = categorical_fix(name)
     if n_other:
         if n_num >= n_other:
             i = _first(kinds, ("text", "nonfinite"))
@@ -212,11 +233,7 @@ def _column_kind(name: str, values: list[str], source: str) -> str:
                          f"{_show(values[j])} on line {j + 2}): {fix}, or fix the values")
     if "missing" in kinds:
         i = _first(kinds, ("missing",))
-        what = ("is empty" if not values[i].strip()
-                else f"holds the missing marker {_show(values[i])}")
-        raise ValueError(f"{source}: line {i + 2}: the numeric column {name!r} {what}; numeric "
-                         "columns need a finite number in every row (fill or drop the missing "
-                         f"values, or {fix})")
+        raise missing_number_error(source, i + 2, name, values[i])
     return "numeric"
 
 
