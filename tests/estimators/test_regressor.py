@@ -200,3 +200,25 @@ def test_large_data_recipe(loss: str, monkeypatch: pytest.MonkeyPatch) -> None:
     ref = SQNRegressor(loss=loss, tol=1e-10).fit(X, y)   # in memory: the optimum
     assert len(est.validation_loss_) == 3 and len(est.steps_) == 1
     assert est.score(X, y) > ref.score(X, y) - 0.02
+
+
+def test_checkpoint_resume_and_pickled_partial_fit() -> None:
+    """A fit resumed from a checkpoint ends where the uninterrupted one does; an unpickled
+    estimator's partial_fit continues exactly (the solver state of real targets: no classes)."""
+    import pickle
+
+    from sqnopt.training import Trainer
+
+    X, s, rng = _data(False, n=300)
+    y = s + 0.1 * rng.normal(size=300)
+    ckpts: list = []
+    full = Trainer(loss="squared_error", curvature="lbfgs", tol=1e-10, random_state=0)
+    m = full.fit(X, y, checkpoint=ckpts.append, checkpoint_every=1)
+    assert len(ckpts) > 2
+    resumed = Trainer(loss="squared_error", curvature="lbfgs", tol=1e-10, random_state=0)
+    np.testing.assert_array_equal(resumed.fit(X, y, resume=ckpts[len(ckpts) // 2]).coef, m.coef)
+    a = SQNRegressor(random_state=0).partial_fit(X[:150], y[:150])
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[150:], y[150:])
+    b.partial_fit(X[150:], y[150:])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
