@@ -69,11 +69,11 @@ from sqnopt.training._setup import (
     sub_labels,
     target_kind,
 )
-from sqnopt.data._dataset import sample_weight_array
 from sqnopt.training._weights import (
     ClassWeight,
     check_two_classes,
     class_counts,
+    regression_weights,
     sample_weights,
 )
 
@@ -83,7 +83,8 @@ __all__ = ["Trainer"]
 
 
 class Trainer:
-    """Fit a linear classifier with any registered components; see the module docstring.
+    """Fit a linear classifier (or, with a regression loss, a linear regressor) with any
+    registered components; see the module docstring.
 
     Parameters
     ----------
@@ -766,21 +767,6 @@ class Trainer:
 
     def _on_report(self, info: IterationInfo) -> bool | None:
         return report(self._bar, self.callback, info)
-
-
-def regression_weights(sample_weight: ArrayLike | None, n: int, class_weight: Any,
-                       allow_zero: bool = False) -> FloatArray:
-    """The sample weights of a regression fit (checked as for classes; ones when ``None``):
-    ``class_weight`` must be ``None``, and some weight positive unless ``allow_zero``
-    (``partial_fit`` ignores such a batch)."""
-    if class_weight is not None:
-        raise ValueError("class_weight: a regression loss has no classes; pass "
-                         "class_weight=None (sample_weight weights the samples)")
-    weights = np.ones(n) if sample_weight is None else sample_weight_array(sample_weight, n)
-    if not allow_zero and not np.any(weights > 0):
-        raise ValueError("sample_weight: all weights are zero. Give at least one sample a "
-                         "positive weight")
-    return weights
 
 
 #: A chunk of a fit: its rows, labels and weights (``None``: from the labels and
