@@ -1,10 +1,10 @@
-"""Build the sdists of sqnopt and of the example plugin and check that each carries every
+"""Build the sdists of sqnopt and of the example plugins and check that each carries every
 tracked file of its package (the Cython sources, declarations and headers a build from the sdist
 needs, the stubs and package data).
 
 Each sdist is built from a copy of the project's files (tracked, and untracked but not ignored):
 setuptools merges any ``*.egg-info/SOURCES.txt`` left by an earlier build into the sdist's file
-list, which would hide a missing ``MANIFEST.in`` rule. The plugin's build cimports the installed
+list, which would hide a missing ``MANIFEST.in`` rule. The plugins' builds cimport the installed
 sqnopt, so run this where sqnopt is importable.
 """
 
@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECTS = [(".", "sqnopt"), ("plugins/sqnopt-bbscale", "sqnopt_bbscale")]
+PROJECTS = [(".", "sqnopt"), ("plugins/sqnopt-bbscale", "sqnopt_bbscale"),
+            ("plugins/sqnopt-extras", "sqnopt_extras")]
 
 
 def git_files(where: Path, *args: str) -> list[str]:

@@ -579,6 +579,14 @@ class GradientEstimator(Component):
     #: where an estimator with a table or a snapshot gets batches without replacement and a
     #: constant step.
     plain: ClassVar[bool] = False
+    #: The estimate is dense by its nature: it carries a vector of ``n_params`` from step to
+    #: step that no table of per-sample score derivatives represents (SARAH's recursion
+    #: ``v_t = s(w_t, B) - s(w_{t-1}, B) + v_{t-1}``), so no lazy O(nnz) form of it exists. On
+    #: sparse rows its compositions run the dense iteration and the result's ``path_reason``
+    #: says why, without a :class:`~sqnopt.SlowPathWarning` -- which is for a composition that
+    #: falls off a fast path it could take (an estimator whose kernel could declare
+    #: ``score_table`` but does not).
+    dense_estimate: ClassVar[bool] = False
 
     def memory_bytes(self, problem: Problem) -> int:
         """Bytes the kernel keeps (tables, snapshots), for the cost accounting."""

@@ -158,6 +158,7 @@ cdef class AdaptiveIterate(IterateKernel):
     cdef double lam, delta
     cdef Py_ssize_t K, S, nf, dim
     cdef bint has_intercept, prefetch_entries
+    cdef bint moved                    # the records went to the iterate that adopted them
     cdef const Py_ssize_t* indptr      # CSR storage for the prefetches (NULL for dense rows)
     cdef const int* xind
 
@@ -284,7 +285,7 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef Py_ssize_t stored = 0
         cdef const double* gw = self.data.grad_weight
         cdef double* G = self.curv.cy_accumulator()
-        if G == NULL:
+        if G == NULL or self.moved:     # (a moved iterate's loop reloads before it runs)
             loss_out[0] = NAN
             return ITERATE_NONFINITE_LOSS
         if size * K > self.scores.shape[0]:
@@ -539,6 +540,8 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef Py_ssize_t j, k, K = self.K
         cdef double steps, v
         cdef const double* r
+        if self.moved:      # the iterate that adopted the records writes w
+            return
         for j in range(self.nf):
             r = &self.rec[j * self.S]
             steps = self.clock - r[2 * K]
@@ -558,6 +561,7 @@ cdef class AdaptiveIterate(IterateKernel):
         W = np.asarray(self.w, dtype=np.float64).reshape(K, dim)
         if self.rec is None:
             self.rec = np.zeros(nf * S)
+        self.moved = False
         rec = np.asarray(self.rec).reshape(nf, S)
         rec[:, :K] = W[:, :nf].T
         rec[:, K:] = 0.0         # the factors are set at the first step (no step in force)
@@ -568,14 +572,21 @@ cdef class AdaptiveIterate(IterateKernel):
 
     def adopt(self, IterateKernel previous) -> bool:
         """Take over ``previous``'s representation exactly when it is an adaptive iterate of the
-        same shape (the same solve on new data: ``Solver.rebind``; the clocks continue)."""
+        same shape (the same solve on new data: ``Solver.rebind``; the clocks continue). The
+        records are moved, not copied (a stream rebinds once per chunk, and the records are
+        O(n_features)): ``previous`` holds none afterwards -- its ``sync`` writes nothing, its
+        ``get_state`` raises, and its loop rebuilds them from ``w`` before it runs again."""
         if not isinstance(previous, AdaptiveIterate):
             return False
         cdef AdaptiveIterate p = <AdaptiveIterate> previous
         if p.nf != self.nf or p.K != self.K or p.has_intercept != self.has_intercept:
             return False
-        self.rec = np.array(p.rec)
+        if p.moved:
+            return False
+        self.rec = p.rec
         self.bias = np.array(p.bias)
+        p.rec = None
+        p.moved = True
         self.clock = p.clock
         self.eta = p.eta
         self.sqnorm = p.sqnorm
@@ -586,6 +597,9 @@ cdef class AdaptiveIterate(IterateKernel):
         """The representation: the per-feature records (values and clocks), the intercepts,
         the clock, the step of the pending factors, ``nu`` (copies; the accumulator is the
         curvature kernel's state)."""
+        if self.moved:
+            raise RuntimeError("this adaptive iterate's records were moved to the loop that "
+                               "replaced it (Solver.rebind): take the state of that loop")
         return {"loop": "adaptive", "nf": int(self.nf), "n_blocks": int(self.K),
                 "rec": np.array(self.rec), "bias": np.array(self.bias),
                 "clock": float(self.clock), "eta": float(self.eta),
@@ -647,6 +661,8 @@ cdef class AdaptiveLoop(CompiledLoop):
                 and previous.last_t == counters.t and previous.last_n_avg == counters.n_avg
                 and iterate.adopt(previous.iterate)):
             iterate.reload(counters.n_avg)
+        elif previous is not None:
+            previous.last_t = -1    # its records moved here: it reloads from w if run again
 
     @property
     def clock(self) -> float:

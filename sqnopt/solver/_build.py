@@ -523,12 +523,16 @@ class _Builder(_SolverConfig):
         gradient = self.gradient.describe()
         pays = asked or lazy_loop_pays(obj_k, sched_k)
         no_table = lazy_loop_supported(self.gradient, grad_k, False)
+        if no_table and self.gradient.dense_estimate:
+            no_table = (f"gradient {gradient} declares a dense estimate (dense_estimate: no "
+                        "lazy sparse form of it exists)")
         why_not = no_table or lazy_loop_supported(self.gradient, grad_k, average)
         if why_not:
             if asked:
                 raise ValueError(f"path='scaled' is not possible: {why_not}. Use path='auto'.")
             slow = ""
-            if pays and sparse and self.path in ("auto", "compiled"):
+            if (pays and sparse and self.path in ("auto", "compiled")
+                    and not (no_table and self.gradient.dense_estimate)):
                 cost = ("each iteration costs O(n_params) on these sparse rows where the lazy "
                         "table iterate would cost O(nnz of the batch)")
                 slow = (f"{why_not}, so {cost}. Give its kernel a score "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -257,7 +258,10 @@ SolveResult.fun = _Objective("fun")  # type: ignore[assignment]
 
 @dataclass(frozen=True)
 class IterationInfo:
-    """What a callback sees at a report point. ``w`` is a read-only view: copy it to keep it."""
+    """What a callback sees at a report point. ``w`` is a read-only view of the iterate: copy
+    it to keep it. It is written when first read (``iterate``: the function that writes and
+    returns it), so report points whose callbacks never look at it -- a progress bar, a time
+    limit -- cost no O(n) write of a lazily kept iterate; read it during the callback."""
 
     iteration: int
     n_samples: int
@@ -265,7 +269,12 @@ class IterationInfo:
     objective: float | None
     step: float
     minibatch_objective: float
-    w: FloatArray
+    iterate: Callable[[], FloatArray] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def w(self) -> FloatArray:
+        """The iterate at this report point (a read-only view)."""
+        return self.iterate()
 
 
 class SlowPathWarning(UserWarning):

@@ -489,6 +489,7 @@ class _Runner(_SolverConfig):
             state.w[:] = ms.w_best
             if state.w_avg is not None:
                 state.w_avg[:] = ms.w_best
+            state.sync_mark = None
         state.diverged = True
         with np.errstate(all="ignore"):
             fun = float(state.objective.value(state.w))
@@ -593,12 +594,15 @@ class _Runner(_SolverConfig):
         return fval
 
     def _call_callbacks(self, state: SolverState, fval: float | None) -> bool:
-        w = state.output_iterate().view()
-        w.setflags(write=False)
+        def iterate() -> FloatArray:
+            w = state.output_iterate().view()
+            w.setflags(write=False)
+            return w
+
         c = state.counters
         info = IterationInfo(iteration=c.t, n_samples=c.n_samples, time=state.elapsed,
                              objective=fval, step=c.last_step, minibatch_objective=c.last_loss,
-                             w=w)
+                             iterate=iterate)
         stop = False
         for cb in self.callbacks:
             try:

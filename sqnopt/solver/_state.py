@@ -111,6 +111,10 @@ class SolverState:
     data_since: tuple[int, int] = field(default=(0, 0), repr=False)
     #: The run's end warned already that the steps are unstable (once per state and data).
     instability_warned: bool = field(default=False, repr=False)
+    #: ``(loop, t, samples, n_avg)`` when :meth:`sync` last wrote ``w``; None after ``w`` was
+    #: written from outside (a divergence's restore of the best iterate), which the next
+    #: :meth:`sync` then overwrites from the loop's representation as before.
+    sync_mark: tuple[Any, int, int, int] | None = field(default=None, repr=False)
 
     def checkpoint(self, *, data_state: bool = True) -> Checkpoint:
         """Everything the solve carries from one iteration to the next, except the data.
@@ -147,8 +151,17 @@ class SolverState:
     def sync(self) -> None:
         """Bring ``w`` and ``w_avg`` up to date. A loop that declares ``lazy_iterate`` (the
         scaled loop keeps the iterate in scaled form) writes these buffers only on request; the
-        other loops keep them current."""
+        other loops keep them current. Nothing to do when the loop took no step since the last
+        write: a stream asks for ``w`` several times per chunk (report, result, rebind), and
+        each write of a lazy representation is an O(n) pass with a pending factor per
+        coordinate."""
+        c = self.counters
+        mark = (self.loop, int(c.t), int(c.n_samples), int(c.n_avg))
+        last = self.sync_mark
+        if last is not None and last[0] is self.loop and last[1:] == mark[1:]:
+            return
         self.loop.sync()
+        self.sync_mark = mark
 
     def output_iterate(self) -> FloatArray:
         """The iterate a result reports: the running average once it has started, else ``w``."""

@@ -350,6 +350,39 @@ def test_rebind_continues_the_clocks_on_new_data() -> None:
     np.testing.assert_allclose(g.run(state3).w, r1.w, rtol=0, atol=1e-12)
 
 
+def test_rebind_moves_the_records_and_sync_writes_only_after_steps() -> None:
+    """The loop a rebind replaces gives its records to the new one (no O(n_features) copy per
+    chunk): it writes nothing into ``w`` any more and refuses to checkpoint. ``state.sync()``
+    writes ``w`` only when a step was taken since its last write."""
+    X, y = _data("logloss", "csr", N=300)
+    s = Solver(objective=LogLoss(lam=LAM), curvature=AdaGrad(composite=True),
+               schedule=Fixed(1), step=Constant(0.3), fit_intercept=True,
+               sampling="shuffle", random_state=3, max_iter=150)
+    state = s.init_state(X[:150], y[:150])
+    s.run(state)
+    old = state.loop
+    s.rebind(state, X[150:], y[150:])
+    w_at_rebind = state.w.copy()
+    with pytest.raises(RuntimeError, match="moved to the loop that replaced it"):
+        old.get_state()
+    state.w[:] = 0.0
+    old.sync()
+    assert not state.w.any()            # the replaced loop wrote nothing
+    state.sync()                        # the new loop's first write: the adopted records
+    np.testing.assert_array_equal(state.w, w_at_rebind)
+    state.w[:] = 0.0
+    state.sync()                        # no step since that write: nothing written
+    assert not state.w.any()
+    state.w[:] = w_at_rebind
+    r = s.run(state, max_iter=40)
+    state.sync()
+    np.testing.assert_array_equal(state.w, r.w)
+    state.w[:] = 0.0
+    s.run(state, max_iter=1)
+    state.sync()                        # a step was taken: w written from the records
+    assert state.w.any()
+
+
 def test_build_picks_by_declaration_and_refuses_what_it_cannot_run() -> None:
     X, y = _data("logloss", "csr")
     composite = AdaGrad(composite=True)
