@@ -276,9 +276,10 @@ class PointStepKernelLike(StepKernelLike, Protocol):
     uses_point: bool
 
     def step_at(self, t: int, f: float, w: FloatArray, g: FloatArray, d: FloatArray) -> float:
-        """The step at iteration ``t`` from ``w`` along ``-d``: ``f`` the batch objective at
-        ``w``, ``g`` the gradient estimate ``d`` was made from. NaN stops the run (a non-finite
-        iterate)."""
+        """The step at iteration ``t`` from ``w`` along ``-d``: ``f`` the batch objective
+        ``f_B(w)``, ``g`` its gradient ``s(w, B)`` (the plain minibatch gradient, the one
+        ``f`` belongs to, whatever estimate -- SVRG's, SAGA's -- ``d`` was made from). NaN stops
+        the run (a non-finite iterate)."""
         ...
 
 
@@ -616,7 +617,7 @@ class StepRule(Component):
     #: ``search`` (:class:`LineSearchKernelLike`) instead of ``step_size``.
     line_search: ClassVar[bool] = False
     #: The step is a function of the point: the driver calls the kernel's ``step_at`` (with
-    #: the batch objective, the gradient estimate and the direction at ``w``;
+    #: the batch objective, its plain minibatch gradient and the direction at ``w``;
     #: :class:`PointStepKernelLike`) instead of ``step_size``. The iterate representations that
     #: keep no dense gradient do not run such a rule (the solve takes the generic loop).
     uses_point: ClassVar[bool] = False
