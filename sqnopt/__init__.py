@@ -7,7 +7,7 @@ Quick start::
                     step=Decaying(eps0=0.1, T0=100), max_epochs=5, random_state=0).fit(X, y)
     result.coef, result.fun, result.history
 
-scikit-learn users: ``from sqnopt import SQNClassifier`` (needs ``pip install 'sqnopt[sklearn]'``;
+scikit-learn users: ``from sqnopt import SQNClassifier`` (or ``SQNRegressor``; needs ``pip install 'sqnopt[sklearn]'``;
 scikit-learn is imported only then). Without scikit-learn, :class:`sqnopt.training.Trainer` and
 :class:`sqnopt.model.LinearModel` do the same work.
 """
@@ -39,7 +39,17 @@ if TYPE_CHECKING:   # the public names, imported when first used (see __getattr_
         StepRule,
     )
     from sqnopt.gradients import SAGA, SVRG, Minibatch, OverlapBatch, ProgressiveBatch
-    from sqnopt.objectives import BinaryLogistic, Hinge, LogLinear, LogLoss, Softmax, SquaredHinge
+    from sqnopt.objectives import (
+        BinaryLogistic,
+        Hinge,
+        Huber,
+        LogLinear,
+        LogLoss,
+        Poisson,
+        Softmax,
+        SquaredError,
+        SquaredHinge,
+    )
     from sqnopt.projections import ExpGradPM, L1Ball, L2Ball, LazyProjection, MirrorMap
     from sqnopt.registry import get_registry, hookimpl
     from sqnopt.schedules import Fixed, Full, Geometric, Linear
@@ -67,7 +77,7 @@ if TYPE_CHECKING:   # the public names, imported when first used (see __getattr_
         ScoreLine,
         Wolfe,
     )
-    from sqnopt.estimators import SQNClassifier, SQNConvergenceWarning
+    from sqnopt.estimators import SQNClassifier, SQNConvergenceWarning, SQNRegressor
 
 
 def _check_built() -> None:
@@ -155,6 +165,9 @@ _SOURCES: dict[str, str] = {
     "SolveResult": "sqnopt.solver",
     "SolverState": "sqnopt.solver",
     "SquaredHinge": "sqnopt.objectives",
+    "SquaredError": "sqnopt.objectives",
+    "Huber": "sqnopt.objectives",
+    "Poisson": "sqnopt.objectives",
     "Status": "sqnopt.solver",
     "StepRule": "sqnopt.interfaces",
     "SVRG": "sqnopt.gradients",
@@ -162,6 +175,7 @@ _SOURCES: dict[str, str] = {
     "Wolfe": "sqnopt.steps",
     "SQNClassifier": "sqnopt.estimators",
     "SQNConvergenceWarning": "sqnopt.estimators",
+    "SQNRegressor": "sqnopt.estimators",
 }
 
 
@@ -216,6 +230,8 @@ __all__ = [
     "Linear",
     "LogLinear",
     "LogLoss",
+    "Poisson",
+    "Huber",
     "Minibatch",
     "MirrorMap",
     "Newton",
@@ -231,12 +247,14 @@ __all__ = [
     "SAGA",
     "SQNClassifier",
     "SQNConvergenceWarning",
+    "SQNRegressor",
     "SVRG",
     "ScoreLine",
     "Softmax",
     "SolveResult",
     "Solver",
     "SolverState",
+    "SquaredError",
     "SquaredHinge",
     "Status",
     "StepRule",

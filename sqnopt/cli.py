@@ -498,7 +498,23 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
             # an unregularised intercept unchecked: the paper's bias, a regularised feature
             comp["fit_intercept"] = "regularized"
     else:
-        comp["objective"] = objective_with_lam(parse_component(args.loss or "logloss"), alpha)
+        default = "squared_error" if getattr(args, "task", None) == "regression" else "logloss"
+        comp["objective"] = objective_with_lam(parse_component(args.loss or default), alpha)
+    task = getattr(args, "task", None)
+    if task is not None:
+        kind = comp["objective"].label_kind
+        if (kind == "regression") != (task == "regression"):
+            raise CLIError(f"--task {task}: the loss {comp['objective'].name} fits "
+                           f"{'real-valued targets' if kind == 'regression' else 'classes'}; "
+                           + ("use a regression loss (--loss squared_error, huber or poisson)"
+                              if task == "regression" else
+                              "use a classification loss (e.g. --loss logloss)"))
+    if comp["objective"].label_kind == "regression":
+        if getattr(args, "chunk_size", None) is not None:
+            raise CLIError("--chunk-size streams class labels; a regression loss trains on "
+                           "data held in memory (drop --chunk-size)")
+        if args.class_weight is not None:
+            raise CLIError("--class-weight: a regression loss has no classes")
     if args.curvature != "auto":
         comp["curvature"] = resolve_component("curvature", parse_component(args.curvature),
                                               CurvatureModel)
@@ -593,8 +609,9 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
         Xt, yt, _ = _load_data("a9a", "auto", split="test")
         test = (Xt, yt)
     n, d = X.shape
-    classes = np.unique(y)
-    print(f"data:  {info['source']}: {n} samples x {d} features, {len(classes)} classes"
+    regression = comp["objective"].label_kind == "regression"
+    what = ("real-valued targets" if regression else f"{len(np.unique(y))} classes")
+    print(f"data:  {info['source']}: {n} samples x {d} features, {what}"
           + (f"; test: {test[0].shape[0]} samples" if test is not None else ""))
     for note in comp["notes"]:
         print(note)
@@ -667,12 +684,19 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
           + (f"; curvature pairs accepted {pairs}, skipped {skipped}" if pairs or skipped else ""))
     summary: dict[str, Any] = {"objective": fun, "passes": grad_passes,
                                "effective_passes": all_passes,
-                               "iterations": trainer.t_, "samples": n_samples, "wall_time": wall,
-                               "train_accuracy": model.accuracy(X, y)}
-    print(f"train accuracy: {summary['train_accuracy']:.4f}")
-    if test is not None:
-        summary["test_accuracy"] = model.accuracy(test[0], test[1])
-        print(f"test accuracy:  {summary['test_accuracy']:.4f}")
+                               "iterations": trainer.t_, "samples": n_samples, "wall_time": wall}
+    if regression:
+        for part, (Xp, yp) in (("train", (X, y)), ("test", test)) if test is not None else \
+                (("train", (X, y)),):
+            m = regression_metrics(model, Xp, yp)
+            summary[f"{part}_r2"], summary[f"{part}_rmse"] = m["r2"], m["rmse"]
+            print(f"{part} R^2: {m['r2']:.4f}   RMSE: {m['rmse']:.6g}")
+    else:
+        summary["train_accuracy"] = model.accuracy(X, y)
+        print(f"train accuracy: {summary['train_accuracy']:.4f}")
+        if test is not None:
+            summary["test_accuracy"] = model.accuracy(test[0], test[1])
+            print(f"test accuracy:  {summary['test_accuracy']:.4f}")
     model.info["features"] = dict(info["features"], n_features=int(d))
     model.info["data"] = info["source"]
     _write_outputs(args, model, trainer, summary, info["name"])
@@ -969,6 +993,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     ``--json`` one JSON object (``evaluation_metrics`` says what it holds)."""
     model = _load_model(args.model)
     X, y, info = _load_for_model(args.data, args.format, model, args)
+    if model.strategy == "regression":
+        return _evaluate_regression(args, model, X, y, info)
     unknown = np.setdiff1d(np.unique(y), model.classes)
     if unknown.size:
         from sqnopt._text import short_list
@@ -995,6 +1021,49 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     for c in metrics["classes"]:
         if c["n_samples"]:
             print(f"  class {c['label']}: {c['n_samples']} samples, recall {c['recall']:.4f}")
+    return 0
+
+
+def regression_metrics(model: Any, X: Any, y: Any) -> dict[str, Any]:
+    """What ``sqnopt evaluate`` reports for a regression model, JSON-able: ``n_samples``,
+    ``r2`` (the coefficient of determination, as scikit-learn's ``r2_score``), ``rmse``,
+    ``mae`` and, for the log link, ``mean_poisson_deviance`` (as scikit-learn's
+    ``mean_poisson_deviance``); computed with NumPy, so the command line needs no
+    scikit-learn."""
+    yt = np.asarray(y, dtype=np.float64)
+    pred = np.asarray(model.predict(X), dtype=np.float64)
+    res = yt - pred
+    ss_tot = float(np.sum((yt - yt.mean()) ** 2))
+    out: dict[str, Any] = {
+        "n_samples": int(yt.shape[0]),
+        "r2": (1.0 - float(np.sum(res * res)) / ss_tot) if ss_tot > 0 else None,
+        "rmse": float(np.sqrt(np.mean(res * res))), "mae": float(np.mean(np.abs(res)))}
+    if model.link == "log" and np.all(yt >= 0) and np.all(np.isfinite(pred)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where(yt > 0, yt * np.log(yt / pred), 0.0)
+        out["mean_poisson_deviance"] = float(np.mean(2.0 * (term - yt + pred)))
+    return out
+
+
+def _evaluate_regression(args: argparse.Namespace, model: Any, X: Any, y: Any,
+                         info: dict[str, Any]) -> int:
+    metrics = regression_metrics(model, X, y)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "data": str(info["source"]), **metrics},
+                         allow_nan=False))
+        return 0
+    if not args.quiet:
+        print(f"model: {args.model} ({model.info.get('objective', model.loss)}, regression"
+              f"{', log link' if model.link == 'log' else ''}, {model.n_features} features"
+              + (f", {model.info.get('scale', 'scaled')} scaling applied" if model.scaled
+                 else "") + ")")
+        print(f"data:  {info['source']}: {metrics['n_samples']} samples")
+    r2 = metrics["r2"]
+    print(f"R^2:  {'undefined (constant targets)' if r2 is None else f'{r2:.4f}'}")
+    print(f"RMSE: {metrics['rmse']:.6g}")
+    print(f"MAE:  {metrics['mae']:.6g}")
+    if "mean_poisson_deviance" in metrics:
+        print(f"mean Poisson deviance: {metrics['mean_poisson_deviance']:.6g}")
     return 0
 
 
@@ -1316,8 +1385,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(pegasos, sgd, asgd, adagrad, smd, seg_pm, gd, pgd, lbfgs, sqb, and any a "
                    "plugin registers: 'sqnopt list --kind preset'); the component options below "
                    "override its parts")
-    p.add_argument("--loss", help="objective: NAME[:k=v,...] (default: logloss, or the "
-                   "preset's)")
+    p.add_argument("--loss", help="objective: NAME[:k=v,...] (default: logloss, squared_error "
+                   "with --task regression, or the preset's)")
+    p.add_argument("--task", choices=("classification", "regression"),
+                   help="what the labels are (default: what the loss fits -- squared_error, "
+                   "huber and poisson fit real-valued targets, the others classes)")
     p.add_argument("--alpha", type=_nonnegative_float, default=1e-4,
                    help="L2 regularisation lambda")
     p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: auto (the "

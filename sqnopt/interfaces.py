@@ -55,6 +55,7 @@ MARGIN = "margin"                    # loss of a linear margin y * (w . x + b)
 QUADRATIC_BOUND = "quadratic_bound"  # partition-function bound (SQB, Aravkin et al. 2012)
 BINARY = "binary"
 MULTICLASS = "multiclass"
+REGRESSION = "regression"          # real-valued targets (label_kind "regression")
 PROBABILISTIC = "probabilistic"      # a negative log-likelihood: scores map to probabilities
 LINEAR_SCORES = "linear_scores"      # per-sample losses of linear scores; the kernel exposes the
                                      # scores' derivatives (n_scores > 0), SAGA's table
@@ -119,6 +120,7 @@ __all__ = [
     "Projection",
     "ProjectionKernelLike",
     "QUADRATIC_BOUND",
+    "REGRESSION",
     "SMOOTH",
     "STRONGLY_CONVEX",
     "ScheduleKernelLike",
@@ -456,6 +458,13 @@ class Objective(Component):
     #: multi-output losses, of the spectral norm of its Hessian in the scores); ``None`` when the
     #: loss is not smooth. Automatic step sizes scale with it.
     curvature_bound: ClassVar[float | None] = None
+    #: The largest linear score at which the loss is finite (the Poisson loss's ``exp`` overflows
+    #: beyond ``log(DBL_MAX)``); ``None``: every finite score. The conformance checks keep their
+    #: extreme points within it.
+    max_score: ClassVar[float | None] = None
+    #: Regression objectives: how a score maps to the prediction -- ``"identity"`` (the score)
+    #: or ``"log"`` (``exp`` of it, the log link of Poisson regression); models record it.
+    link: ClassVar[Literal["identity", "log"]] = "identity"
     lam: float
 
     @property

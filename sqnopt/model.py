@@ -37,13 +37,19 @@ from sqnopt.data import check_matrix
 
 FloatArray = NDArray[np.float64]
 #: ``binary``: one weight vector; ``ovr``: one binary model per class (one-vs-rest);
-#: ``multinomial``: one block per class of a multiclass objective (softmax).
-Strategy = Literal["binary", "ovr", "multinomial"]
+#: ``multinomial``: one block per class of a multiclass objective (softmax); ``regression``: one
+#: weight vector predicting a real target through the model's ``link``.
+Strategy = Literal["binary", "ovr", "multinomial", "regression"]
+#: How a regression model's score ``s`` maps to its prediction: ``identity`` (``s``) or ``log``
+#: (``exp(s)``, the log link of Poisson regression).
+Link = Literal["identity", "log"]
+LINKS: tuple[Link, ...] = ("identity", "log")
 
-#: Newest model-file format this sqnopt reads and writes (2: optional feature scaling).
-FORMAT_VERSION = 2
+#: Newest model-file format this sqnopt reads and writes (2: optional feature scaling;
+#: 3: regression models, their ``link``).
+FORMAT_VERSION = 3
 
-__all__ = ["FORMAT_VERSION", "LinearModel", "ModelFileError", "Strategy", "apply_scaling",
+__all__ = ["FORMAT_VERSION", "LINKS", "Link", "LinearModel", "ModelFileError", "Strategy", "apply_scaling",
            "feature_scaling",
            "log_softmax", "log_sigmoid", "read_model_file"]
 
@@ -126,11 +132,12 @@ class LinearModel:
     Attributes
     ----------
     coef : ndarray of shape (n_outputs, n_features)
-        ``n_outputs`` is 1 for a binary problem, else the number of classes.
+        ``n_outputs`` is 1 for a binary problem or a regression, else the number of classes.
     intercept : ndarray of shape (n_outputs,)
     classes : ndarray
         Sorted original labels; for a binary model a positive score predicts ``classes[1]``.
-    strategy : {"binary", "ovr", "multinomial"}
+        Empty for a regression model.
+    strategy : {"binary", "ovr", "multinomial", "regression"}
     loss : str
         Registry name of the objective the model was trained with.
     probabilistic : bool
@@ -141,6 +148,9 @@ class LinearModel:
         The feature scaling the model was trained with (:func:`feature_scaling`): ``coef`` acts
         on ``(x - scale_offset) / scale_factor``, and every method here takes raw ``x``.
         ``None``: no scaling.
+    link : {"identity", "log"}
+        Regression models: the prediction is the score (``identity``) or ``exp`` of it
+        (``log``: Poisson regression). ``identity`` for classifiers.
     """
 
     coef: FloatArray
@@ -152,6 +162,7 @@ class LinearModel:
     info: dict[str, Any] = field(default_factory=dict)
     scale_offset: FloatArray | None = None
     scale_factor: FloatArray | None = None
+    link: Link = "identity"
 
     def __post_init__(self) -> None:
         coef = np.atleast_2d(np.asarray(self.coef, dtype=np.float64))
@@ -160,12 +171,20 @@ class LinearModel:
             raise ValueError(f"LinearModel: coef {coef.shape} and intercept {icpt.shape} do not "
                              "match (expected (n_outputs, n_features) and (n_outputs,))")
         k = len(self.classes)
-        expected = 1 if k == 2 else k
-        if coef.shape[0] != expected:
-            raise ValueError(f"LinearModel: {k} classes need {expected} rows of coef, "
-                             f"got {coef.shape[0]}")
-        if self.strategy not in ("binary", "ovr", "multinomial"):
+        if self.strategy not in _STRATEGIES:
             raise ValueError(f"LinearModel: unknown strategy {self.strategy!r}")
+        if self.link not in LINKS or (self.link != "identity" and self.strategy != "regression"):
+            raise ValueError(f"LinearModel: link {self.link!r} must be one of {LINKS} "
+                             "('identity' for a classifier)")
+        if self.strategy == "regression":
+            if k != 0 or coef.shape[0] != 1:
+                raise ValueError(f"LinearModel: a regression model has no classes and one row "
+                                 f"of coef, got {k} classes and {coef.shape[0]} rows")
+        else:
+            expected = 1 if k == 2 else k
+            if coef.shape[0] != expected:
+                raise ValueError(f"LinearModel: {k} classes need {expected} rows of coef, "
+                                 f"got {coef.shape[0]}")
         object.__setattr__(self, "coef", coef)
         object.__setattr__(self, "intercept", icpt)
         object.__setattr__(self, "classes", np.asarray(self.classes))
@@ -236,13 +255,27 @@ class LinearModel:
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> NDArray[Any]:
+        """Predicted labels, or for a regression model the predicted targets."""
         return self.labels_of_scores(self.decision_function(X))
 
     def labels_of_scores(self, scores: FloatArray) -> NDArray[Any]:
-        """Predicted labels from the scores :meth:`decision_function` returned."""
+        """Predicted labels from the scores :meth:`decision_function` returned (a regression
+        model: the predictions, ``scores`` through the inverse link)."""
+        if self.strategy == "regression":
+            return self.predictions_of_scores(scores)
         idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         labels: NDArray[Any] = self.classes[idx]
         return labels
+
+    def predictions_of_scores(self, scores: FloatArray) -> FloatArray:
+        """A regression model's predictions from its scores: the scores themselves, or
+        ``exp(scores)`` for the log link (``inf`` where the score exceeds ``log(DBL_MAX)``)."""
+        s = np.asarray(scores, dtype=np.float64)
+        if self.link == "log":
+            with np.errstate(over="ignore"):
+                out: FloatArray = np.exp(s)
+            return out
+        return s
 
     def predict_log_proba(self, X: Any) -> FloatArray:
         """Log class probabilities, shape ``(n, n_classes)`` (log-likelihood losses only).
@@ -291,9 +324,13 @@ class LinearModel:
         if self.scale_offset is not None and self.scale_factor is not None:
             arrays.update(scale_offset=self.scale_offset, scale_factor=self.scale_factor)
         # the oldest version that describes the file, so older readers read unscaled models
-        meta = {"format": "sqnopt.LinearModel", "version": 2 if self.scaled else 1,
+        regression = self.strategy == "regression"
+        meta = {"format": "sqnopt.LinearModel",
+                "version": 3 if regression else 2 if self.scaled else 1,
                 "strategy": str(self.strategy), "loss": str(self.loss),
                 "probabilistic": bool(self.probabilistic), "info": self.info}
+        if regression:
+            meta["link"] = str(self.link)
         with atomic_write(p) as fh:
             np.savez(fh, **arrays, meta=np.array(json.dumps(meta, default=str)))
         return p
@@ -312,7 +349,7 @@ class ModelFileError(ValueError):
 _MEMBERS = ("coef", "intercept", "classes", "meta")
 #: Optional arrays of a version-2 file: the feature scaling (both or neither).
 _SCALING = ("scale_offset", "scale_factor")
-_STRATEGIES = ("binary", "ovr", "multinomial")
+_STRATEGIES = ("binary", "ovr", "multinomial", "regression")
 
 
 def _check_numeric(arr: NDArray[Any], key: str, ndim: int, problem: Any) -> FloatArray:
@@ -382,6 +419,14 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
     if meta["strategy"] not in _STRATEGIES:
         raise problem(f"metadata 'strategy' must be one of {_STRATEGIES}, got "
                       f"{meta['strategy']!r:.40}")
+    regression = meta["strategy"] == "regression"
+    if regression and version < 3:
+        raise problem(f"a version-{version} file holds a regression model, which version 3 "
+                      "introduced")
+    link = meta.get("link", "identity")
+    if link not in LINKS or (link != "identity" and not regression):
+        raise problem(f"metadata 'link' must be one of {LINKS} (a regression model's), got "
+                      f"{link!r:.40}")
     info = meta.get("info", {})
     if not isinstance(info, dict):
         raise problem(f"metadata field 'info' must be an object, got {type(info).__name__}")
@@ -394,7 +439,11 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
                       f"of dtype {classes.dtype}")
     if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
         raise problem("'classes' contains NaN or infinity")
-    if classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
+    if regression:
+        if classes.shape[0] != 0:
+            raise problem(f"a regression model has no classes, got "
+                          f"[{short_list(classes.tolist(), 10)}]")
+    elif classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
         raise problem(f"'classes' must hold at least two distinct labels, got "
                       f"[{short_list(classes.tolist(), 10)}]")
     if coef.shape[1] < 1:
@@ -421,6 +470,6 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
                            strategy=meta["strategy"], loss=meta["loss"],
                            probabilistic=meta["probabilistic"], info=dict(info),
                            scale_offset=scaling.get("scale_offset"),
-                           scale_factor=scaling.get("scale_factor"))
+                           scale_factor=scaling.get("scale_factor"), link=link)
     except ValueError as exc:  # shapes that do not fit together
         raise problem(str(exc).removeprefix("LinearModel: ")) from None

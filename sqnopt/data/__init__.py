@@ -1,4 +1,5 @@
-"""Data access: validation, label encoding, weights and compiled row views."""
+"""Data access: validation, label encoding (classes or real targets), weights and compiled row
+views."""
 
 from sqnopt.data._dataset import (
     Dataset,
@@ -6,6 +7,7 @@ from sqnopt.data._dataset import (
     check_matrix,
     check_sample_weight,
     check_sparse_structure,
+    check_targets,
     encode_labels,
     make_rows,
     prepare,
@@ -30,6 +32,7 @@ __all__ = [
     "check_matrix",
     "check_sample_weight",
     "check_sparse_structure",
+    "check_targets",
     "csr_scores",
     "encode_labels",
     "make_rows",

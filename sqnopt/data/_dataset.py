@@ -15,9 +15,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.data._rows import CSRRows32, CSRRows64, DenseRows32, DenseRows64, RowData
 
-LabelKind = Literal["binary", "multiclass"]
-#: The label kinds the data layer encodes (:func:`encode_labels`).
-LABEL_KINDS: tuple[LabelKind, ...] = ("binary", "multiclass")
+LabelKind = Literal["binary", "multiclass", "regression"]
+#: The label kinds the data layer encodes (:func:`encode_labels`): classes (binary,
+#: multiclass) or real-valued targets (regression).
+LABEL_KINDS: tuple[LabelKind, ...] = ("binary", "multiclass", "regression")
 FloatArray = NDArray[np.float64]
 #: A validated design matrix: C-contiguous float32/float64 ndarray or canonical CSR matrix.
 #: (scipy.sparse is untyped, so this is ``Any`` to the type checker.)
@@ -28,6 +29,7 @@ __all__ = [
     "LabelKind",
     "check_matrix",
     "check_sparse_structure",
+    "check_targets",
     "encode_labels",
     "check_sample_weight",
     "make_rows",
@@ -45,10 +47,10 @@ class Dataset:
         The design matrix as the kernels see it (a copy only where a conversion was needed).
     y : ndarray of float64
         Encoded labels: ``-1/+1`` (``classes[0]`` -> -1) for binary objectives, ``0..K-1`` for
-        multiclass ones.
+        multiclass ones; the targets themselves (finite floats) for regression objectives.
     classes : ndarray
         The original label values, sorted; ``classes[k]`` is encoded as ``k`` (multiclass) or as
-        ``-1``/``+1`` (binary).
+        ``-1``/``+1`` (binary). Empty for regression.
     sample_weight : ndarray of float64
         Weights ``c_i`` normalised to mean 1; the objective is ``sum c_i l_i / sum c_i``.
     grad_weight : ndarray of float64
@@ -397,12 +399,20 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     """Map labels to ``-1/+1`` (binary) or ``0..K-1`` (multiclass); returns ``(encoded, classes)``.
 
     ``classes`` fixes the label set (as ``partial_fit`` needs); otherwise it is ``unique(y)``.
+    Regression targets (``label_kind="regression"``) are checked to be finite real numbers and
+    returned as float64, never re-encoded; their ``classes`` is empty (and ``classes`` must be
+    ``None`` or empty).
     """
+    if label_kind == "regression":
+        if classes is not None and np.asarray(classes).size:
+            raise ValueError("classes: a regression objective has real-valued targets, not "
+                             "classes; pass classes=None")
+        return check_targets(y, n_samples=n_samples), np.empty(0)
     if label_kind not in LABEL_KINDS:
         # an objective (a plugin's) declaring another kind of target, e.g. counts or real
         # values: encoding them as classes would fit a classifier to them without a word
         raise ValueError(f"the objective declares label_kind={label_kind!r}, but the data layer "
-                         f"knows only {' and '.join(map(repr, LABEL_KINDS))} labels (classes); "
+                         f"knows only {', '.join(map(repr, LABEL_KINDS))} labels; "
                          "use a classification objective, or declare one of these kinds")
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
@@ -437,10 +447,39 @@ def encode_labels(y: ArrayLike, label_kind: LabelKind, *, n_samples: int | None 
     return _encode_known(arr, cls, label_kind)
 
 
+def check_targets(y: ArrayLike, *, n_samples: int | None = None) -> FloatArray:
+    """Real-valued regression targets checked -- one number per sample, finite -- as a new
+    C-contiguous float64 array (booleans and integers are converted; strings, objects, complex
+    numbers and dates are refused, naming the fix)."""
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise _fail("y", f"expected a 1-D array of targets, got shape {arr.shape}",
+                    "Pass one target per sample (multi-output regression is not supported)")
+    if arr.dtype.kind not in "biuf":
+        raise _fail("y", f"regression targets must be real numbers, got dtype {arr.dtype}",
+                    "Convert them with y.astype(np.float64), or use a classification loss "
+                    "for class labels")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise _fail("y", f"has {arr.shape[0]} targets but X has {n_samples} samples",
+                    "Pass one target per row of X")
+    if arr.shape[0] == 0:
+        raise _fail("y", "is empty", "Pass at least one sample")
+    out = np.array(arr, dtype=np.float64, order="C")
+    if not _all_finite(out):
+        bad = int(np.flatnonzero(~np.isfinite(out))[0])
+        raise _fail("y", f"contains NaN or infinity (first at sample {bad})",
+                    "Drop the samples without a finite target")
+    return out
+
+
 def _encode_known(arr: NDArray[Any], cls: NDArray[Any], label_kind: LabelKind
                   ) -> tuple[FloatArray, NDArray[Any]]:
     """:func:`encode_labels` of a 1-D label array whose labels are all among the sorted,
-    distinct ``cls``."""
+    distinct ``cls`` (regression: finite real targets, ``cls`` empty)."""
+    if label_kind == "regression":
+        return np.array(arr, dtype=np.float64, order="C").ravel(), np.empty(0)
     if label_kind == "binary":
         if cls.shape[0] != 2:
             what = "only one class" if cls.shape[0] == 1 else f"{cls.shape[0]} classes"

@@ -10,5 +10,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
                       "pip install 'sqnopt[sklearn]'") from exc
 
 from sqnopt.estimators._classifier import SQNClassifier, SQNConvergenceWarning
+from sqnopt.estimators._regressor import SQNRegressor
 
-__all__ = ["SQNClassifier", "SQNConvergenceWarning"]
+__all__ = ["SQNClassifier", "SQNConvergenceWarning", "SQNRegressor"]

@@ -1,4 +1,5 @@
-"""Objectives: loss + L2 regularisation, as components (``LogLoss()``) and compiled kernels."""
+"""Objectives: loss + L2 regularisation, as components (``LogLoss()``, ``SquaredError()``) and
+compiled kernels."""
 
 from sqnopt.interfaces import Objective
 from sqnopt.objectives._base import MarginObjectiveKernel, ObjectiveKernel
@@ -17,8 +18,22 @@ from sqnopt.objectives._loglinear_components import (
 )
 from sqnopt.objectives._margin import HingeKernel, LogisticKernel, SquaredHingeKernel
 from sqnopt.objectives._partition_bound import BoundObjectiveKernel
+from sqnopt.objectives._regression import (
+    HuberKernel,
+    PoissonKernel,
+    ScoreObjectiveKernel,
+    SquaredErrorKernel,
+)
+from sqnopt.objectives._regression_components import Huber, Poisson, SquaredError
 
 __all__ = [
+    "Huber",
+    "HuberKernel",
+    "Poisson",
+    "PoissonKernel",
+    "ScoreObjectiveKernel",
+    "SquaredError",
+    "SquaredErrorKernel",
     "BinaryLogistic",
     "BinaryLogisticKernel",
     "BoundObjectiveKernel",

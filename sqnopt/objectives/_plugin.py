@@ -2,6 +2,7 @@
 
 from sqnopt.objectives._components import Hinge, LogLoss, SquaredHinge
 from sqnopt.objectives._loglinear_components import BinaryLogistic, LogLinear, Softmax
+from sqnopt.objectives._regression_components import Huber, Poisson, SquaredError
 from sqnopt.registry._registry import hookimpl
 from sqnopt.registry.hookspecs import RegisterFn
 
@@ -14,3 +15,6 @@ def sqnopt_register_objectives(register: RegisterFn) -> None:
     register("binary_logistic", BinaryLogistic, aliases=("logistic_loglinear",))
     register("softmax", Softmax, aliases=("multinomial", "multinomial_logistic"))
     register("loglinear", LogLinear, aliases=("log_linear",))
+    register("squared_error", SquaredError, aliases=("squared_loss", "least_squares", "ridge"))
+    register("huber", Huber)
+    register("poisson", Poisson)

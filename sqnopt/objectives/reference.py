@@ -18,8 +18,11 @@ from sqnopt.data import Dataset
 from sqnopt.interfaces import (
     BINARY,
     MARGIN,
+    DENSE_HESSIAN,
+    HESSIAN_VECTOR,
     MULTICLASS,
     QUADRATIC_BOUND,
+    REGRESSION,
     SMOOTH,
     STRONGLY_CONVEX,
     Objective,
@@ -32,11 +35,15 @@ LossFn = Callable[[FloatArray], FloatArray]
 __all__ = [
     "BinaryLogisticNumPy",
     "HingeNumPy",
+    "HuberNumPy",
     "LogLinearKernelNumPy",
     "LogLinearNumPy",
     "LogLossNumPy",
     "MarginKernelNumPy",
+    "PoissonNumPy",
+    "ScoreKernelNumPy",
     "SoftmaxNumPy",
+    "SquaredErrorNumPy",
     "SquaredHingeNumPy",
     "bound_numpy",
 ]
@@ -177,6 +184,198 @@ class HingeNumPy(Objective):
 
     def init(self, data: Dataset) -> MarginKernelNumPy:
         return MarginKernelNumPy(data, self.lam, hinge_loss, hinge_dloss_dmargin)
+
+
+# ---- regression: losses l(s, y) of the score s = x . w + b against a real target -----------
+
+ScoreLossFn = Callable[[FloatArray, FloatArray], FloatArray]
+
+#: ``log(DBL_MAX)``: beyond it ``exp`` overflows (the Poisson twin returns ``+inf`` there, as the
+#: compiled kernel does)
+_LOG_MAX = float(np.log(np.finfo(np.float64).max))
+
+
+def squared_error_loss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return 0.5 * (s - y) ** 2
+
+
+def squared_error_dloss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return s - y
+
+
+def squared_error_d2loss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return np.ones_like(s)
+
+
+def huber_loss(epsilon: float) -> tuple[ScoreLossFn, ScoreLossFn, ScoreLossFn]:
+    """Huber's loss of ``r = s - y`` (threshold ``epsilon``), its derivative and its generalised
+    second derivative."""
+    def loss(s: FloatArray, y: FloatArray) -> FloatArray:
+        a = np.abs(s - y)
+        return np.where(a <= epsilon, 0.5 * a * a, epsilon * (a - 0.5 * epsilon))
+
+    def dloss(s: FloatArray, y: FloatArray) -> FloatArray:
+        return np.clip(s - y, -epsilon, epsilon)
+
+    def d2loss(s: FloatArray, y: FloatArray) -> FloatArray:
+        return np.where(np.abs(s - y) <= epsilon, 1.0, 0.0)
+
+    return loss, dloss, d2loss
+
+
+def _exp_or_inf(s: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        return np.where(s > _LOG_MAX, np.inf, np.exp(np.minimum(s, _LOG_MAX)))
+
+
+def poisson_loss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return np.where(s > _LOG_MAX, np.inf, _exp_or_inf(s) - y * s)
+
+
+def poisson_dloss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return np.where(s > _LOG_MAX, np.inf, _exp_or_inf(s) - y)
+
+
+def poisson_d2loss(s: FloatArray, y: FloatArray) -> FloatArray:
+    return _exp_or_inf(s)
+
+
+@dataclass
+class ScoreKernelNumPy:
+    """``F(w) = lam/2 ||w_reg||^2 + mean_c loss(Xw, y)`` with NumPy, on ``[X, 1]``: the twin of
+    :class:`sqnopt.objectives.ScoreObjectiveKernel`, with Hessian-vector products from the
+    loss's second derivative."""
+
+    data: Dataset
+    lam: float
+    loss: ScoreLossFn
+    dloss: ScoreLossFn
+    d2loss: ScoreLossFn
+    _X: Any = field(init=False, repr=False)
+    _reg: FloatArray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._X = self.data.design()
+        self._reg = np.ones(self.data.dim)
+        if self.data.fit_intercept:
+            self._reg[-1] = 0.0
+
+    @property
+    def n_params(self) -> int:
+        return self.data.dim
+
+    @property
+    def hess_size(self) -> int:
+        """One score-Hessian factor per sample (``hessian_factors``)."""
+        return 1
+
+    def _scores(self, w: FloatArray, rows: IndexArray | slice) -> FloatArray:
+        return np.asarray(self._X[rows] @ w, dtype=np.float64).ravel()
+
+    def _data_term(self, w: FloatArray, rows: IndexArray | slice, weights: FloatArray
+                   ) -> tuple[float, FloatArray]:
+        Xb = self._X[rows]
+        y = self.data.y[rows]
+        s = self._scores(w, rows)
+        coef = weights * self.dloss(s, y)
+        g = np.asarray(Xb.T @ coef).ravel()
+        return float(np.sum(weights * self.loss(s, y))), np.asarray(g, dtype=np.float64)
+
+    def gradient(self, w: FloatArray, batch: IndexArray, out: FloatArray) -> float:
+        size = batch.shape[0]
+        total, g = self._data_term(w, batch, self.data.grad_weight[batch])
+        out[:] = g / size + self.lam * self._reg * w
+        return float(total / size + self.reg_value(w))
+
+    def reg_value(self, w: FloatArray) -> float:
+        """``lam/2 ||w_reg||^2``."""
+        return 0.5 * self.lam * float(np.sum(self._reg * w * w))
+
+    def value(self, w: FloatArray) -> float:
+        s = self._scores(w, slice(None))
+        loss = float(np.sum(self.data.sample_weight * self.loss(s, self.data.y)))
+        return loss / self.data.n_samples + self.reg_value(w)
+
+    def full_gradient(self, w: FloatArray, out: FloatArray) -> float:
+        n = self.data.n_samples
+        total, g = self._data_term(w, slice(None), self.data.sample_weight)
+        out[:] = g / n + self.lam * self._reg * w
+        return total / n + self.reg_value(w)
+
+    def hessian_product(self, w: FloatArray, batch: IndexArray, v: FloatArray,
+                        out: FloatArray) -> None:
+        """``out = (1/|B|) sum_B g_i l''(s_i, y_i) (x_i . v) x_i + lam v_reg``."""
+        Xb = self._X[batch]
+        D = self.data.grad_weight[batch] * self.d2loss(self._scores(w, batch), self.data.y[batch])
+        u = np.asarray(Xb @ v).ravel()
+        out[:] = np.asarray(Xb.T @ (D * u)).ravel() / batch.shape[0] + self.lam * self._reg * v
+
+    def hessian_factors(self, w: FloatArray, batch: IndexArray) -> FloatArray:
+        """``g_i l''(s_i, y_i)`` of the samples ``batch``."""
+        out: FloatArray = self.data.grad_weight[batch] * self.d2loss(self._scores(w, batch),
+                                                                     self.data.y[batch])
+        return out
+
+
+def _score_caps(lam: float) -> frozenset[str]:
+    return frozenset({REGRESSION, SMOOTH, HESSIAN_VECTOR, DENSE_HESSIAN}
+                     | ({STRONGLY_CONVEX} if lam > 0 else set()))
+
+
+@dataclass(frozen=True)
+class SquaredErrorNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.SquaredError`."""
+
+    lam: float = 1e-4
+    name = "squared_error_numpy"
+    label_kind = "regression"
+    curvature_bound = 1.0
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return _score_caps(self.lam)
+
+    def init(self, data: Dataset) -> ScoreKernelNumPy:
+        return ScoreKernelNumPy(data, self.lam, squared_error_loss, squared_error_dloss,
+                                squared_error_d2loss)
+
+
+@dataclass(frozen=True)
+class HuberNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.Huber`."""
+
+    lam: float = 1e-4
+    epsilon: float = 1.35
+    name = "huber_numpy"
+    label_kind = "regression"
+    curvature_bound = 1.0
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return _score_caps(self.lam)
+
+    def init(self, data: Dataset) -> ScoreKernelNumPy:
+        return ScoreKernelNumPy(data, self.lam, *huber_loss(float(self.epsilon)))
+
+
+@dataclass(frozen=True)
+class PoissonNumPy(Objective):
+    """Reference twin of :class:`sqnopt.objectives.Poisson`."""
+
+    lam: float = 1e-4
+    name = "poisson_numpy"
+    label_kind = "regression"
+    max_score = _LOG_MAX
+    link = "log"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return _score_caps(self.lam)
+
+    def init(self, data: Dataset) -> ScoreKernelNumPy:
+        if data.y.size and float(np.min(data.y)) < 0:
+            raise ValueError("y: the poisson loss needs targets >= 0")
+        return ScoreKernelNumPy(data, self.lam, poisson_loss, poisson_dloss, poisson_d2loss)
 
 
 # ---- log-linear models (partition function + quadratic bound) --------------------------------

@@ -150,12 +150,13 @@ def take(state: SolverState, *, data_state: bool = True) -> Checkpoint:
 
 def _classes(st: Mapping[str, Any]) -> Any:
     """The checkpointed label set, checked to be one: a 1-D array of distinct numbers or
-    strings in increasing order (``None``: absent, as in older checkpoints)."""
+    strings in increasing order, empty for real-valued targets (a regression objective's;
+    ``None``: absent, as in older checkpoints)."""
     saved = st.get("classes")
     if saved is None:
         return None
     cls = np.asarray(saved)
-    ok = cls.ndim == 1 and cls.shape[0] >= 1 and cls.dtype.kind in "biufU"
+    ok = cls.ndim == 1 and cls.dtype.kind in "biufU"
     if ok and cls.dtype.kind == "f":
         ok = bool(np.all(np.isfinite(cls)))
     if ok and cls.shape[0] > 1:

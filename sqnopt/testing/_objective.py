@@ -42,6 +42,7 @@ from sqnopt.interfaces import (
     LINEAR_SCORES,
     MARGIN,
     MULTICLASS,
+    REGRESSION,
     PROBABILISTIC,
     QUADRATIC_BOUND,
     SMOOTH,
@@ -67,7 +68,9 @@ from sqnopt.testing._core import (
 __all__ = ["ObjectiveSuite"]
 
 _VOCABULARY = (SMOOTH, STRONGLY_CONVEX, MARGIN, QUADRATIC_BOUND, BINARY, MULTICLASS, PROBABILISTIC,
-               LINEAR_SCORES, HESSIAN_VECTOR, DENSE_HESSIAN)
+               LINEAR_SCORES, HESSIAN_VECTOR, DENSE_HESSIAN, REGRESSION)
+#: The label kinds an objective may declare (``sqnopt.data.LABEL_KINDS``).
+_LABEL_KINDS = (BINARY, MULTICLASS, REGRESSION)
 #: Largest score (about) at the extreme points, relative to the largest row norm.
 _EXTREME = (2e3, 1e5)
 _N = 120
@@ -112,6 +115,12 @@ class ObjectiveSuite(Suite):
             from sqnopt.datasets import make_boxes
 
             X, y = make_boxes(n_samples, p, random_state=self.seed)
+        elif self.component.label_kind == "regression":
+            # K = 0: targets of both signs; K = 1: counts (y >= 0, the Poisson loss's domain)
+            X = rng.normal(size=(n_samples, p))
+            s = X @ (rng.normal(size=p) / math.sqrt(p)) + 0.3
+            y = (s + 0.5 * rng.normal(size=n_samples) if K == 0
+                 else rng.poisson(np.exp(np.clip(s, -5.0, 3.0))).astype(np.float64))
         else:
             y = np.arange(n_samples) % K
             centers = rng.normal(size=(K, p))
@@ -126,6 +135,8 @@ class ObjectiveSuite(Suite):
 
             if self.component.label_kind == "binary":
                 candidates = [(2, self.n)]
+            elif self.component.label_kind == "regression":
+                candidates = [(0, self.n), (1, self.n)]
             else:
                 candidates = [(3, self.n), (2, self.n), (3, 12), (2, 12), (4, 12), (5, 20)]
             problems = []
@@ -156,6 +167,8 @@ class ObjectiveSuite(Suite):
                 sample_weight: Any = None, classes: Any = None) -> Any:
         from sqnopt.data import prepare
 
+        if self.component.label_kind == "regression":
+            classes = None   # real targets have no classes
         return prepare(X, y, label_kind=self.component.label_kind, fit_intercept=fit_intercept,
                        sample_weight=sample_weight, classes=classes)
 
@@ -176,7 +189,8 @@ class ObjectiveSuite(Suite):
         return self.component.init(setup.data)
 
     def points(self, setup: Setup) -> list[tuple[str, np.ndarray]]:
-        """Random points and points of extreme margins."""
+        """Random points and points of extreme margins (scores up to the objective's
+        ``max_score`` where it declares one: beyond it the loss is not finite)."""
         p = setup.problem.n_params
         rng = np.random.default_rng([self.seed, 51])
         design = setup.data.design()
@@ -186,7 +200,10 @@ class ObjectiveSuite(Suite):
         out = [("a random point", 0.5 * rng.normal(size=p)),
                ("another random point", 0.5 * rng.normal(size=p)),
                ("a point of larger scores", 3.0 * rng.normal(size=p))]
+        limit = getattr(self.component, "max_score", None)
         for target in _EXTREME:
+            if limit is not None:
+                target = min(target, 0.5 * float(limit))
             w = rng.normal(size=p)
             w *= target / (row * float(np.linalg.norm(w)))
             out.append((f"a point of extreme margins (|w| |x| = {target:g})", w))
@@ -243,8 +260,8 @@ class ObjectiveSuite(Suite):
         caps = m.capabilities
         if not (isinstance(caps, frozenset) and all(isinstance(c, str) for c in caps)):
             fail(f"capabilities must be a frozenset of str, got {caps!r}")
-        if m.label_kind not in ("binary", "multiclass") or m.label_kind not in caps:
-            fail(f"label_kind {m.label_kind!r} must be 'binary' or 'multiclass' and among the "
+        if m.label_kind not in _LABEL_KINDS or m.label_kind not in caps:
+            fail(f"label_kind {m.label_kind!r} must be one of {_LABEL_KINDS} and among the "
                  f"capabilities {sorted(caps)}")
         if STRONGLY_CONVEX in caps and not float(m.lam) > 0:
             fail(f"declares strongly_convex with lam = {m.lam!r}")
@@ -736,10 +753,11 @@ class ObjectiveSuite(Suite):
         rng = np.random.default_rng([self.seed, 60])
         counts = np.asarray(rng.integers(0, 4, X.shape[0]))
         counts[[0, 1]] = (0, 3)
+        regression = self.component.label_kind == "regression"
         present = np.unique(y[counts > 0])
-        if present.shape[0] < np.unique(y).shape[0]:
+        if not regression and present.shape[0] < np.unique(y).shape[0]:
             counts[[np.flatnonzero(y == c)[0] for c in np.unique(y)]] = 1
-        classes = np.unique(y)
+        classes = None if regression else np.unique(y)
         weighted = self.setup_on(X, y, sample_weight=counts.astype(np.float64), classes=classes)
         scaled = self.setup_on(X, y, sample_weight=7.5 * counts.astype(np.float64),
                                classes=classes)

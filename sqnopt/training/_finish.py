@@ -75,9 +75,11 @@ def build_model(setup: Composition, classes: NDArray[Any], results: Sequence[Sol
             "curvature": setup.curvature.describe(), "schedule": setup.schedule.describe(),
             "step": setup.step.describe(), "fit_intercept": bool(fit_intercept),
             "strategy": setup.strategy}
+    link = setup.objective.link if setup.strategy == "regression" else "identity"
     return LinearModel(coef=coef, intercept=icpt, classes=classes, strategy=setup.strategy,
                        loss=setup.objective.name,
-                       probabilistic=PROBABILISTIC in setup.objective.capabilities, info=info)
+                       probabilistic=PROBABILISTIC in setup.objective.capabilities, info=info,
+                       link=link)
 
 
 class _Plan(Composition, Protocol):

@@ -36,6 +36,7 @@ from sqnopt.interfaces import (
     Objective,
     StepRule,
 )
+from sqnopt.data import LabelKind
 from sqnopt.model import Strategy
 from sqnopt.registry import get_registry
 from sqnopt.solver import DivergenceMonitor, IterationInfo, Solver
@@ -54,7 +55,7 @@ FEATURE_SPREAD_WARN = 1e2
 __all__ = ["DEFAULT_CURVATURE", "FEATURE_SPREAD_WARN", "Requested", "Settings", "Setup",
            "check_settings", "choose_strategy", "make_setup", "make_solver", "n_subproblems",
            "objective_with_lam", "requested_components", "spawn_seeds", "streaming_regime",
-           "sub_labels"]
+           "sub_labels", "target_kind"]
 
 
 class Settings(Protocol):
@@ -191,10 +192,24 @@ def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
                      "regularisation you want")
 
 
+def target_kind(s: Settings) -> LabelKind:
+    """The kind of target the loss of ``s`` fits (its objective's ``label_kind``), before any
+    data is seen: classes (``"binary"``, ``"multiclass"``) or real values (``"regression"``)."""
+    spec = s.loss
+    if isinstance(spec, Objective):
+        return spec.label_kind
+    a = s.alpha
+    lam = (float(a) if isinstance(a, (int, float, np.number)) and math.isfinite(a) and a >= 0
+           else 0.0)    # an invalid alpha is reported by check_settings
+    return objective_with_lam(spec, lam).label_kind
+
+
 def choose_strategy(objective: Objective, n_classes: int,
                     multiclass: str) -> tuple[Objective, Strategy]:
     """The objective to solve (the loss's multiclass form where the strategy needs it) and
     how its solutions make the model (module docstring)."""
+    if objective.label_kind == "regression":
+        return objective, "regression"
     if objective.label_kind == "multiclass":
         if multiclass == "ovr":
             raise ValueError(f"multiclass='ovr' needs a binary loss; {objective.describe()} "

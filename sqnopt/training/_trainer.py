@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
-from sqnopt.data import check_matrix, encode_labels
+from sqnopt.data import check_matrix, check_targets, encode_labels
 from sqnopt.interfaces import SMOOTH, StepRule
 from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
@@ -67,11 +67,13 @@ from sqnopt.training._setup import (
     n_subproblems,
     spawn_seeds,
     sub_labels,
+    target_kind,
 )
 from sqnopt.training._weights import (
     ClassWeight,
     check_two_classes,
     class_counts,
+    regression_weights,
     sample_weights,
 )
 
@@ -81,7 +83,8 @@ __all__ = ["Trainer"]
 
 
 class Trainer:
-    """Fit a linear classifier with any registered components; see the module docstring.
+    """Fit a linear classifier (or, with a regression loss, a linear regressor) with any
+    registered components; see the module docstring.
 
     Parameters
     ----------
@@ -264,13 +267,21 @@ class Trainer:
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
         Xc = check_matrix(X, fit=True)
-        encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
-        index = encoded.astype(np.intp)     # each sample's position in classes
-        yarr = np.asarray(y).ravel()
-        counts = class_counts(yarr, classes, index)
-        weights = sample_weights(yarr, classes, counts, sample_weight, Xc.shape[0],
-                                 self.class_weight)
-        check_two_classes(yarr, classes, weights, index)
+        regression = target_kind(self) == "regression"
+        index: NDArray[np.intp] | None = None
+        if regression:      # real-valued targets: no classes, no class weights
+            yarr = check_targets(y, n_samples=Xc.shape[0])
+            classes = np.empty(0)
+            counts = np.zeros(0)
+            weights = regression_weights(sample_weight, Xc.shape[0], self.class_weight)
+        else:
+            encoded, classes = encode_labels(y, "multiclass", n_samples=Xc.shape[0])
+            index = encoded.astype(np.intp)     # each sample's position in classes
+            yarr = np.asarray(y).ravel()
+            counts = class_counts(yarr, classes, index)
+            weights = sample_weights(yarr, classes, counts, sample_weight, Xc.shape[0],
+                                     self.class_weight)
+            check_two_classes(yarr, classes, weights, index)
         if checkpoint is not None and not callable(checkpoint):
             raise TypeError(f"checkpoint must be a callable (it receives each Checkpoint), got "
                             f"{type(checkpoint).__name__}")
@@ -373,8 +384,9 @@ class Trainer:
         if unconverged:
             warnings.warn(unconverged_message(setup, unconverged),
                           ConvergenceWarning, stacklevel=3)
-        check_majority(self.model_, Xc, yarr, classes, weights, self.converged_, self.results_,
-                       stacklevel=3, index=index, n_jobs=self.n_jobs)
+        if not regression:
+            check_majority(self.model_, Xc, yarr, classes, weights, self.converged_,
+                           self.results_, stacklevel=3, index=index, n_jobs=self.n_jobs)
         return self.model_
 
     def partial_fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
@@ -383,12 +395,23 @@ class Trainer:
         """One pass over a new batch, continuing the whole solver state.
 
         ``classes`` (every label that will ever appear) is required on the first call unless
-        ``fit`` was called before. A batch whose weights are all zero is ignored. Returns the
-        updated model (``None`` while nothing has been learned yet).
+        ``fit`` was called before (a regression loss has no classes: ``classes`` must be
+        ``None``). A batch whose weights are all zero is ignored. Returns the updated model
+        (``None`` while nothing has been learned yet).
         """
         Xc = check_matrix(X, fit=True)
         known = getattr(self, "classes_", None)
-        if classes is not None:
+        if target_kind(self) == "regression":
+            if classes is not None:
+                raise ValueError("classes: a regression loss has real-valued targets, not "
+                                 "classes; pass classes=None")
+            yarr = check_targets(y, n_samples=Xc.shape[0])
+            cls = np.empty(0)
+            self.classes_ = cls
+            weights = regression_weights(sample_weight, Xc.shape[0], self.class_weight,
+                                         allow_zero=True)
+            self._class_counts = np.zeros(0)
+        elif classes is not None:
             cls = np.unique(np.asarray(classes))
             if known is not None and not np.array_equal(cls, known):
                 raise ValueError(f"classes=[{short_list(cls.tolist(), 10)}] differs from the "
@@ -399,17 +422,20 @@ class Trainer:
                              "label that will appear, e.g. classes=np.unique(y_all))")
         else:
             cls = known
-        _, cls = encode_labels(y, "multiclass", n_samples=Xc.shape[0], classes=cls)
-        self.classes_ = cls
-        yarr = np.asarray(y).ravel()
-        if self._class_counts is None or len(self._class_counts) != len(cls):
-            self._class_counts = np.zeros(len(cls))
-        counts = self._class_counts + class_counts(yarr, cls)
-        weights = sample_weights(yarr, cls, counts, sample_weight, Xc.shape[0],
-                                 self.class_weight)
-        if not np.any(weights > 0):
-            return getattr(self, "model_", None)  # nothing to learn from this batch
-        self._class_counts = counts
+        if target_kind(self) != "regression":
+            _, cls = encode_labels(y, "multiclass", n_samples=Xc.shape[0], classes=cls)
+            self.classes_ = cls
+            yarr = np.asarray(y).ravel()
+            if self._class_counts is None or len(self._class_counts) != len(cls):
+                self._class_counts = np.zeros(len(cls))
+            counts = self._class_counts + class_counts(yarr, cls)
+            weights = sample_weights(yarr, cls, counts, sample_weight, Xc.shape[0],
+                                     self.class_weight)
+            if not np.any(weights > 0):
+                return getattr(self, "model_", None)  # nothing to learn from this batch
+            self._class_counts = counts
+        elif not np.any(weights > 0):
+            return getattr(self, "model_", None)
         if self._setup is not None and Xc.shape[1] != self._setup.n_features:
             raise ValueError(f"X has {Xc.shape[1]} features, but partial_fit was started with "
                              f"{self._setup.n_features}; pass batches with the same columns")
@@ -814,7 +840,8 @@ class _ChunkedRun:
         check_two = self.setup is None
         weights = self._weights(y, w, first_pass)
         if check_two:
-            encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
+            if self.classes.shape[0]:     # (regression: no classes)
+                encode_labels(y, "multiclass", n_samples=y.shape[0], classes=self.classes)
             self._start(X, y, weights)
         setup = self.setup
         assert setup is not None

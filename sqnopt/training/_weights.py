@@ -23,7 +23,7 @@ FloatArray = NDArray[np.float64]
 ClassWeight = Union[None, str, Mapping[Any, float]]
 
 __all__ = ["ClassWeight", "check_two_classes", "class_counts", "class_weight_vector",
-           "sample_weights"]
+           "regression_weights", "sample_weights"]
 
 
 def class_weight_vector(class_weight: ClassWeight, classes: NDArray[Any],
@@ -98,3 +98,18 @@ def check_two_classes(y: NDArray[Any], classes: NDArray[Any], weights: FloatArra
         only = positive[0].item() if hasattr(positive[0], "item") else positive[0]
         raise ValueError(f"only one class ({only!r}) has samples with positive "
                          "weight; a classifier needs at least two classes")
+
+
+def regression_weights(sample_weight: ArrayLike | None, n: int, class_weight: ClassWeight,
+                       allow_zero: bool = False) -> FloatArray:
+    """The sample weights of a regression fit (checked as for classes; ones when ``None``):
+    ``class_weight`` must be ``None``, and some weight positive unless ``allow_zero``
+    (``partial_fit`` ignores such a batch)."""
+    if class_weight is not None:
+        raise ValueError("class_weight: a regression loss has no classes; pass "
+                         "class_weight=None (sample_weight weights the samples)")
+    weights = np.ones(n) if sample_weight is None else sample_weight_array(sample_weight, n)
+    if not allow_zero and not np.any(weights > 0):
+        raise ValueError("sample_weight: all weights are zero. Give at least one sample a "
+                         "positive weight")
+    return weights

@@ -118,5 +118,6 @@ def test_an_objective_of_another_label_kind_is_refused_not_encoded_as_classes() 
 
     X = np.random.default_rng(0).random((20, 3))
     y = np.arange(20) % 4
-    with pytest.raises(ValueError, match="label_kind='counts'.*'binary' and 'multiclass'"):
+    with pytest.raises(ValueError,
+                       match="label_kind='counts'.*'binary', 'multiclass', 'regression'"):
         Solver(objective=CountLoss(lam=1e-3)).init_state(X, y)

@@ -366,6 +366,9 @@ def _ckpt_data(objective: Any, sparse: bool) -> tuple[Any, Any]:
     elif objective.label_kind == "multiclass":
         y = np.arange(n) % 3
         X = rng.normal(size=(3, 6))[y] + rng.normal(size=(n, 6))
+    elif objective.label_kind == "regression":  # targets >= 0: every regression loss's domain
+        y = np.where(np.arange(n) % 2, 2.5, 0.5)
+        X = rng.normal(size=(n, 6)) + 0.8 * (y[:, None] - 1.5)
     else:
         y = np.where(np.arange(n) % 2, 1.0, -1.0)
         X = rng.normal(size=(n, 6)) + 0.8 * y[:, None]

@@ -1,0 +1,23 @@
+"""Type stub for the compiled module ``sqnopt.objectives._regression``."""
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from sqnopt.data._rows import RowData
+from sqnopt.objectives._base import ObjectiveKernel
+
+class ScoreObjectiveKernel(ObjectiveKernel):
+    def __init__(self, data: RowData, lam: float) -> None: ...
+    def py_loss_and_dloss(
+        self, scores: ArrayLike, targets: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]: ...
+    def py_d2loss(self, scores: ArrayLike, targets: ArrayLike) -> NDArray[np.float64]: ...
+
+class SquaredErrorKernel(ScoreObjectiveKernel): ...
+
+class HuberKernel(ScoreObjectiveKernel):
+    def __init__(self, data: RowData, lam: float, epsilon: float) -> None: ...
+    @property
+    def epsilon(self) -> float: ...
+
+class PoissonKernel(ScoreObjectiveKernel): ...
