@@ -74,6 +74,8 @@ def parse_component(text: str) -> str | tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise CLIError(f"bad parameter {item!r} in {text!r}; write name:key=value,key=value")
+        if key.strip() in params:
+            raise CLIError(f"parameter {key.strip()!r} is given twice in {text!r}; keep one")
         params[key.strip()] = _literal(value.strip())
     return name, params
 
@@ -420,6 +422,11 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
         if key in params:
             raise CLIError(f"--preset {name}: give the regularisation with --alpha, not {key}=")
     kwargs: dict[str, Any] = dict(params)
+    if ("objective" in kwargs or args.loss is not None) and "objective" not in accepted:
+        given = "objective=" if "objective" in kwargs else "--loss"
+        raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
+                       f"drop {given}, or compose the components with --loss/--curvature/"
+                       "--schedule/--step")
     if "objective" in kwargs and args.loss is not None:
         raise CLIError(f"--preset {name}: the loss is given twice (objective= and --loss); "
                        "keep one")
@@ -429,16 +436,21 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--preset {name}: objective={kwargs['objective']!r}: {exc}") from None
     if args.loss is not None:
-        if "objective" not in accepted:
-            raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
-                           "drop --loss, or compose the components with --loss/--curvature/"
-                           "--schedule/--step")
         kwargs["objective"] = objective_with_lam(parse_component(args.loss), alpha)
     kwargs["lam"] = None if "objective" in kwargs else alpha
     try:
         return factory(**kwargs)
     except TypeError as exc:
         known = ", ".join(k for k in accepted if k not in ("lam", "solver_kwargs"))
+        twice = re.search(r"multiple values for keyword argument '(\w+)'", str(exc))
+        if twice is not None and twice.group(1) in params:
+            # a Solver keyword the preset's factory sets itself (a component it composes):
+            # the component options override a preset's parts, NAME:key= cannot
+            key = twice.group(1)
+            fix = (f"pass {CLI_OPTIONS[key]} instead, which overrides that part of the preset"
+                   if key in CLI_OPTIONS else "compose the solver in Python to change it")
+            raise CLIError(f"--preset {name} sets its {key} itself, so '{key}' is not one of "
+                           f"its parameters ({known}); {fix}") from None
         raise CLIError(f"--preset {name}: {exc}; its parameters: {known}") from None
 
 

@@ -181,7 +181,7 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
         raise ValueError(f"{source}: line {i + 2}: the label {_show(values[i])} {what}, while "
                          f"{n_num} of the {len(kinds)} labels of column {name!r} are numbers: "
                          "labels must all be numbers or all be names (fix the label, or name "
-                         "the label column with --target)")
+                         "the label column with target=COLUMN)")
     if n_num == 0:
         return np.array(stripped)
     y = np.array([float(v) for v in stripped])
@@ -193,7 +193,7 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
                 f"{source}: line {i + 2}: the label column {name!r} holds {_show(values[i])}, "
                 f"not an integer: the labels look continuous ({np.unique(y).shape[0]} distinct "
                 "values), and classification needs discrete labels (classes). Name the label "
-                "column with --target (target=), or bin the values into classes")
+                "column with target=COLUMN, or bin the values into classes")
     return y
 
 
@@ -206,7 +206,7 @@ def _check_classes(y: NDArray[Any], source: str, name: str) -> None:
         raise ValueError(f"{source}: the label column {name!r} has {distinct} distinct values "
                          f"in {n} rows: it looks like an identifier or a continuous quantity, "
                          "and a classifier needs a few discrete labels (classes). Name the "
-                         "label column with --target (target=)")
+                         "label column with target=COLUMN")
 
 
 def _column_kind(name: str, values: list[str], source: str) -> str:

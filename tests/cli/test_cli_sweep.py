@@ -1,0 +1,77 @@
+"""Command lines a new user writes that once failed with a Python-level message: a preset's
+fixed part given as its parameter, a parameter given twice, and a library hint that named an
+option without its value. Each must end in one ``sqnopt: error:`` line that names the problem
+and the fix, never a traceback or an internal name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sqnopt.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def small_svm(tmp_path: Path) -> Path:
+    path = tmp_path / "small.svm"
+    path.write_text("".join(f"{i % 2} 1:{i % 5 + 1} 2:{(i * 7) % 3 - 1}\n" for i in range(40)))
+    return path
+
+
+def _train(path: Path, *extra: str) -> list[str]:
+    out = path.parent
+    return ["train", str(path), "--model", str(out / "m.npz"), "--history",
+            str(out / "h.json"), "--max-epochs", "2", "--progress", "never", "-q", *extra]
+
+
+@pytest.mark.parametrize(("spec", "option"), [("pegasos:curvature=lbfgs", "--curvature"),
+                                              ("sgd:step=constant", "--step"),
+                                              ("sgd:schedule=full", "--schedule")])
+def test_a_part_the_preset_fixes_points_to_the_overriding_option(
+        capsys: pytest.CaptureFixture[str], small_svm: Path, spec: str, option: str) -> None:
+    code, err = _run(capsys, *_train(small_svm, "--preset", spec))
+    key = spec.split(":")[1].split("=")[0]
+    assert code != 0
+    assert "multiple values" not in err and "Solver()" not in err
+    assert f"sets its {key} itself" in err and f"pass {option} instead" in err
+
+
+def test_a_fixed_loss_given_as_objective_says_the_preset_fixes_it(
+        capsys: pytest.CaptureFixture[str], small_svm: Path) -> None:
+    code, err = _run(capsys, *_train(small_svm, "--preset", "pegasos:objective=logloss"))
+    assert code != 0
+    assert "fixes its loss (hinge)" in err and "drop objective=" in err
+    assert "multiple values" not in err
+
+
+def test_a_fixed_part_without_a_cli_option_says_so(
+        capsys: pytest.CaptureFixture[str], small_svm: Path) -> None:
+    code, err = _run(capsys, *_train(small_svm, "--preset",
+                                     "svrg_lbfgs:curvature_schedule=full"))
+    assert code != 0
+    assert "sets its curvature_schedule itself" in err and "compose the solver in Python" in err
+
+
+def test_a_component_parameter_given_twice_is_refused(
+        capsys: pytest.CaptureFixture[str], small_svm: Path) -> None:
+    code, err = _run(capsys, *_train(small_svm, "--preset", "sgd:eps0=1,eps0=2"))
+    assert code != 0
+    assert "parameter 'eps0' is given twice" in err
+
+
+def test_a_continuous_label_hint_names_the_option_with_its_value(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "frac.csv"
+    path.write_text("a,b,label\n1,2,0.5\n3,4,1\n5,1,0\n2,2,1\n")
+    code, err = _run(capsys, *_train(path))
+    assert code != 0
+    assert "--target COLUMN" in err and "--target )" not in err
