@@ -814,8 +814,9 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         stream = stream_chunks(criteo_chunks, n_features=featurizer.n_features,
                                classes=[0.0, 1.0], name=str(path))
     else:
+        # the index base as the file read whole finds it: one-based unless an index 0 occurs
         stream = stream_svmlight(path, chunk_size=args.chunk_size, n_features=args.n_features,
-                                 cache=cache or False)
+                                 zero_based="auto", cache=cache or False)
     n_features = int(stream.n_features)
     classes = np.asarray(stream.classes)
     n_rows = stream.n_rows
@@ -897,8 +898,11 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                                f"training table {n_features}: the test table needs the same "
                                "columns")
         elif featurizer is None:
+            # the training file's index base: a test file need not hold an index 0
             test_stream = stream_svmlight(test_path, chunk_size=args.chunk_size,
-                                          n_features=n_features, classes=classes)
+                                          n_features=n_features, classes=classes,
+                                          zero_based=bool(getattr(stream, "indices_zero_based",
+                                                                  False)))
         else:
             test_stream = stream_chunks(lambda: criteo_chunks(test_path),
                                         n_features=n_features, classes=classes)

@@ -660,7 +660,7 @@ def scan_svmlight(path: PathLike, *, zero_based: bool = False, block: int | None
     ``block`` bytes at a time (default :data:`BLOCK_SIZE`): ``(n_rows, n_features, sorted
     labels)``, ``n_features`` = largest index + 1, or largest index for one-based files;
     bounded like :func:`load_svmlight`."""
-    rows, width, labels, _ = _scan(path, zero_based=zero_based, block=block)
+    rows, width, labels, _, _ = _scan(path, zero_based=zero_based, block=block)
     return rows, width, labels
 
 
@@ -688,16 +688,19 @@ class _Labels:
         return self.merged
 
 
-def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
-          ) -> tuple[int, int, NDArray[np.float64], int]:
-    """:func:`scan_svmlight` and the number of stored values."""
+def _scan(path: PathLike, *, zero_based: ZeroBased = False, block: int | None = None
+          ) -> tuple[int, int, NDArray[np.float64], int, bool]:
+    """:func:`scan_svmlight`, the number of stored values and whether the indices are
+    zero-based: ``zero_based="auto"`` decides it as :func:`load_svmlight` does, one-based
+    unless an index 0 occurs (so the whole file is scanned before the base is known)."""
     source = str(path)
-    one_based = not zero_based
+    one_based = zero_based is False
     if _engine() is None:
         return _py_scan(path, zero_based)
     eng = _engine()
     out = _CSRBuilder(np.float64)
     top, top_line, rows, nnz = -1, None, 0, 0
+    low: int | None = None
     labels = _Labels()
     with _Reader(path, block) as reader:
         while True:
@@ -716,6 +719,7 @@ def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
                     row = _row_of(indptr, int(np.argmin(idx)))
                     found = eng.find_row(reader.buf, start, reader.pos, row)[0]
                     raise ValueError(f"{source}: line {line + found}: {_INDEX_ZERO}")
+                low = int(idx.min()) if low is None else min(low, int(idx.min()))
                 m = int(idx.max())
                 if m > top:
                     top = m
@@ -731,30 +735,37 @@ def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
     if rows == 0:
         raise ValueError(f"{source}: no samples found (an empty file, or only comments and "
                          "blank lines)")
-    width = top + 1 if zero_based else top
+    zero = _base(zero_based, low) == 0
+    width = top + 1 if zero else top
     if width > _width_cap(nnz, rows):
         raise ValueError(f"{source}: line {top_line}: {_too_wide(top, width, nnz, rows)}")
-    return rows, max(width, 1), labels.result(), nnz
+    return rows, max(width, 1), labels.result(), nnz, zero
 
 
-def _py_scan(path: PathLike, zero_based: bool) -> tuple[int, int, NDArray[np.float64], int]:
+def _py_scan(path: PathLike, zero_based: ZeroBased
+             ) -> tuple[int, int, NDArray[np.float64], int, bool]:
     """The pure-Python scan (the reference twin of the compiled one)."""
     whole = _Lines(str(path), lambda: open_binary(path))
     top, top_line, rows, nnz = -1, 0, 0, 0
+    low: int | None = None
     labels: set[float] = set()
-    for lineno, _, (label, idx, _vals) in whole.samples(one_based=not zero_based):
+    for lineno, _, (label, idx, _vals) in whole.samples(one_based=zero_based is False):
         if idx and idx[-1] > top:
             top, top_line = idx[-1], lineno
+        if idx:
+            low = min(idx) if low is None else min(low, min(idx))
         rows += 1
         nnz += len(idx)
         labels.add(label)
     if rows == 0:
         raise whole.error(None, "no samples found (an empty file, or only comments and blank "
                           "lines)")
-    width = top + 1 if zero_based else top
+    zero = _base(zero_based, low) == 0
+    width = top + 1 if zero else top
     if width > _width_cap(nnz, rows):
         raise whole.error(top_line, _too_wide(top, width, nnz, rows))
-    return rows, max(width, 1), np.unique(np.array(list(labels), dtype=np.float64) + 0.0), nnz
+    return (rows, max(width, 1), np.unique(np.array(list(labels), dtype=np.float64) + 0.0), nnz,
+            zero)
 
 
 def count_svmlight_features(path: PathLike, *, zero_based: bool = False) -> int:
