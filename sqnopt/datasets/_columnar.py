@@ -46,6 +46,7 @@ from sqnopt.datasets._table import (
     TARGET_NAMES,
     _show,
     categorical_fix,
+    check_header,
     missing_label_error,
     missing_number_error,
     table_delimiter,
@@ -197,15 +198,7 @@ class _CSVStream(ChunkStream):
                              f"data ({type(exc).__name__}: {exc})") from None
         finally:
             fh.close()
-        header = [h.strip() for h in header]
-        if any(not h for h in header):
-            raise ValueError(f"{self.path}: line 1: the header has an empty column name; every "
-                             "column needs a name")
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{self.path}: line 1: the header names the columns {dup} twice; "
-                             "column names must be unique")
-        return header
+        return check_header(header, self.delimiter, str(self.path))
 
     def _block_widths(self) -> list[int]:
         if self.encoding == "hash":

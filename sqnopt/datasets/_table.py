@@ -73,6 +73,36 @@ def table_delimiter(path: PathLike) -> str | None:
     return _SUFFIXES.get(suffixes[-1]) if suffixes else None
 
 
+#: Delimiters a table written for another locale or tool may use instead of the expected one.
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
+def check_header(header: list[str], delimiter: str, source: str) -> list[str]:
+    """The header's column names, stripped; an empty or repeated name is an error, and so is a
+    header that is one column holding another delimiter that splits it into names (a table
+    delimited by ``;``, as spreadsheets in many locales write CSV, read at ``,``): that file
+    would otherwise fail later, on a label column that cannot be found."""
+    header = [h.strip() for h in header]
+    if any(not h for h in header):
+        raise ValueError(f"{source}: line 1: the header has an empty column name; every "
+                         "column needs a name")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ValueError(f"{source}: line 1: the header names the columns {dup} twice; "
+                         "column names must be unique")
+    if len(header) == 1:
+        for other in _OTHER_DELIMITERS:
+            names = [h.strip() for h in header[0].split(other)]
+            if other != delimiter and len(names) > 1 and all(names):
+                raise ValueError(
+                    f"{source}: line 1: the header is the single column {header[0]!r} at the "
+                    f"delimiter {delimiter!r}, but {other!r} splits it into {len(names)} "
+                    f"columns ({short_list(names)}): the file is delimited by {other!r}. "
+                    "Rewrite it with commas (a .csv name) or tabs (a .tsv name, or --format "
+                    f"tsv), or read it in Python with load_table(path, delimiter={other!r})")
+    return header
+
+
 def _read(path: PathLike, delimiter: str) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a delimited file (plain or compressed); errors name the line."""
     source = str(path)
@@ -86,14 +116,7 @@ def _read(path: PathLike, delimiter: str) -> tuple[list[str], list[list[str]]]:
         except StopIteration:
             raise ValueError(f"{source}: the file is empty (a header row naming the columns is "
                              "required)") from None
-        header = [h.strip() for h in header]
-        if any(not h for h in header):
-            raise ValueError(f"{source}: line 1: the header has an empty column name; every "
-                             "column needs a name")
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{source}: line 1: the header names the columns {dup} twice; "
-                             "column names must be unique")
+        header = check_header(header, delimiter, source)
         rows: list[list[str]] = []
         for row in reader:
             line = reader.line_num

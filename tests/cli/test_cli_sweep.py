@@ -75,3 +75,34 @@ def test_a_continuous_label_hint_names_the_option_with_its_value(
     code, err = _run(capsys, *_train(path))
     assert code != 0
     assert "--target COLUMN" in err and "--target )" not in err
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(("name", "sep"), [("semi.csv", ";"), ("tabs.csv", "\t"),
+                                           ("semi.tsv", ";")])
+def test_a_table_with_another_delimiter_names_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, sep: str,
+        chunked: bool) -> None:
+    """Before: 'no label column ... pass --target 'a;b;label'', a column that does not exist
+    once the file is read right."""
+    path = tmp_path / name
+    path.write_text(sep.join(["a", "b", "label"]) + "\n"
+                    + "".join(sep.join([str(i), str(i % 3), str(i % 2)]) + "\n"
+                              for i in range(6)))
+    code, err = _run(capsys, *_train(path, *(["--chunk-size", "2"] if chunked else [])))
+    assert code != 0
+    assert f"the file is delimited by {sep!r}" in err and "--target" not in err
+
+
+def test_load_table_reads_the_named_delimiter_and_a_one_column_header_passes(
+        tmp_path: Path) -> None:
+    from sqnopt.datasets import load_table
+
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;label\n1;2;0\n3;4;1\n")
+    X, y, _ = load_table(path, delimiter=";")
+    assert X.shape == (2, 2) and list(y) == [0, 1]
+    one = tmp_path / "one.csv"
+    one.write_text("a\n1\n2\n")
+    with pytest.raises(ValueError, match="no label column"):  # one column, no other delimiter
+        load_table(one)
