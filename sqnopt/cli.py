@@ -1316,7 +1316,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV/TSV: encode these columns as categories whatever their values "
                    "(codes that look like numbers, a column mixing numbers and text); other "
                    "columns are numeric when every value is a finite number, categorical when "
-                   "none is, and an error naming the line otherwise")
+                   "none is (numbers written with a comma, 1,000 or 0,5, are an error), and "
+                   "an error naming the line otherwise")
     p.add_argument("--drop", metavar="COLUMN[,COLUMN...]", action="append",
                    help="CSV/TSV: leave these columns out (identifiers, free text)")
     p.add_argument("--encoding", choices=("onehot", "hash"), default="onehot",

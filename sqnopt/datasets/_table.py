@@ -8,7 +8,9 @@ rule that errs on the side of an error naming the line, the column, the value an
   missing value in it -- an empty cell or a missing marker (:data:`MISSING_MARKERS`: ``NA``,
   ``nan``, ``null``, ...) -- is an error (fill or drop it);
 * a column with no number is *categorical* (its missing markers and empty cells set no
-  indicator);
+  indicator), unless its values are numbers written with a comma (``1,000``, ``0,5``:
+  thousands separators or a decimal comma), an error: one-hot codes would turn amounts into
+  unrelated categories;
 * a column mixing numbers with other values (``abc``, ``inf``, ``1e400``, a NUL byte, ...) is an
   error naming the first value of the minority kind, unless it is declared categorical
   (``categorical=[...]``, the command line's ``--categorical``);
@@ -36,6 +38,7 @@ import csv
 import difflib
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -232,12 +235,27 @@ def _check_classes(y: NDArray[Any], source: str, name: str) -> None:
                          "label column with target=COLUMN")
 
 
+#: A number written with a comma: thousands separators (``1,000``, ``-12,345.5``) or a
+#: decimal comma (``0,5``). Text to the type rule, but a column of them holds amounts, which
+#: one-hot codes would turn into unrelated categories.
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d*,\d+)")
+
+
 def _column_kind(name: str, values: list[str], source: str) -> str:
     """``"numeric"`` or ``"categorical"`` by the rule of the module docstring (a column not
     declared categorical); raises the error for a column that mixes numbers and other
     values, or a numeric column with a missing value."""
     kinds = [_kind(v) for v in values]
     n_num = kinds.count("number")
+    comma = [i for i, v in enumerate(values) if _COMMA_NUMBER.fullmatch(v.strip())]
+    if comma and all(kinds[i] in ("missing", "number") or i in set(comma)
+                     for i in range(len(values))):
+        i = comma[0]
+        raise ValueError(f"{source}: line {i + 2}: column {name!r} holds {_show(values[i])}, a "
+                         f"number written with a comma ({len(comma)} of its {len(values)} "
+                         "values; thousands separators or a decimal comma): write the numbers "
+                         "with a decimal point and no separators, or "
+                         f"{categorical_fix(name)} if the values are codes")
     if n_num == 0:
         return "categorical"
     n_other = kinds.count("text") + kinds.count("nonfinite")

@@ -1,7 +1,9 @@
-"""Command lines a new user writes that once failed with a Python-level message: a preset's
-fixed part given as its parameter, a parameter given twice, and a library hint that named an
-option without its value. Each must end in one ``sqnopt: error:`` line that names the problem
-and the fix, never a traceback or an internal name."""
+"""Inputs a new user gives that once failed with a Python-level message or a misleading one,
+or were read wrong in silence: a preset's fixed part given as its parameter, a parameter given
+twice, a library hint that named an option without its value, a table delimited by another
+character, and numbers written with a comma. Each must end in one error that names the problem
+and the fix (on the command line one ``sqnopt: error:`` line), never a traceback, an internal
+name or a model of the wrong columns."""
 
 from __future__ import annotations
 
@@ -106,3 +108,30 @@ def test_load_table_reads_the_named_delimiter_and_a_one_column_header_passes(
     one.write_text("a\n1\n2\n")
     with pytest.raises(ValueError, match="no label column"):  # one column, no other delimiter
         load_table(one)
+
+
+@pytest.mark.parametrize(("cells", "sep"), [(['"1,000"', '"2,500"', "999", '"12,345.5"'], ","),
+                                            (["0,5", "1,25", "3", "2"], ";")],
+                         ids=["thousands", "decimal-comma"])
+def test_numbers_written_with_a_comma_are_not_one_hot_categories(
+        tmp_path: Path, cells: list[str], sep: str) -> None:
+    """Before: the column became one indicator per distinct amount, silently."""
+    from sqnopt.datasets import load_table
+
+    path = tmp_path / "amounts.csv"
+    path.write_text(f"a{sep}b{sep}label\n" + "".join(f"{c}{sep}{i}{sep}{i % 2}\n"
+                                                      for i, c in enumerate(cells)))
+    with pytest.raises(ValueError, match=r"line 2: column 'a' holds .*a number written with a "
+                                         r"comma.*decimal point and no separators"):
+        load_table(path, delimiter=sep)
+    X, _, spec = load_table(path, delimiter=sep, categorical=["a"])  # declared codes: kept
+    assert spec["categorical"] == ["a"] and X.shape[0] == 4
+
+
+def test_text_with_commas_that_is_not_a_number_stays_categorical(tmp_path: Path) -> None:
+    from sqnopt.datasets import load_table
+
+    path = tmp_path / "codes.csv"
+    path.write_text('a,b,label\n"1,2,3",0,0\n"x,y",1,1\nz,2,0\n"4,5,6",3,1\n')
+    _, _, spec = load_table(path)
+    assert spec["categorical"] == ["a"]
