@@ -46,6 +46,7 @@ from sqnopt.datasets._table import (
     TARGET_NAMES,
     _show,
     categorical_fix,
+    check_boolean_labels,
     check_header,
     missing_label_error,
     missing_number_error,
@@ -544,6 +545,7 @@ class _CSVStream(ChunkStream):
         elif all(x is not None for x in numbers):
             classes = np.unique(np.array(numbers, dtype=np.float64) + 0.0)
         else:
+            check_boolean_labels(labels, str(self.path), self.target)
             classes = np.array(sorted(labels))
         return rows, self._width(), classes, None
 

@@ -24,7 +24,8 @@ or hashed into ``n_bags`` indicators -- the encodings of
 column must hold a label in every row (a missing marker is no label), and for training a
 classification label: all numbers or all text, and when numbers, integers -- non-integer
 numbers (a continuous quantity) or distinct values in more than half of more than 20 rows (an
-identifier, or a quantity) are refused (scikit-learn's test for a regression target).
+identifier, or a quantity) are refused (scikit-learn's test for a regression target), and so
+are yes/no words spelled with different capitals (``True`` and ``true`` would be two classes).
 
 A table of numeric columns only gives a dense matrix; with categorical columns the matrix is
 sparse (CSR). :func:`load_table` returns, with ``(X, y)``, a JSON-able *spec* of the columns and
@@ -39,7 +40,7 @@ import difflib
 import io
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,25 @@ def _first(kinds: list[str], wanted: tuple[str, ...]) -> int:
     return next(i for i, k in enumerate(kinds) if k in wanted)
 
 
+#: Spellings of a yes/no answer, compared without case: a label column of them is two
+#: classes however each row capitalises its answer.
+_BOOLEAN_WORDS = {"true", "false", "yes", "no"}
+
+
+def check_boolean_labels(labels: Iterable[str], source: str, name: str) -> None:
+    """Refuse training labels that are yes/no words spelled with different capitals (``True``,
+    ``true``, ``TRUE``): as text they would be separate classes, a binary problem trained as
+    one of three or more classes."""
+    distinct = sorted(set(labels))
+    lowered = {v.lower() for v in distinct}
+    if len(lowered) < len(distinct) and lowered <= _BOOLEAN_WORDS:
+        same = [v for v in distinct if sum(w.lower() == v.lower() for w in distinct) > 1]
+        raise ValueError(f"{source}: the label column {name!r} spells the same answer with "
+                         f"different capitals ({short_list(same)}), which would make "
+                         f"{len(distinct)} classes of {len(lowered)}: write each label one way "
+                         "(e.g. all lower case)")
+
+
 def _labels(values: list[str], source: str, name: str, training: bool) -> NDArray[Any]:
     """The label column as float64 (every label a number) or strings; see the module
     docstring for what is refused (``training``: the checks of a classification target)."""
@@ -209,6 +229,8 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
                          "labels must all be numbers or all be names (fix the label, or name "
                          "the label column with target=COLUMN)")
     if n_num == 0:
+        if training:
+            check_boolean_labels(stripped, source, name)
         return np.array(stripped)
     y = np.array([float(v) for v in stripped])
     if training:

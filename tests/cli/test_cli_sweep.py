@@ -135,3 +135,24 @@ def test_text_with_commas_that_is_not_a_number_stays_categorical(tmp_path: Path)
     path.write_text('a,b,label\n"1,2,3",0,0\n"x,y",1,1\nz,2,0\n"4,5,6",3,1\n')
     _, _, spec = load_table(path)
     assert spec["categorical"] == ["a"]
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "streamed"])
+def test_yes_no_labels_with_mixed_capitals_are_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, chunked: bool) -> None:
+    """Before: True/true/False/FALSE trained a 4-class model of a binary problem, silently."""
+    path = tmp_path / "bool.csv"
+    path.write_text("a,b,label\n1,2,True\n3,4,False\n5,1,true\n2,2,FALSE\n")
+    code, err = _run(capsys, *_train(path, *(["--chunk-size", "2"] if chunked else [])))
+    assert code != 0
+    assert "spells the same answer with different capitals" in err and "4 classes of 2" in err
+
+
+def test_labels_that_differ_in_case_but_are_not_yes_no_stay_classes(tmp_path: Path) -> None:
+    from sqnopt.datasets import load_table
+
+    path = tmp_path / "codes.csv"
+    path.write_text("a,b,label\n1,2,A\n3,4,a\n5,1,A\n2,2,a\n")
+    assert sorted(set(load_table(path)[1])) == ["A", "a"]
+    path.write_text("a,b,label\n1,2,yes\n3,4,no\n5,1,yes\n2,2,no\n")
+    assert sorted(set(load_table(path)[1])) == ["no", "yes"]
