@@ -127,6 +127,26 @@ def _table_format(path: Path, fmt: str) -> str:
     return detected
 
 
+def _check_format_options(fmt: str, source: str, args: argparse.Namespace | None) -> None:
+    """Refuse training options that do not apply to the data's format: they would be ignored
+    in silence, and the model would not be the one asked for."""
+    if args is None:
+        return
+    if fmt in ("csv", "tsv"):
+        if getattr(args, "n_features", None) is not None:
+            raise CLIError(f"--n-features sets the width of svmlight data, but {source} is read "
+                           "as a CSV/TSV table, whose features come from its columns: remove "
+                           "--n-features")
+        return
+    given = [opt for opt, attr in (("--target", "target"), ("--categorical", "categorical"),
+                                   ("--drop", "drop")) if getattr(args, attr, None)]
+    if given:
+        raise CLIError(f"{'/'.join(given)} name{'s' if len(given) == 1 else ''} columns of a "
+                       f"CSV/TSV table, but {source} is read as {fmt} data, which has none: "
+                       "remove the option, or pass --format csv (or tsv) if the file is a table "
+                       "with a header row")
+
+
 def _delimiter(path: Path, fmt: str) -> str | None:
     from sqnopt.datasets import table_delimiter
 
@@ -142,6 +162,7 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
 
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
         ds = BUILTIN_DATASETS[spec.lower()]
+        _check_format_options("svmlight", f"the built-in {ds.name}", args)
         X, y = load_builtin(ds.name, split)  # type: ignore[arg-type]
         return X, y, {"source": f"{ds.name} (built-in, {split}; {ds.license})",
                       "name": f"{ds.name} ({split})",
@@ -152,6 +173,7 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
         known = ", ".join(sorted(BUILTIN_DATASETS))
         raise CLIError(f"data {spec!r}: no such file, and not a built-in dataset ({known})")
     fmt = _table_format(path, fmt)
+    _check_format_options(fmt, str(path), args)
     if fmt in ("csv", "tsv"):
         from sqnopt.datasets import load_table
 
@@ -781,6 +803,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         if not path.exists():
             raise CLIError(f"data {args.data!r}: no such file, and not a built-in dataset")
         fmt = _table_format(path, args.format)
+    _check_format_options(fmt, str(path), args)
     if fmt in ("csv", "tsv") and _column_list(getattr(args, "drop", None)):
         raise CLIError("--drop does not work with --chunk-size: a streamed table reads every "
                        "column; remove the columns from the file first, or drop --chunk-size "

@@ -156,3 +156,27 @@ def test_labels_that_differ_in_case_but_are_not_yes_no_stay_classes(tmp_path: Pa
     assert sorted(set(load_table(path)[1])) == ["A", "a"]
     path.write_text("a,b,label\n1,2,yes\n3,4,no\n5,1,yes\n2,2,no\n")
     assert sorted(set(load_table(path)[1])) == ["no", "yes"]
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("extra", [["--target", "label"], ["--categorical", "a"],
+                                   ["--drop", "a"]])
+def test_table_options_on_svmlight_data_are_refused(
+        capsys: pytest.CaptureFixture[str], small_svm: Path, extra: list[str],
+        chunked: bool) -> None:
+    """Before: ignored in silence, so the model was not the one asked for."""
+    code, err = _run(capsys, *_train(small_svm, *extra,
+                                     *(["--chunk-size", "8"] if chunked else [])))
+    assert code != 0
+    assert f"{extra[0]} names columns of a CSV/TSV table" in err and "--format csv" in err
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "streamed"])
+def test_n_features_on_a_table_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          chunked: bool) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(8)))
+    code, err = _run(capsys, *_train(path, "--n-features", "10",
+                                     *(["--chunk-size", "4"] if chunked else [])))
+    assert code != 0
+    assert "--n-features sets the width of svmlight data" in err
