@@ -1264,7 +1264,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise CLIError(f"--n-samples x --n-features = {args.n_samples * args.n_features} "
                        f"entries; the demo's dense data is limited to {_DEMO_MAX_ENTRIES:.0e}")
     X, y = make_boxes(args.n_samples, args.n_features, random_state=args.seed)
-    solver = Solver(SquaredHinge(lam=1e-4), args.curvature, Fixed(5),
+    solver = Solver(SquaredHinge(lam=1e-4), parse_component(args.curvature), Fixed(5),
                     Decaying(eps0=2e-2, T0=100), max_samples=args.samples,
                     random_state=args.seed, history_every=max(1, args.samples // 5 // 5))
     with warnings.catch_warnings(record=True) as caught:    # printed as train prints them
@@ -1480,10 +1480,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem",
                        formatter_class=_HelpFormatter)
-    p.add_argument("--n-samples", type=_positive_int, default=10_000, help="training samples")
+    p.add_argument("--n-samples", type=_number(int, 2, False, "an integer >= 2 (two boxes)"),
+                   default=10_000, help="training samples")
     p.add_argument("--n-features", type=_positive_int, default=100, help="features")
     p.add_argument("--samples", type=_positive_int, default=40_000, help="samples to process (Lt)")
-    p.add_argument("--curvature", default="identity", help="registered curvature model name")
+    p.add_argument("--curvature", default="identity",
+                   help="curvature model: NAME[:k=v,...], as for train")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=_cmd_demo)
     return parser

@@ -180,3 +180,20 @@ def test_n_features_on_a_table_is_refused(capsys: pytest.CaptureFixture[str], tm
                                      *(["--chunk-size", "4"] if chunked else [])))
     assert code != 0
     assert "--n-features sets the width of svmlight data" in err
+
+
+def test_demo_takes_a_curvature_with_parameters_as_train_does(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: 'unknown curvature 'lbfgs:memory=3'' though train takes NAME:k=v."""
+    code, err = _run(capsys, "demo", "--curvature", "lbfgs:memory=3", "--n-samples", "60",
+                     "--n-features", "4", "--samples", "100")
+    assert code == 0, err
+    code, err = _run(capsys, "demo", "--curvature", "lbfgs:memory=0", "--n-samples", "60",
+                     "--samples", "100")
+    assert code != 0 and "memory must be an integer >= 1" in err
+
+
+def test_demo_with_one_sample_is_an_option_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: 'make_boxes needs n_samples >= 2', an internal function's name."""
+    code, err = _run(capsys, "demo", "--n-samples", "1")
+    assert code == 2 and "--n-samples: expected an integer >= 2" in err
