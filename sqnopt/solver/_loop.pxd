@@ -32,6 +32,59 @@ cdef enum:
     LOOP_FTOL = 8                  # relative full-batch objective decrease <= ftol
 
 
+# The stages of one iteration, in order, and their variants: the compiled mirror of
+# sqnopt.solver._stages.STAGES (checked against it when _loop is imported).
+cdef enum:
+    STAGE_SIZE = 0
+    STAGE_DRAW = 1
+    STAGE_GRADIENT = 2
+    STAGE_FULL_BATCH_TEST = 3
+    STAGE_CURVATURE_BATCH = 4
+    STAGE_ESTIMATOR_PAIR = 5
+    STAGE_DIRECTION = 6
+    STAGE_STEP = 7
+    STAGE_UPDATE = 8
+    STAGE_SECANT_PAIR = 9
+    STAGE_ADVANCE = 10
+    STAGE_AVERAGE = 11
+    N_STAGES = 12
+
+cdef enum:
+    VARIANT_NONE = 0            # full_batch_test, curvature_batch, estimator_pair, secant_pair,
+                                # average: the stage does not run
+    SIZE_SCHEDULE = 0
+    SIZE_ESTIMATOR = 1
+    DRAW_SAMPLER = 0
+    DRAW_OVERLAPPING = 1
+    GRADIENT_PLAIN = 0
+    GRADIENT_BATCH_ESTIMATE = 1
+    GRADIENT_OVERLAP_ESTIMATE = 2
+    GRADIENT_ESTIMATE = 3
+    GRADIENT_ESTIMATE_WITH_PLAIN = 4
+    FULL_BATCH_TEST_TEST = 1
+    CURVATURE_BATCH_OBSERVE = 1
+    ESTIMATOR_PAIR_TAKE = 1
+    DIRECTION_MODEL = 0
+    DIRECTION_GRADIENT = 1
+    DIRECTION_COMPOSITE = 2
+    STEP_TIME = 0
+    STEP_POINT = 1
+    STEP_SEARCH = 2
+    UPDATE_AXPY = 0
+    UPDATE_PROJECTED = 1
+    UPDATE_COMPOSITE = 2
+    UPDATE_SEARCHED = 3
+    SECANT_PAIR_EVALUATE = 1
+    SECANT_PAIR_SEARCHED = 2
+    ADVANCE_SWAP = 0
+    ADVANCE_SWAP_GRADIENT = 1
+    ADVANCE_KEEP = 2
+    AVERAGE_AVERAGE = 1
+
+cdef enum:
+    TRACE_WIDTH = 5             # a stage trace record: (t, stage, variant, a, b)
+
+
 cdef class Counters:
     cdef public Py_ssize_t t                    # iterations done
     cdef public Py_ssize_t n_samples            # sum of gradient batch sizes (the papers' Lt)
@@ -129,13 +182,17 @@ cdef inline void counts_store(const LoopCounts* c, Counters pc) noexcept:
 cdef class CompiledLoop:
     cdef ObjectiveKernel obj
     cdef GradientKernel est
-    cdef bint plain_est
-    cdef bint batch_est             # the estimate is s(w_t, B_t) (``batch_gradient``)
-    cdef bint sizing_est            # the estimator decides the batch size (``sizes_batches``)
-    cdef bint pair_est              # the estimator arranges overlapping batches and supplies
-                                    # the curvature pairs (``overlap_pairs``)
+    # The variant of every stage (sqnopt.solver._stages.plan; codes: the enums above), planned
+    # with or without the full-batch tolerance test (``planned_tolerances``).
+    cdef int plan[N_STAGES]
+    cdef bint planned_tolerances
     cdef double[::1] gp             # the plain minibatch gradient s(w_t, B_t), when the estimate
                                     # is not it (secant pairs and the line search read it)
+    # The stage trace (``start_trace``): records of TRACE_WIDTH values, ``trace_len`` written;
+    # ``tracing`` off: none (one predictable branch per stage).
+    cdef double[:, ::1] trace_buf
+    cdef Py_ssize_t trace_len
+    cdef bint tracing
     cdef CurvatureKernel curv
     cdef ScheduleKernel sched
     cdef ScheduleKernel csched
@@ -166,7 +223,6 @@ cdef class CompiledLoop:
     cdef double prev_full_loss
     cdef readonly Counters counters
     cdef bint average
-    cdef bint direction_is_gradient
     cdef Py_ssize_t avg_start
     cdef Py_ssize_t n
     # The iterate representation (None: the dense w above) and the radius of the Euclidean ball
@@ -192,6 +248,7 @@ cdef class CompiledLoop:
     cdef int _iterate_setup(self, ObjectiveKernel objective, IterateKernel iterate,
                             ProjectionKernel projection) except -1
     cdef void _at_counters(self)
+    cdef int _plan(self) except -1
     cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil
     cdef int _run_iterate(self, Py_ssize_t n_iter, Py_ssize_t max_samples,

@@ -1,50 +1,46 @@
 # cython: language_level=3
 """The compiled iteration loop of the generic stochastic-descent driver.
 
-One iteration ``t`` (``k = t + 1``), identical in :mod:`sqnopt.solver._pyloop`:
+One iteration ``t`` (``k = t + 1``) is the stage list of :mod:`sqnopt.solver._stages` (size,
+draw, gradient, full-batch test, curvature batch, estimator pair, direction, step, update, secant
+pair, advance, average): ``_run`` runs the stages in that order, each the variant the plan chose
+from its provider's declarations (``self.plan``, one code per stage; the enums in ``_loop.pxd``,
+checked against the list below, :data:`STAGE_CODES`). Its twin, ``PythonLoop._run`` in
+:mod:`sqnopt.solver._pyloop`, runs the same stages as Python functions; both record a stage
+trace on request (``start_trace`` / ``stop_trace``), which the tests compare stage by stage.
 
-1. ``L = schedule(k)`` -- or, for a gradient estimator that ``sizes_batches``, the size it
-   chooses given ``schedule(k)`` (progressive batching); draw the minibatch ``B_t`` (an
-   estimator with ``overlap_pairs`` then rewrites it to share samples with ``B_{t-1}``).
-2. ``g = s(w_t, B_t)`` (objective kernel), or the gradient estimator's estimate on ``B_t``.
-3. SQB-type models: draw an independent batch ``S_t`` of size ``curvature_schedule(k)`` and let
-   the model observe it at ``w_t`` (a model that forms a curvature pair from its batches
-   returns the pair's code, counted like step 6's).
-4. ``d = H g`` (curvature kernel); ``eps = step(t)``, or, for a line-search rule, the step its
-   search accepts on ``B_t`` (which leaves ``s(w_{t+1}, B_t)``, so step 6 evaluates nothing).
-5. ``w_{t+1} = P(w_t - eps d)`` (``P``: optional projection; none with a line search).
-6. Secant models: ``r = s(w_{t+1}, B_t) - g`` on the *same* batch, ``v = w_{t+1} - w_t``,
-   offer ``(v, r)``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in
-   index order every iteration), step 2 of the next iteration is that same evaluation,
-   ``s(w_{t+1}, B_t)``, and is reused instead of recomputed (``n_reused_samples``); the
-   objective's minibatch gradient must be a deterministic function of ``(w, batch)``. The same
-   holds for an estimator that declares ``batch_gradient`` (its estimate is ``s(w, B)``); its
-   ``cy_estimate`` is then not called for that iteration.
-   With an ``overlap_pairs`` estimator (multi-batch L-BFGS) step 6 forms no pair: after step 2
-   the estimator supplies the pair of the previous step, ``(w_t - w_{t-1}, grad F_O(w_t) -
-   grad F_O(w_{t-1}))`` on the samples ``O`` shared by ``B_{t-1}`` and ``B_t``, and the model
-   takes it before step 4.
-7. Optional Polyak-Ruppert average ``wbar += (w_{t+1} - wbar) / n`` once ``t + 1 > avg_start``.
+Secant pairs are formed on the *same* batch: ``r = s(w_{t+1}, B_t) - s(w_t, B_t)``, ``v =
+w_{t+1} - w_t``. When ``B_{t+1}`` is ``B_t`` again (full-batch runs: the whole data set in index
+order every iteration), the gradient stage of the next iteration is that same evaluation,
+``s(w_{t+1}, B_t)``, and is reused instead of recomputed (``n_reused_samples``, advance variant
+``keep``); the objective's minibatch gradient must be a deterministic function of ``(w,
+batch)``. The same holds for an estimator that declares ``batch_gradient`` (its estimate is
+``s(w, B)``); its ``cy_estimate`` is then not called for that iteration. With an
+``overlap_pairs`` estimator (multi-batch L-BFGS) no pair is formed after the step: the estimator
+supplies the pair of the previous step, ``(w_t - w_{t-1}, grad F_O(w_t) - grad F_O(w_{t-1}))`` on
+the samples ``O`` shared by ``B_{t-1}`` and ``B_t``, and the model takes it before the direction
+(stage ``estimator_pair``).
 
 **The iterate's representation.** By default ``w`` is a dense vector (two buffers that swap roles
 each iteration) and every kernel works on it (``_run``). A loop built with an iterate
-representation (:class:`~sqnopt.solver._iterate.IterateKernel`, e.g. the scaled sparse iterate
-``w = a v`` of :mod:`sqnopt.solver._scaled_loop`; the build checks the composition: margin
-objective, identity direction, plain minibatch gradient, a step that is a function of ``t``, no
-projection or a Euclidean ball) runs the same stages in ``_run_iterate``: step 1 takes the batch
-from the batches drawn ``lookahead`` iterations ahead (drawn only for iterations of the current
-``run`` call, within its sample budget, so between calls the sampler is where ``_run`` leaves
-it), step 4's ``eps_t`` is taken before the gradient (it depends on ``t`` only), and steps 2, 3,
-5 and 7's average are one call, ``cy_first_order``: the minibatch objective and the
-coefficients ``c_i = g_i y_i loss'(m_i) / |B|`` (``s(w, B) = lam w_reg + sum_i c_i x_i``), the
+representation (:class:`~sqnopt.solver._iterate.IterateKernel`, e.g. the scaled sparse iterate ``w
+= a v`` of :mod:`sqnopt.solver._scaled_loop`; the build checks the composition: margin objective,
+identity direction, plain minibatch gradient, a step that is a function of ``t``, no projection or
+a Euclidean ball) runs the same stages in ``_run_iterate``: the draw takes the batch from the
+batches drawn ``lookahead`` iterations ahead (drawn only for iterations of the current ``run``
+call, within its sample budget, so between calls the sampler is where ``_run`` leaves it), the
+step's ``eps_t`` is taken before the gradient (it depends on ``t`` only), and the gradient,
+direction, update and average stages are one call, ``cy_first_order``: the minibatch objective and
+the coefficients ``c_i = g_i y_i loss'(m_i) / |B|`` (``s(w, B) = lam w_reg + sum_i c_i x_i``), the
 update with ``d = g``, the ball projection and the average. The record (counters), the stopping
 tests and the checkpoint state stay here. The full-batch tolerance tests below need a dense
 gradient and are not done with a representation (the solver tests tolerances at report points).
 
 Every iteration adds its minibatch objective to ``loss_sum`` / ``n_loss`` (the divergence
-monitor's window, :mod:`sqnopt.solver._monitor`). When the batch of step 2 is the whole data set
+monitor's window, :mod:`sqnopt.solver._monitor`). When the gradient's batch is the whole data set
 (``sampler.whole_at_n`` and ``|B_t| >= N``), ``f_B(w_t) = F(w_t)`` and ``g = grad F(w_t)``
-exactly, so the tolerances are tested on them at no extra cost, before any step is taken:
+exactly, so the tolerances are tested on them at no extra cost, before any step is taken (stage
+``full_batch_test``):
 ``max_j |g_j| <= gtol`` ends the run with ``LOOP_GTOL``, and a decrease
 ``0 <= F(w_{t-1}) - F(w_t) <= ftol * max(|F(w_{t-1})|, |F(w_t)|, 1)`` since the previous
 full-batch iteration (the test of L-BFGS-B, Byrd, Lu, Nocedal & Zhu 1995) with ``LOOP_FTOL``.
@@ -53,13 +49,14 @@ The loop runs without the GIL through the kernels' virtual ``cy_*`` methods and 
 after ``n_iter`` iterations or on an event (sample budget, non-finite values, curvature error).
 """
 
-from libc.math cimport fabs, fmax, isfinite
+from libc.math cimport NAN, fabs, fmax, isfinite
 from libc.string cimport memcmp, memcpy
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 import numpy as np
 
 from sqnopt.checkpoint import CheckpointError, restore_array, state_array, state_value
+from sqnopt.solver._stages import check_compiled, plan as stage_plan
 
 from sqnopt._vec cimport sq_step_allfinite, vallfinite
 from sqnopt.curvature._base cimport (
@@ -73,6 +70,16 @@ from sqnopt.solver._loop cimport (
     LOOP_CURVATURE_ERROR, LOOP_DONE, LOOP_EXHAUSTED, LOOP_FTOL, LOOP_GTOL, LOOP_MAX_SAMPLES,
     LOOP_NONFINITE_ITERATE, LOOP_LINE_SEARCH_FAILED, LOOP_NONFINITE_LOSS, Counters, LoopCounts,
     counts_load, counts_store,
+    STAGE_SIZE, STAGE_DRAW, STAGE_GRADIENT, STAGE_FULL_BATCH_TEST, STAGE_CURVATURE_BATCH,
+    STAGE_ESTIMATOR_PAIR, STAGE_DIRECTION, STAGE_STEP, STAGE_UPDATE, STAGE_SECANT_PAIR,
+    STAGE_ADVANCE, STAGE_AVERAGE, N_STAGES, VARIANT_NONE,
+    SIZE_SCHEDULE, SIZE_ESTIMATOR, DRAW_SAMPLER, DRAW_OVERLAPPING,
+    GRADIENT_PLAIN, GRADIENT_BATCH_ESTIMATE, GRADIENT_OVERLAP_ESTIMATE, GRADIENT_ESTIMATE,
+    GRADIENT_ESTIMATE_WITH_PLAIN, FULL_BATCH_TEST_TEST, CURVATURE_BATCH_OBSERVE,
+    ESTIMATOR_PAIR_TAKE, DIRECTION_MODEL, DIRECTION_GRADIENT, DIRECTION_COMPOSITE,
+    STEP_TIME, STEP_POINT, STEP_SEARCH, UPDATE_AXPY, UPDATE_PROJECTED, UPDATE_COMPOSITE,
+    UPDATE_SEARCHED, SECANT_PAIR_EVALUATE, SECANT_PAIR_SEARCHED, ADVANCE_SWAP,
+    ADVANCE_SWAP_GRADIENT, ADVANCE_KEEP, AVERAGE_AVERAGE, TRACE_WIDTH,
 )
 from sqnopt.solver._iterate cimport (
     ITERATE_NONFINITE_LOSS, ITERATE_STEPPED, IterateKernel,
@@ -89,6 +96,34 @@ EXIT_CODES = {
     "LOOP_LINE_SEARCH_FAILED": LOOP_LINE_SEARCH_FAILED, "LOOP_GTOL": LOOP_GTOL,
     "LOOP_FTOL": LOOP_FTOL,
 }
+
+# The stages and variants this module's ``CompiledLoop._run`` runs (enums in _loop.pxd), checked
+# here against the stage list, sqnopt.solver._stages.STAGES.
+STAGE_CODES = {
+    "size": (STAGE_SIZE, {"schedule": SIZE_SCHEDULE, "estimator": SIZE_ESTIMATOR}),
+    "draw": (STAGE_DRAW, {"sampler": DRAW_SAMPLER, "overlapping": DRAW_OVERLAPPING}),
+    "gradient": (STAGE_GRADIENT, {
+        "plain": GRADIENT_PLAIN, "batch_estimate": GRADIENT_BATCH_ESTIMATE,
+        "overlap_estimate": GRADIENT_OVERLAP_ESTIMATE, "estimate": GRADIENT_ESTIMATE,
+        "estimate_with_plain": GRADIENT_ESTIMATE_WITH_PLAIN}),
+    "full_batch_test": (STAGE_FULL_BATCH_TEST, {"none": VARIANT_NONE,
+                                                "test": FULL_BATCH_TEST_TEST}),
+    "curvature_batch": (STAGE_CURVATURE_BATCH, {"none": VARIANT_NONE,
+                                                "observe": CURVATURE_BATCH_OBSERVE}),
+    "estimator_pair": (STAGE_ESTIMATOR_PAIR, {"none": VARIANT_NONE,
+                                              "take": ESTIMATOR_PAIR_TAKE}),
+    "direction": (STAGE_DIRECTION, {"model": DIRECTION_MODEL, "gradient": DIRECTION_GRADIENT,
+                                    "composite": DIRECTION_COMPOSITE}),
+    "step": (STAGE_STEP, {"time": STEP_TIME, "point": STEP_POINT, "search": STEP_SEARCH}),
+    "update": (STAGE_UPDATE, {"axpy": UPDATE_AXPY, "projected": UPDATE_PROJECTED,
+                              "composite": UPDATE_COMPOSITE, "searched": UPDATE_SEARCHED}),
+    "secant_pair": (STAGE_SECANT_PAIR, {"none": VARIANT_NONE, "evaluate": SECANT_PAIR_EVALUATE,
+                                        "searched": SECANT_PAIR_SEARCHED}),
+    "advance": (STAGE_ADVANCE, {"swap": ADVANCE_SWAP, "swap_gradient": ADVANCE_SWAP_GRADIENT,
+                                "keep": ADVANCE_KEEP}),
+    "average": (STAGE_AVERAGE, {"none": VARIANT_NONE, "average": AVERAGE_AVERAGE}),
+}
+check_compiled(STAGE_CODES)
 
 
 cdef class Counters:
@@ -154,6 +189,46 @@ cdef inline bint _count_pair(int code, LoopCounts* c, bint unknown_fails) noexce
     return False
 
 
+# The two compiled copies of the iteration (``_run_stages``): without and with the stage trace.
+ctypedef char Untraced
+ctypedef short Traced
+ctypedef fused TraceMode:
+    Untraced
+    Traced
+
+
+cdef inline double _vsum(const double* x, Py_ssize_t n) noexcept nogil:
+    """The sum of ``x`` in index order (a stage trace value)."""
+    cdef Py_ssize_t j
+    cdef double s = 0.0
+    for j in range(n):
+        s += x[j]
+    return s
+
+
+cdef inline double _isum(const Py_ssize_t* x, Py_ssize_t n) noexcept nogil:
+    """The sum of the indices ``x`` (a stage trace value)."""
+    cdef Py_ssize_t j
+    cdef double s = 0.0
+    for j in range(n):
+        s += <double> x[j]
+    return s
+
+
+cdef void _trace(CompiledLoop self, Py_ssize_t t, int stage, int variant, double a,
+                 double b) noexcept nogil:
+    """Append the record ``(t, stage, variant, a, b)`` to the stage trace (counted, not
+    written, beyond its capacity: ``stop_trace`` raises)."""
+    cdef Py_ssize_t k = self.trace_len
+    if k < self.trace_buf.shape[0]:
+        self.trace_buf[k, 0] = <double> t
+        self.trace_buf[k, 1] = stage
+        self.trace_buf[k, 2] = variant
+        self.trace_buf[k, 3] = a
+        self.trace_buf[k, 4] = b
+    self.trace_len = k + 1
+
+
 cdef class CompiledLoop:
     """The driver: runs iterations with compiled kernels only (see the module docstring).
 
@@ -210,11 +285,7 @@ cdef class CompiledLoop:
         if gradient is not None and gradient.dim != self.n:
             raise ValueError(f"gradient estimator has dim {gradient.dim}, expected {self.n}")
         self.est = gradient
-        self.plain_est = gradient is None or gradient.plain
-        self.batch_est = self.plain_est or gradient.batch_gradient
-        self.sizing_est = gradient is not None and gradient.sizes_batches
-        self.pair_est = gradient is not None and gradient.overlap_pairs
-        self.gp = np.zeros(self.n if not self.plain_est else 1)
+        self.gp = np.zeros(self.n if gradient is not None and not gradient.plain else 1)
         self.curv = curvature
         self.sched = schedule
         self.csched = curvature_schedule
@@ -234,27 +305,68 @@ cdef class CompiledLoop:
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
-        # A kernel that declares d = g (the identity): the step reads the gradient itself
-        # instead of a copy (see _run).
-        self.direction_is_gradient = curvature.direction_is_gradient
+        self.gtol = 0.0
+        self.ftol = 0.0
+        self.tracing = False
+        self.trace_len = 0
+        self._plan()
         self.prev_batch = np.zeros(
-            batch.shape[0] if curvature.needs_secant_pair or step.line_search else 1,
-            dtype=np.intp)
+            batch.shape[0] if self.plan[STAGE_ADVANCE] == ADVANCE_KEEP else 1, dtype=np.intp)
         self.w_saved = np.zeros(self.n)
         self.prev_size = 0
         self.have_next = False
         self.next_plain = False
         self.loss_next = 0.0
-        self.full_is_f = (sampler.whole_at_n and self.batch_est and objective.data is not None
+        self.full_is_f = (sampler.whole_at_n and objective.data is not None
+                          and self.plan[STAGE_GRADIENT] in (
+                              GRADIENT_PLAIN, GRADIENT_BATCH_ESTIMATE, GRADIENT_OVERLAP_ESTIMATE)
                           and sampler.n_samples == objective.data.n_samples
                           and objective.data.grad_weight == objective.data.sample_weight)
         self.full_f = float("nan")
         self.full_f_t = -1
-        self.gtol = 0.0
-        self.ftol = 0.0
         self.prev_full_loss = float("nan")
         self.iterate = None
         self.depth = 0
+
+    cdef int _plan(self) except -1:
+        """Plan the stages (:func:`sqnopt.solver._stages.plan`) from the kernels' declarations
+        and whether a tolerance is set (``gtol`` and ``ftol`` are set after construction: ``run``
+        plans again when that changed)."""
+        cdef Py_ssize_t k
+        self.planned_tolerances = self.gtol > 0.0 or self.ftol > 0.0
+        codes = stage_plan(curvature=self.curv, step=self.step, projection=self.proj,
+                           sampler=self.sampler, gradient=self.est,
+                           tolerances=self.planned_tolerances, average=self.average).codes
+        for k in range(N_STAGES):
+            self.plan[k] = codes[k]
+        return 0
+
+    @property
+    def stage_plan(self):
+        """The stage variants this loop runs (:class:`sqnopt.solver._stages.Plan`)."""
+        return stage_plan(curvature=self.curv, step=self.step, projection=self.proj,
+                          sampler=self.sampler, gradient=self.est,
+                          tolerances=self.gtol > 0.0 or self.ftol > 0.0, average=self.average)
+
+    def start_trace(self, Py_ssize_t capacity):
+        """Record a stage trace from the next ``run`` on: up to ``capacity`` records ``(t,
+        stage, variant, a, b)``, one per stage run (values: ``_stages.TRACE_VALUES``)."""
+        if self.iterate is not None:
+            raise ValueError("the stage trace is of the dense iterate's stages")
+        self.trace_buf = np.full((max(capacity, 1), TRACE_WIDTH), np.nan)
+        self.trace_len = 0
+        self.tracing = True
+
+    def stop_trace(self):
+        """End the trace; the records (an array of shape ``(records, 5)``). Raises when the
+        capacity was too small."""
+        if not self.tracing:
+            raise ValueError("no trace was started")
+        self.tracing = False
+        if self.trace_len > self.trace_buf.shape[0]:
+            raise ValueError(f"the trace overflowed its capacity {self.trace_buf.shape[0]} "
+                             f"({self.trace_len} records)")
+        return np.array(self.trace_buf[:self.trace_len])
 
     cdef int _iterate_setup(self, ObjectiveKernel objective, IterateKernel iterate,
                             ProjectionKernel projection) except -1:
@@ -320,6 +432,8 @@ cdef class CompiledLoop:
             self.last_n_avg = c.n_avg
             counts_store(&c, pc)
             return status
+        if self.planned_tolerances != (self.gtol > 0.0 or self.ftol > 0.0):
+            self._plan()        # the full-batch test is on or off now
         counts_load(pc, &c)
         if memcmp(&self.w[0], &self.w_saved[0], self.n * sizeof(double)) != 0:
             self.have_next = False      # w was changed between runs
@@ -447,211 +561,12 @@ cdef class CompiledLoop:
         self.last_n_avg = last_n_avg
 
     cdef int _run(self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c) noexcept nogil:
-        cdef Py_ssize_t it, j, size, csize, n = self.n
-        cdef double eps, loss, f_next, gnorm, reg, lam = self.obj.lam
-        cdef Py_ssize_t evals
-        cdef int code, status = LOOP_DONE
-        # The iterate lives in one of two buffers; they swap roles every iteration and the
-        # state's ``w`` buffer is made current again before returning.
-        cdef double* w_home = &self.w[0]
-        cdef double* w = w_home
-        cdef double* w_next = &self.w_next[0]
-        cdef double* tmp
-        cdef double* g = &self.g[0]
-        cdef double* g_next = &self.g_next[0]
-        cdef double* d_home = &self.d[0]
-        cdef double* d = d_home
-        cdef double* v = &self.v[0]
-        cdef double* r = &self.r[0]
-        cdef double* w_avg = NULL
-        cdef Py_ssize_t* batch = &self.batch[0]
-        cdef Py_ssize_t* cbatch = NULL
-        # secant pairs: formed here on the iteration's batch (step 6), or supplied by an
-        # estimator with ``overlap_pairs`` after its estimate (from the overlap's gradients)
-        cdef bint est_pairs = self.curv.needs_secant_pair and self.pair_est
-        cdef bint secant = self.curv.needs_secant_pair and not self.pair_est
-        cdef bint curvature_batch = self.curv.needs_curvature_batch
-        cdef bint has_proj = self.proj is not None
-        cdef bint whole
-        # A line search leaves the batch gradient at the accepted point in g_next: the secant
-        # pair's second gradient, and the next iteration's gradient if the batch repeats.
-        cdef bint search = self.step.line_search
-        cdef bint point_step = self.step.uses_point
-        cdef bint keep_next = (secant or search) and self.batch_est
-        # With the identity the direction is the gradient buffer itself, and the gradient
-        # alternates between the grad and grad_next buffers (grad_next is free without a
-        # secant pair or a line search), so the direction of the last step survives a stop on a
-        # non-finite minibatch objective; on return it is copied to the direction buffer, which
-        # the divergence diagnostic reads. Saves a copy of g per iteration (an A/B is in
-        # docs/benchmarks.md).
-        cdef bint alias = self.direction_is_gradient and not (secant or search or est_pairs)
-        # a kernel that makes composite steps: no direction; the kernel takes w_t, the gradient
-        # and the step (the constructor ruled out a projection and a line search)
-        cdef bint composite = self.curv.composite_step
-        cdef bint test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
-        # the plain minibatch gradient: the estimate itself, or a buffer the estimator fills
-        cdef bint want_plain = secant or search or test_full
-        cdef double* gp_buf = &self.gp[0]
-        cdef double* gp
-        cdef Py_ssize_t extra = 0
-        if self.average:
-            w_avg = &self.w_avg[0]
-        if curvature_batch:
-            cbatch = &self.cbatch[0]
-
-        for it in range(n_iter):
-            if max_samples > 0 and c.n_samples >= max_samples:
-                status = LOOP_MAX_SAMPLES
-                break
-            size = self.sched.cy_batch_size(c.t + 1)
-            if self.sizing_est:
-                size = self.est.cy_batch_size(size)
-                if size > self.sampler.n_samples:
-                    size = self.sampler.n_samples
-                elif size < 1:
-                    size = 1
-            if self.sampler.cy_draw(size, batch) != 0:
-                status = LOOP_EXHAUSTED
-                break
-            if self.pair_est:
-                self.est.cy_arrange(batch, size)
-            if (self.have_next and size == self.prev_size
-                    and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
-                memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
-                loss = self.loss_next
-                c.n_reused_samples += size
-                if self.pair_est:
-                    self.est.cy_reused(w, g, size)
-            elif self.plain_est:
-                loss = self.obj.cy_gradient(w, batch, size, g)
-                c.n_grad_evals += 1
-            else:
-                extra = 0
-                loss = self.est.cy_estimate(self.obj, w, batch, size, g,
-                                            gp_buf if want_plain and not self.batch_est
-                                            else NULL, &extra)
-                c.n_estimator_samples += extra
-                c.n_grad_evals += 1
-            self.have_next = False
-            gp = g if self.batch_est else gp_buf
-            if not isfinite(loss):
-                status = LOOP_NONFINITE_LOSS
-                break
-            whole = self.full_is_f and size >= self.sampler.n_samples
-            if whole:
-                self.full_f = loss
-                self.full_f_t = c.t
-            c.loss_sum += loss
-            c.n_loss += 1
-            # the loss part of f_B(w_t), for the progressive validation loss
-            reg = self.obj.cy_reg_value(w) if lam != 0.0 else 0.0
-            if test_full and size >= self.sampler.n_samples:
-                gnorm = 0.0
-                for j in range(n):
-                    gnorm = fmax(gnorm, fabs(gp[j]))
-                c.last_gnorm = gnorm
-                if gnorm <= self.gtol or (
-                        self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss <= self.ftol * fmax(
-                            fmax(fabs(self.prev_full_loss), fabs(loss)), 1.0)):
-                    c.n_samples += size         # evaluated at w_t; no step taken
-                    c.last_loss = loss
-                    status = LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
-                    break
-                self.prev_full_loss = loss
-            if curvature_batch:
-                csize = self.csched.cy_batch_size(c.t + 1)
-                if self.sampler.cy_draw(csize, cbatch) != 0:
-                    status = LOOP_EXHAUSTED
-                    break
-                c.n_curvature_samples += csize
-                code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
-                # a model forming pairs from its batches returns the pair's code (any other
-                # value: no pair this time)
-                if _count_pair(code, c, False):
-                    status = LOOP_CURVATURE_ERROR
-                    break
-            if est_pairs and self.est.cy_pair(w, v, r):
-                if _count_pair(self.curv.cy_update_pair(v, r), c, True):
-                    status = LOOP_CURVATURE_ERROR
-                    break
-            if alias or composite:
-                d = g
-            else:
-                self.curv.cy_direction(g, d)
-                if self.curv.extra_samples:
-                    c.n_curvature_samples += self.curv.extra_samples
-                    self.curv.extra_samples = 0
-            if search:             # the Solver rules out a projection with a line search
-                eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next, g_next,
-                                          &f_next, n, &evals)
-                c.n_grad_evals += evals
-                c.n_search_samples += evals * size
-                if not isfinite(eps):
-                    c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
-                    status = LOOP_LINE_SEARCH_FAILED
-                    break
-                self.loss_next = f_next
-            else:
-                if point_step:
-                    eps = self.step.cy_step_at(c.t, loss, w, gp, d, n)
-                else:
-                    eps = self.step.cy_step_size(c.t)
-                if composite:
-                    if self.curv.cy_composite_step(w, g, eps, w_next) != 0:
-                        status = LOOP_NONFINITE_ITERATE
-                        break
-                elif has_proj:
-                    for j in range(n):
-                        w_next[j] = w[j] - eps * d[j]
-                    self.proj.cy_project(w_next)
-                    if not vallfinite(w_next, n):
-                        status = LOOP_NONFINITE_ITERATE
-                        break
-                elif not sq_step_allfinite(w, eps, d, w_next, n):
-                    status = LOOP_NONFINITE_ITERATE
-                    break
-            if secant:
-                if not search:
-                    self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
-                    c.n_grad_evals += 1
-                    c.n_secant_samples += size
-                for j in range(n):
-                    v[j] = w_next[j] - w[j]
-                    r[j] = g_next[j] - gp[j]
-                if _count_pair(self.curv.cy_update_pair(v, r), c, True):
-                    status = LOOP_CURVATURE_ERROR
-                    break
-            tmp = w
-            w = w_next
-            w_next = tmp
-            if keep_next:
-                memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
-                self.prev_size = size
-                self.have_next = True
-                self.next_plain = not search or self.step.plain_gradient
-            if alias:
-                tmp = g
-                g = g_next
-                g_next = tmp
-            c.t += 1
-            c.n_samples += size
-            c.last_step = eps
-            c.last_loss = loss
-            c.prog_loss += (loss - reg) * size
-            c.prog_weight += self._batch_weight(batch, size)
-            if whole and (search or secant):    # f_B(w_next), evaluated by the step or the pair
-                self.full_f = self.loss_next
-                self.full_f_t = c.t
-            if self.average and c.t > self.avg_start:
-                c.n_avg += 1
-                for j in range(n):
-                    w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
-        if w != w_home:
-            memcpy(w_home, w, n * sizeof(double))
-        if d != d_home:
-            memcpy(d_home, d, n * sizeof(double))
-        return status
-
+        """The stages of :data:`sqnopt.solver._stages.STAGES`, in order (:func:`_run_stages`),
+        with or without the stage trace (two compiled copies: the untraced one has no trace
+        code at all)."""
+        if self.tracing:
+            return _run_stages(self, n_iter, max_samples, c, <Traced> 0)
+        return _run_stages(self, n_iter, max_samples, c, <Untraced> 0)
 
     cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         """``sum_s g_i`` over the batch (the data's gradient weights; ``size`` without data)."""
@@ -749,6 +664,256 @@ cdef inline int _fill(CompiledLoop self, Py_ssize_t t, Py_ssize_t t_slot,
     if self.exhausted_at == t:
         return -1
     return 0
+
+
+cdef int _run_stages(CompiledLoop self, Py_ssize_t n_iter, Py_ssize_t max_samples, LoopCounts* c,
+                     TraceMode mode) noexcept nogil:
+    """The stages of :data:`sqnopt.solver._stages.STAGES`, in order, each running the variant of
+    ``self.plan`` (see that module; the Python twin is ``PythonLoop._run``). ``TraceMode`` picks
+    the compiled copy: ``Traced`` records the stage trace, ``Untraced`` has no trace code."""
+    cdef Py_ssize_t it, j, t, size, csize, evals, extra, n = self.n
+    cdef double eps, loss, f_next, gnorm, reg, lam = self.obj.lam
+    cdef int code, status = LOOP_DONE
+    cdef bint whole, got_pair
+    # The iterate lives in one of two buffers; they swap roles every iteration and the
+    # state's ``w`` buffer is made current again before returning. With direction
+    # ``gradient`` the direction is the gradient buffer itself, and the gradient alternates
+    # between the grad and grad_next buffers (grad_next is free: no secant pair or search
+    # writes it), so the direction of the last step survives a stop on a non-finite
+    # minibatch objective; on return it is copied to the direction buffer, which the
+    # divergence diagnostic reads.
+    cdef double* w_home = &self.w[0]
+    cdef double* w = w_home
+    cdef double* w_next = &self.w_next[0]
+    cdef double* tmp
+    cdef double* g = &self.g[0]
+    cdef double* g_next = &self.g_next[0]
+    cdef double* d_home = &self.d[0]
+    cdef double* d = d_home
+    cdef double* v = &self.v[0]
+    cdef double* r = &self.r[0]
+    cdef double* w_avg = NULL
+    cdef Py_ssize_t* batch = &self.batch[0]
+    cdef Py_ssize_t* cbatch = NULL
+    # the plain minibatch gradient s(w_t, B_t): the estimate itself, or a buffer the
+    # estimator fills (variant estimate_with_plain)
+    cdef double* gp_buf = &self.gp[0]
+    cdef double* gp
+    # the plan (sqnopt.solver._stages.plan): one variant per stage
+    cdef int v_size = self.plan[STAGE_SIZE], v_draw = self.plan[STAGE_DRAW]
+    cdef int v_grad = self.plan[STAGE_GRADIENT], v_test = self.plan[STAGE_FULL_BATCH_TEST]
+    cdef int v_cbatch = self.plan[STAGE_CURVATURE_BATCH]
+    cdef int v_epair = self.plan[STAGE_ESTIMATOR_PAIR], v_dir = self.plan[STAGE_DIRECTION]
+    cdef int v_step = self.plan[STAGE_STEP], v_update = self.plan[STAGE_UPDATE]
+    cdef int v_secant = self.plan[STAGE_SECANT_PAIR], v_adv = self.plan[STAGE_ADVANCE]
+    cdef int v_avg = self.plan[STAGE_AVERAGE]
+    cdef bint gp_is_g = v_grad <= GRADIENT_OVERLAP_ESTIMATE     # the estimate is s(w_t, B_t)
+    if v_avg == AVERAGE_AVERAGE:
+        w_avg = &self.w_avg[0]
+    if v_cbatch == CURVATURE_BATCH_OBSERVE:
+        cbatch = &self.cbatch[0]
+
+    for it in range(n_iter):
+        if max_samples > 0 and c.n_samples >= max_samples:
+            status = LOOP_MAX_SAMPLES
+            break
+        t = c.t
+        # size: |B_t|
+        size = self.sched.cy_batch_size(t + 1)
+        if v_size == SIZE_ESTIMATOR:
+            size = self.est.cy_batch_size(size)
+            if size > self.sampler.n_samples:
+                size = self.sampler.n_samples
+            elif size < 1:
+                size = 1
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_SIZE, v_size, <double> size, 0.0)
+        # draw: B_t
+        if self.sampler.cy_draw(size, batch) != 0:
+            status = LOOP_EXHAUSTED
+            break
+        if v_draw == DRAW_OVERLAPPING:
+            self.est.cy_arrange(batch, size)
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_DRAW, v_draw, _isum(batch, size), 0.0)
+        # gradient: g, and the plain s(w_t, B_t) in gp
+        if (self.have_next and size == self.prev_size
+                and memcmp(batch, &self.prev_batch[0], size * sizeof(Py_ssize_t)) == 0):
+            memcpy(g, g_next, n * sizeof(double))      # s(w_t, B_t), evaluated last iteration
+            loss = self.loss_next
+            c.n_reused_samples += size
+            if v_grad == GRADIENT_OVERLAP_ESTIMATE:
+                self.est.cy_reused(w, g, size)
+        elif v_grad == GRADIENT_PLAIN:
+            loss = self.obj.cy_gradient(w, batch, size, g)
+            c.n_grad_evals += 1
+        else:
+            extra = 0
+            loss = self.est.cy_estimate(self.obj, w, batch, size, g,
+                                        gp_buf if v_grad == GRADIENT_ESTIMATE_WITH_PLAIN
+                                        else NULL, &extra)
+            c.n_estimator_samples += extra
+            c.n_grad_evals += 1
+        self.have_next = False
+        gp = g if gp_is_g else gp_buf
+        if not isfinite(loss):
+            status = LOOP_NONFINITE_LOSS
+            break
+        whole = self.full_is_f and size >= self.sampler.n_samples
+        if whole:
+            self.full_f = loss
+            self.full_f_t = t
+        c.loss_sum += loss
+        c.n_loss += 1
+        # the loss part of f_B(w_t), for the progressive validation loss
+        reg = self.obj.cy_reg_value(w) if lam != 0.0 else 0.0
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_GRADIENT, v_grad, loss, _vsum(g, n))
+        # full_batch_test: gtol / ftol on a whole-data batch
+        if v_test == FULL_BATCH_TEST_TEST:
+            gnorm = NAN
+            if size >= self.sampler.n_samples:
+                gnorm = 0.0
+                for j in range(n):
+                    gnorm = fmax(gnorm, fabs(gp[j]))
+                c.last_gnorm = gnorm
+                if gnorm <= self.gtol or (
+                        self.ftol > 0.0 and 0.0 <= self.prev_full_loss - loss
+                        <= self.ftol * fmax(fmax(fabs(self.prev_full_loss), fabs(loss)), 1.0)):
+                    c.n_samples += size         # evaluated at w_t; no step taken
+                    c.last_loss = loss
+                    status = LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
+                    break
+                self.prev_full_loss = loss
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_FULL_BATCH_TEST, v_test, gnorm, 0.0)
+        # curvature_batch: S_t observed at w_t
+        if v_cbatch == CURVATURE_BATCH_OBSERVE:
+            csize = self.csched.cy_batch_size(t + 1)
+            if self.sampler.cy_draw(csize, cbatch) != 0:
+                status = LOOP_EXHAUSTED
+                break
+            c.n_curvature_samples += csize
+            code = self.curv.cy_observe_batch(self.obj, w, cbatch, csize)
+            # a model forming pairs from its batches returns the pair's code (any other
+            # value: no pair this time)
+            if _count_pair(code, c, False):
+                status = LOOP_CURVATURE_ERROR
+                break
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_CURVATURE_BATCH, v_cbatch, <double> csize, code)
+        # estimator_pair: the estimator's pair of the previous step
+        if v_epair == ESTIMATOR_PAIR_TAKE:
+            got_pair = self.est.cy_pair(w, v, r)
+            code = 0
+            if got_pair:
+                code = self.curv.cy_update_pair(v, r)
+                if _count_pair(code, c, True):
+                    status = LOOP_CURVATURE_ERROR
+                    break
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_ESTIMATOR_PAIR, v_epair, <double> got_pair, code)
+        # direction: d = H g, or d is g
+        if v_dir == DIRECTION_MODEL:
+            self.curv.cy_direction(g, d)
+            if self.curv.extra_samples:
+                c.n_curvature_samples += self.curv.extra_samples
+                self.curv.extra_samples = 0
+        else:
+            d = g
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_DIRECTION, v_dir, _vsum(d, n), 0.0)
+        # step: eps (a search also moves to w_next and leaves s(w_next, B_t) in g_next)
+        evals = 0
+        if v_step == STEP_SEARCH:       # the Solver rules out a projection with a search
+            eps = self.step.cy_search(self.obj, w, batch, size, loss, gp, d, w_next, g_next,
+                                      &f_next, n, &evals)
+            c.n_grad_evals += evals
+            c.n_search_samples += evals * size
+            if not isfinite(eps):
+                c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
+                status = LOOP_LINE_SEARCH_FAILED
+                break
+            self.loss_next = f_next
+        elif v_step == STEP_POINT:
+            # the plain minibatch gradient (filled by a non-batch estimator only for a stage
+            # that reads it: a secant pair, a search, the full-batch test)
+            eps = self.step.cy_step_at(t, loss, w, gp, d, n)
+        else:
+            eps = self.step.cy_step_size(t)
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_STEP, v_step, eps, <double> evals)
+        # update: w_next = P(w - eps d), or the model's composite step
+        if v_update != UPDATE_SEARCHED:
+            if v_update == UPDATE_AXPY:
+                if not sq_step_allfinite(w, eps, d, w_next, n):
+                    status = LOOP_NONFINITE_ITERATE
+                    break
+            elif v_update == UPDATE_PROJECTED:
+                for j in range(n):
+                    w_next[j] = w[j] - eps * d[j]
+                self.proj.cy_project(w_next)
+                if not vallfinite(w_next, n):
+                    status = LOOP_NONFINITE_ITERATE
+                    break
+            elif self.curv.cy_composite_step(w, g, eps, w_next) != 0:
+                status = LOOP_NONFINITE_ITERATE
+                break
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_UPDATE, v_update, _vsum(w_next, n), 0.0)
+        # secant_pair: (w_next - w, s(w_next, B_t) - s(w, B_t)) on the same batch
+        if v_secant != VARIANT_NONE:
+            if v_secant == SECANT_PAIR_EVALUATE:
+                self.loss_next = self.obj.cy_gradient(w_next, batch, size, g_next)
+                c.n_grad_evals += 1
+                c.n_secant_samples += size
+            for j in range(n):
+                v[j] = w_next[j] - w[j]
+                r[j] = g_next[j] - gp[j]
+            code = self.curv.cy_update_pair(v, r)
+            if _count_pair(code, c, True):
+                status = LOOP_CURVATURE_ERROR
+                break
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_SECANT_PAIR, v_secant, self.loss_next, code)
+        # advance: w_next becomes the iterate; the record
+        tmp = w
+        w = w_next
+        w_next = tmp
+        if v_adv == ADVANCE_KEEP:
+            memcpy(&self.prev_batch[0], batch, size * sizeof(Py_ssize_t))
+            self.prev_size = size
+            self.have_next = True
+            self.next_plain = v_step != STEP_SEARCH or self.step.plain_gradient
+            if whole:                   # f_B(w_next), evaluated by the step or the pair
+                self.full_f = self.loss_next
+                self.full_f_t = t + 1
+        elif v_adv == ADVANCE_SWAP_GRADIENT:
+            tmp = g
+            g = g_next
+            g_next = tmp
+        c.t += 1
+        c.n_samples += size
+        c.last_step = eps
+        c.last_loss = loss
+        c.prog_loss += (loss - reg) * size
+        c.prog_weight += self._batch_weight(batch, size)
+        if TraceMode is Traced:
+            _trace(self, t, STAGE_ADVANCE, v_adv, c.prog_loss, c.prog_weight)
+        # average: wbar += (w - wbar) / n
+        if v_avg == AVERAGE_AVERAGE:
+            if c.t > self.avg_start:
+                c.n_avg += 1
+                for j in range(n):
+                    w_avg[j] += (w[j] - w_avg[j]) / c.n_avg
+            if TraceMode is Traced:
+                _trace(self, t, STAGE_AVERAGE, v_avg, <double> c.n_avg, _vsum(w_avg, n))
+    if w != w_home:
+        memcpy(w_home, w, n * sizeof(double))
+    if d != d_home:
+        memcpy(d_home, d, n * sizeof(double))
+    return status
+
 
 def restore_generic_loop_state(state, new_data, prev_batch, g_next, w_saved, w, gradient,
                                owner, path):

@@ -1,6 +1,8 @@
 """The Python iteration loop: the same iteration as :mod:`sqnopt.solver._loop`, for solves with
-at least one pure-Python kernel. Both loops do the same floating-point operations in the same
-order, so with the same kernels they produce bit-identical iterates.
+at least one pure-Python kernel. The iteration is the stage list of :mod:`sqnopt.solver._stages`:
+``_run`` runs the plan's stage functions below (one per stage and variant) in order. Both loops
+do the same floating-point operations in the same order, so with the same kernels they produce
+bit-identical iterates (and the same stage traces, which the tests compare stage by stage).
 
 Like the compiled driver, it runs either the dense iterate (``_run``: ``w`` is the loop's own
 buffer and every kernel works on it) or an iterate representation (``_run_iterate``, a loop
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 
 import math
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -48,6 +51,17 @@ from sqnopt.solver._loop import (
     restore_generic_loop_state,
 )
 from sqnopt.solver._sampler import Sampler
+from sqnopt.solver._stages import (
+    BATCH_GRADIENT,
+    IDLE,
+    STAGE_INDEX,
+    STAGE_NAMES,
+    STAGES,
+    VARIANTS,
+    Plan,
+    plan as stage_plan,
+    vsum,
+)
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
@@ -79,12 +93,307 @@ def _count_pair(code: int, c: Counters, *, unknown_fails: bool) -> bool:
         return code == CURVATURE_ERROR or unknown_fails
     return False
 
+class _Iteration:
+    """What one iteration's stages hand on to the next (the compiled loop's locals)."""
+
+    __slots__ = ("t", "size", "batch", "loss", "gp", "part", "eps", "evals", "gnorm", "csize",
+                 "ccode", "got_pair", "pcode")
+
+    def __init__(self) -> None:
+        self.t = self.size = self.evals = self.csize = self.ccode = self.pcode = 0
+        self.got_pair = False
+        self.batch: IndexArray = np.zeros(0, np.intp)
+        self.loss = self.part = self.eps = 0.0
+        self.gnorm = math.nan
+        self.gp: FloatArray = np.zeros(0)
+
+
+StageFunction = Callable[["PythonLoop", _Iteration], int]
+
+# The stages of sqnopt.solver._stages.STAGES, one function per (stage, variant) that runs: each
+# reads and writes the loop's buffers and the iteration's values, and returns 0 or an exit code.
+# The compiled twin is CompiledLoop._run (one branch per stage, the same order and arithmetic).
+
+def _size(loop: PythonLoop, it: _Iteration) -> int:
+    it.size = int(loop.sched.batch_size(it.t + 1))
+    return 0
+
+
+def _size_estimator(loop: PythonLoop, it: _Iteration) -> int:
+    size = int(cast(Any, loop.est).batch_size(int(loop.sched.batch_size(it.t + 1))))
+    it.size = min(max(size, 1), loop.sampler.n_samples)
+    return 0
+
+
+def _draw(loop: PythonLoop, it: _Iteration) -> int:
+    try:
+        loop.batch[:it.size] = loop.sampler.draw(it.size)
+    except StopIteration:
+        return LOOP_EXHAUSTED
+    it.batch = loop.batch[:it.size]
+    return 0
+
+
+def _draw_overlapping(loop: PythonLoop, it: _Iteration) -> int:
+    status = _draw(loop, it)
+    if not status:
+        loop.batch[:it.size] = cast(Any, loop.est).arrange(it.batch)
+    return status
+
+
+def _gradient(variant: str) -> StageFunction:
+    """The gradient stage's variant ``variant`` (one function per variant)."""
+    overlap, plain = variant == "overlap_estimate", variant == "plain"
+    with_plain, gp_is_g = variant == "estimate_with_plain", variant in BATCH_GRADIENT
+
+    def gradient(loop: PythonLoop, it: _Iteration) -> int:
+        c, w, g, batch, size = loop.counters, loop.w, loop.g, it.batch, it.size
+        if (loop.have_next and size == loop.prev_size
+                and np.array_equal(batch, loop.prev_batch[:size])):
+            g[:] = loop.g_next          # s(w_t, B_t), evaluated last iteration
+            loss = loop.loss_next
+            c.n_reused_samples += size
+            if overlap:
+                cast(Any, loop.est).reused(w, g, size)
+        elif plain:
+            loss = float(loop.obj.gradient(w, batch, g))
+            c.n_grad_evals += 1
+        else:
+            est = cast(GradientKernelLike, loop.est)
+            loss, extra = est.estimate(loop.obj, w, batch, g, loop.gp if with_plain else None)
+            loss = float(loss)
+            c.n_estimator_samples += int(extra)
+            c.n_grad_evals += 1
+        loop.have_next = False
+        it.gp = g if gp_is_g else loop.gp
+        if not np.isfinite(loss):
+            return LOOP_NONFINITE_LOSS
+        c.loss_sum += loss
+        c.n_loss += 1
+        it.loss = loss
+        it.part = loop._loss_part(loss, w)
+        return 0
+
+    return gradient
+
+
+def _full_batch_test(loop: PythonLoop, it: _Iteration) -> int:
+    c, loss = loop.counters, it.loss
+    it.gnorm = math.nan
+    if it.size >= loop.sampler.n_samples:
+        gnorm = it.gnorm = float(np.max(np.abs(it.gp)))
+        c.last_gnorm = gnorm
+        prev = loop.prev_full_loss
+        if gnorm <= loop.gtol or (loop.ftol > 0.0 and 0.0 <= prev - loss <= loop.ftol * max(
+                abs(prev), abs(loss), 1.0)):
+            c.n_samples += it.size      # evaluated at w_t; no step taken
+            c.last_loss = loss
+            return LOOP_GTOL if gnorm <= loop.gtol else LOOP_FTOL
+        loop.prev_full_loss = loss
+    return 0
+
+
+def _curvature_batch(loop: PythonLoop, it: _Iteration) -> int:
+    c = loop.counters
+    csize = it.csize = int(cast(ScheduleKernelLike, loop.csched).batch_size(it.t + 1))
+    try:
+        loop.cbatch[:csize] = loop.sampler.draw(csize)
+    except StopIteration:
+        return LOOP_EXHAUSTED
+    c.n_curvature_samples += csize
+    it.ccode = int(loop.curv.observe_batch(loop.obj, loop.w, loop.cbatch[:csize]))
+    if _count_pair(it.ccode, c, unknown_fails=False):     # as the compiled loop
+        return LOOP_CURVATURE_ERROR
+    return 0
+
+
+def _estimator_pair(loop: PythonLoop, it: _Iteration) -> int:
+    it.got_pair = bool(cast(Any, loop.est).pair(loop.w, loop.v, loop.r))
+    it.pcode = 0
+    if it.got_pair:
+        it.pcode = int(loop.curv.update_pair(loop.v, loop.r))
+        if _count_pair(it.pcode, loop.counters, unknown_fails=True):
+            return LOOP_CURVATURE_ERROR
+    return 0
+
+
+def _direction(loop: PythonLoop, it: _Iteration) -> int:
+    loop.curv.direction(loop.g, loop.d)
+    extra = int(getattr(loop.curv, "extra_samples", 0) or 0)
+    if extra:
+        loop.counters.n_curvature_samples += extra
+        setattr(loop.curv, "extra_samples", 0)
+    return 0
+
+
+def _direction_is_gradient(loop: PythonLoop, it: _Iteration) -> int:
+    loop.d[:] = loop.g
+    return 0
+
+
+def _step(loop: PythonLoop, it: _Iteration) -> int:
+    it.eps = float(loop.step.step_size(it.t))
+    it.evals = 0
+    return 0
+
+
+def _step_at(loop: PythonLoop, it: _Iteration) -> int:
+    it.eps = float(cast(PointStepKernelLike, loop.step).step_at(it.t, it.loss, loop.w, it.gp,
+                                                                loop.d))
+    it.evals = 0
+    return 0
+
+
+def _search(loop: PythonLoop, it: _Iteration) -> int:
+    c = loop.counters
+    eps, f_next, evals = cast(LineSearchKernelLike, loop.step).search(
+        loop.obj, loop.w, it.batch, it.loss, it.gp, loop.d, loop.w_next, loop.g_next)
+    it.eps, it.evals = float(eps), int(evals)
+    c.n_grad_evals += it.evals
+    c.n_search_samples += it.evals * it.size
+    if not np.isfinite(it.eps):
+        c.last_loss = it.loss           # f_B(w_t): the monitor's precision test reads it
+        return LOOP_LINE_SEARCH_FAILED
+    loop.loss_next = float(f_next)
+    return 0
+
+
+def _update(loop: PythonLoop, it: _Iteration) -> int:
+    np.subtract(loop.w, it.eps * loop.d, out=loop.w_next)
+    return 0 if np.isfinite(loop.w_next).all() else LOOP_NONFINITE_ITERATE
+
+
+def _update_projected(loop: PythonLoop, it: _Iteration) -> int:
+    np.subtract(loop.w, it.eps * loop.d, out=loop.w_next)
+    cast(ProjectionKernelLike, loop.proj).project(loop.w_next)
+    return 0 if np.isfinite(loop.w_next).all() else LOOP_NONFINITE_ITERATE
+
+
+def _update_composite(loop: PythonLoop, it: _Iteration) -> int:
+    if int(cast(Any, loop.curv).composite_update(loop.w, loop.g, it.eps, loop.w_next)) != 0:
+        return LOOP_NONFINITE_ITERATE
+    return 0
+
+
+def _secant_pair(evaluate: bool) -> StageFunction:
+    """The secant pair stage: ``evaluate`` ``s(w_{t+1}, B_t)``, or take the search's."""
+
+    def secant_pair(loop: PythonLoop, it: _Iteration) -> int:
+        if evaluate:
+            loop.loss_next = float(loop.obj.gradient(loop.w_next, it.batch, loop.g_next))
+            loop.counters.n_grad_evals += 1
+            loop.counters.n_secant_samples += it.size
+        np.subtract(loop.w_next, loop.w, out=loop.v)
+        np.subtract(loop.g_next, it.gp, out=loop.r)
+        it.pcode = int(loop.curv.update_pair(loop.v, loop.r))
+        return LOOP_CURVATURE_ERROR if _count_pair(it.pcode, loop.counters,
+                                                   unknown_fails=True) else 0
+
+    return secant_pair
+
+
+def _advance(keep: bool) -> StageFunction:
+    """The advance stage: ``keep`` ``s(w_{t+1}, B_t)`` for the next gradient stage or not."""
+
+    def advance(loop: PythonLoop, it: _Iteration) -> int:
+        c, size = loop.counters, it.size
+        loop.w[:] = loop.w_next
+        if keep:
+            loop.prev_batch[:size] = it.batch
+            loop.prev_size = size
+            loop.have_next = True
+            # g_next is the plain batch gradient at the new iterate (a checkpoint leaves it out and
+            # a restore recomputes it) unless a step rule formed it otherwise
+            loop.next_plain = (loop.plan["step"] != "search"
+                               or bool(getattr(loop.step, "plain_gradient", False)))
+        c.t += 1
+        c.n_samples += size
+        c.last_step = it.eps
+        c.last_loss = it.loss
+        c.prog_loss += it.part * size
+        c.prog_weight += loop._batch_weight(it.batch)
+        return 0
+
+    return advance
+
+
+def _average(loop: PythonLoop, it: _Iteration) -> int:
+    c = loop.counters
+    if c.t > loop.avg_start:
+        w_avg = cast(FloatArray, loop.w_avg)
+        c.n_avg += 1
+        w_avg += (loop.w - w_avg) / c.n_avg
+    return 0
+
+
+_STAGE_FUNCTIONS: dict[tuple[str, str], StageFunction] = {
+    ("size", "schedule"): _size,
+    ("size", "estimator"): _size_estimator,
+    ("draw", "sampler"): _draw,
+    ("draw", "overlapping"): _draw_overlapping,
+    **{("gradient", v): _gradient(v) for v in VARIANTS["gradient"]},
+    ("full_batch_test", "test"): _full_batch_test,
+    ("curvature_batch", "observe"): _curvature_batch,
+    ("estimator_pair", "take"): _estimator_pair,
+    ("direction", "model"): _direction,
+    ("direction", "gradient"): _direction_is_gradient,
+    ("direction", "composite"): _direction_is_gradient,
+    ("step", "time"): _step,
+    ("step", "point"): _step_at,
+    ("step", "search"): _search,
+    ("update", "axpy"): _update,
+    ("update", "projected"): _update_projected,
+    ("update", "composite"): _update_composite,
+    ("secant_pair", "evaluate"): _secant_pair(evaluate=True),
+    ("secant_pair", "searched"): _secant_pair(evaluate=False),
+    ("advance", "swap"): _advance(keep=False),
+    ("advance", "swap_gradient"): _advance(keep=False),
+    ("advance", "keep"): _advance(keep=True),
+    ("average", "average"): _average,
+}
+# every variant that runs has its function
+assert {k for k in _STAGE_FUNCTIONS} == {(name, v) for name, variants in STAGES
+                                         for v in variants if (name, v) not in IDLE}
+
+
+def _no_values(loop: PythonLoop, it: _Iteration) -> tuple[float, float]:
+    return 0.0, 0.0
+
+
+# The trace values of each stage (sqnopt.solver._stages.TRACE_VALUES).
+_TRACE_VALUES: dict[str, Callable[[PythonLoop, _Iteration], tuple[float, float]]] = {
+    "size": lambda loop, it: (float(it.size), 0.0),
+    "draw": lambda loop, it: (float(int(it.batch.sum())), 0.0),
+    "gradient": lambda loop, it: (it.loss, vsum(loop.g)),
+    "full_batch_test": lambda loop, it: (it.gnorm, 0.0),
+    "curvature_batch": lambda loop, it: (float(it.csize), float(it.ccode)),
+    "estimator_pair": lambda loop, it: (float(it.got_pair), float(it.pcode)),
+    "direction": lambda loop, it: (vsum(loop.d), 0.0),
+    "step": lambda loop, it: (it.eps, float(it.evals)),
+    "update": lambda loop, it: (vsum(loop.w_next), 0.0),
+    "secant_pair": lambda loop, it: (loop.loss_next, float(it.pcode)),
+    "advance": lambda loop, it: (loop.counters.prog_loss, loop.counters.prog_weight),
+    "average": lambda loop, it: (float(loop.counters.n_avg), vsum(cast(FloatArray, loop.w_avg))),
+}
+assert set(_TRACE_VALUES) == set(STAGE_NAMES)
+
+
 class PythonLoop:
     """Runs the driver iteration calling the kernels' Python-level methods (declarations as
     :class:`sqnopt.solver._loop.CompiledLoop`'s). The constructor builds the driver with the
     dense iterate; :meth:`with_iterate` builds it with an iterate representation."""
 
     iterate: IterateKernelLike | None = None
+    # the dense path's buffers and carry-over (set by the constructor; the stage functions above
+    # read them)
+    w: FloatArray
+    w_next: FloatArray
+    g: FloatArray
+    g_next: FloatArray
+    d: FloatArray
+    w_avg: FloatArray | None
+    loss_next: float
+    counters: Counters
     # the representation path's own fields (set by ``with_iterate``)
     radius: float = 0.0                     # the ball's radius (0: no projection)
     pending: list[IndexArray | None]        # batches restored from a checkpoint, not run yet
@@ -169,20 +478,12 @@ class PythonLoop:
                  grad_weight: FloatArray | None = None) -> None:
         if curvature.needs_curvature_batch and curvature_schedule is None:
             raise ValueError("the curvature model needs a curvature batch schedule")
-        # a kernel that makes composite steps (``composite_step``): no direction, the kernel
-        # takes w_t, the gradient and the step
-        self.composite = bool(getattr(curvature, "composite_step", False))
-        if self.composite and (projection is not None
-                               or bool(getattr(step, "line_search", False))):
+        if (bool(getattr(curvature, "composite_step", False))
+                and (projection is not None or bool(getattr(step, "line_search", False)))):
             raise ValueError("a curvature kernel that makes composite steps takes no projection "
                              "and no line search")
         self.obj = objective
         self.est = gradient
-        self.plain_est = gradient is None or bool(gradient.plain)
-        # capabilities beyond ``plain`` (see sqnopt/gradients/_base.pxd)
-        self.batch_est = self.plain_est or bool(getattr(gradient, "batch_gradient", False))
-        self.sizing_est = gradient is not None and bool(getattr(gradient, "sizes_batches", False))
-        self.pair_est = gradient is not None and bool(getattr(gradient, "overlap_pairs", False))
         self.gp = np.zeros_like(w)
         self.curv = curvature
         self.sched = schedule
@@ -196,26 +497,60 @@ class PythonLoop:
         self.counters = counters
         self.average = average
         self.avg_start = avg_start
+        self.gtol = 0.0
+        self.ftol = 0.0
+        self._plan()
         # The secant gradient kept for reuse (as in the compiled loop): s(w, prev_batch) is in
         # g_next when have_next; w_saved is checked at the start of the next run.
-        self.search = bool(getattr(step, "line_search", False))
-        self.point_step = bool(getattr(step, "uses_point", False))
-        self.prev_batch = np.zeros(
-            len(batch) if curvature.needs_secant_pair or self.search else 1, np.intp)
+        self.prev_batch = np.zeros(len(batch) if self.plan["advance"] == "keep" else 1, np.intp)
         self.w_saved = np.zeros_like(w)
         self.prev_size = 0
         self.have_next = False
         self.next_plain = False
         self.loss_next = 0.0
-        self.gtol = 0.0
-        self.ftol = 0.0
         self.prev_full_loss = float("nan")
+        self._trace: list[tuple[float, ...]] | None = None
         # the progressive validation loss: the gradient weights g_i of the data (None: 1) and
         # the objective's regulariser alone (NaN without one, see ObjectiveKernelLike)
         # (unit weights sum to the batch size exactly: no per-iteration sum for them)
         self.grad_weight = (None if grad_weight is None or bool(np.all(grad_weight == 1.0))
                             else grad_weight)
         self.reg_value = getattr(objective, "reg_value", None)
+
+    def _plan(self) -> None:
+        """Plan the stages (:func:`sqnopt.solver._stages.plan`) and take their functions, in
+        order (``gtol`` and ``ftol`` are set after construction: ``run`` plans again when
+        whether a tolerance is set changed)."""
+        self.planned_tolerances = self.gtol > 0.0 or self.ftol > 0.0
+        self.plan = self.stage_plan
+        codes = self.plan.codes
+        self._stages = [(STAGE_INDEX[name], codes[STAGE_INDEX[name]],
+                         _STAGE_FUNCTIONS[name, self.plan[name]], _TRACE_VALUES[name])
+                        for name in self.plan.active]
+
+    @property
+    def stage_plan(self) -> Plan:
+        """The stage variants this loop runs (:class:`sqnopt.solver._stages.Plan`)."""
+        return stage_plan(curvature=self.curv, step=self.step, projection=self.proj,
+                          sampler=self.sampler, gradient=self.est,
+                          tolerances=self.gtol > 0.0 or self.ftol > 0.0, average=self.average)
+
+    def start_trace(self, capacity: int) -> None:
+        """Record a stage trace from the next ``run`` on (``CompiledLoop.start_trace``)."""
+        if self.iterate is not None:
+            raise ValueError("the stage trace is of the dense iterate's stages")
+        self._trace = []
+        self._trace_capacity = max(int(capacity), 1)
+
+    def stop_trace(self) -> FloatArray:
+        """End the trace; its records ``(t, stage, variant, a, b)`` as an array."""
+        if self._trace is None:
+            raise ValueError("no trace was started")
+        records, self._trace = self._trace, None
+        if len(records) > self._trace_capacity:
+            raise ValueError(f"the trace overflowed its capacity {self._trace_capacity} "
+                             f"({len(records)} records)")
+        return np.array(records, dtype=np.float64).reshape(-1, 5)
 
     def _loss_part(self, loss: float, w: FloatArray) -> float:
         """``f_B(w) - lam/2 ||w_reg||^2`` (the compiled loop's arithmetic)."""
@@ -268,6 +603,8 @@ class PythonLoop:
             status = self._run_iterate(self.iterate, n_iter, max_samples)
             self._at_counters()
             return status
+        if self.planned_tolerances != (self.gtol > 0.0 or self.ftol > 0.0):
+            self._plan()            # the full-batch test is on or off now
         if not np.array_equal(self.w, self.w_saved):
             self.have_next = False      # w was changed between runs
             self.prev_full_loss = float("nan")
@@ -276,139 +613,28 @@ class PythonLoop:
         return status
 
     def _run(self, n_iter: int, max_samples: int) -> int:
+        """The stages of the plan, in order (:mod:`sqnopt.solver._stages`; the compiled twin is
+        ``CompiledLoop._run``)."""
         c = self.counters
-        w, w_next, g, g_next, d = self.w, self.w_next, self.g, self.g_next, self.d
-        # secant pairs: formed here (step 6), or supplied by an ``overlap_pairs`` estimator
-        est_pairs = bool(self.curv.needs_secant_pair) and self.pair_est
-        secant = bool(self.curv.needs_secant_pair) and not self.pair_est
-        search = self.search
-        keep_next = (secant or search) and self.batch_est
-        curvature_batch = bool(self.curv.needs_curvature_batch)
-        test_full = self.sampler.whole_at_n and (self.gtol > 0.0 or self.ftol > 0.0)
-        want_plain = secant or search or test_full
+        it = _Iteration()
+        stages, trace = self._stages, self._trace
+        runs = [run for _, _, run, _ in stages]
         for _ in range(n_iter):
             if max_samples > 0 and c.n_samples >= max_samples:
                 return LOOP_MAX_SAMPLES
-            size = int(self.sched.batch_size(c.t + 1))
-            if self.sizing_est:
-                assert self.est is not None
-                size = min(max(int(cast(Any, self.est).batch_size(size)), 1),
-                           self.sampler.n_samples)
-            try:
-                self.batch[:size] = self.sampler.draw(size)
-            except StopIteration:
-                return LOOP_EXHAUSTED
-            if self.pair_est:
-                self.batch[:size] = cast(Any, self.est).arrange(self.batch[:size])
-            batch = self.batch[:size]
-            if (self.have_next and size == self.prev_size
-                    and np.array_equal(batch, self.prev_batch[:size])):
-                g[:] = g_next           # s(w_t, B_t), evaluated last iteration
-                loss = self.loss_next
-                c.n_reused_samples += size
-                if self.pair_est:
-                    cast(Any, self.est).reused(w, g, size)
-            elif self.plain_est:
-                loss = float(self.obj.gradient(w, batch, g))
-                c.n_grad_evals += 1
-            else:
-                assert self.est is not None
-                loss, extra = self.est.estimate(self.obj, w, batch, g,
-                                                self.gp if want_plain and not self.batch_est
-                                                else None)
-                loss = float(loss)
-                c.n_estimator_samples += int(extra)
-                c.n_grad_evals += 1
-            self.have_next = False
-            gp = g if self.batch_est else self.gp
-            if not np.isfinite(loss):
-                return LOOP_NONFINITE_LOSS
-            c.loss_sum += loss
-            c.n_loss += 1
-            part = self._loss_part(loss, w)
-            if test_full and size >= self.sampler.n_samples:
-                gnorm = float(np.max(np.abs(gp)))
-                c.last_gnorm = gnorm
-                prev = self.prev_full_loss
-                if gnorm <= self.gtol or (self.ftol > 0.0 and 0.0 <= prev - loss <= self.ftol * max(
-                        abs(prev), abs(loss), 1.0)):
-                    c.n_samples += size         # evaluated at w_t; no step taken
-                    c.last_loss = loss
-                    return LOOP_GTOL if gnorm <= self.gtol else LOOP_FTOL
-                self.prev_full_loss = loss
-            if curvature_batch:
-                assert self.csched is not None
-                csize = int(self.csched.batch_size(c.t + 1))
-                try:
-                    self.cbatch[:csize] = self.sampler.draw(csize)
-                except StopIteration:
-                    return LOOP_EXHAUSTED
-                c.n_curvature_samples += csize
-                code = self.curv.observe_batch(self.obj, w, self.cbatch[:csize])
-                if _count_pair(code, c, unknown_fails=False):   # as the compiled loop
-                    return LOOP_CURVATURE_ERROR
-            if est_pairs and cast(Any, self.est).pair(w, self.v, self.r):
-                if _count_pair(int(self.curv.update_pair(self.v, self.r)), c, unknown_fails=True):
-                    return LOOP_CURVATURE_ERROR
-            if self.composite:
-                d[:] = g
-            else:
-                self.curv.direction(g, d)
-            extra = int(getattr(self.curv, "extra_samples", 0) or 0)
-            if extra:
-                c.n_curvature_samples += extra
-                setattr(self.curv, "extra_samples", 0)
-            if search:               # the Solver rules out a projection with a line search
-                eps, f_next, evals = cast(LineSearchKernelLike, self.step).search(
-                    self.obj, w, batch, loss, gp, d, w_next, g_next)
-                c.n_grad_evals += evals
-                c.n_search_samples += evals * size
-                if not np.isfinite(eps):
-                    c.last_loss = loss          # f_B(w_t): the monitor's precision test reads it
-                    return LOOP_LINE_SEARCH_FAILED
-                self.loss_next = float(f_next)
-            else:
-                eps = float(cast(PointStepKernelLike, self.step).step_at(c.t, loss, w, gp, d)
-                            if self.point_step else self.step.step_size(c.t))
-                if self.composite:
-                    if int(cast(Any, self.curv).composite_update(w, g, eps, w_next)) != 0:
-                        return LOOP_NONFINITE_ITERATE
-                else:
-                    np.subtract(w, eps * d, out=w_next)
-                    if self.proj is not None:
-                        self.proj.project(w_next)
-                    if not np.isfinite(w_next).all():
-                        return LOOP_NONFINITE_ITERATE
-            if secant and not search:
-                self.loss_next = float(self.obj.gradient(w_next, batch, g_next))
-                c.n_grad_evals += 1
-                c.n_secant_samples += size
-            if secant:
-                np.subtract(w_next, w, out=self.v)
-                np.subtract(g_next, gp, out=self.r)
-                if _count_pair(int(self.curv.update_pair(self.v, self.r)), c, unknown_fails=True):
-                    return LOOP_CURVATURE_ERROR
-            w[:] = w_next
-            if keep_next:
-                self.prev_batch[:size] = batch
-                self.prev_size = size
-                self.have_next = True
-                # g_next is the plain batch gradient at the new iterate (a checkpoint leaves it
-                # out and a restore recomputes it) unless a step rule formed it otherwise
-                self.next_plain = not search or bool(getattr(self.step, "plain_gradient", False))
-            c.t += 1
-            c.n_samples += size
-            c.last_step = eps
-            c.last_loss = loss
-            c.prog_loss += part * size
-            c.prog_weight += self._batch_weight(batch)
-            if self.average and c.t > self.avg_start:
-                assert self.w_avg is not None
-                c.n_avg += 1
-                self.w_avg += (w - self.w_avg) / c.n_avg
+            it.t = c.t
+            if trace is None:
+                for run in runs:
+                    status = run(self, it)
+                    if status:
+                        return status
+                continue
+            for index, code, run, values in stages:
+                status = run(self, it)
+                if status:
+                    return status
+                trace.append((float(it.t), float(index), float(code), *values(self, it)))
         return LOOP_DONE
-
-
 
     # ---- the iterate-representation path ---------------------------------------------------
 

@@ -62,6 +62,9 @@ def test_an_unbuilt_source_tree_says_how_to_build_it(tmp_path: Path) -> None:
 # finder on the import path sends SIGINT to the process the first time NumPy is looked up
 _INTERRUPT_NUMPY = """
 import os, signal, sys
+# Python's own Ctrl-C handler, as in a terminal: a child of a background job inherits SIGINT
+# ignored (POSIX shells start background commands so), and the signal would then not arrive
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 class Interrupt:
     def find_spec(self, name, path=None, target=None):
