@@ -40,7 +40,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -155,10 +155,11 @@ def _delimiter(path: Path, fmt: str) -> str | None:
 
 def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = "train",
                args: argparse.Namespace | None = None,
+               zero_based: bool | Literal["auto"] = "auto",
                ) -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
     """``(X, y, info)`` from a built-in name or a file; ``info["features"]`` describes how the
     features were made (stored in the model, so ``evaluate``/``predict`` make the same)."""
-    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin, load_svmlight
+    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin
 
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
         ds = BUILTIN_DATASETS[spec.lower()]
@@ -199,9 +200,13 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
                                    "featurizer": {"n_bags": feats.n_bags,
                                                   "numeric_bins": feats.numeric_bins,
                                                   "seed": feats.seed}}}
-    X, y = load_svmlight(path, n_features=n_features)
+    from sqnopt.datasets._io import load_svmlight_base
+
+    # the index base found here is the model's: test and prediction files are read with it
+    X, y, zero = load_svmlight_base(path, n_features=n_features, zero_based=zero_based)
     return X, y, {"source": str(path), "name": path.name,
-                  "features": {"format": "svmlight", "n_features": X.shape[1]}}
+                  "features": {"format": "svmlight", "n_features": X.shape[1],
+                               "zero_based": zero}}
 
 
 def _column_list(values: list[str] | None) -> list[str]:
@@ -258,7 +263,9 @@ def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
 
             n_given = args.n_features
             try:
-                X, y = load_svmlight(path, n_features=n_given)
+                X, y = load_svmlight(path, n_features=n_given,
+                                     zero_based=_index_base(feats) if trained_on == "svmlight"
+                                     else "auto")
             except ValueError as exc:
                 if n_given is not None and "n_features" in str(exc):
                     raise CLIError(f"{exc}; the model {args.model!r} has {n_model} "
@@ -744,6 +751,13 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
     return ckpt_out, resume
 
 
+def _index_base(features: Any) -> bool | Literal["auto"]:
+    """The index base the model's svmlight training file was read with (``"auto"`` when the
+    model does not record one, e.g. a file written before it did)."""
+    zero = features.get("zero_based") if isinstance(features, dict) else None
+    return zero if isinstance(zero, bool) else "auto"
+
+
 def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tuple[Any, Any]:
     """``--test`` data, made into the training data's features."""
     if features.get("format") == "csv":
@@ -754,7 +768,8 @@ def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tu
             raise CLIError(f"--test {args.test!r}: no such file")
         Xt, yt, _ = load_table(path, spec=features, delimiter=_delimiter(path, args.format))
     else:
-        Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args)
+        Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args,
+                               zero_based=_index_base(features))
     if Xt.shape[1] != d:
         raise CLIError(f"--test {args.test}: {Xt.shape[1]} features, the training data {d}; "
                        "use test data with the training data's features")
@@ -938,6 +953,8 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
               "streamed)")
     features: dict[str, Any] = (dict(table) if table is not None else
                                 {"format": fmt, "n_features": int(n_features)})
+    if fmt == "svmlight":
+        features["zero_based"] = bool(getattr(stream, "indices_zero_based", False))
     if featurizer is not None:
         features["featurizer"] = {"n_bags": featurizer.n_bags,
                                   "numeric_bins": featurizer.numeric_bins, "seed": featurizer.seed}

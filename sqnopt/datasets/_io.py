@@ -485,11 +485,13 @@ def _row_of(indptr: NDArray[Any], p: int) -> int:
 def _finish(lines: Any, values: NDArray[Any], raw_indices: NDArray[Any],
             indptr: NDArray[Any], y: NDArray[Any], *, n_features: int | None, zero_based: ZeroBased,
             dtype: Any, value_of: Callable[[int, int], float] | None = None,
-            own_indices: bool = False) -> tuple[Any, NDArray[np.float64]]:
+            own_indices: bool = False, base_out: list[int] | None = None
+            ) -> tuple[Any, NDArray[np.float64]]:
     """Checks that need the whole file (or chunk), then the CSR matrix. ``lines`` tells the
     line of a row (:class:`_Lines` or :class:`_Where`); ``value_of(p, row)`` the value of stored
     entry ``p`` as parsed (float64), when ``values`` hold it converted to ``dtype`` already;
-    ``own_indices``: ``raw_indices`` may be shifted in place (an array of the compiled path)."""
+    ``own_indices``: ``raw_indices`` may be shifted in place (an array of the compiled path);
+    ``base_out``: a list the index base found (0 or 1) is appended to."""
     n = int(y.shape[0])
     if n == 0:
         raise lines.error(None, "no samples found (an empty file, or only comments and blank "
@@ -508,6 +510,8 @@ def _finish(lines: Any, values: NDArray[Any], raw_indices: NDArray[Any],
     nnz = int(raw_indices.shape[0])
     lo = int(raw_indices.min()) if nnz else None
     base = _base(zero_based, lo)
+    if base_out is not None:
+        base_out.append(base)
     if base == 1 and nnz and lo == 0:
         row = _row_of(indptr, int(np.argmin(raw_indices)))
         raise lines.error(lines.line_of(row), _INDEX_ZERO)
@@ -580,7 +584,8 @@ def _parse_lines(lines: Iterable[bytes], *, n_features: int | None, zero_based: 
 
 
 def _finish_compiled(where: _Where, out: _CSRBuilder, *, n_features: int | None,
-                     zero_based: ZeroBased, dtype: Any) -> tuple[Any, NDArray[np.float64]]:
+                     zero_based: ZeroBased, dtype: Any, base_out: list[int] | None = None
+                     ) -> tuple[Any, NDArray[np.float64]]:
     values, indices, indptr, y = out.take()
 
     def value_of(p: int, row: int) -> float:
@@ -591,7 +596,8 @@ def _finish_compiled(where: _Where, out: _CSRBuilder, *, n_features: int | None,
         return float(parsed[2][p - int(indptr[row])]) if parsed is not None else float("inf")
 
     return _finish(where, values, indices, indptr, y, n_features=n_features,
-                   zero_based=zero_based, dtype=dtype, value_of=value_of, own_indices=True)
+                   zero_based=zero_based, dtype=dtype, value_of=value_of, own_indices=True,
+                   base_out=base_out)
 
 
 def _size_hint(fh: IO[bytes]) -> int | None:
@@ -602,6 +608,18 @@ def _size_hint(fh: IO[bytes]) -> int | None:
         except OSError:
             return None
     return None
+
+
+def load_svmlight_base(path: PathLike, *, n_features: int | None = None,
+                       zero_based: ZeroBased = "auto", dtype: Any = np.float64,
+                       ) -> tuple[Any, NDArray[np.float64], bool]:
+    """:func:`load_svmlight` and whether it read the indices as zero-based (what
+    ``zero_based="auto"`` decided): a test file of the same data is read with that base, since
+    it need not hold an index 0 itself."""
+    base: list[int] = []
+    X, y = _load_svmlight(path, n_features=n_features, zero_based=zero_based, dtype=dtype,
+                          base_out=base)
+    return X, y, base[0] == 0
 
 
 def load_svmlight(path: PathLike, *, n_features: int | None = None,
@@ -620,12 +638,17 @@ def load_svmlight(path: PathLike, *, n_features: int | None = None,
     ``n_features`` -- a largest index far beyond the data (more than
     ``max(2**20, 16 * (stored values + rows))``), which would make the model that wide.
     """
+    return _load_svmlight(path, n_features=n_features, zero_based=zero_based, dtype=dtype)
+
+
+def _load_svmlight(path: PathLike, *, n_features: int | None, zero_based: ZeroBased, dtype: Any,
+                   base_out: list[int] | None = None) -> tuple[Any, NDArray[np.float64]]:
     _check_n_features(n_features)
     source = str(path)
     if _engine() is None:
         lines = _Lines(source, lambda: open_binary(path))
         return _finish(lines, *_collect(lines), n_features=n_features, zero_based=zero_based,
-                       dtype=dtype)
+                       dtype=dtype, base_out=base_out)
     out = _CSRBuilder(dtype)
     with _Reader(path) as reader:
         size = _size_hint(reader.fh)
@@ -641,7 +664,7 @@ def load_svmlight(path: PathLike, *, n_features: int | None = None,
         except _ReadFailed:
             raise _located(path, reader.line - 1) from None
     return _finish_compiled(_Where(path), out, n_features=n_features, zero_based=zero_based,
-                            dtype=dtype)
+                            dtype=dtype, base_out=base_out)
 
 
 def _located(path: PathLike, after: int, one_based: bool = False) -> ValueError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sqnopt.cli import main
@@ -197,3 +198,39 @@ def test_demo_with_one_sample_is_an_option_error(capsys: pytest.CaptureFixture[s
     """Before: 'make_boxes needs n_samples >= 2', an internal function's name."""
     code, err = _run(capsys, "demo", "--n-samples", "1")
     assert code == 2 and "--n-samples: expected an integer >= 2" in err
+
+
+def _zero_based_pair(tmp_path: Path) -> tuple[Path, Path, np.ndarray]:
+    """A zero-based training file whose label is the sign of feature 2, and a test file of the
+    same data without feature 0 (so without an index 0: read one-based, every feature would
+    shift by one column)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    Xt = rng.normal(size=(40, 3))
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    train.write_text("".join(f"{int(x[2] > 0)} 0:{x[0]:.5f} 1:{x[1]:.5f} 2:{x[2]:.5f}\n"
+                             for x in X))
+    test.write_text("".join(f"{int(x[2] > 0)} 1:{x[1]:.5f} 2:{x[2]:.5f}\n" for x in Xt))
+    return train, test, (Xt[:, 2] > 0).astype(int)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "streamed"])
+def test_a_test_file_is_read_with_the_training_files_index_base(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, chunked: bool) -> None:
+    """Before (whole): the test file was read one-based by its own 'auto' (no index 0), its
+    features shifted by a column: test accuracy 0.26 on a problem the model solves, and
+    evaluate / predict refused or misread the file the same way."""
+    train, test, yt = _zero_based_pair(tmp_path)
+    model = tmp_path / "m.npz"
+    code = main(["train", str(train), "--test", str(test), "--model", str(model), "--history",
+                 str(tmp_path / "h.json"), "--progress", "never",
+                 *(["--chunk-size", "30"] if chunked else [])])
+    out = capsys.readouterr().out
+    assert code == 0
+    acc = float(out.split("test accuracy:")[1].split()[0])
+    assert acc > 0.9
+    assert main(["evaluate", str(model), str(test)]) == 0
+    assert float(capsys.readouterr().out.split("accuracy:")[1].split()[0]) > 0.9
+    assert main(["predict", str(model), str(test)]) == 0
+    pred = np.array([float(v) for v in capsys.readouterr().out.split()])
+    assert np.mean(pred == yt) > 0.9
