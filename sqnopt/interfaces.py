@@ -93,6 +93,7 @@ __all__ = [
     "PAIR_SKIPPED",
     "PROBABILISTIC",
     "BatchSchedule",
+    "BindingKernelLike",
     "Component",
     "CurvatureKernelLike",
     "CurvatureModel",
@@ -253,6 +254,21 @@ class GradientKernelLike(Protocol):
 
 
 @runtime_checkable
+class BindingKernelLike(Protocol):
+    """A curvature or gradient-estimator kernel that works on the objective's samples, not only
+    on the vectors the driver passes (a model that builds curvature from sample Hessians, as
+    SQB's bound or Hessian-vector L-BFGS; an estimator with a per-sample table or a snapshot,
+    as SAGA and SVRG): the solver calls ``bind`` once, after ``init`` and before the first
+    iteration, and again on new data (``Solver.rebind``). A kernel without it keeps no
+    data-dependent state. ``TypeError`` from a gradient estimator's ``bind`` means the
+    objective lacks what it needs: the solver reports the two as incompatible."""
+
+    def bind(self, objective: ObjectiveKernelLike) -> None:
+        """Attach the kernel to the objective kernel of the solve (its data and losses)."""
+        ...
+
+
+@runtime_checkable
 class ScheduleKernelLike(Protocol):
     def batch_size(self, k: int) -> int:
         """Minibatch size at iteration ``k = 1, 2, ...``."""
@@ -274,9 +290,10 @@ class PointStepKernelLike(StepKernelLike, Protocol):
     uses_point: bool
 
     def step_at(self, t: int, f: float, w: FloatArray, g: FloatArray, d: FloatArray) -> float:
-        """The step at iteration ``t`` from ``w`` along ``-d``: ``f`` the batch objective at
-        ``w``, ``g`` the gradient estimate ``d`` was made from. NaN stops the run (a non-finite
-        iterate)."""
+        """The step at iteration ``t`` from ``w`` along ``-d``: ``f`` the batch objective
+        ``f_B(w)``, ``g`` its gradient ``s(w, B)`` (the plain minibatch gradient, the one
+        ``f`` belongs to, whatever estimate -- SVRG's, SAGA's -- ``d`` was made from). NaN stops
+        the run (a non-finite iterate)."""
         ...
 
 
@@ -607,7 +624,7 @@ class StepRule(Component):
     #: ``search`` (:class:`LineSearchKernelLike`) instead of ``step_size``.
     line_search: ClassVar[bool] = False
     #: The step is a function of the point: the driver calls the kernel's ``step_at`` (with
-    #: the batch objective, the gradient estimate and the direction at ``w``;
+    #: the batch objective, its plain minibatch gradient and the direction at ``w``;
     #: :class:`PointStepKernelLike`) instead of ``step_size``. The iterate representations that
     #: keep no dense gradient do not run such a rule (the solve takes the generic loop).
     uses_point: ClassVar[bool] = False

@@ -21,6 +21,7 @@ from sqnopt.data import Dataset, check_sparse_structure, prepare
 from sqnopt.interfaces import (
     STRONGLY_CONVEX,
     BatchSchedule,
+    BindingKernelLike,
     Component,
     CurvatureKernelLike,
     CurvatureModel,
@@ -259,9 +260,8 @@ class _Builder(_SolverConfig):
                                               CurvatureKernelLike)
         _check_direction_declaration(self.curvature, curv_k)
         _check_composite_declaration(self.curvature, curv_k)
-        bind = getattr(curv_k, "bind", None)
-        if callable(bind):   # models that build curvature from the objective's samples
-            bind(obj_k)
+        if isinstance(curv_k, BindingKernelLike):   # curvature from the objective's samples
+            curv_k.bind(obj_k)
         step_k: StepKernelLike = _kernel(self.step, self.step.init_on_data(problem, data),
                                            StepKernelLike)
         proj_k: ProjectionKernelLike | None = None if self.projection is None else _kernel(
@@ -333,9 +333,8 @@ class _Builder(_SolverConfig):
         forget = getattr(state.curvature, "forget_samples", None)
         if callable(forget):          # a curvature kernel holding indices of the old samples
             forget()
-        bind = getattr(state.curvature, "bind", None)
-        if callable(bind):            # curvature built from the samples: the new objective's
-            bind(obj_k)
+        if isinstance(state.curvature, BindingKernelLike):   # curvature from the samples:
+            state.curvature.bind(obj_k)                         # the new objective's
         choice = self._make_loop(
             obj_k, state.gradient, state.curvature, sched_k, csched_k, state.step,
             state.projection, sampler, state.w, state.w_avg, buffers, state.counters,
@@ -644,10 +643,9 @@ def _vector_buffers(buffers: dict[str, Any], n_params: int) -> None:
 def _bind_gradient(component: GradientEstimator, kernel: Any, objective: Any) -> None:
     """Attach a gradient-estimator kernel to the objective kernel of the solve (a kernel without
     ``bind`` keeps no data-dependent state)."""
-    bind = getattr(kernel, "bind", None)
-    if callable(bind):
+    if isinstance(kernel, BindingKernelLike):
         try:
-            bind(objective)
+            kernel.bind(objective)
         except TypeError as exc:
             raise IncompatibleComponentsError(
                 f"gradient {component.describe()} cannot work with this objective: {exc}") from exc

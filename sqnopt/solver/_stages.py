@@ -188,9 +188,10 @@ def plan(*, curvature: Any, step: Any, projection: Any, sampler: Any,
     chosen["secant_pair"] = ("none" if not pairs or overlap else
                              "searched" if search else "evaluate", "curvature model")
     # the stages after the gradient that write g_next (a secant gradient, a search's) or read
-    # the plain batch gradient
+    # the plain batch gradient (a point step reads s(w, B), the gradient of the f_B it sees)
     writes_next = chosen["secant_pair"][0] != "none" or search
-    reads_plain = writes_next or chosen["full_batch_test"][0] == "test"
+    reads_plain = (writes_next or chosen["full_batch_test"][0] == "test"
+                   or chosen["step"][0] == "point")
     if plain:
         grad = "plain"
     elif bool(getattr(est, "batch_gradient", False)):

@@ -12,12 +12,13 @@ cdef class StepKernel:
     # out and a restore recomputes it, bit for bit).
     cdef readonly bint plain_gradient
     # True: the step depends on the point: the driver calls cy_step_at (with the batch
-    # objective, the gradient estimate and the direction at w) instead of cy_step_size.
+    # objective, its plain minibatch gradient and the direction at w) instead of cy_step_size.
     cdef readonly bint uses_point
 
     cdef double cy_step_size(self, Py_ssize_t t) noexcept nogil
     # The step at iteration t from w (n parameters) along -d, f the batch objective at w and g
-    # the gradient estimate d was made from (a step that is a function of the point: Polyak's,
+    # its gradient s(w, B) -- the plain minibatch gradient, whatever estimate d was made from
+    # (a step that is a function of the point: Polyak's,
     # Barzilai-Borwein's). The default is cy_step_size(t).
     cdef double cy_step_at(self, Py_ssize_t t, double f, const double* w, const double* g,
                            const double* d, Py_ssize_t n) noexcept nogil

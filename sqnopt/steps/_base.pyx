@@ -66,7 +66,7 @@ cdef class StepKernel:
 
     def step_at(self, Py_ssize_t t, double f, w, g, d) -> float:
         """Step at iteration ``t >= 0`` from ``w`` along ``-d``, ``f`` the batch objective at
-        ``w`` and ``g`` the gradient estimate (``cy_step_at``; arrays of one length)."""
+        ``w`` and ``g`` its plain minibatch gradient (``cy_step_at``; arrays of one length)."""
         if t < 0:
             raise ValueError("iterations are numbered from t = 0")
         cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)

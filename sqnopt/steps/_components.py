@@ -137,7 +137,8 @@ class Polyak(StepRule):
     .. math:: \epsilon_t = \min\Big(\frac{f_B(w_t) - f_{\min}}{c\, g_t^\top d_t},\;
               \epsilon_{\max}\Big),
 
-    ``f_B`` the iteration's batch objective, ``g_t`` the gradient estimate and ``d_t`` the
+    ``f_B`` the iteration's batch objective, ``g_t`` its gradient (the plain minibatch gradient,
+    also under a variance-reduced estimate) and ``d_t`` the
     direction (``w_{t+1} = w_t - eps_t d_t``). Polyak (*Introduction to Optimization*, 1987)
     steps by the gap to the optimal value; Loizou, Vaswani, Laradji & Lacoste-Julien
     (*Stochastic Polyak step-size for SGD*, AISTATS 2021) take it on each batch with the batch's

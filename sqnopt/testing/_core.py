@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from sqnopt.interfaces import (
     BatchSchedule,
+    BindingKernelLike,
     Component,
     CurvatureModel,
     GradientEstimator,
@@ -383,9 +384,8 @@ class Suite:
         """A new kernel for ``setup``, prepared as the solver prepares one (``init``, then
         ``bind`` to the objective kernel where the kernel has it)."""
         kernel = self.component.init(setup.problem)
-        bind = getattr(kernel, "bind", None)
-        if callable(bind):
-            bind(setup.objective)
+        if isinstance(kernel, BindingKernelLike):
+            kernel.bind(setup.objective)
         return kernel
 
     def drive(self, kernel: Any, setup: Setup, steps: range) -> Outputs:

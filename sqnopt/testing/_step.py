@@ -17,7 +17,17 @@ from typing import Any, get_args
 import numpy as np
 
 from sqnopt.interfaces import SMOOTH, STRONGLY_CONVEX, DirectionScale, StepKernelLike
-from sqnopt.testing._core import Check, Outputs, Setup, Suite, allclose, fail, max_rel
+from sqnopt.testing._core import (
+    Check,
+    Outputs,
+    Setup,
+    Suite,
+    allclose,
+    copy_tree,
+    fail,
+    first_difference,
+    max_rel,
+)
 
 __all__ = ["StepSuite"]
 
@@ -116,16 +126,34 @@ class StepSuite(Suite):
                 f = float(obj.gradient(w, batch, g))
         return chain
 
+    def _point(self, setup: Setup, t: int) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+        """The inputs ``(w, f, g, d)`` a point step sees at step ``t`` of the drive: a point
+        of a seeded walk (step ``t`` near step ``t - 1``, as iterates are), the batch
+        objective and gradient there, the gradient scaled by 1, 2, 1/2 in turn."""
+        p = setup.problem.n_params
+        rng = np.random.default_rng([self.seed, 35])
+        w = 0.2 * rng.normal(size=p)
+        for _ in range(t):
+            w = w + 0.02 * rng.normal(size=p)
+        g = np.zeros(p)
+        f = float(setup.objective.gradient(w, self._batch(setup), g))
+        return w, f, g, g * (1.0, 2.0, 0.5)[t % 3]
+
     def drive(self, kernel: Any, setup: Setup, steps: range) -> Outputs:
-        """Per step ``t``: ``step_size(t)``, and for a line search the search of the chain's
-        step ``t`` (:meth:`_chain`) on the objective's batch: ``(eps, f_next, evaluations)``,
-        ``w_next`` and ``g_next``."""
+        """Per step ``t``: ``step_size(t)``; for a point step ``step_at`` at the drive's point
+        of step ``t`` (:meth:`_point`); for a line search the search of the chain's step ``t``
+        (:meth:`_chain`) on the objective's batch: ``(eps, f_next, evaluations)``, ``w_next``
+        and ``g_next``."""
         out: Outputs = []
         search = bool(getattr(kernel, "line_search", False))
+        point = bool(getattr(kernel, "uses_point", False))
         chain = self._chain(setup, steps.stop) if search else []
         p = setup.problem.n_params
         for t in steps:
             out.append((f"step {t} step_size", float(kernel.step_size(t))))
+            if point:
+                w, f, g, d = self._point(setup, t)
+                out.append((f"step {t} step_at", float(kernel.step_at(t, f, w, g, d))))
             if search:
                 w, f, g, d = chain[t]
                 w_next, g_next = np.zeros(p), np.zeros(p)
@@ -194,12 +222,17 @@ class StepSuite(Suite):
 
     def check_step_at(self) -> str | None:
         """A step that uses the point: a finite step >= 0 along descent directions of the
-        objective's batches, the inputs unchanged, the same step asked again (a function of
-        the point and ``t``)."""
+        objective's batches, the inputs unchanged, and the same step asked again from the same
+        state: a function of the point and ``t`` -- or, for a kernel that declares state
+        (``get_state`` not empty: a Barzilai-Borwein step keeps the last point and gradient),
+        of the point, ``t`` and that state (asked again after ``set_state`` of the state it
+        had, it returns the same step and moves to the same state)."""
         setup = self.setup()
         obj = setup.objective
         p, N = setup.problem.n_params, setup.problem.n_samples
         kernel = self.fresh(setup)
+        get = getattr(kernel, "get_state", None)
+        stateful = callable(get) and bool(get())
         rng = np.random.default_rng([self.seed, 34])
         steps = []
         for t in _TS:
@@ -209,6 +242,7 @@ class StepSuite(Suite):
             f = float(obj.gradient(w, batch, g))
             for d in (g.copy(), g * rng.uniform(0.5, 2.0, size=p)):   # gradient, preconditioned
                 ins = (w.copy(), g.copy(), d.copy())
+                before = copy_tree(kernel.get_state()) if stateful else None
                 eps = kernel.step_at(t, f, w, g, d)
                 if not all(np.array_equal(a, b) for a, b in zip(ins, (w, g, d))):
                     fail(f"step_at({t}, ...) modified w, g or d")
@@ -218,8 +252,19 @@ class StepSuite(Suite):
                 if not (math.isfinite(float(eps)) and float(eps) >= 0):
                     fail(f"step_at({t}, ...) = {float(eps)!r} along a descent direction at a "
                          "finite point: steps must be finite and >= 0")
-                if float(kernel.step_at(t, f, w, g, d)) != float(eps):
-                    fail(f"step_at({t}, ...) is not a function of its arguments")
+                if before is not None:
+                    after = copy_tree(kernel.get_state())
+                    kernel.set_state(copy_tree(before))
+                    if float(kernel.step_at(t, f, w, g, d)) != float(eps):
+                        fail(f"step_at({t}, ...) is not a function of its arguments and the "
+                             "kernel's declared state")
+                    diff = first_difference(kernel.get_state(), after, "state")
+                    if diff is not None:
+                        fail(f"step_at({t}, ...) from the same state and arguments leaves "
+                             f"another state ({diff})")
+                elif float(kernel.step_at(t, f, w, g, d)) != float(eps):
+                    fail(f"step_at({t}, ...) is not a function of its arguments (a kernel whose "
+                         "step depends on earlier calls declares that state: get_state)")
                 steps.append(float(eps))
         return f"steps in [{min(steps):.4g}, {max(steps):.4g}]"
 

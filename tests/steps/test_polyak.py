@@ -108,3 +108,25 @@ def test_full_batch_polyak_lbfgs_converges() -> None:
     res = Solver(LogLoss(lam=1e-2), LBFGS(memory=10), Full(),
                  Polyak(eps_max=1.0, c=1.0, f_min=fstar - 1e-9), max_iter=300).fit(X, y)
     assert float(res.fun) - fstar < 1e-6 * fstar
+
+
+@pytest.mark.parametrize("gradient", ["svrg", "saga"])
+def test_under_a_variance_reduced_estimate_the_step_sees_the_batch_gradient(
+        gradient: str) -> None:
+    """With SVRG or SAGA and the identity, the step is taken from ``f_B(w)`` and its plain
+    gradient ``s(w, B)``, the driver computing it beside the estimate (the two loops alike).
+    Unfilled, that gradient was 0 and so was every step; now the steps are the formula's -- 0
+    only where the estimate is no descent direction for the batch (``g'd <= 0``) -- and the
+    run moves."""
+    X, y = _boxes()
+    steps: dict[str, list[float]] = {"compiled": [], "python": []}
+    ws = {}
+    for path, record in steps.items():
+        res = Solver(LogLoss(lam=1e-3), Identity(), Fixed(10), Polyak(eps_max=1.0),
+                     gradient=gradient, random_state=0, max_iter=30, report_every=1,
+                     path=path, callback=lambda info, r=record: r.append(info.step)).fit(X, y)
+        ws[path] = res.w
+    assert steps["compiled"] == steps["python"]
+    taken = [e for e in steps["compiled"] if e > 0.0]
+    assert min(steps["compiled"]) >= 0.0 and len(taken) >= 27 and np.any(ws["compiled"] != 0.0)
+    np.testing.assert_array_equal(ws["compiled"], ws["python"])

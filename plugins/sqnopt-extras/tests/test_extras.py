@@ -222,11 +222,6 @@ def test_three_compiled_against_three_twins_bit_for_bit():
     assert res.fun < 0.05
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sqnopt core: the driver passes step_at the plain-gradient buffer, which it fills only "
-    "when a secant model asks for s(w, B) (sqnopt/solver/_loop.pyx and _pyloop.py); with a "
-    "variance-reduced estimator and the identity the buffer stays 0, so a point step is 0 "
-    "(the built-in Polyak with SVRG or SAGA alike)"))
 @pytest.mark.parametrize("step", [DecayingPolyak(), DecayingPolyakNumPy()],
                          ids=["compiled", "numpy"])
 def test_a_point_step_with_a_variance_reduced_estimate_moves(step):
