@@ -40,7 +40,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -74,6 +74,8 @@ def parse_component(text: str) -> str | tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise CLIError(f"bad parameter {item!r} in {text!r}; write name:key=value,key=value")
+        if key.strip() in params:
+            raise CLIError(f"parameter {key.strip()!r} is given twice in {text!r}; keep one")
         params[key.strip()] = _literal(value.strip())
     return name, params
 
@@ -125,6 +127,26 @@ def _table_format(path: Path, fmt: str) -> str:
     return detected
 
 
+def _check_format_options(fmt: str, source: str, args: argparse.Namespace | None) -> None:
+    """Refuse training options that do not apply to the data's format: they would be ignored
+    in silence, and the model would not be the one asked for."""
+    if args is None:
+        return
+    if fmt in ("csv", "tsv"):
+        if getattr(args, "n_features", None) is not None:
+            raise CLIError(f"--n-features sets the width of svmlight data, but {source} is read "
+                           "as a CSV/TSV table, whose features come from its columns: remove "
+                           "--n-features")
+        return
+    given = [opt for opt, attr in (("--target", "target"), ("--categorical", "categorical"),
+                                   ("--drop", "drop")) if getattr(args, attr, None)]
+    if given:
+        raise CLIError(f"{'/'.join(given)} name{'s' if len(given) == 1 else ''} columns of a "
+                       f"CSV/TSV table, but {source} is read as {fmt} data, which has none: "
+                       "remove the option, or pass --format csv (or tsv) if the file is a table "
+                       "with a header row")
+
+
 def _delimiter(path: Path, fmt: str) -> str | None:
     from sqnopt.datasets import table_delimiter
 
@@ -133,13 +155,15 @@ def _delimiter(path: Path, fmt: str) -> str | None:
 
 def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = "train",
                args: argparse.Namespace | None = None,
+               zero_based: bool | Literal["auto"] = "auto",
                ) -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
     """``(X, y, info)`` from a built-in name or a file; ``info["features"]`` describes how the
     features were made (stored in the model, so ``evaluate``/``predict`` make the same)."""
-    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin, load_svmlight
+    from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin
 
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
         ds = BUILTIN_DATASETS[spec.lower()]
+        _check_format_options("svmlight", f"the built-in {ds.name}", args)
         X, y = load_builtin(ds.name, split)  # type: ignore[arg-type]
         return X, y, {"source": f"{ds.name} (built-in, {split}; {ds.license})",
                       "name": f"{ds.name} ({split})",
@@ -150,6 +174,7 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
         known = ", ".join(sorted(BUILTIN_DATASETS))
         raise CLIError(f"data {spec!r}: no such file, and not a built-in dataset ({known})")
     fmt = _table_format(path, fmt)
+    _check_format_options(fmt, str(path), args)
     if fmt in ("csv", "tsv"):
         from sqnopt.datasets import load_table
 
@@ -175,9 +200,13 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
                                    "featurizer": {"n_bags": feats.n_bags,
                                                   "numeric_bins": feats.numeric_bins,
                                                   "seed": feats.seed}}}
-    X, y = load_svmlight(path, n_features=n_features)
+    from sqnopt.datasets._io import load_svmlight_base
+
+    # the index base found here is the model's: test and prediction files are read with it
+    X, y, zero = load_svmlight_base(path, n_features=n_features, zero_based=zero_based)
     return X, y, {"source": str(path), "name": path.name,
-                  "features": {"format": "svmlight", "n_features": X.shape[1]}}
+                  "features": {"format": "svmlight", "n_features": X.shape[1],
+                               "zero_based": zero}}
 
 
 def _column_list(values: list[str] | None) -> list[str]:
@@ -234,7 +263,9 @@ def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
 
             n_given = args.n_features
             try:
-                X, y = load_svmlight(path, n_features=n_given)
+                X, y = load_svmlight(path, n_features=n_given,
+                                     zero_based=_index_base(feats) if trained_on == "svmlight"
+                                     else "auto")
             except ValueError as exc:
                 if n_given is not None and "n_features" in str(exc):
                     raise CLIError(f"{exc}; the model {args.model!r} has {n_model} "
@@ -420,6 +451,11 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
         if key in params:
             raise CLIError(f"--preset {name}: give the regularisation with --alpha, not {key}=")
     kwargs: dict[str, Any] = dict(params)
+    if ("objective" in kwargs or args.loss is not None) and "objective" not in accepted:
+        given = "objective=" if "objective" in kwargs else "--loss"
+        raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
+                       f"drop {given}, or compose the components with --loss/--curvature/"
+                       "--schedule/--step")
     if "objective" in kwargs and args.loss is not None:
         raise CLIError(f"--preset {name}: the loss is given twice (objective= and --loss); "
                        "keep one")
@@ -429,16 +465,21 @@ def _preset(args: argparse.Namespace, alpha: float) -> Any:
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--preset {name}: objective={kwargs['objective']!r}: {exc}") from None
     if args.loss is not None:
-        if "objective" not in accepted:
-            raise CLIError(f"--preset {name} fixes its loss ({factory(lam=alpha).objective.name}); "
-                           "drop --loss, or compose the components with --loss/--curvature/"
-                           "--schedule/--step")
         kwargs["objective"] = objective_with_lam(parse_component(args.loss), alpha)
     kwargs["lam"] = None if "objective" in kwargs else alpha
     try:
         return factory(**kwargs)
     except TypeError as exc:
         known = ", ".join(k for k in accepted if k not in ("lam", "solver_kwargs"))
+        twice = re.search(r"multiple values for keyword argument '(\w+)'", str(exc))
+        if twice is not None and twice.group(1) in params:
+            # a Solver keyword the preset's factory sets itself (a component it composes):
+            # the component options override a preset's parts, NAME:key= cannot
+            key = twice.group(1)
+            fix = (f"pass {CLI_OPTIONS[key]} instead, which overrides that part of the preset"
+                   if key in CLI_OPTIONS else "compose the solver in Python to change it")
+            raise CLIError(f"--preset {name} sets its {key} itself, so '{key}' is not one of "
+                           f"its parameters ({known}); {fix}") from None
         raise CLIError(f"--preset {name}: {exc}; its parameters: {known}") from None
 
 
@@ -734,6 +775,13 @@ def _checkpoint_options(args: argparse.Namespace, *outputs: Path) -> tuple[Path 
     return ckpt_out, resume
 
 
+def _index_base(features: Any) -> bool | Literal["auto"]:
+    """The index base the model's svmlight training file was read with (``"auto"`` when the
+    model does not record one, e.g. a file written before it did)."""
+    zero = features.get("zero_based") if isinstance(features, dict) else None
+    return zero if isinstance(zero, bool) else "auto"
+
+
 def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tuple[Any, Any]:
     """``--test`` data, made into the training data's features."""
     if features.get("format") == "csv":
@@ -744,7 +792,8 @@ def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tu
             raise CLIError(f"--test {args.test!r}: no such file")
         Xt, yt, _ = load_table(path, spec=features, delimiter=_delimiter(path, args.format))
     else:
-        Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args)
+        Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args,
+                               zero_based=_index_base(features))
     if Xt.shape[1] != d:
         raise CLIError(f"--test {args.test}: {Xt.shape[1]} features, the training data {d}; "
                        "use test data with the training data's features")
@@ -793,6 +842,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         if not path.exists():
             raise CLIError(f"data {args.data!r}: no such file, and not a built-in dataset")
         fmt = _table_format(path, args.format)
+    _check_format_options(fmt, str(path), args)
     if fmt in ("csv", "tsv") and _column_list(getattr(args, "drop", None)):
         raise CLIError("--drop does not work with --chunk-size: a streamed table reads every "
                        "column; remove the columns from the file first, or drop --chunk-size "
@@ -826,8 +876,9 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         stream = stream_chunks(criteo_chunks, n_features=featurizer.n_features,
                                classes=[0.0, 1.0], name=str(path))
     else:
+        # the index base as the file read whole finds it: one-based unless an index 0 occurs
         stream = stream_svmlight(path, chunk_size=args.chunk_size, n_features=args.n_features,
-                                 cache=cache or False)
+                                 zero_based="auto", cache=cache or False)
     n_features = int(stream.n_features)
     classes = np.asarray(stream.classes)
     n_rows = stream.n_rows
@@ -909,8 +960,11 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                                f"training table {n_features}: the test table needs the same "
                                "columns")
         elif featurizer is None:
+            # the training file's index base: a test file need not hold an index 0
             test_stream = stream_svmlight(test_path, chunk_size=args.chunk_size,
-                                          n_features=n_features, classes=classes)
+                                          n_features=n_features, classes=classes,
+                                          zero_based=bool(getattr(stream, "indices_zero_based",
+                                                                  False)))
         else:
             test_stream = stream_chunks(lambda: criteo_chunks(test_path),
                                         n_features=n_features, classes=classes)
@@ -923,6 +977,8 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
               "streamed)")
     features: dict[str, Any] = (dict(table) if table is not None else
                                 {"format": fmt, "n_features": int(n_features)})
+    if fmt == "svmlight":
+        features["zero_based"] = bool(getattr(stream, "indices_zero_based", False))
     if featurizer is not None:
         features["featurizer"] = {"n_bags": featurizer.n_bags,
                                   "numeric_bins": featurizer.numeric_bins, "seed": featurizer.seed}
@@ -1294,7 +1350,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise CLIError(f"--n-samples x --n-features = {args.n_samples * args.n_features} "
                        f"entries; the demo's dense data is limited to {_DEMO_MAX_ENTRIES:.0e}")
     X, y = make_boxes(args.n_samples, args.n_features, random_state=args.seed)
-    solver = Solver(SquaredHinge(lam=1e-4), args.curvature, Fixed(5),
+    solver = Solver(SquaredHinge(lam=1e-4), parse_component(args.curvature), Fixed(5),
                     Decaying(eps0=2e-2, T0=100), max_samples=args.samples,
                     random_state=args.seed, history_every=max(1, args.samples // 5 // 5))
     with warnings.catch_warnings(record=True) as caught:    # printed as train prints them
@@ -1369,7 +1425,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV/TSV: encode these columns as categories whatever their values "
                    "(codes that look like numbers, a column mixing numbers and text); other "
                    "columns are numeric when every value is a finite number, categorical when "
-                   "none is, and an error naming the line otherwise")
+                   "none is (numbers written with a comma, 1,000 or 0,5, are an error), and "
+                   "an error naming the line otherwise")
     p.add_argument("--drop", metavar="COLUMN[,COLUMN...]", action="append",
                    help="CSV/TSV: leave these columns out (identifiers, free text)")
     p.add_argument("--encoding", choices=("onehot", "hash"), default="onehot",
@@ -1512,10 +1569,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="solve the paper-003 synthetic squared-hinge problem",
                        formatter_class=_HelpFormatter)
-    p.add_argument("--n-samples", type=_positive_int, default=10_000, help="training samples")
+    p.add_argument("--n-samples", type=_number(int, 2, False, "an integer >= 2 (two boxes)"),
+                   default=10_000, help="training samples")
     p.add_argument("--n-features", type=_positive_int, default=100, help="features")
     p.add_argument("--samples", type=_positive_int, default=40_000, help="samples to process (Lt)")
-    p.add_argument("--curvature", default="identity", help="registered curvature model name")
+    p.add_argument("--curvature", default="identity",
+                   help="curvature model: NAME[:k=v,...], as for train")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=_cmd_demo)
     return parser

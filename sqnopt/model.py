@@ -229,8 +229,36 @@ class LinearModel:
         return Xc
 
     def decision_function(self, X: Any) -> FloatArray:
-        """Scores: shape ``(n,)`` for a binary model, ``(n, n_classes)`` otherwise."""
-        return self.scores_of(self._check_X(X))
+        """Scores: shape ``(n,)`` for a binary model, ``(n, n_classes)`` otherwise.
+
+        Scores that overflow float64 (a finite coefficient times a finite feature beyond
+        ``1.8e308``, or two such products of opposite signs that make NaN) are an error: labels
+        and probabilities from them would be arbitrary. A trained model never gets there
+        (training refuses features whose squares overflow and stops a diverging run), so the
+        model file is damaged or the data are on another scale than the training data."""
+        Xc = self._check_X(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self.scores_of(Xc)
+        if not np.all(np.isfinite(scores)):
+            raise ValueError(self._overflow_message(Xc, scores))
+        return scores
+
+    def _overflow_message(self, Xc: Any, scores: FloatArray) -> str:
+        bad = ~np.isfinite(scores.reshape(scores.shape[0], -1))
+        rows = np.flatnonzero(bad.any(axis=1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            coef, intercept = self.raw_coefficients()
+        top_coef = float(np.max(np.abs(np.concatenate([coef.ravel(), intercept]))))
+        row = Xc[int(rows[0])]
+        values = np.abs(row.toarray() if sp.issparse(row) else np.asarray(row, dtype=np.float64))
+        top_x = float(values.max()) if values.size else 0.0
+        return (f"the scores of {rows.shape[0]} of {scores.shape[0]} rows overflow float64 "
+                f"(first row {int(rows[0])}: features up to {top_x:.3g} in absolute value, "
+                f"model coefficients up to {top_coef:.3g}), so their labels and probabilities "
+                "would be arbitrary. A trained model does not get there: check that the model "
+                "file is the one training wrote and that the data are on the scale of the "
+                "training data (train with --scale / a scaler for features of very different "
+                "sizes)")
 
     def scores_of(self, Xc: Any, n_jobs: int | None = 1) -> FloatArray:
         """:meth:`decision_function` of an already validated matrix (no checks, no copy). A

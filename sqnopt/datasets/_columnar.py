@@ -46,6 +46,8 @@ from sqnopt.datasets._table import (
     TARGET_NAMES,
     _show,
     categorical_fix,
+    check_boolean_labels,
+    check_header,
     missing_label_error,
     missing_number_error,
     table_delimiter,
@@ -197,15 +199,7 @@ class _CSVStream(ChunkStream):
                              f"data ({type(exc).__name__}: {exc})") from None
         finally:
             fh.close()
-        header = [h.strip() for h in header]
-        if any(not h for h in header):
-            raise ValueError(f"{self.path}: line 1: the header has an empty column name; every "
-                             "column needs a name")
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{self.path}: line 1: the header names the columns {dup} twice; "
-                             "column names must be unique")
-        return header
+        return check_header(header, self.delimiter, str(self.path))
 
     def _block_widths(self) -> list[int]:
         if self.encoding == "hash":
@@ -551,6 +545,7 @@ class _CSVStream(ChunkStream):
         elif all(x is not None for x in numbers):
             classes = np.unique(np.array(numbers, dtype=np.float64) + 0.0)
         else:
+            check_boolean_labels(labels, str(self.path), self.target)
             classes = np.array(sorted(labels))
         return rows, self._width(), classes, None
 

@@ -485,11 +485,13 @@ def _row_of(indptr: NDArray[Any], p: int) -> int:
 def _finish(lines: Any, values: NDArray[Any], raw_indices: NDArray[Any],
             indptr: NDArray[Any], y: NDArray[Any], *, n_features: int | None, zero_based: ZeroBased,
             dtype: Any, value_of: Callable[[int, int], float] | None = None,
-            own_indices: bool = False) -> tuple[Any, NDArray[np.float64]]:
+            own_indices: bool = False, base_out: list[int] | None = None
+            ) -> tuple[Any, NDArray[np.float64]]:
     """Checks that need the whole file (or chunk), then the CSR matrix. ``lines`` tells the
     line of a row (:class:`_Lines` or :class:`_Where`); ``value_of(p, row)`` the value of stored
     entry ``p`` as parsed (float64), when ``values`` hold it converted to ``dtype`` already;
-    ``own_indices``: ``raw_indices`` may be shifted in place (an array of the compiled path)."""
+    ``own_indices``: ``raw_indices`` may be shifted in place (an array of the compiled path);
+    ``base_out``: a list the index base found (0 or 1) is appended to."""
     n = int(y.shape[0])
     if n == 0:
         raise lines.error(None, "no samples found (an empty file, or only comments and blank "
@@ -508,6 +510,8 @@ def _finish(lines: Any, values: NDArray[Any], raw_indices: NDArray[Any],
     nnz = int(raw_indices.shape[0])
     lo = int(raw_indices.min()) if nnz else None
     base = _base(zero_based, lo)
+    if base_out is not None:
+        base_out.append(base)
     if base == 1 and nnz and lo == 0:
         row = _row_of(indptr, int(np.argmin(raw_indices)))
         raise lines.error(lines.line_of(row), _INDEX_ZERO)
@@ -580,7 +584,8 @@ def _parse_lines(lines: Iterable[bytes], *, n_features: int | None, zero_based: 
 
 
 def _finish_compiled(where: _Where, out: _CSRBuilder, *, n_features: int | None,
-                     zero_based: ZeroBased, dtype: Any) -> tuple[Any, NDArray[np.float64]]:
+                     zero_based: ZeroBased, dtype: Any, base_out: list[int] | None = None
+                     ) -> tuple[Any, NDArray[np.float64]]:
     values, indices, indptr, y = out.take()
 
     def value_of(p: int, row: int) -> float:
@@ -591,7 +596,8 @@ def _finish_compiled(where: _Where, out: _CSRBuilder, *, n_features: int | None,
         return float(parsed[2][p - int(indptr[row])]) if parsed is not None else float("inf")
 
     return _finish(where, values, indices, indptr, y, n_features=n_features,
-                   zero_based=zero_based, dtype=dtype, value_of=value_of, own_indices=True)
+                   zero_based=zero_based, dtype=dtype, value_of=value_of, own_indices=True,
+                   base_out=base_out)
 
 
 def _size_hint(fh: IO[bytes]) -> int | None:
@@ -602,6 +608,18 @@ def _size_hint(fh: IO[bytes]) -> int | None:
         except OSError:
             return None
     return None
+
+
+def load_svmlight_base(path: PathLike, *, n_features: int | None = None,
+                       zero_based: ZeroBased = "auto", dtype: Any = np.float64,
+                       ) -> tuple[Any, NDArray[np.float64], bool]:
+    """:func:`load_svmlight` and whether it read the indices as zero-based (what
+    ``zero_based="auto"`` decided): a test file of the same data is read with that base, since
+    it need not hold an index 0 itself."""
+    base: list[int] = []
+    X, y = _load_svmlight(path, n_features=n_features, zero_based=zero_based, dtype=dtype,
+                          base_out=base)
+    return X, y, base[0] == 0
 
 
 def load_svmlight(path: PathLike, *, n_features: int | None = None,
@@ -620,12 +638,17 @@ def load_svmlight(path: PathLike, *, n_features: int | None = None,
     ``n_features`` -- a largest index far beyond the data (more than
     ``max(2**20, 16 * (stored values + rows))``), which would make the model that wide.
     """
+    return _load_svmlight(path, n_features=n_features, zero_based=zero_based, dtype=dtype)
+
+
+def _load_svmlight(path: PathLike, *, n_features: int | None, zero_based: ZeroBased, dtype: Any,
+                   base_out: list[int] | None = None) -> tuple[Any, NDArray[np.float64]]:
     _check_n_features(n_features)
     source = str(path)
     if _engine() is None:
         lines = _Lines(source, lambda: open_binary(path))
         return _finish(lines, *_collect(lines), n_features=n_features, zero_based=zero_based,
-                       dtype=dtype)
+                       dtype=dtype, base_out=base_out)
     out = _CSRBuilder(dtype)
     with _Reader(path) as reader:
         size = _size_hint(reader.fh)
@@ -641,7 +664,7 @@ def load_svmlight(path: PathLike, *, n_features: int | None = None,
         except _ReadFailed:
             raise _located(path, reader.line - 1) from None
     return _finish_compiled(_Where(path), out, n_features=n_features, zero_based=zero_based,
-                            dtype=dtype)
+                            dtype=dtype, base_out=base_out)
 
 
 def _located(path: PathLike, after: int, one_based: bool = False) -> ValueError:
@@ -660,7 +683,7 @@ def scan_svmlight(path: PathLike, *, zero_based: bool = False, block: int | None
     ``block`` bytes at a time (default :data:`BLOCK_SIZE`): ``(n_rows, n_features, sorted
     labels)``, ``n_features`` = largest index + 1, or largest index for one-based files;
     bounded like :func:`load_svmlight`."""
-    rows, width, labels, _ = _scan(path, zero_based=zero_based, block=block)
+    rows, width, labels, _, _ = _scan(path, zero_based=zero_based, block=block)
     return rows, width, labels
 
 
@@ -688,16 +711,19 @@ class _Labels:
         return self.merged
 
 
-def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
-          ) -> tuple[int, int, NDArray[np.float64], int]:
-    """:func:`scan_svmlight` and the number of stored values."""
+def _scan(path: PathLike, *, zero_based: ZeroBased = False, block: int | None = None
+          ) -> tuple[int, int, NDArray[np.float64], int, bool]:
+    """:func:`scan_svmlight`, the number of stored values and whether the indices are
+    zero-based: ``zero_based="auto"`` decides it as :func:`load_svmlight` does, one-based
+    unless an index 0 occurs (so the whole file is scanned before the base is known)."""
     source = str(path)
-    one_based = not zero_based
+    one_based = zero_based is False
     if _engine() is None:
         return _py_scan(path, zero_based)
     eng = _engine()
     out = _CSRBuilder(np.float64)
     top, top_line, rows, nnz = -1, None, 0, 0
+    low: int | None = None
     labels = _Labels()
     with _Reader(path, block) as reader:
         while True:
@@ -716,6 +742,7 @@ def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
                     row = _row_of(indptr, int(np.argmin(idx)))
                     found = eng.find_row(reader.buf, start, reader.pos, row)[0]
                     raise ValueError(f"{source}: line {line + found}: {_INDEX_ZERO}")
+                low = int(idx.min()) if low is None else min(low, int(idx.min()))
                 m = int(idx.max())
                 if m > top:
                     top = m
@@ -731,30 +758,37 @@ def _scan(path: PathLike, *, zero_based: bool = False, block: int | None = None
     if rows == 0:
         raise ValueError(f"{source}: no samples found (an empty file, or only comments and "
                          "blank lines)")
-    width = top + 1 if zero_based else top
+    zero = _base(zero_based, low) == 0
+    width = top + 1 if zero else top
     if width > _width_cap(nnz, rows):
         raise ValueError(f"{source}: line {top_line}: {_too_wide(top, width, nnz, rows)}")
-    return rows, max(width, 1), labels.result(), nnz
+    return rows, max(width, 1), labels.result(), nnz, zero
 
 
-def _py_scan(path: PathLike, zero_based: bool) -> tuple[int, int, NDArray[np.float64], int]:
+def _py_scan(path: PathLike, zero_based: ZeroBased
+             ) -> tuple[int, int, NDArray[np.float64], int, bool]:
     """The pure-Python scan (the reference twin of the compiled one)."""
     whole = _Lines(str(path), lambda: open_binary(path))
     top, top_line, rows, nnz = -1, 0, 0, 0
+    low: int | None = None
     labels: set[float] = set()
-    for lineno, _, (label, idx, _vals) in whole.samples(one_based=not zero_based):
+    for lineno, _, (label, idx, _vals) in whole.samples(one_based=zero_based is False):
         if idx and idx[-1] > top:
             top, top_line = idx[-1], lineno
+        if idx:
+            low = min(idx) if low is None else min(low, min(idx))
         rows += 1
         nnz += len(idx)
         labels.add(label)
     if rows == 0:
         raise whole.error(None, "no samples found (an empty file, or only comments and blank "
                           "lines)")
-    width = top + 1 if zero_based else top
+    zero = _base(zero_based, low) == 0
+    width = top + 1 if zero else top
     if width > _width_cap(nnz, rows):
         raise whole.error(top_line, _too_wide(top, width, nnz, rows))
-    return rows, max(width, 1), np.unique(np.array(list(labels), dtype=np.float64) + 0.0), nnz
+    return (rows, max(width, 1), np.unique(np.array(list(labels), dtype=np.float64) + 0.0), nnz,
+            zero)
 
 
 def count_svmlight_features(path: PathLike, *, zero_based: bool = False) -> int:

@@ -41,6 +41,7 @@ from sqnopt.datasets import _binary
 from sqnopt.datasets._io import (
     BLOCK_SIZE,
     PathLike,
+    ZeroBased,
     _chunks,
     _check_chunk_size,
     _check_n_features,
@@ -498,15 +499,15 @@ def _show_classes(classes: NDArray[Any]) -> str:
 # ------------------------------------------------------------------------- svmlight
 class _SvmlightStream(ChunkStream):
     def __init__(self, path: PathLike, *, chunk_size: int, n_features: int | None,
-                 classes: ArrayLike | None, zero_based: bool, dtype: Any, cache: CacheSpec,
+                 classes: ArrayLike | None, zero_based: ZeroBased, dtype: Any, cache: CacheSpec,
                  prefetch: int, block_size: int) -> None:
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"data file {str(p)!r} does not exist")
         if p.is_dir():
             raise IsADirectoryError(f"{str(p)!r} is a directory, not a data file")
-        if not isinstance(zero_based, bool):
-            raise ValueError(f"zero_based must be True or False, got {zero_based!r}")
+        if not (isinstance(zero_based, bool) or zero_based == "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
                 or block_size < 1:
             raise ValueError(f"block_size must be a positive integer (bytes), got {block_size!r}")
@@ -516,19 +517,30 @@ class _SvmlightStream(ChunkStream):
         self.path = p
         self.zero_based = zero_based
         self.block_size = int(block_size)
+        # the base the chunks are parsed with: "auto" is decided by a scan of the file
+        self._zero: bool | None = zero_based if isinstance(zero_based, bool) else None
+
+    @property
+    def indices_zero_based(self) -> bool:
+        """Whether the file's indices are read as zero-based (``zero_based="auto"``: found by
+        the scan, which this runs if it has not run yet)."""
+        if self._zero is None:
+            self._zero = _scan(self.path, zero_based=self.zero_based, block=self.block_size)[4]
+        return self._zero
 
     def _read(self, stop: Callable[[], bool]) -> Iterator[Chunk]:
         assert self.chunk_size is not None
         return _chunks(self.path, self.chunk_size, n_features=self.n_features,
-                       zero_based=self.zero_based, dtype=self.dtype,
+                       zero_based=self.indices_zero_based, dtype=self.dtype,
                        block_size=self.block_size, stop=stop)
 
     def _scan(self) -> tuple[int | None, int, NDArray[Any], int | None]:
-        rows, width, labels, nnz = _scan(self.path, zero_based=self.zero_based,
-                                         block=self.block_size)
+        rows, width, labels, nnz, zero = _scan(self.path, zero_based=self.zero_based,
+                                               block=self.block_size)
+        self._zero = zero
         if self._n_features is not None and width > self._n_features:
             raise ValueError(f"{self.source}: the file has {width} features "
-                             f"({'zero' if self.zero_based else 'one'}-based indices), more than "
+                             f"({'zero' if zero else 'one'}-based indices), more than "
                              f"n_features={self._n_features}")
         return rows, width, labels, nnz
 
@@ -540,7 +552,7 @@ class _SvmlightStream(ChunkStream):
 
 
 def stream_svmlight(path: PathLike, *, chunk_size: int = 100_000, n_features: int | None = None,
-                    classes: ArrayLike | None = None, zero_based: bool = False,
+                    classes: ArrayLike | None = None, zero_based: ZeroBased = False,
                     dtype: Any = np.float64, cache: CacheSpec = False, prefetch: int = 2,
                     block_size: int = BLOCK_SIZE) -> ChunkStream:
     """A stream over an svmlight / LIBSVM file (plain, ``.xz``, ``.gz`` or ``.bz2``).
@@ -563,7 +575,9 @@ def stream_svmlight(path: PathLike, *, chunk_size: int = 100_000, n_features: in
     classes
         The labels; ``None``: found by the scan. A label outside them is an error.
     zero_based
-        Whether the indices start at 0 (else one-based, the LIBSVM convention).
+        Whether the indices start at 0 (else one-based, the LIBSVM convention); ``"auto"``:
+        one-based unless an index 0 occurs, as :func:`load_svmlight` decides it (found by the
+        scan, one compiled pass over the file).
     dtype
         float64 or float32 values.
     cache

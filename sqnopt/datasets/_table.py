@@ -8,7 +8,9 @@ rule that errs on the side of an error naming the line, the column, the value an
   missing value in it -- an empty cell or a missing marker (:data:`MISSING_MARKERS`: ``NA``,
   ``nan``, ``null``, ...) -- is an error (fill or drop it);
 * a column with no number is *categorical* (its missing markers and empty cells set no
-  indicator);
+  indicator), unless its values are numbers written with a comma (``1,000``, ``0,5``:
+  thousands separators or a decimal comma), an error: one-hot codes would turn amounts into
+  unrelated categories;
 * a column mixing numbers with other values (``abc``, ``inf``, ``1e400``, a NUL byte, ...) is an
   error naming the first value of the minority kind, unless it is declared categorical
   (``categorical=[...]``, the command line's ``--categorical``);
@@ -22,7 +24,8 @@ or hashed into ``n_bags`` indicators -- the encodings of
 column must hold a label in every row (a missing marker is no label), and for training a
 classification label: all numbers or all text, and when numbers, integers -- non-integer
 numbers (a continuous quantity) or distinct values in more than half of more than 20 rows (an
-identifier, or a quantity) are refused (scikit-learn's test for a regression target).
+identifier, or a quantity) are refused (scikit-learn's test for a regression target), and so
+are yes/no words spelled with different capitals (``True`` and ``true`` would be two classes).
 
 A table of numeric columns only gives a dense matrix; with categorical columns the matrix is
 sparse (CSR). :func:`load_table` returns, with ``(X, y)``, a JSON-able *spec* of the columns and
@@ -36,7 +39,8 @@ import csv
 import difflib
 import io
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +77,36 @@ def table_delimiter(path: PathLike) -> str | None:
     return _SUFFIXES.get(suffixes[-1]) if suffixes else None
 
 
+#: Delimiters a table written for another locale or tool may use instead of the expected one.
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
+def check_header(header: list[str], delimiter: str, source: str) -> list[str]:
+    """The header's column names, stripped; an empty or repeated name is an error, and so is a
+    header that is one column holding another delimiter that splits it into names (a table
+    delimited by ``;``, as spreadsheets in many locales write CSV, read at ``,``): that file
+    would otherwise fail later, on a label column that cannot be found."""
+    header = [h.strip() for h in header]
+    if any(not h for h in header):
+        raise ValueError(f"{source}: line 1: the header has an empty column name; every "
+                         "column needs a name")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ValueError(f"{source}: line 1: the header names the columns {dup} twice; "
+                         "column names must be unique")
+    if len(header) == 1:
+        for other in _OTHER_DELIMITERS:
+            names = [h.strip() for h in header[0].split(other)]
+            if other != delimiter and len(names) > 1 and all(names):
+                raise ValueError(
+                    f"{source}: line 1: the header is the single column {header[0]!r} at the "
+                    f"delimiter {delimiter!r}, but {other!r} splits it into {len(names)} "
+                    f"columns ({short_list(names)}): the file is delimited by {other!r}. "
+                    "Rewrite it with commas (a .csv name) or tabs (a .tsv name, or --format "
+                    f"tsv), or read it in Python with load_table(path, delimiter={other!r})")
+    return header
+
+
 def _read(path: PathLike, delimiter: str) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a delimited file (plain or compressed); errors name the line."""
     source = str(path)
@@ -86,14 +120,7 @@ def _read(path: PathLike, delimiter: str) -> tuple[list[str], list[list[str]]]:
         except StopIteration:
             raise ValueError(f"{source}: the file is empty (a header row naming the columns is "
                              "required)") from None
-        header = [h.strip() for h in header]
-        if any(not h for h in header):
-            raise ValueError(f"{source}: line 1: the header has an empty column name; every "
-                             "column needs a name")
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{source}: line 1: the header names the columns {dup} twice; "
-                             "column names must be unique")
+        header = check_header(header, delimiter, source)
         rows: list[list[str]] = []
         for row in reader:
             line = reader.line_num
@@ -164,6 +191,25 @@ def _first(kinds: list[str], wanted: tuple[str, ...]) -> int:
     return next(i for i, k in enumerate(kinds) if k in wanted)
 
 
+#: Spellings of a yes/no answer, compared without case: a label column of them is two
+#: classes however each row capitalises its answer.
+_BOOLEAN_WORDS = {"true", "false", "yes", "no"}
+
+
+def check_boolean_labels(labels: Iterable[str], source: str, name: str) -> None:
+    """Refuse training labels that are yes/no words spelled with different capitals (``True``,
+    ``true``, ``TRUE``): as text they would be separate classes, a binary problem trained as
+    one of three or more classes."""
+    distinct = sorted(set(labels))
+    lowered = {v.lower() for v in distinct}
+    if len(lowered) < len(distinct) and lowered <= _BOOLEAN_WORDS:
+        same = [v for v in distinct if sum(w.lower() == v.lower() for w in distinct) > 1]
+        raise ValueError(f"{source}: the label column {name!r} spells the same answer with "
+                         f"different capitals ({short_list(same)}), which would make "
+                         f"{len(distinct)} classes of {len(lowered)}: write each label one way "
+                         "(e.g. all lower case)")
+
+
 def _labels(values: list[str], source: str, name: str, training: bool) -> NDArray[Any]:
     """The label column as float64 (every label a number) or strings; see the module
     docstring for what is refused (``training``: the checks of a classification target)."""
@@ -181,8 +227,10 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
         raise ValueError(f"{source}: line {i + 2}: the label {_show(values[i])} {what}, while "
                          f"{n_num} of the {len(kinds)} labels of column {name!r} are numbers: "
                          "labels must all be numbers or all be names (fix the label, or name "
-                         "the label column with --target)")
+                         "the label column with target=COLUMN)")
     if n_num == 0:
+        if training:
+            check_boolean_labels(stripped, source, name)
         return np.array(stripped)
     y = np.array([float(v) for v in stripped])
     if training:
@@ -193,7 +241,7 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
                 f"{source}: line {i + 2}: the label column {name!r} holds {_show(values[i])}, "
                 f"not an integer: the labels look continuous ({np.unique(y).shape[0]} distinct "
                 "values), and classification needs discrete labels (classes). Name the label "
-                "column with --target (target=), or bin the values into classes")
+                "column with target=COLUMN, or bin the values into classes")
     return y
 
 
@@ -206,7 +254,13 @@ def _check_classes(y: NDArray[Any], source: str, name: str) -> None:
         raise ValueError(f"{source}: the label column {name!r} has {distinct} distinct values "
                          f"in {n} rows: it looks like an identifier or a continuous quantity, "
                          "and a classifier needs a few discrete labels (classes). Name the "
-                         "label column with --target (target=)")
+                         "label column with target=COLUMN")
+
+
+#: A number written with a comma: thousands separators (``1,000``, ``-12,345.5``) or a
+#: decimal comma (``0,5``). Text to the type rule, but a column of them holds amounts, which
+#: one-hot codes would turn into unrelated categories.
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d*,\d+)")
 
 
 def _column_kind(name: str, values: list[str], source: str) -> str:
@@ -215,6 +269,15 @@ def _column_kind(name: str, values: list[str], source: str) -> str:
     values, or a numeric column with a missing value."""
     kinds = [_kind(v) for v in values]
     n_num = kinds.count("number")
+    comma = [i for i, v in enumerate(values) if _COMMA_NUMBER.fullmatch(v.strip())]
+    if comma and all(kinds[i] in ("missing", "number") or i in set(comma)
+                     for i in range(len(values))):
+        i = comma[0]
+        raise ValueError(f"{source}: line {i + 2}: column {name!r} holds {_show(values[i])}, a "
+                         f"number written with a comma ({len(comma)} of its {len(values)} "
+                         "values; thousands separators or a decimal comma): write the numbers "
+                         "with a decimal point and no separators, or "
+                         f"{categorical_fix(name)} if the values are codes")
     if n_num == 0:
         return "categorical"
     n_other = kinds.count("text") + kinds.count("nonfinite")

@@ -269,6 +269,32 @@ _NAN_COUNTERS = frozenset({"last_gnorm"})
 _HISTORY_COUNTS = frozenset({"iteration", "samples"})
 
 
+def _check_history(cols: Mapping[str, list[Any]], counters: Mapping[str, Any]) -> None:
+    """What a solve writes into its history, checked: a row is recorded at most once per
+    iteration, from the counters ``t`` and ``n_samples``, which only grow, so its iterations
+    increase, its sample counts never decrease and neither passes the checkpoint's counters;
+    effective passes and times are finite, >= 0 and never decrease (objective and gradient
+    norm may be non-finite: a diverging run records them)."""
+    its = np.asarray(cols["iteration"], dtype=np.int64)
+    samples = np.asarray(cols["samples"], dtype=np.int64)
+    problems = []
+    if its.size and (np.any(np.diff(its) <= 0) or its[-1] > counters.get("t", its[-1])):
+        problems.append(f"'iteration' must increase up to the counter t = "
+                        f"{counters.get('t')}")
+    if samples.size and (np.any(np.diff(samples) < 0)
+                         or samples[-1] > counters.get("n_samples", samples[-1])):
+        problems.append(f"'samples' must not decrease and stay within n_samples = "
+                        f"{counters.get('n_samples')}")
+    for name in ("effective_passes", "time"):
+        col = np.asarray(cols[name], dtype=np.float64)
+        if col.size and not (np.all(np.isfinite(col)) and col[0] >= 0
+                             and np.all(np.diff(col) >= 0)):
+            problems.append(f"{name!r} must be finite, >= 0 and not decrease")
+    if problems:
+        raise CheckpointError("the checkpointed history is not one a solve writes: "
+                              + "; ".join(problems))
+
+
 def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data: bool) -> None:
     """Write the checkpointed state ``st`` into the fresh ``state``. Every field is checked
     before it is used (:mod:`sqnopt.checkpoint`'s helpers); the iterates must be finite with a
@@ -330,6 +356,7 @@ def _apply(solver: Builder, state: SolverState, st: Mapping[str, Any], new_data:
                                  lo=0 if count else None).tolist()
     if len({len(v) for v in cols.values()}) != 1:
         raise CheckpointError("the checkpointed history columns have different lengths")
+    _check_history(cols, values)
     monitor = MonitorState(
         # F(w_0) and the best value: NaN / infinity before the monitor's first test
         f_ref=state_value(mon, "f_ref", float, "monitor", finite=False),

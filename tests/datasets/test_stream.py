@@ -108,7 +108,7 @@ def test_stream_argument_errors(tmp_path: Path) -> None:
     path = _svm(tmp_path / "d.svm", 10)
     for kw, match in [({"chunk_size": 0}, "chunk_size"), ({"prefetch": -1}, "prefetch"),
                       ({"dtype": np.int32}, "dtype"), ({"n_features": 0}, "n_features"),
-                      ({"block_size": 0}, "block_size"), ({"zero_based": "auto"}, "zero_based"),
+                      ({"block_size": 0}, "block_size"), ({"zero_based": "yes"}, "zero_based"),
                       ({"cache": 3}, "cache")]:
         with pytest.raises(ValueError, match=match):
             stream_svmlight(path, **kw)

@@ -356,7 +356,10 @@ def model_bytes(draw: st.DrawFn) -> bytes:
         "coef": draw(st.sampled_from([np.ones((1, 3)), np.ones((k, 3)), np.ones(3),
                                       np.array([[math.nan, 1.0, 2.0]]), np.ones((1, 0)),
                                       np.array([["a", "b", "c"]]), np.ones((1, 3), np.float32),
-                                      np.ones((1, 3), np.int64)])),
+                                      np.ones((1, 3), np.int64),
+                                      # finite, but scores overflow to inf or to NaN (inf - inf)
+                                      np.full((1, 3), 1e308),
+                                      np.array([[1e308, -1e308, 1e308]])])),
         "intercept": draw(st.sampled_from([np.zeros(1), np.zeros(k), np.array([math.inf]),
                                            np.zeros((1, 1))])),
         "classes": draw(st.sampled_from([np.array([0, 1]), np.array([1, 1]), np.arange(k + 1),

@@ -7,7 +7,8 @@
   the compiled parser and its pure-Python twin (the same error message, or the same
   matrix); errors are one line naming the file; results are finite.
 * model bytes: ``LinearModel.load`` raises ``ModelFileError`` (or gives a model whose
-  coefficients, scores and probabilities are finite and consistent).
+  coefficients, scores and probabilities are finite and consistent, or whose scoring refuses
+  scores that overflow float64 with a ``ValueError`` naming the overflow).
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ def test_any_svmlight_bytes(worker: Worker, case: Any, chunk: int, n_features: A
 def test_model_file_bytes(worker: Worker, content: bytes) -> None:
     r = worker.call("model_file", content=content)
     if isinstance(r, Raised):
+        if r.kind == "ValueError" and "overflow float64" in r.message:
+            return  # finite coefficients whose scores overflow: refused when scoring
         assert r.kind == "ModelFileError", f"{r.kind}: {r.message}\n{r.trace}"
         assert "\n" not in r.message and "model file '" in r.message
         return

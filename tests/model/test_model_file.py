@@ -240,3 +240,23 @@ def test_damaged_scaling_is_one_clear_error(tmp_path: Path, case: str, arrays: d
     path = _write(tmp_path / f"{case}.npz", meta=_meta(**{"version": 2, **meta}), **arrays)
     with pytest.raises(ModelFileError, match="model file .*" + re.escape(fragment)):
         LinearModel.load(path)
+
+
+@pytest.mark.parametrize("coef", [[1e308, 1e308, 0.0], [1e308, -1e308, 0.0]],
+                         ids=["inf_scores", "nan_scores"])
+def test_scores_that_overflow_are_an_error_not_arbitrary_labels(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], coef: list[float]) -> None:
+    """Finite coefficients a file may hold but training never writes: their scores overflow
+    to +-inf or NaN (inf - inf). Before, ``predict`` printed labels and probabilities from
+    them with exit 0 and a RuntimeWarning; now it is one error naming the overflow."""
+    path = _write(tmp_path / "huge.npz", coef=np.array([coef]))
+    model = LinearModel.load(path)
+    X = np.array([[2.0, -2.0, 0.0], [1.0, 0.5, 3.0]])
+    for method in (model.decision_function, model.predict, model.predict_proba):
+        with pytest.raises(ValueError, match=r"scores of [12] of 2 rows overflow float64"):
+            method(X)
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:2 2:-2\n-1 1:1 2:0.5 3:3\n")
+    code = main(["predict", str(path), str(data), "--proba"])
+    err = capsys.readouterr().err
+    assert code == 1 and "overflow float64" in err and "Warning" not in err

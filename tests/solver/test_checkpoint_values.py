@@ -332,3 +332,42 @@ def test_values_that_only_fit_another_layout_are_refused() -> None:
         with pytest.raises(CheckpointError, match="'classes'"):
             s.restore(Checkpoint(kind="solver", identity=ck.identity, data=ck.data,
                                  state=bent), X, y)
+
+
+def _history_checkpoint(tmp_path: Path, edit: Any) -> tuple[Path, Any, Any]:
+    """:func:`_checkpoint_file` of a solve that records its history every iteration."""
+    X, y = binary_data()
+    s = _solver(history_every=1)
+    st = s.init_state(X, y)
+    s.run(st, max_iter=7)
+    path = tmp_path / "ck.npz"
+    st.checkpoint().save(path)
+    ck = Checkpoint.load(path)
+    assert len(ck.state["history"]["samples"]) > 2
+    edit(ck.state)
+    ck.save(path)
+    return path, X, y
+
+
+@pytest.mark.parametrize("path, index, value, match", [
+    ("history.samples", 0, 2**62, "'samples' must not decrease"),
+    ("history.samples", -1, 10**9, "'samples' must not decrease and stay within n_samples"),
+    ("history.iteration", 0, 10**6, "'iteration' must increase"),
+    ("history.iteration", -1, 10**6, "'iteration' must increase up to the counter t"),
+    ("history.effective_passes", 0, 1e300, "'effective_passes' must be finite"),
+    ("history.time", -1, math.nan, "'time' must be finite"),
+])
+def test_a_history_no_solve_writes_is_refused(tmp_path: Path, path: str, index: int, value: Any,
+                                              match: str) -> None:
+    """Before: restored as it was (only types checked), so the resumed run's history, its
+    file and its plot carried the damaged rows."""
+    file, X, y = _history_checkpoint(tmp_path, lambda st: _entry(st, path, index, value))
+    with pytest.raises(CheckpointError, match=match):
+        _solver(history_every=1).restore(Checkpoint.load(file), X, y)
+
+
+def test_a_history_with_non_finite_objectives_still_restores(tmp_path: Path) -> None:
+    """A diverging run records inf / NaN objectives: those stay restorable."""
+    file, X, y = _history_checkpoint(tmp_path, lambda st: _entry(st, "history.objective", -1,
+                                                                 math.inf))
+    _solver(history_every=1).restore(Checkpoint.load(file), X, y)
