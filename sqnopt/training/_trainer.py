@@ -226,6 +226,7 @@ class Trainer:
         self._checkpoints: list[Checkpoint] | None = None
         self._class_counts: FloatArray | None = None
         self._bar: ProgressBar | None = None
+        self._stop_asked = False
         self._own_bar = True
         self._params: list[FloatArray] | None = None
         self._race: list[StepRace] | None = None
@@ -547,6 +548,7 @@ class Trainer:
         run = _ChunkedRun(self, classes, n_features, seeds[0], init)
         held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
         self.validation_loss_: list[list[float]] = []
+        self._stop_asked = False
         done = 0
         # One BLAS thread for the whole fit, not only inside each ``run``: the learner is one
         # thread whose BLAS calls are small, and OpenBLAS's idle workers spin after every call
@@ -577,6 +579,8 @@ class Trainer:
                             run.chunk(Xc, yarr, w, first_pass=p == 0)
                         if bar is not None:
                             bar.update(p * (n_rows or 0) + row)
+                        if self._stop_asked:    # a callback returned True: the fit ends here
+                            break
                     done = p + 1
                     if run.setup is None:
                         raise ValueError("no rows to train on (every row was held out, or "
@@ -586,7 +590,7 @@ class Trainer:
                         run.hold_out(held)
                         held = []
                     self.validation_loss_.append(run.end_pass())
-                    if run.all_stopped:
+                    if run.all_stopped or self._stop_asked:
                         break
             finally:
                 self._close_bar()
@@ -766,7 +770,12 @@ class Trainer:
         self._bar = None
 
     def _on_report(self, info: IterationInfo) -> bool | None:
-        return report(self._bar, self.callback, info)
+        stop = report(self._bar, self.callback, info)
+        if stop:
+            # a fit over chunks runs the solvers once per chunk: the request ends the fit,
+            # not only the chunk's run (_fit_chunks reads it after each chunk)
+            self._stop_asked = True
+        return stop
 
 
 #: A chunk of a fit: its rows, labels and weights (``None``: from the labels and

@@ -248,3 +248,25 @@ def test_a_race_cut_short_keeps_the_best_of_the_segment_under_way() -> None:
         ln.mark = (ln.state.counters.prog_loss, ln.state.counters.prog_weight)
     race._cut_to_one()                # no example since the last cut: everything learned
     assert race.winner.step == 0.2
+
+
+def test_a_callback_that_returns_true_ends_a_fit_over_chunks() -> None:
+    """A fit over chunks runs its solvers once per chunk; a callback returning True ends the
+    fit (as it ends an in-memory fit's one run), not only the current chunk's run."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] > 0).astype(float)
+    seen: list[int] = []
+
+    def stop(info: object) -> bool:
+        seen.append(int(getattr(info, "n_samples")))
+        return True
+
+    m = SQNClassifier(max_iter=5, tol=None, callback=stop).fit(
+        stream_arrays(X, y, chunk_size=500))
+    assert m.n_iter_ == 1 and len(m.validation_loss_) == 1
+    assert max(seen) <= 500                 # the first chunk's runs, no later chunk
+    every: list[int] = []
+    m = SQNClassifier(max_iter=5, tol=None, callback=lambda i: every.append(i.n_samples)).fit(
+        stream_arrays(X, y, chunk_size=500))
+    assert m.n_iter_ == 5 and max(every) > 500
