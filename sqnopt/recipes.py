@@ -44,6 +44,7 @@ gradient-scaled directions  SAGA's variance-reduced gradient (for smooth objecti
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
@@ -122,6 +123,11 @@ NEWTON_PASSES = 20.0
 #: ("Preconditioned L-BFGS").
 BOUND_PASSES = 25.0
 BOUND_MAX_DIM = 4096
+#: ``curvature="auto"`` takes Newton's method only while the Hessian's largest data entry over
+#: the regulariser (:func:`hessian_range`) stays below this: the Cholesky factorisation then
+#: resolves the directions only ``lam`` holds (the softmax's redundant class direction,
+#: duplicated columns). Double precision resolves about 1e16; the margin covers the sums.
+NEWTON_MAX_RANGE = 1e12
 #: Semistochastic bound methods: gradient batches, growth, bound batch.
 BOUND_B1 = 100
 BOUND_RATE = 1.5
@@ -309,6 +315,25 @@ def _row_entries(X: Any) -> NDArray[np.float64]:
     return np.diff(indptr).astype(np.float64)
 
 
+def hessian_range(X: Any, lam: float) -> float:
+    r"""``max_j mean_i x_{ij}^2 / lam``: the largest diagonal entry of the data part of a
+    margin or softmax loss's Hessian (its second derivatives at most 1) over the regulariser,
+    the Hessian's smallest eigenvalue where the data leave a direction flat. Beyond about
+    ``1/eps = 4.5e15`` a Cholesky factorisation cannot tell that direction from zero (features
+    of 1e10 with ``lam = 1e-4``: 1e24), whatever the data's conditioning elsewhere. ``inf``
+    for ``lam <= 0``."""
+    if not lam > 0:
+        return math.inf
+    n = max(int(X.shape[0]), 1)
+    if sp.issparse(X):
+        sq = np.asarray(sp.csr_matrix(X).power(2).sum(axis=0)).ravel()
+    else:
+        A = np.asarray(X)
+        sq = np.einsum("ij,ij->j", A, A) if A.size else np.zeros(A.shape[1])
+    top = float(np.max(sq)) / n if sq.size else 0.0
+    return max(top, 1.0) / float(lam)       # the intercept's column of ones counts as 1
+
+
 def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
     r"""What forming and factoring the exact Hessian costs, in passes over the data:
     ``(sum_i K^2 m_i (m_i + 1) / 2 + n^2 + n^3 / 3) / (2 K nnz)`` with ``m_i`` the entries of
@@ -364,7 +389,9 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     * Newton's method (:class:`~sqnopt.curvature.Newton`: the exact Hessian formed and factored
       at every iterate, on the whole data set with a line search) when the objective provides
       the Hessian's layout (``dense_hessian``), is strongly convex (``lam > 0``: the Hessian is
-      then positive definite) and forming and factoring the Hessian costs at most
+      then positive definite, and its range :func:`hessian_range` at most
+      ``NEWTON_MAX_RANGE``, so that double precision still sees it so) and forming and
+      factoring the Hessian costs at most
       ``NEWTON_PASSES`` passes over the data (:func:`newton_cost_passes`: rows with few
       entries, few parameters -- a9a, w8a, mushrooms) and the rows are in memory (an array or
       a sparse matrix, not chunks out of core). It converges quadratically, in a handful
@@ -415,7 +442,8 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     if in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities:
         K = objective.n_blocks(max(int(n_classes), 2))
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
-                and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES):
+                and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES
+                and hessian_range(X, float(objective.lam)) <= NEWTON_MAX_RANGE):
             return _default(Newton)
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
             and X.shape[1] >= X.shape[0]

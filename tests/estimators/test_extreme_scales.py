@@ -105,3 +105,27 @@ def test_command_line_refuses_overflowing_features(tmp_path: Any, capsys: Any) -
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "too large to fit" in err, err
     assert "--scale" in err
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_huge_features_at_the_defaults_skip_newton_and_fit(sparse: bool) -> None:
+    """Features of 1e10 with alpha = 1e-4: the softmax Hessian's redundant class direction is
+    held by lam alone, 1e24 below its data entries -- beyond what a Cholesky factorisation
+    resolves. ``auto`` sees it (``hessian_range``) and takes a quasi-Newton model, so the
+    default fits (Newton stopped with "the Hessian is not positive definite")."""
+    from sqnopt import recipes
+    from sqnopt.objectives import Softmax
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.argmax(X[:, :3], axis=1)
+    big = X * 1e10
+    if sparse:
+        big = sp.csr_matrix(big)
+    obj = Softmax(lam=1e-4)
+    assert recipes.default_curvature(obj, X, 3).name == "newton"
+    assert recipes.default_curvature(obj, big, 3).name != "newton"
+    assert recipes.hessian_range(big, 1e-4) > recipes.NEWTON_MAX_RANGE
+    m = SQNClassifier().fit(big, y)
+    ref = SQNClassifier().fit(X, y)
+    assert m.score(big, y) >= ref.score(X, y) - 0.01
