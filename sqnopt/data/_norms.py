@@ -22,9 +22,12 @@ def row_sq_norms(X: Any) -> FloatArray:
     if sp.issparse(X):
         Xc = sp.csr_matrix(X)
         data = np.asarray(Xc.data, dtype=np.float64)
-        out: FloatArray = np.add.reduceat(data * data, Xc.indptr[:-1]) if data.size else \
-            np.zeros(Xc.shape[0])
-        out[np.diff(Xc.indptr) == 0] = 0.0       # reduceat repeats a value for empty rows
+        out: FloatArray = np.zeros(Xc.shape[0])
+        filled = np.diff(Xc.indptr) > 0
+        if data.size:
+            # segments start at the non-empty rows only: an empty row's start may equal the
+            # number of stored values (empty last rows), which reduceat refuses
+            out[filled] = np.add.reduceat(data * data, Xc.indptr[:-1][filled])
         return out
     Xd = np.asarray(X, dtype=np.float64)
     dense: FloatArray = np.einsum("ij,ij->i", Xd, Xd)
