@@ -1563,7 +1563,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Everything registered: components (built-in and from "
                        "plugins) with their parameters, presets, plugins, built-in datasets.")
     p.add_argument("--kind", choices=("objective", "curvature", "gradient", "schedule", "step",
-                                      "projection", "preset"),
+                                      "projection", "penalty", "preset"),
                    help="only this kind of component")
     p.set_defaults(func=_cmd_list)
 
