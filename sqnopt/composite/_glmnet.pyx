@@ -13,12 +13,17 @@ Outer iteration at ``w`` (scores ``s = Xw + b`` kept):
    ``X`` (the intercept a column of ones);
 2. the quadratic model ``q(d) = g'd + (1/2) d'Hd + l1 ||w_reg + d_reg||_1`` with the exact
    Hessian ``H = X'DX + lam I_reg + nu I`` (``nu = 1e-12`` keeps it positive definite), minimised
-   approximately by cyclic coordinate descent on ``d`` with ``Xd`` kept: coordinate ``j`` with
+   approximately by coordinate descent on ``d`` (each sweep over the active coordinates in a
+   random order from a fixed-seed xorshift generator) with ``Xd`` kept: coordinate ``j`` with
    ``G = g_j + (Hd)_j``, ``u = w_j + d_j`` moves by the exact 1-D minimiser
    ``z = -(G + l1)/H_jj`` if ``G + l1 <= H_jj u``, ``-(G - l1)/H_jj`` if ``G - l1 >= H_jj u``,
-   else ``-u`` (the coordinate lands on an exact zero); sweeps end when the model's largest
-   minimum-norm subgradient entry is below ``eta`` times the outer one (at most
-   ``max_inner`` sweeps);
+   else ``-u`` (the coordinate lands on an exact zero), a move limited to 10 (LIBLINEAR's
+   safeguard along directions of nearly no curvature); sweeps end when the 1-norm of the
+   model's minimum-norm subgradient is below ``eps_in`` times that of ``F`` at the start (at
+   most ``max_inner`` sweeps), ``eps_in`` starting at ``eta`` and divided by 4 after every
+   outer iteration whose model one sweep solved (the paper's Sec. 5.2 / LIBLINEAR's rule: loose
+   models while far from the solution, where the exact model's minimiser is a long step along
+   nearly flat directions -- collinear one-hot columns -- that the line search cuts back);
 3. the shrinking of the paper (Sec. 5.1): a coordinate with ``w_j = 0`` and
    ``|g_j| < l1 - M / N`` (``M`` the previous outer iteration's largest violation) is left out
    of the sweeps, since it would stay at zero;
@@ -52,6 +57,21 @@ GLMNET_NONFINITE = C_GLMNET_NONFINITE
 
 cdef double NU = 1e-12
 cdef double SIGMA = 0.01
+#: the largest move of one coordinate in one CD step (LIBLINEAR's safeguard: the exact 1-D
+#: minimiser along a direction of nearly no curvature is arbitrarily far)
+cdef double CLIP = 10.0
+#: the seed of the sweep order's generator (fixed: the solve is deterministic)
+cdef unsigned long long SEED = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline unsigned long long _xorshift(unsigned long long* state) noexcept nogil:
+    """Marsaglia's xorshift64 (13, 7, 17): the sweep order's generator."""
+    cdef unsigned long long x = state[0]
+    x ^= x << 13
+    x ^= x >> 7
+    x ^= x << 17
+    state[0] = x
+    return x
 
 
 cdef inline double _violation(double w, double g, double l1, bint reg) noexcept nogil:
@@ -72,8 +92,8 @@ cdef inline double _violation(double w, double g, double l1, bint reg) noexcept 
 def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                const Py_ssize_t[::1] indptr, const Py_ssize_t[::1] indices,
                const double[::1] values, const Py_ssize_t[::1] rows, double[::1] w,
-               double[::1] scores, Py_ssize_t max_iter, double tol, Py_ssize_t max_inner=100,
-               double eta=0.1, Py_ssize_t max_search=30, bint shrink=True,
+               double[::1] scores, Py_ssize_t max_iter, double tol, Py_ssize_t max_inner=1000,
+               double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
                double[::1] trace=None, double[:, ::1] iterates=None):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
@@ -107,9 +127,11 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
         n_iterates = iterates.shape[0]
     cdef double* buf = <double*> malloc((4 * max(n, 1) + 4 * max(N, 1)) * sizeof(double))
     cdef char* active = <char*> malloc(max(n, 1))
-    if buf == NULL or active == NULL:
+    cdef Py_ssize_t* order = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
+    if buf == NULL or active == NULL or order == NULL:
         free(buf)
         free(active)
+        free(order)
         raise MemoryError()
     cdef double* g = buf
     cdef double* hd = buf + n          # H_jj
@@ -126,9 +148,11 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef const double* xv = &values[0] if values.shape[0] else NULL
     cdef const Py_ssize_t* rp = &rows[0]
     cdef double lam = objective.lam, l1 = penalty.l1, invN = 1.0 / N
-    cdef double f = 0.0, fn, loss, reg_old, l1_old, gmax = 0.0, m_prev, m_in
+    cdef double f = 0.0, fn, loss, reg_old, l1_old, gmax = 0.0, m_prev, m_in, m_in1
+    cdef double gnorm1 = 0.0, gnorm1_init = 0.0, eps_in = eta
     cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, x, v
-    cdef Py_ssize_t k = 0, j, p, i, sweep, ls, sweeps = 0
+    cdef Py_ssize_t k = 0, j, p, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
+    cdef unsigned long long rng = SEED
     cdef int status = C_GLMNET_MAX_ITER
     cdef bint accepted, is_reg
     m_prev = float("inf")
@@ -154,6 +178,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 for i in range(N):
                     D[i] = objective.cy_score_hessian_factor(i, sp[i]) * invN
                 gmax = 0.0
+                gnorm1 = 0.0
                 for j in range(n):
                     is_reg = j < nf
                     acc = 0.0
@@ -173,6 +198,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         g[j] = acc * invN
                         hd[j] = hjj + NU
                     v = _violation(wp[j], g[j], l1, is_reg)
+                    gnorm1 += v
                     if v > gmax or not (v == v):
                         gmax = v
                     # shrinking: a zero weight well inside the subdifferential stays zero
@@ -189,15 +215,30 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     status = C_GLMNET_MAX_ITER
                     break
                 m_prev = gmax
+                if k == 0:
+                    gnorm1_init = gnorm1
                 # ---- coordinate descent on the quadratic model
                 memset(d, 0, n * sizeof(double))
                 memset(xd, 0, N * sizeof(double))
+                n_active = 0
+                for j in range(n):
+                    if active[j]:
+                        order[n_active] = j
+                        n_active += 1
+                n_sweep = 0
                 for sweep in range(max_inner):
                     sweeps += 1
+                    n_sweep += 1
                     m_in = 0.0
-                    for j in range(n):
-                        if not active[j]:
-                            continue
+                    m_in1 = 0.0
+                    # a random order each sweep (Fisher-Yates), as LIBLINEAR's
+                    for q in range(n_active - 1):
+                        r = q + <Py_ssize_t> (_xorshift(&rng) % <unsigned long long> (n_active - q))
+                        j = order[q]
+                        order[q] = order[r]
+                        order[r] = j
+                    for q in range(n_active):
+                        j = order[q]
                         is_reg = j < nf
                         acc = 0.0
                         if is_reg:
@@ -211,6 +252,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         hjj = hd[j]
                         u = wp[j] + d[j]
                         v = _violation(u, gj, l1, is_reg)
+                        m_in1 += v
                         if v > m_in:
                             m_in = v
                         if not is_reg:
@@ -222,6 +264,12 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         else:
                             dn = -wp[j]     # the full step lands on an exact zero
                         z = dn - d[j]
+                        if z > CLIP:
+                            z = CLIP
+                            dn = d[j] + z
+                        elif z < -CLIP:
+                            z = -CLIP
+                            dn = d[j] + z
                         if z != 0.0:
                             d[j] = dn
                             if is_reg:
@@ -230,7 +278,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             else:
                                 for i in range(N):
                                     xd[i] += z
-                    if m_in <= eta * gmax or m_in <= 0.5 * tol:
+                    if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
                         break
                 # ---- line search on F along d, from the scores
                 delta = 0.0
@@ -265,8 +313,11 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     wp[j] = wt[j]
                 for i in range(N):
                     sp[i] = st[i]
+                if n_sweep == 1:
+                    eps_in *= 0.25
                 k += 1
     finally:
         free(buf)
         free(active)
+        free(order)
     return int(k), int(status), float(f), float(gmax), int(sweeps)

@@ -150,7 +150,7 @@ def _columns(X: Any, n_features: int) -> tuple[NDArray[np.intp], NDArray[np.intp
 
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
               w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
-              max_inner: int = 100, eta: float = 0.1, shrink: bool = True,
+              max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
               record_iterates: int = 0
               ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
     """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was

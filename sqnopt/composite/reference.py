@@ -108,8 +108,21 @@ def _violation(w: float, g: float, l1: float, reg: bool) -> float:
     return max(abs(g) - l1, 0.0)
 
 
+_MASK = (1 << 64) - 1
+
+
+def _xorshift(state: list[int]) -> int:
+    """Marsaglia's xorshift64 (13, 7, 17) on Python integers (the compiled loop's generator)."""
+    x = state[0]
+    x ^= (x << 13) & _MASK
+    x ^= x >> 7
+    x ^= (x << 17) & _MASK
+    state[0] = x
+    return x
+
+
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
-                 tol: float = 0.0, max_inner: int = 100, eta: float = 0.1, max_search: int = 30,
+                 tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
                  shrink: bool = True) -> tuple[FloatArray, list[float], list[FloatArray], int]:
     """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
     objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
@@ -147,6 +160,8 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     values: list[float] = []
     iterates: list[FloatArray] = []
     m_prev = math.inf
+    eps_in, gnorm1_init = eta, 0.0
+    rng = [0x9E3779B97F4A7C15]
     k = 0
     while True:
         loss, coef = objective.scores_loss(rows, s)
@@ -164,6 +179,8 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         h += nu
         viol = [_violation(w[j], g[j], l1, j < nf) for j in range(n)]
         gmax = max(viol)
+        if k == 0:
+            gnorm1_init = float(np.sum(viol))
         if gmax <= tol:
             return w, values, iterates, GTOL
         if k >= max_iter:
@@ -173,14 +190,20 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         m_prev = gmax
         d = np.zeros(n)
         xd = np.zeros(N)
+        n_sweep = 0
         for _ in range(max_inner):
-            m_in = 0.0
+            n_sweep += 1
+            m_in, m_in1 = 0.0, 0.0
+            for q in range(len(active) - 1):                # Fisher-Yates
+                r = q + _xorshift(rng) % (len(active) - q)
+                active[q], active[r] = active[r], active[q]
             for j in active:
                 ix, xv = cols[j]
                 reg = j < nf
                 gj = g[j] + float((D[ix] * xd[ix]) @ xv) + ((lam if reg else 0.0) + nu) * d[j]
                 u = w[j] + d[j]
-                m_in = max(m_in, _violation(u, gj, l1, reg))
+                v = _violation(u, gj, l1, reg)
+                m_in, m_in1 = max(m_in, v), m_in1 + v
                 if not reg:
                     dn = d[j] - gj / h[j]
                 elif gj + l1 <= h[j] * u:
@@ -190,10 +213,13 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                 else:
                     dn = -w[j]                       # w + d: an exact zero
                 z = dn - d[j]
+                if abs(z) > 10.0:                           # the move's limit
+                    z = math.copysign(10.0, z)
+                    dn = d[j] + z
                 if z != 0.0:
                     d[j] = dn
                     xd[ix] += z * xv
-            if m_in <= eta * gmax or m_in <= 0.5 * tol:
+            if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
                 break
         delta = float(g @ d) + l1 * (float(np.sum(np.abs(w[:nf] + d[:nf])))
                                      - float(np.sum(np.abs(w[:nf]))))
@@ -208,4 +234,6 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         else:
             return w, values, iterates, PRECISION
         w, s = wt, st
+        if n_sweep == 1:
+            eps_in *= 0.25
         k += 1
