@@ -402,7 +402,8 @@ def _check_loss(loss: str, probabilistic: bool, regression: bool, problem: Any) 
     if loss not in registry.names("objective"):
         return
     try:
-        caps = getattr(registry.create("objective", loss), "capabilities", frozenset())
+        caps: frozenset[str] = getattr(registry.create("objective", loss), "capabilities",
+                                       frozenset())
     except (TypeError, ValueError):   # needs parameters to be built: nothing to compare
         return
     if (PROBABILISTIC in caps) != probabilistic:
