@@ -166,7 +166,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         In the large-data regime, hold out ``validation_fraction`` of the rows (a seeded hash
         of their position picks them: the same rows on every pass, at most
         ``sqnopt.training._streaming.MAX_HELD_OUT``), stop once their loss has not improved by
-        ``tol`` (relative) for ``n_iter_no_change`` passes, and keep the best iterate.
+        more than ``max(tol, 1e-3)`` (relative; ``HELD_OUT_TOL`` beside ``MAX_HELD_OUT``: a
+        finer gain is below what the held-out loss knows of the loss on new data) for
+        ``n_iter_no_change`` passes, and keep the iterate of the lowest held-out loss.
         ``False``: train on every row and stop on each pass's progressive loss (the loss of
         each example before its update) instead. ``"auto"`` is ``True``; the in-memory recipes
         solve the training objective to ``tol`` and ignore it.
