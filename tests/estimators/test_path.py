@@ -153,3 +153,17 @@ def test_path_cv_wraps_a_regressor() -> None:
     mean = cv.cv_scores_.mean(axis=0)
     assert cv.alpha_ == cv.alphas_[int(np.argmax(mean))] and mean[0] < mean.max() - 0.1
     assert cv.score(X, t) > 0.99
+
+
+@pytest.mark.parametrize("penalty,l1_ratio", [("l1", 1.0), ("elasticnet", 0.5)])
+def test_alpha_max_is_where_the_l1_model_becomes_empty(penalty: str, l1_ratio: float) -> None:
+    X, y = _classification(n=500, d=15, seed=5, sparse=True)
+    est = SQNClassifier(penalty=penalty, l1_ratio=l1_ratio, random_state=0)
+    top = alpha_max(X, y, l1_ratio=l1_ratio)
+    above = clone(est).set_params(alpha=1.001 * top).fit(X, y)
+    below = clone(est).set_params(alpha=0.9 * top).fit(X, y)
+    assert np.count_nonzero(above.coef_) == 0 < np.count_nonzero(below.coef_)
+    path = regularization_path(X, y, estimator=est, n_alphas=10)
+    assert path.alphas[0] == pytest.approx(top)
+    # at alpha_max itself zero is optimal, and the fit stops within its tol of it
+    assert np.abs(path.coefs[0]).max() < 1e-5 and path.nonzero[-1] > path.nonzero[1]
