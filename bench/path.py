@@ -58,7 +58,7 @@ def _estimator(penalty: str, **kw: Any) -> Any:
     if penalty != "l2":
         if "penalty" not in est.get_params():
             raise SystemExit(f"this sqnopt has no penalty={penalty!r}")
-        est.set_params(penalty=penalty)
+        est.set_params(penalty=penalty, l1_ratio=0.5 if penalty == "elasticnet" else None)
     return est
 
 
@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from sqnopt.estimators import alpha_grid
+    from sqnopt.estimators._path import _l1_share
 
     record: dict[str, Any] = {"command": "python bench/path.py " + " ".join(sys.argv[1:]),
                               "load_start": list(os.getloadavg()), "penalty": args.penalty,
@@ -113,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.datasets:
         X, y = _load(name)
         est = _estimator(args.penalty)
-        share = {"l2": 0.0, "l1": 1.0}.get(args.penalty, float(est.get_params().get(
-            "l1_ratio", 0.5)))
-        grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=share)
+        grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=_l1_share(est))
         runs = contenders(X, y, grid, args.penalty)
         best = {k: float("inf") for k in runs}
         for _ in range(args.rounds):

@@ -107,6 +107,24 @@ def _smooth(loss: Any) -> Objective:
     return with_lam(obj, 0.0)
 
 
+def _warm_starts(est: Any, X: Any, classes: NDArray[Any] | None) -> Any:
+    """The previous fit's coefficients as starting points (``warm_start=True``): the rows of
+    ``[coef_ | intercept_]``, one per solve, the whole array for a multinomial one; None for
+    a cold start. Data with other classes or features are refused, as the driver's fits do."""
+    if not getattr(est, "warm_start", False) or getattr(est, "coef_", None) is None:
+        return None
+    coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
+    same = coef.shape[1] == X.shape[1] and (
+        classes is None if not hasattr(est, "classes_") or classes is None
+        else np.array_equal(np.asarray(est.classes_), classes))
+    if not same:
+        raise ValueError("warm_start: the data has different classes or features than the "
+                         "previous fit; set warm_start=False to start afresh")
+    rows = [coef[k] if not est.fit_intercept else np.append(
+        coef[k], np.atleast_1d(est.intercept_)[k]) for k in range(coef.shape[0])]
+    return np.asarray(rows)
+
+
 def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
                   sample_weight: FloatArray | None, *, loss: Any,
                   classes: NDArray[Any] | None) -> CompositeFit:
@@ -121,24 +139,31 @@ def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
     kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter)
     strategy: Strategy
+    starts = _warm_starts(est, X, classes)
+
+    def solve(obj: Objective, target: Any, k: int = 0) -> CompositeResult:
+        """One composite solve, from the previous fit's ``k``-th row (``warm_start``)."""
+        w0 = None if starts is None else (starts.ravel() if k < 0 else starts[k])
+        return solve_composite(obj, penalty, X, target, w0=w0, **kw)
+
     if classes is None:
-        results = [solve_composite(objective, penalty, X, y, **kw)]
+        results = [solve(objective, y)]
         strategy = "regression"
     elif classes.shape[0] == 2:
-        results = [solve_composite(objective, penalty, X, y, **kw)]
+        results = [solve(objective, y)]
         strategy = "binary"
     else:
         multi = objective.with_capability(MULTICLASS) if MULTICLASS not in \
             objective.capabilities else objective
         if est.multiclass != "ovr" and multi is not None:
-            results = [solve_composite(multi, penalty, X, y, **kw)]
+            results = [solve(multi, y, -1)]
             objective, strategy = multi, "multinomial"
         elif est.multiclass == "multinomial":
             raise ValueError(f"multiclass='multinomial' needs a loss with a multiclass form; "
                              f"{objective.describe()} has none: use multiclass='ovr'")
         else:
-            results = [solve_composite(objective, penalty, X, np.where(y == c, 1.0, -1.0), **kw)
-                       for c in classes]
+            results = [solve(objective, np.where(y == c, 1.0, -1.0), k)
+                       for k, c in enumerate(classes)]
             strategy = "ovr"
     coef = np.vstack([r.coef for r in results])
     intercept = np.concatenate([r.intercept for r in results])

@@ -55,8 +55,9 @@ def _l1_share(estimator: Any) -> float:
     penalty = getattr(estimator, "penalty", "l2")
     if penalty == "l1":
         return 1.0
-    if penalty == "elasticnet":
-        return float(getattr(estimator, "l1_ratio", 0.15))
+    ratio = getattr(estimator, "l1_ratio", None)
+    if penalty == "elasticnet" and ratio is not None:
+        return float(ratio)
     return 0.0
 
 

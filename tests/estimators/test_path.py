@@ -167,3 +167,26 @@ def test_alpha_max_is_where_the_l1_model_becomes_empty(penalty: str, l1_ratio: f
     assert path.alphas[0] == pytest.approx(top)
     # at alpha_max itself zero is optimal, and the fit stops within its tol of it
     assert np.abs(path.coefs[0]).max() < 1e-5 and path.nonzero[-1] > path.nonzero[1]
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_l1_fits_start_from_the_previous_coefficients(k: int) -> None:
+    """warm_start with an L1 penalty: the composite solve starts at the previous fit's
+    coefficients (it started at zero), so a path needs fewer iterations than cold fits."""
+    X, y = _classification(n=800, d=30, k=k, seed=6, sparse=True)
+    est = SQNClassifier(penalty="l1", random_state=0)
+    path = regularization_path(X, y, estimator=est, n_alphas=8)
+    cold = [clone(est).set_params(alpha=a).fit(X, y) for a in path.alphas]
+    assert path.n_iter.sum() < sum(int(c.n_iter_) for c in cold)
+    for a, c, coef, icpt in zip(path.alphas, cold, path.coefs, path.intercepts):
+        warm = clone(c).fit(X, y)
+        warm.coef_, warm.intercept_ = coef, icpt         # the path's model at this alpha
+
+        def objective(m: SQNClassifier) -> float:      # softmax's flat directions: compare F
+            return float(log_loss(y, m.predict_proba(X)) + a * np.abs(m.coef_).sum())
+
+        # as low as the cold fit's (lower where OWL-QN's cold softmax solve stops short)
+        assert objective(warm) <= objective(c) * (1 + 1e-5)
+    warm = clone(est).set_params(warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match="warm_start: the data has different classes"):
+        warm.fit(X[:, :10], y)
