@@ -5,7 +5,8 @@ Every problem is ``F(w) = alpha/2 ||w||^2 + mean_i loss_i(w)`` with no intercept
 by one NumPy/SciPy implementation for every library, so the libraries are compared on exactly
 the same function. Losses: ``logistic`` ``log(1 + exp(-y x.w))``, ``sqhinge``
 ``max(0, 1 - y x.w)^2``, ``hinge`` ``max(0, 1 - y x.w)``, ``softmax``
-``logsumexp_k(x.w_k) - x.w_y`` (``K`` blocks of weights).
+``logsumexp_k(x.w_k) - x.w_y`` (``K`` blocks of weights); the regression losses ``squared``
+and ``poisson`` of :mod:`bench.race.regression`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from . import regression
+from .regression import REGRESSION_LOSSES
+
 FloatArray = NDArray[np.float64]
 
 #: Curvature constant of each loss (bound on its second derivative in the margin), used to
@@ -38,7 +42,7 @@ class Problem:
 
     dataset: str
     name: str                 # problem id within the dataset: "logistic", "logistic-hard", ...
-    loss: str                 # logistic | sqhinge | hinge | softmax
+    loss: str                 # logistic | sqhinge | hinge | softmax | squared | poisson
     alpha: float
     alpha_rule: str           # how alpha was chosen ("1/N", "1/(100 N)", "1e-4")
     X: Any
@@ -127,6 +131,8 @@ def _softmax_parts(X: Any, y: FloatArray, W: FloatArray) -> tuple[FloatArray, Fl
 def objective(loss: str, alpha: float, X: Any, y: FloatArray, w: Any, n_classes: int = 2
               ) -> float:
     """``alpha/2 ||w||^2 + mean loss`` (see the module docstring)."""
+    if loss in REGRESSION_LOSSES:
+        return regression.objective(loss, alpha, X, y, w)
     if loss == "softmax":
         W = _blocks(w, n_classes, X.shape[1])
         S = np.asarray(X @ W.T)
@@ -148,6 +154,9 @@ def objective(loss: str, alpha: float, X: Any, y: FloatArray, w: Any, n_classes:
 
 
 def accuracy(loss: str, X: Any, y: FloatArray, w: Any, n_classes: int = 2) -> float:
+    """Test accuracy; for the regression losses the R^2 of the predictions."""
+    if loss in REGRESSION_LOSSES:
+        return regression.r2(loss, X, y, w)
     if loss == "softmax":
         W = _blocks(w, n_classes, X.shape[1])
         return float(np.mean(np.argmax(np.asarray(X @ W.T), axis=1) == y.astype(np.intp)))
@@ -162,6 +171,8 @@ def _grad_hessp(p: Problem) -> tuple[Callable[[FloatArray], tuple[float, FloatAr
     """``F`` with its gradient, and ``hess(w)``: the (generalized) Hessian-vector product at
     ``w`` (curvature weights computed once) and the Hessian's diagonal (a Jacobi
     preconditioner), for the smooth losses (the reference solve's Newton-CG)."""
+    if p.loss in REGRESSION_LOSSES:
+        return regression.grad_hessp(p.loss, p.alpha, p.X, p.y)
     X, y, a, n = p.X, p.y, p.alpha, p.n
     Xt = X.T.tocsr() if sp.issparse(X) else X.T
     Xsq_t = (X.multiply(X)).T.tocsr() if sp.issparse(X) else (X * X).T
@@ -487,6 +498,11 @@ DATASETS: dict[str, DataSet] = {d.name: d for d in (
     DataSet("criteo", ("logistic", "logistic-hard"), _load_criteo,
             ("criteo_dac_train_head10k.tsv.xz",)),
     DataSet("boxes", ("sqhinge",), _load_boxes, quick=True),
+    # regression (bench/race/regression.py)
+    DataSet("diabetes", ("ridge",), regression.load_diabetes),
+    DataSet("regression-dense", ("ridge", "poisson"), regression.load_regression_dense),
+    DataSet("regression-sparse", ("ridge", "poisson"), regression.load_regression_sparse,
+            cap=15.0),
 )}
 
 #: problem id -> (loss, alpha rule name, alpha as a function of N)
@@ -498,6 +514,8 @@ PROBLEM_KINDS: dict[str, tuple[str, str, Callable[[int], float]]] = {
     "softmax": ("softmax", "1/N", lambda n: 1.0 / n),
     "softmax-hard": ("softmax", "1/(100 N)", lambda n: 1.0 / (100 * n)),
     "hinge": ("hinge", "1e-4", lambda n: 1e-4),
+    "ridge": ("squared", "1/N", lambda n: 1.0 / n),
+    "poisson": ("poisson", "1/N", lambda n: 1.0 / n),
 }
 
 
@@ -522,8 +540,10 @@ def load_problems(names: list[str], kinds: list[str] | None, root: Path | None, 
             X, Xt = _csr(X), _csr(Xt)
         for kind in chosen:
             loss, rule, rule_fn = PROBLEM_KINDS[kind]
+            # a generated regression set draws its targets by loss: {loss: (y, y_test)}
+            yk, ytk = y[loss] if isinstance(y, dict) else (y, yt)
             yield Problem(dataset=name, name=kind, loss=loss, alpha=rule_fn(X.shape[0]),
-                          alpha_rule=rule, X=X, y=np.asarray(y, dtype=np.float64), X_test=Xt,
-                          y_test=np.asarray(yt, dtype=np.float64), test_kind=test_kind,
+                          alpha_rule=rule, X=X, y=np.asarray(yk, dtype=np.float64), X_test=Xt,
+                          y_test=np.asarray(ytk, dtype=np.float64), test_kind=test_kind,
                           description=desc, n_classes=k, points_per_pass=ds.points_per_pass,
                           cap=ds.cap)
