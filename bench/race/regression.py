@@ -212,8 +212,9 @@ def sqn_regressor(p: Any, params: Any, budget: int, seed: int, n_jobs: int = 1,
 
 def sk_ridge(solver: str) -> Callable[..., SweepParts]:
     """``Ridge(alpha = alpha N, fit_intercept=False, solver=...)``: the same minimiser.
-    Iterative solvers get ``tol=1e-14`` so that ``max_iter`` binds; the direct ones
-    (``cholesky``, ``svd``) report no iterations and end the sweep after one fit."""
+    Iterative solvers get ``tol=1e-14`` so that ``max_iter`` binds; the direct one
+    (``cholesky``) ends the sweep after one fit. scikit-learn reports iterations for ``sag``,
+    ``saga`` and ``lsqr`` only: ``sparse_cg`` is counted as having used its whole budget."""
     def build(p: Any, params: Any, budget: int, seed: int) -> SweepParts:
         from sklearn.linear_model import Ridge
 
@@ -222,7 +223,10 @@ def sk_ridge(solver: str) -> Callable[..., SweepParts]:
 
         def extract() -> tuple[Any, float, int]:
             it = est.n_iter_
-            n_it = 0 if it is None else int(np.max(it))
+            if it is None:      # cholesky: direct (one fit); sparse_cg: not reported
+                n_it = 0 if solver == "cholesky" else budget
+            else:
+                n_it = int(np.max(it))
             return est.coef_, float(max(n_it, 1)), n_it
 
         return (lambda: _quiet_fit(est, p.X, p.y)), extract
