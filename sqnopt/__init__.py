@@ -77,7 +77,13 @@ if TYPE_CHECKING:   # the public names, imported when first used (see __getattr_
         ScoreLine,
         Wolfe,
     )
-    from sqnopt.estimators import SQNClassifier, SQNConvergenceWarning, SQNRegressor
+    from sqnopt.estimators import (
+        PathCV,
+        SQNClassifier,
+        SQNConvergenceWarning,
+        SQNRegressor,
+        regularization_path,
+    )
 
 
 def _check_built() -> None:
@@ -176,6 +182,8 @@ _SOURCES: dict[str, str] = {
     "SQNClassifier": "sqnopt.estimators",
     "SQNConvergenceWarning": "sqnopt.estimators",
     "SQNRegressor": "sqnopt.estimators",
+    "PathCV": "sqnopt.estimators",
+    "regularization_path": "sqnopt.estimators",
 }
 
 
@@ -238,6 +246,7 @@ __all__ = [
     "NewtonCG",
     "Objective",
     "OverlapBatch",
+    "PathCV",
     "PegasosStep",
     "Problem",
     "ProgressiveBatch",
@@ -262,6 +271,7 @@ __all__ = [
     "Wolfe",
     "get_registry",
     "hookimpl",
+    "regularization_path",
     "simd_variant",
     "__version__",
 ]

@@ -9,7 +9,9 @@ the per-row work of a loss is ``ROW_WORK`` units; softmax multiplies by its ``K`
     B = min(W / min_block_work, W / (reduce_ratio * n_vec), max_blocks, size)
 
 blocks (floors; ``n_vec``: the length of the vector it sums into, that term left out when it
-sums into none), or one block if that is below 2. Each block therefore has at least
+sums into none), or one block if that is below 2; below 64 blocks, ``B`` is rounded down to a
+power of two, so that 2, 4 or 8 threads get equal shares of blocks (3 blocks on 2 threads leave
+one thread a third of the pass idle). Each block therefore has at least
 ``min_block_work`` units -- enough to pay for handing it to a thread -- and a pass that scatters
 into a vector spends at most ``1 / reduce_ratio`` of its work on zeroing and adding the
 ``B - 1`` partial vectors. Those live in a ring of a few buffers per thread (:func:`ring_size`,
@@ -68,6 +70,7 @@ cdef Py_ssize_t ring_size(int n_threads, Py_ssize_t n_blocks, Py_ssize_t n_vec) 
 cdef Py_ssize_t plan_blocks(Py_ssize_t size, double row_work, Py_ssize_t n_vec) noexcept nogil:
     cdef double work = <double> size * row_work
     cdef double b = work / _min_block_work
+    cdef Py_ssize_t B, p2 = 2
     if b < 2.0:
         return 1
     if n_vec > 0:
@@ -75,7 +78,12 @@ cdef Py_ssize_t plan_blocks(Py_ssize_t size, double row_work, Py_ssize_t n_vec) 
     b = min(b, <double> _max_blocks, <double> size)
     if b < 2.0:
         return 1
-    return <Py_ssize_t> b
+    B = <Py_ssize_t> b
+    if B < 64:
+        while 2 * p2 <= B:
+            p2 *= 2
+        return p2
+    return B
 
 
 cdef Py_ssize_t min_split_rows(double row_work) noexcept nogil:

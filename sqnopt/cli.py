@@ -329,7 +329,7 @@ CLI_OPTIONS = {
     "sampling": "--sampling", "multiclass": "--multiclass", "class_weight": "--class-weight",
     "n_iter_no_change": "--n-iter-no-change", "target": "--target",
     "n_features": "--n-features", "random_state": "--seed", "categorical": "--categorical",
-    "drop": "--drop",
+    "drop": "--drop", "cache": "--cache",
 }
 #: Parameters also named without a value in prose ("increase max_iter"); the others are
 #: ordinary words there ("the step").
@@ -337,6 +337,7 @@ _BARE = ("max_iter", "max_epochs", "tol", "alpha", "n_iter_no_change")
 _ASSIGN = re.compile(r"\b(" + "|".join(CLI_OPTIONS) + r")=('?)([^'\s,;)]*)\2")
 #: a list of column names, ``categorical=['a', 'b']`` -> ``--categorical a,b``
 _COLUMNS = re.compile(r"\b(categorical|drop)=\[([^\]]*)\]")
+_SETTING = re.compile(r"\b(" + "|".join(CLI_OPTIONS) + r"): checkpoint\b")
 _BARE_WORD = re.compile(r"(?<![-\w])(" + "|".join(_BARE) + r")\b(?![=(])")
 #: a component's description, ``name(k=v, ...)``: its parameters are the component's, kept
 _COMPONENT = re.compile(r"\b[A-Za-z_]\w*\([^()]*\)")
@@ -372,8 +373,11 @@ def cli_terms(text: str) -> str:
     out = re.sub(r"\bstep='auto' in the estimators\b", "step='auto'", out)
     out = re.sub(r"\blam > 0\b", "--alpha > 0", out)
     out = re.sub(r"\blam = 0\b", "--alpha 0", out)
+    out = re.sub(r"\blogy=False\b", "--linear-y", out)
     out = _COLUMNS.sub(columns, out)
     out = _ASSIGN.sub(assign, out)
+    # a resumed fit's settings that differ: ``random_state: checkpoint '0', now '5'``
+    out = _SETTING.sub(lambda m: f"{CLI_OPTIONS[m.group(1)]}: checkpoint", out)
     out = _BARE_WORD.sub(lambda m: CLI_OPTIONS[m.group(1)], out)
     return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
 
@@ -1308,7 +1312,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             fig = plot_histories(lines, x=args.x, logx=not args.linear_x,
                                  logy=not args.linear_y, title=title)
             save_figure(fig, out)
-        except (OverflowError, ValueError) as exc:  # ranges matplotlib cannot lay out
+        except ValueError as exc:
+            if "nothing to plot" in str(exc):   # the histories' values, not the drawing
+                where = ", ".join(str(p) for p in files)
+                raise CLIError(f"{where}: {cli_terms(str(exc))}".replace("plot_histories: ", "")
+                               ) from None
+            raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
+                           f"{exc}); try --linear-x / --linear-y") from None
+        except OverflowError as exc:  # ranges matplotlib cannot lay out
             raise CLIError(f"matplotlib cannot draw these histories ({type(exc).__name__}: "
                            f"{exc}); try --linear-x / --linear-y") from None
     if not args.quiet:
@@ -1614,7 +1625,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Everything registered: components (built-in and from "
                        "plugins) with their parameters, presets, plugins, built-in datasets.")
     p.add_argument("--kind", choices=("objective", "curvature", "gradient", "schedule", "step",
-                                      "projection", "preset"),
+                                      "projection", "penalty", "preset"),
                    help="only this kind of component")
     p.set_defaults(func=_cmd_list)
 

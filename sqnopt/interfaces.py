@@ -44,9 +44,14 @@ from sqnopt.data import Dataset, LabelKind
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
-Kind = Literal["objective", "curvature", "schedule", "step", "projection", "gradient"]
-KINDS: tuple[Kind, ...] = ("objective", "curvature", "schedule", "step", "projection",
-                          "gradient")
+Kind = Literal["objective", "curvature", "schedule", "step", "projection", "gradient",
+               "penalty"]
+#: The slots of the stochastic driver (:class:`sqnopt.Solver`'s components).
+SOLVER_KINDS: tuple[Kind, ...] = ("objective", "curvature", "schedule", "step", "projection",
+                                  "gradient")
+#: Every registered component kind: the driver's slots and the penalties of the composite
+#: solvers (:mod:`sqnopt.composite`).
+KINDS: tuple[Kind, ...] = (*SOLVER_KINDS, "penalty")
 
 # Capability vocabulary. Objectives *provide* capabilities; other components *require* them.
 SMOOTH = "smooth"                    # differentiable everywhere (secant pairs are meaningful)
@@ -93,6 +98,7 @@ __all__ = [
     "PAIR_RESET",
     "PAIR_SKIPPED",
     "PROBABILISTIC",
+    "SOLVER_KINDS",
     "BatchSchedule",
     "BindingKernelLike",
     "Component",
@@ -116,6 +122,8 @@ __all__ = [
     "ObjectiveKernelLike",
     "PointStepKernelLike",
     "PartialSums",
+    "Penalty",
+    "PenaltyKernelLike",
     "Problem",
     "Projection",
     "ProjectionKernelLike",
@@ -319,6 +327,35 @@ class LineSearchKernelLike(StepKernelLike, Protocol):
 class ProjectionKernelLike(Protocol):
     def project(self, w: FloatArray) -> None:
         """Project ``w`` in place."""
+        ...
+
+
+@runtime_checkable
+class PenaltyKernelLike(Protocol):
+    """A penalty ``P(w) = l1 ||w_reg||_1 + (l2/2) ||w_reg||^2`` bound to a parameter layout
+    (``sqnopt/penalties/_base.pxd`` describes the compiled form): the weights ``l1`` and
+    ``l2``, the value, the proximal map and the pseudo-gradient."""
+
+    @property
+    def l1(self) -> float: ...
+
+    @property
+    def l2(self) -> float: ...
+
+    def value(self, w: FloatArray) -> float:
+        """``P(w)``."""
+        ...
+
+    def l1_value(self, w: FloatArray) -> float:
+        """``l1 ||w_reg||_1``."""
+        ...
+
+    def prox(self, z: FloatArray, t: float, out: FloatArray) -> None:
+        """``out = argmin_u t P(u) + ||u - z||^2 / 2``."""
+        ...
+
+    def pseudo_gradient(self, w: FloatArray, g: FloatArray, out: FloatArray) -> None:
+        """``out`` = the minimum-norm subgradient of ``g'u + l1 ||u_reg||_1`` at ``u = w``."""
         ...
 
 
@@ -678,3 +715,32 @@ class Projection(Component):
 
     @abc.abstractmethod
     def init(self, problem: Problem) -> ProjectionKernelLike: ...
+
+
+class Penalty(Component):
+    r"""The regulariser of a composite objective ``F(w) = f(w) + P(w)``, ``f`` the smooth
+    objective (its own ``lam`` included) and
+
+    .. math:: P(w) = \alpha \left(\rho \|w_{reg}\|_1 + \frac{1 - \rho}{2}
+              \|w_{reg}\|_2^2\right)
+
+    on the regularised coordinates (intercepts are never penalised): scikit-learn's elastic net
+    (``alpha``, ``l1_ratio`` = :math:`\rho`). The composite solvers (:mod:`sqnopt.composite`)
+    add the smooth part ``l2_strength`` to the objective's ``lam`` and treat ``l1_strength``
+    through the kernel's proximal map or pseudo-gradient.
+    """
+
+    kind: ClassVar[Kind] = "penalty"
+
+    @property
+    @abc.abstractmethod
+    def l1_strength(self) -> float:
+        """The weight of ``||w_reg||_1``."""
+
+    @property
+    @abc.abstractmethod
+    def l2_strength(self) -> float:
+        """The weight of ``||w_reg||^2 / 2``."""
+
+    @abc.abstractmethod
+    def init(self, problem: Problem) -> PenaltyKernelLike: ...

@@ -390,6 +390,31 @@ def _check_numeric(arr: NDArray[Any], key: str, ndim: int, problem: Any) -> Floa
     return out
 
 
+def _check_loss(loss: str, probabilistic: bool, regression: bool, problem: Any) -> None:
+    """The metadata's ``loss`` against what it claims, when the loss is a registered objective
+    (a plugin's that is not installed is taken as written: predictions need only the
+    coefficients): ``probabilistic`` must be the objective's capability (probabilities from a
+    hinge model's scores would be made up), and a regression model needs a regression loss."""
+    from sqnopt.interfaces import PROBABILISTIC, REGRESSION
+    from sqnopt.registry import get_registry
+
+    registry = get_registry()
+    if loss not in registry.names("objective"):
+        return
+    try:
+        caps: frozenset[str] = getattr(registry.create("objective", loss), "capabilities",
+                                       frozenset())
+    except (TypeError, ValueError):   # needs parameters to be built: nothing to compare
+        return
+    if (PROBABILISTIC in caps) != probabilistic:
+        raise problem(f"metadata 'probabilistic' is {probabilistic}, but the loss {loss!r} "
+                      f"{'is' if PROBABILISTIC in caps else 'is not'} a likelihood")
+    if (REGRESSION in caps) != regression:
+        kind = "regression" if REGRESSION in caps else "classification"
+        claimed = "'regression'" if regression else "a classification one"
+        raise problem(f"the loss {loss!r} is a {kind} loss, but metadata 'strategy' is {claimed}")
+
+
 def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
     """Read and check a model file; every problem is one :class:`ModelFileError` (a
     ``ValueError``) naming the file and what is wrong.
@@ -448,6 +473,7 @@ def read_model_file(path: str | os.PathLike[str]) -> LinearModel:
         raise problem(f"metadata 'strategy' must be one of {_STRATEGIES}, got "
                       f"{meta['strategy']!r:.40}")
     regression = meta["strategy"] == "regression"
+    _check_loss(meta["loss"], meta["probabilistic"], regression, problem)
     if regression and version < 3:
         raise problem(f"a version-{version} file holds a regression model, which version 3 "
                       "introduced")

@@ -146,7 +146,6 @@ def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, Hi
     if figsize is None:   # room for the legend beside the axes: about 2.4 in per column
         ncol = _legend_columns([_wrap(str(label)) for label, _ in items], 4.6) if beside else 0
         figsize = (5.8 + 2.4 * ncol, 4.6) if beside else (6.0, 4.2)
-    fig, ax = _new_axes(ax, figsize)
     series = []
     for label, h in items:
         xs, ys = _column(h, x), _column(h, y)
@@ -160,6 +159,12 @@ def plot_histories(histories: Mapping[str, HistoryLike] | Sequence[tuple[str, Hi
         if logy:
             keep &= ys >= _TINY
         series.append((str(label), xs[keep], ys[keep]))
+    if not any(xs.size for _, xs, _ in series):
+        raise ValueError(f"plot_histories: nothing to plot: no history has a finite {y!r} at a "
+                         f"finite {x!r}"
+                         + (" (a logarithmic axis shows positive values only: pass "
+                            "logy=False)" if logy else ""))
+    fig, ax = _new_axes(ax, figsize)
     positive = np.concatenate([xs[xs > 0] for _, xs, _ in series] or [np.zeros(0)])
     has_zero = any(np.any(xs == 0) for _, xs, _ in series)
     symlog = logx and has_zero and positive.size > 0

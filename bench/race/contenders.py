@@ -281,6 +281,43 @@ def sk_logistic(solver: str) -> SweepBuild:
     return build
 
 
+def sk_logistic_l1(solver: str) -> SweepBuild:
+    """``LogisticRegression(penalty="l1", C = 1/(alpha N), fit_intercept=False)`` (``l1_ratio=1``
+    from scikit-learn 1.8): the
+    ``l1_logistic`` objective scaled by ``C N``; ``tol=1e-14`` so that ``max_iter`` binds."""
+    def build(p: Problem, params: Params, budget: int, seed: int
+              ) -> tuple[Callable[[], Any], Callable[[], tuple[Any, float, int]]]:
+        from sklearn.linear_model import LogisticRegression
+
+        from .problems import sk_l1_keywords
+
+        est = LogisticRegression(C=1.0 / (p.alpha * p.n), fit_intercept=False, solver=solver,
+                                 max_iter=budget, tol=1e-14, random_state=seed,
+                                 **sk_l1_keywords())
+
+        def extract() -> tuple[Any, float, int]:
+            it = int(np.max(est.n_iter_))
+            return est.coef_, float(it), it
+
+        return (lambda: _quiet_fit(est, p.X, p.y)), extract
+    return build
+
+
+def sqn_l1(p: Problem, params: Params, budget: int, seed: int, **kw: Any
+           ) -> tuple[Callable[[], Any], Callable[[], tuple[Any, float, int]]]:
+    """``SQNClassifier(penalty="l1", alpha, fit_intercept=False)`` at its defaults otherwise,
+    ``max_iter`` = the budget (outer iterations) and ``tol=None`` (no early stop)."""
+    from sqnopt import SQNClassifier
+
+    est = SQNClassifier(penalty="l1", alpha=p.alpha, fit_intercept=False, max_iter=budget,
+                        tol=None, random_state=seed, **kw)
+
+    def extract() -> tuple[Any, float, int]:
+        return est.coef_, float(est.n_iter_), int(est.n_iter_)
+
+    return (lambda: est.fit(p.X, p.y)), extract
+
+
 def sk_linear_svc(dual: bool) -> SweepBuild:
     """``LinearSVC(loss=..., C = 1/(alpha N), fit_intercept=False)`` (liblinear)."""
     def build(p: Problem, params: Params, budget: int, seed: int
@@ -546,6 +583,18 @@ CONTENDERS: list[Contender] = [
               note="defaults with L-BFGS as built (memory 10, the recipe does not tune a "
                    "model instance: the default of criteo, news20, dna before truncated Newton "
                    "and the memory rule); tol=None, max_iter = budget"),
+    # --- L1-regularised logistic regression
+    Contender("SQNClassifier(penalty='l1')", "sqnopt", ("l1_logistic",), "sweep", sqn_l1,
+              module="sklearn", passes_kind="iterations", max_budget=2000,
+              note="defaults (curvature='auto'); tol=None, max_iter = budget (iterations)"),
+    Contender("SQNClassifier(penalty='l1', curvature='owlqn')", "sqnopt", ("l1_logistic",),
+              "sweep", functools.partial(sqn_l1, curvature="owlqn"), module="sklearn",
+              passes_kind="iterations", max_budget=5000,
+              note="OWL-QN; tol=None, max_iter = budget (iterations)"),
+    Contender("sklearn liblinear L1", "scikit-learn", ("l1_logistic",), "sweep",
+              sk_logistic_l1("liblinear"), module="sklearn", passes_kind="iterations"),
+    Contender("sklearn saga L1", "scikit-learn", ("l1_logistic",), "sweep",
+              sk_logistic_l1("saga"), module="sklearn", max_budget=5000),
     # --- scikit-learn
     Contender("sklearn lbfgs", "scikit-learn", ("logistic", "softmax"), "sweep",
               sk_logistic("lbfgs"), module="sklearn", passes_kind="iterations"),

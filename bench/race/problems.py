@@ -5,8 +5,11 @@ Every problem is ``F(w) = alpha/2 ||w||^2 + mean_i loss_i(w)`` with no intercept
 by one NumPy/SciPy implementation for every library, so the libraries are compared on exactly
 the same function. Losses: ``logistic`` ``log(1 + exp(-y x.w))``, ``sqhinge``
 ``max(0, 1 - y x.w)^2``, ``hinge`` ``max(0, 1 - y x.w)``, ``softmax``
-``logsumexp_k(x.w_k) - x.w_y`` (``K`` blocks of weights); the regression losses ``squared``
-and ``poisson`` of :mod:`bench.race.regression`.
+``logsumexp_k(x.w_k) - x.w_y`` (``K`` blocks of weights). ``l1_logistic`` is
+``F(w) = alpha ||w||_1 + mean_i log(1 + exp(-y x.w))`` (scikit-learn's
+``LogisticRegression(penalty="l1", C = 1/(alpha N))``): its ``F*`` comes from the better of a
+tight newGLMNET solve (sqnopt's) and LIBLINEAR at tolerance 1e-10. The regression losses
+``squared`` and ``poisson`` are those of :mod:`bench.race.regression`.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ FloatArray = NDArray[np.float64]
 
 #: Curvature constant of each loss (bound on its second derivative in the margin), used to
 #: scale step-size grids: ``L_i = c ||x_i||^2``.
-LOSS_CURVATURE = {"logistic": 0.25, "sqhinge": 2.0, "hinge": 1.0, "softmax": 0.5}
+LOSS_CURVATURE = {"logistic": 0.25, "sqhinge": 2.0, "hinge": 1.0, "softmax": 0.5,
+                  "l1_logistic": 0.25}
 
 
 @dataclass
@@ -142,6 +146,8 @@ def objective(loss: str, alpha: float, X: Any, y: FloatArray, w: Any, n_classes:
         return data + 0.5 * alpha * float(np.vdot(W, W))
     wv = np.asarray(w, dtype=np.float64).ravel()
     m = y * np.asarray(X @ wv).ravel()
+    if loss == "l1_logistic":
+        return float(np.mean(np.logaddexp(0.0, -m))) + alpha * float(np.sum(np.abs(wv)))
     if loss == "logistic":
         data = float(np.mean(np.logaddexp(0.0, -m)))
     elif loss == "sqhinge":
@@ -296,6 +302,46 @@ def hinge_reference(p: Problem) -> tuple[FloatArray, dict[str, Any]]:
                                       "iterations": int(np.max(svc.n_iter_))}
 
 
+def l1_reference(p: Problem) -> tuple[FloatArray, dict[str, Any]]:
+    """``l1_logistic``: the better (lower ``F``) of sqnopt's newGLMNET at pseudo-gradient
+    tolerance 1e-12 and LIBLINEAR (``LogisticRegression(penalty="l1", solver="liblinear")``) at
+    tolerance 1e-10; both kept in the record. ``max |pg|`` (the pseudo-gradient of ``F``, zero
+    exactly at the minimisers) certifies the first."""
+    from sklearn.linear_model import LogisticRegression
+
+    from sqnopt import LogLoss
+    from sqnopt.composite import solve_composite
+    from sqnopt.penalties import L1
+
+    res = solve_composite(LogLoss(lam=0.0), L1(p.alpha), p.X, p.y, method="newglmnet",
+                          fit_intercept=False, tol=1e-12, max_iter=10_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(C=1.0 / (p.alpha * p.n), solver="liblinear",
+                                fit_intercept=False, tol=1e-10, max_iter=100_000,
+                                **sk_l1_keywords()).fit(p.X, p.y)
+    ours, theirs = res.coef[0], sk.coef_.ravel().copy()
+    f_ours, f_theirs = p.objective(ours), p.objective(theirs)
+    best = ours if f_ours <= f_theirs else theirs
+    return best, {"method": "min(sqnopt newGLMNET tol 1e-12, liblinear tol 1e-10)",
+                  "iterations": res.n_iter, "pg_max": res.pg_max,
+                  "f_newglmnet": f_ours, "f_liblinear": f_theirs,
+                  "nnz_newglmnet": int(np.count_nonzero(ours)),
+                  "nnz_liblinear": int(np.count_nonzero(theirs))}
+
+
+def sk_l1_keywords() -> dict[str, Any]:
+    """``LogisticRegression``'s keywords of the L1 penalty: ``l1_ratio=1`` from scikit-learn
+    1.8 (which deprecates ``penalty``), else ``penalty="l1"``."""
+    import inspect
+
+    from sklearn.linear_model import LogisticRegression
+
+    if inspect.signature(LogisticRegression).parameters["penalty"].default == "deprecated":
+        return {"l1_ratio": 1.0}
+    return {"penalty": "l1"}
+
+
 def cache_path() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "sqnopt-race" / "fstar.json"
@@ -315,7 +361,8 @@ def reference(p: Problem, cache: Path | None) -> None:
         p.f_star = float(p.reference["f_star"])
         return
     tic = time.perf_counter()
-    w, info = hinge_reference(p) if p.loss == "hinge" else newton_cg(p)
+    w, info = (hinge_reference(p) if p.loss == "hinge" else
+               l1_reference(p) if p.loss == "l1_logistic" else newton_cg(p))
     info.update(f_star=p.objective(w), test_accuracy=p.accuracy(w),
                 seconds=time.perf_counter() - tic, problem=p.key)
     p.reference = dict(info, cached=False)
@@ -488,11 +535,14 @@ def _load_boxes(_: Path | None) -> tuple[Any, ...]:
 
 
 DATASETS: dict[str, DataSet] = {d.name: d for d in (
-    DataSet("a9a", ("logistic", "logistic-hard", "sqhinge"), _load_a9a, quick=True),
-    DataSet("w8a", ("logistic", "logistic-hard"), _load_w8a, ("w8a.xz", "w8a.t.xz")),
+    DataSet("a9a", ("logistic", "logistic-hard", "sqhinge", "l1_logistic"), _load_a9a,
+            quick=True),
+    DataSet("w8a", ("logistic", "logistic-hard", "l1_logistic"), _load_w8a,
+            ("w8a.xz", "w8a.t.xz")),
     DataSet("mushrooms", ("logistic",), _load_mushrooms, ("mushrooms.xz",)),
     DataSet("dna", ("softmax",), _load_dna, ("dna.scale.xz", "dna.scale.t.xz")),
-    DataSet("news20", ("logistic", "logistic-1e-6", "hinge"), _load_news20, ("news20.xz",), cap=15.0),
+    DataSet("news20", ("logistic", "logistic-1e-6", "hinge", "l1_logistic"), _load_news20,
+            ("news20.xz",), cap=15.0),
     DataSet("fashion-mnist", ("softmax",), _load_fashion,
             ("fashion-mnist/train-images-idx3-ubyte.gz",), points_per_pass=2, cap=30.0),
     DataSet("criteo", ("logistic", "logistic-hard"), _load_criteo,
@@ -514,6 +564,8 @@ PROBLEM_KINDS: dict[str, tuple[str, str, Callable[[int], float]]] = {
     "softmax": ("softmax", "1/N", lambda n: 1.0 / n),
     "softmax-hard": ("softmax", "1/(100 N)", lambda n: 1.0 / (100 * n)),
     "hinge": ("hinge", "1e-4", lambda n: 1e-4),
+    # L1: alpha = 1/N is scikit-learn's C = 1 (its default)
+    "l1_logistic": ("l1_logistic", "1/N", lambda n: 1.0 / n),
     "ridge": ("squared", "1/N", lambda n: 1.0 / n),
     "poisson": ("poisson", "1/N", lambda n: 1.0 / n),
 }

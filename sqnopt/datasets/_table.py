@@ -67,6 +67,12 @@ MISSING_MARKERS: frozenset[str] = frozenset({"", "na", "n/a", "#n/a", "nan", "nu
 #: least ``_ID_ROWS`` rows) looks like an identifier.
 _ID_FRACTION = 0.5
 _ID_ROWS = 20
+#: dates and times as spreadsheets and loggers write them (ISO 8601 with an optional time and
+#: zone, day/month/year with slashes or dots, a time of day alone)
+_DATE_TIME = re.compile(
+    r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
+    r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
+    r"|\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?( ?[AaPp][Mm])?")
 _SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 _COMPRESSED = (".gz", ".xz", ".bz2", ".lzma")
 
@@ -295,6 +301,19 @@ def _column_kind(name: str, values: list[str], source: str) -> str:
                          "with a decimal point and no separators, or "
                          f"{categorical_fix(name)} if the values are codes")
     if n_num == 0:
+        present = [i for i, k in enumerate(kinds) if k != "missing"]
+        if not present:
+            raise ValueError(f"{source}: column {name!r} has no value in any of its "
+                             f"{len(values)} rows (every cell empty or a missing marker): drop "
+                             f"it with drop=[{name!r}]")
+        if all(_DATE_TIME.fullmatch(values[i].strip()) for i in present):
+            i = present[0]
+            raise ValueError(f"{source}: line {i + 2}: column {name!r} holds dates or times "
+                             f"(e.g. {_show(values[i])}): one-hot codes would make each one a "
+                             "category unrelated to the others, and a model could not use "
+                             "their order. Turn it into numbers (days since a start, month, "
+                             f"weekday, hour) or drop it with drop=[{name!r}]; "
+                             f"{categorical_fix(name)} if the values are codes")
         return "categorical"
     n_other = kinds.count("text") + kinds.count("nonfinite")
     fix = categorical_fix(name)

@@ -10,6 +10,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
                       "pip install 'sqnopt[sklearn]'") from exc
 
 from sqnopt.estimators._classifier import SQNClassifier, SQNConvergenceWarning
+from sqnopt.estimators._path import (
+    PathCV,
+    RegularizationPath,
+    alpha_grid,
+    alpha_max,
+    regularization_path,
+)
 from sqnopt.estimators._regressor import SQNRegressor
 
-__all__ = ["SQNClassifier", "SQNConvergenceWarning", "SQNRegressor"]
+__all__ = ["PathCV", "RegularizationPath", "SQNClassifier", "SQNConvergenceWarning",
+           "SQNRegressor", "alpha_grid", "alpha_max", "regularization_path"]

@@ -19,6 +19,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sqnopt._jobs import pass_threads
 from sqnopt.data import check_sparse_structure
 from sqnopt.data._rows import csr_scores
+from sqnopt.estimators._composite import (
+    CompositeFit,
+    clear_driver_attributes,
+    fit_composite,
+    resolve_estimator_penalty,
+)
 from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
@@ -73,7 +79,23 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Registered objective: ``"logloss"`` (logistic regression; gives ``predict_proba``),
         ``"squared_hinge"``, ``"hinge"`` (SVMs), or one added by a plugin.
     alpha : float, default=1e-4
-        L2 regularisation ``lambda`` (the objective's ``lam``).
+        Regularisation strength: the L2 term's ``lambda`` (the objective's ``lam``) for
+        ``penalty="l2"``, else the ``alpha`` of the penalty below.
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        ``"l1"`` adds ``alpha ||w||_1`` instead of the L2 term, ``"elasticnet"``
+        ``alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)`` (scikit-learn's
+        parametrisation; the intercept is never penalised). Both give sparse ``coef_`` (exact
+        zeros) and are solved full batch by :func:`sqnopt.composite.solve_composite`: with
+        ``curvature="auto"`` by newGLMNET (proximal Newton, coordinate descent on the exact
+        quadratic model) for binary margin losses, by OWL-QN (orthant-wise L-BFGS) for the
+        multinomial loss; ``curvature="owlqn"`` or ``"newglmnet"`` names one. Other curvature
+        models, gradient estimators, schedules, step rules, projections, averaging and
+        ``partial_fit`` are refused with these penalties. scikit-learn's
+        ``LogisticRegression(penalty="l1", C=C)`` is ``alpha = 1 / (C sum_i c_i)``
+        (``1 / (C n_samples)`` without weights). See ``docs/penalties.md``.
+    l1_ratio : float or None, default=None
+        The L1 share of ``penalty="elasticnet"`` (required there, in ``[0, 1]``); unused
+        otherwise.
     curvature : "auto", str, (name, params) or CurvatureModel, default="auto"
         Search-direction model. ``"auto"`` first decides the regime: on large data (at least
         ``sqnopt.recipes.LARGE_ROWS`` rows holding ``LARGE_NNZ`` stored values, a stream passed
@@ -144,7 +166,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         In the large-data regime, hold out ``validation_fraction`` of the rows (a seeded hash
         of their position picks them: the same rows on every pass, at most
         ``sqnopt.training._streaming.MAX_HELD_OUT``), stop once their loss has not improved by
-        ``tol`` (relative) for ``n_iter_no_change`` passes, and keep the best iterate.
+        more than ``max(tol, 1e-3)`` (relative; ``HELD_OUT_TOL`` beside ``MAX_HELD_OUT``: a
+        finer gain is below what the held-out loss knows of the loss on new data) for
+        ``n_iter_no_change`` passes, and keep the iterate of the lowest held-out loss.
         ``False``: train on every row and stop on each pass's progressive loss (the loss of
         each example before its update) instead. ``"auto"`` is ``True``; the in-memory recipes
         solve the training objective to ``tol`` and ignore it.
@@ -216,11 +240,16 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     estimator's ``partial_fit`` continues exactly as the original's would.
     """
 
+    #: the fit's trainer (the stochastic driver's), or a composite fit's record
+    _trainer: Trainer | CompositeFit
+
     def __init__(
         self,
         loss: Any = "logloss",
         *,
         alpha: float = 1e-4,
+        penalty: Literal["l2", "l1", "elasticnet"] = "l2",
+        l1_ratio: float | None = None,
         curvature: Any = DEFAULT_CURVATURE,
         gradient: Any = "auto",
         schedule: Any = "auto",
@@ -245,6 +274,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ) -> None:
         self.loss = loss
         self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.curvature = curvature
         self.gradient = gradient
         self.schedule = schedule
@@ -284,7 +315,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)
-        if trainer is None or not keep:
+        if not isinstance(trainer, Trainer) or not keep:
             trainer = Trainer(**self._trainer_params())
         else:
             for key, value in self._trainer_params().items():
@@ -316,6 +347,9 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
             check_classification_targets(y)
         else:
             X, y = checked
+        penalty = resolve_estimator_penalty(self)
+        if penalty is not None:
+            return self._fit_composite(penalty, X, y, sample_weight)
         trainer = self._get_trainer(keep=bool(self.warm_start))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -324,7 +358,39 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._set_fitted(trainer)
         return self
 
+    def _fit_composite(self, penalty: Any, X: Any, y: Any,
+                       sample_weight: ArrayLike | None) -> SQNClassifier:
+        """``fit`` with an L1 / elastic-net penalty (see ``penalty``)."""
+        from sklearn.utils.class_weight import compute_sample_weight
+        from sklearn.utils.validation import _check_sample_weight
+
+        yarr = np.asarray(y).ravel()
+        classes = np.unique(yarr)
+        if classes.shape[0] < 2:
+            raise ValueError(f"needs samples of at least 2 classes in the data, but the data "
+                             f"contain only one class: {classes[0]!r}")
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.class_weight is not None:
+            weights = weights * compute_sample_weight(self.class_weight, yarr)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            fit = fit_composite(self, penalty, X, yarr, weights, loss=self.loss, classes=classes)
+        _reemit(caught)
+        clear_driver_attributes(self)
+        self._trainer = fit
+        self.converged_ = bool(fit.converged_)
+        self.coef_ = fit.model_.coef.copy()
+        self.intercept_ = fit.model_.intercept.copy()
+        self.classes_ = classes
+        self.n_iter_ = int(fit.n_iter_)
+        self.fit_path_ = str(fit.model_.info["method"])
+        self.fit_path_reason_ = f"penalty={self.penalty!r}: a composite solve"
+        return self
+
     def _fit_stream(self, stream: Any) -> SQNClassifier:
+        if getattr(self, "penalty", "l2") != "l2":
+            raise ValueError(f"penalty={self.penalty!r} is solved full batch, in memory: load "
+                             "the data (or use penalty='l2' on a stream)")
         trainer = self._get_trainer(keep=bool(self.warm_start))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -343,6 +409,11 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         ``classes`` must list every label on the first call (unless ``fit`` was called before).
         Batches whose sample weights (times class weights) are all zero are ignored.
         """
+        if getattr(self, "penalty", "l2") != "l2":
+            raise ValueError(f"partial_fit runs the stochastic recipes, which have no "
+                             f"penalty={self.penalty!r}: use fit, or penalty='l2'")
+        if isinstance(getattr(self, "_trainer", None), CompositeFit):
+            del self._trainer                   # the stochastic state starts afresh
         first = getattr(self, "_trainer", None) is None
         _check_structure(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],

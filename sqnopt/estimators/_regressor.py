@@ -18,6 +18,12 @@ from sqnopt.estimators._classifier import (
     _is_stream,
     _reemit,
 )
+from sqnopt.estimators._composite import (
+    CompositeFit,
+    clear_driver_attributes,
+    fit_composite,
+    resolve_estimator_penalty,
+)
 from sqnopt.interfaces import Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -58,7 +64,16 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         :class:`SQNClassifier`'s (and ``SGDRegressor``'s) scale. Small but positive: it keeps
         the objective strongly convex, which lets ``curvature="auto"`` choose Newton's method
         on data of few features; ``alpha=0`` is allowed (least squares, Huber or Poisson
-        without a penalty), where ``"auto"`` uses L-BFGS.
+        without a penalty), where ``"auto"`` uses L-BFGS. With ``penalty="l1"`` or
+        ``"elasticnet"``: the ``alpha`` of that penalty.
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        ``"l1"``: ``alpha ||w||_1`` (with squared error scikit-learn's ``Lasso(alpha)``),
+        ``"elasticnet"``: ``alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)``
+        (scikit-learn's ``ElasticNet(alpha, l1_ratio)``); sparse ``coef_`` with exact zeros,
+        solved full batch as for :class:`SQNClassifier` (``curvature`` ``"auto"``,
+        ``"newglmnet"`` or ``"owlqn"``; no ``partial_fit``).
+    l1_ratio : float or None, default=None
+        The L1 share of ``penalty="elasticnet"`` (required there, in ``[0, 1]``).
     curvature, gradient, schedule, step, projection, fit_intercept, average, sampling
         As for :class:`SQNClassifier`. ``curvature="auto"`` takes the same decision: Newton
         with the exact Hessian (``X' D X / N + alpha I``, ``D`` the loss's second derivatives:
@@ -91,12 +106,17 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     which stops a stochastic run as diverged.
     """
 
+    #: the fit's trainer (the stochastic driver's), or a composite fit's record
+    _trainer: Trainer | CompositeFit
+
     def __init__(
         self,
         loss: Any = "squared_error",
         *,
         epsilon: float = 1.35,
         alpha: float = 1e-4,
+        penalty: Literal["l2", "l1", "elasticnet"] = "l2",
+        l1_ratio: float | None = None,
         curvature: Any = DEFAULT_CURVATURE,
         gradient: Any = "auto",
         schedule: Any = "auto",
@@ -120,6 +140,8 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         self.loss = loss
         self.epsilon = epsilon
         self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.curvature = curvature
         self.gradient = gradient
         self.schedule = schedule
@@ -181,7 +203,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)
-        if trainer is None or not keep:
+        if not isinstance(trainer, Trainer) or not keep:
             trainer = Trainer(**self._trainer_params())
         else:
             for key, value in self._trainer_params().items():
@@ -216,6 +238,25 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             raise ValueError("requires y to be passed, but the target y is None (or pass a "
                              "stream of (X, y) chunks as X)")
         X, y = self._validate(X, y, reset=True)
+        penalty = resolve_estimator_penalty(self)
+        if penalty is not None:
+            from sklearn.utils.validation import _check_sample_weight
+
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                fit = fit_composite(self, penalty, X, np.asarray(y, dtype=np.float64), weights,
+                                    loss=self._loss_spec(), classes=None)
+            _reemit(caught)
+            clear_driver_attributes(self)
+            self._trainer = fit
+            self.converged_ = bool(fit.converged_)
+            self.coef_ = fit.model_.coef[0].copy()
+            self.intercept_ = float(fit.model_.intercept[0])
+            self.n_iter_ = int(fit.n_iter_)
+            self.fit_path_ = str(fit.model_.info["method"])
+            self.fit_path_reason_ = f"penalty={self.penalty!r}: a composite solve"
+            return self
         trainer = self._get_trainer(keep=bool(self.warm_start))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -240,6 +281,11 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                     sample_weight: ArrayLike | None = None) -> SQNRegressor:
         """One pass over the batch ``(X, y)``, continuing the whole solver state. Batches whose
         sample weights are all zero are ignored."""
+        if getattr(self, "penalty", "l2") != "l2":
+            raise ValueError(f"partial_fit runs the stochastic recipes, which have no "
+                             f"penalty={self.penalty!r}: use fit, or penalty='l2'")
+        if isinstance(getattr(self, "_trainer", None), CompositeFit):
+            del self._trainer                   # the stochastic state starts afresh
         first = getattr(self, "_trainer", None) is None
         X, y = self._validate(X, y, reset=first)
         trainer = self._get_trainer(keep=True)

@@ -61,6 +61,7 @@ cdef struct PassJob:
     double* out                     # that vector (block 0 sums into it directly)
     Py_ssize_t n_blocks
     # set by _run_pass
+    Py_ssize_t* bounds              # block b covers positions [bounds[b], bounds[b + 1])
     double* partials                # the ring of partial vectors of blocks 1.. (n_vec each)
     double* sums                    # two partial sums per block
     int* status                     # per block

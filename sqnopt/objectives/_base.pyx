@@ -8,7 +8,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from sqnopt._parallel cimport (
-    DENSE_ENTRIES_PER_UNIT, ROW_WORK, block_bounds, plan_blocks, ring_size, run_ordered,
+    DENSE_ENTRIES_PER_UNIT, ENTRY_WORK, ROW_WORK, block_bounds, plan_blocks, ring_size, run_ordered,
     run_tasks,
 )
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
@@ -28,19 +28,55 @@ cdef void _pass_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
     """One block of a pass that sums into no vector, on whichever thread takes it: the serial
     loop over the block's positions into the block's own slots (sums, per-row outputs)."""
     cdef PassJob* job = <PassJob*> ctx
-    cdef Py_ssize_t t0, t1
-    block_bounds(job.size, job.n_blocks, b, &t0, &t1)
-    job.status[b] = (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, NULL,
-                                                                 job.sums + 2 * b)
+    job.status[b] = (<ObjectiveKernel> job.kernel)._pass_block(
+        job, job.bounds[b], job.bounds[b + 1], NULL, job.sums + 2 * b)
 
 
 cdef int _pass_vector_block(void* ctx, Py_ssize_t b, double* out) noexcept nogil:
     """One block of a pass that sums into a vector: the serial loop into ``out`` (the pass's
     vector for block 0, a zeroed partial for the others: ``run_ordered`` adds them in order)."""
     cdef PassJob* job = <PassJob*> ctx
-    cdef Py_ssize_t t0, t1
-    block_bounds(job.size, job.n_blocks, b, &t0, &t1)
-    return (<ObjectiveKernel> job.kernel)._pass_block(job, t0, t1, out, job.sums + 2 * b)
+    return (<ObjectiveKernel> job.kernel)._pass_block(job, job.bounds[b], job.bounds[b + 1], out,
+                                                      job.sums + 2 * b)
+
+
+cdef void _block_bounds(RowData data, const Py_ssize_t* batch, Py_ssize_t size, Py_ssize_t B,
+                        Py_ssize_t* bounds) noexcept nogil:
+    """Split positions ``[0, size)`` into ``B`` non-empty blocks of about equal work. Dense rows
+    cost the same: equal counts. Sparse rows cost ``ENTRY_WORK`` per stored entry plus
+    ``ROW_WORK``: block ``b`` starts at the first position where the work before it reaches
+    ``b / B`` of the total -- equal row counts left a thread idle for a third of a pass over
+    documents of very unequal lengths. The bounds depend on the rows and ``B`` only (never on
+    the threads), so the sums they reduce are the same bits on every thread count."""
+    cdef Py_ssize_t t, b, i, lo
+    cdef double total = 0.0, cum = 0.0
+    if not data.is_sparse:
+        for b in range(B):
+            block_bounds(size, B, b, &bounds[b], &lo)
+        bounds[B] = size
+        return
+    for t in range(size):
+        i = batch[t] if batch != NULL else t
+        total += ENTRY_WORK * <double> data.row_nnz(i) + ROW_WORK
+    bounds[0] = 0
+    b = 1
+    for t in range(size):
+        if b >= B:
+            break
+        i = batch[t] if batch != NULL else t
+        cum += ENTRY_WORK * <double> data.row_nnz(i) + ROW_WORK
+        while b < B and cum * B >= total * b:
+            bounds[b] = t + 1
+            b += 1
+    # every block keeps at least one position (a row heavier than a block's share)
+    for b in range(1, B):
+        lo = bounds[b - 1] + 1
+        if bounds[b] < lo:
+            bounds[b] = lo
+    bounds[B] = size
+    for b in range(B - 1, 0, -1):
+        if bounds[b] > bounds[b + 1] - 1:
+            bounds[b] = bounds[b + 1] - 1
 
 
 cdef class ObjectiveKernel:
@@ -107,13 +143,15 @@ cdef class ObjectiveKernel:
         if nv > 0:
             R = ring_size(nt, B, nv)
         # the ring's partial vectors, two sums per block, a status per block (as ints in the
-        # space of B doubles)
-        ws = self._workspace(R * nv + 3 * B)
+        # space of B doubles), the B + 1 block bounds (in the space of B + 1 doubles)
+        ws = self._workspace(R * nv + 4 * B + 1)
         if ws == NULL:
             return -2
         job.partials = ws
         job.sums = ws + R * nv
         job.status = <int*> (job.sums + 2 * B)
+        job.bounds = <Py_ssize_t*> (job.sums + 3 * B)
+        _block_bounds(self.data, job.batch, job.size, B, job.bounds)
         if nv > 0:
             run_ordered(nt, B, _pass_vector_block, job, job.out, nv, job.partials, R,
                         job.status)

@@ -24,6 +24,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "sqnopt.steps._plugin",
     "sqnopt.projections._plugin",
     "sqnopt.gradients._plugin",
+    "sqnopt.penalties._plugin",
     "sqnopt.presets",
 )
 
@@ -34,6 +35,7 @@ _HOOK_OF_KIND: dict[Kind, str] = {
     "step": "sqnopt_register_step_rules",
     "projection": "sqnopt_register_projections",
     "gradient": "sqnopt_register_gradient_estimators",
+    "penalty": "sqnopt_register_penalties",
 }
 
 __all__ = [

@@ -32,6 +32,7 @@ __all__ = [
     "sqnopt_register_gradient_estimators",
     "sqnopt_register_presets",
     "sqnopt_register_objectives",
+    "sqnopt_register_penalties",
     "sqnopt_register_projections",
     "sqnopt_register_schedules",
     "sqnopt_register_step_rules",
@@ -74,6 +75,12 @@ def sqnopt_register_projections(register: RegisterFn) -> None:
 def sqnopt_register_gradient_estimators(register: RegisterFn) -> None:
     """Register gradient estimators (factories returning
     :class:`~sqnopt.interfaces.GradientEstimator`)."""
+
+
+@hookspec
+def sqnopt_register_penalties(register: RegisterFn) -> None:
+    """Register penalties of composite objectives (factories returning
+    :class:`~sqnopt.interfaces.Penalty`)."""
 
 
 @hookspec

@@ -3,9 +3,9 @@
 ``check_component(component)`` recognises the component's kind from the interface of
 :mod:`sqnopt.interfaces` it implements (an :class:`~sqnopt.interfaces.Objective`, a
 :class:`~sqnopt.interfaces.CurvatureModel`, a :class:`~sqnopt.interfaces.GradientEstimator`, a
-:class:`~sqnopt.interfaces.StepRule`, a :class:`~sqnopt.interfaces.BatchSchedule` or a
-:class:`~sqnopt.interfaces.Projection`), runs that kind's checks and returns a
-:class:`ConformanceReport`; the first check that fails raises :class:`ConformanceError` (an
+:class:`~sqnopt.interfaces.StepRule`, a :class:`~sqnopt.interfaces.BatchSchedule`, a
+:class:`~sqnopt.interfaces.Projection` or a :class:`~sqnopt.interfaces.Penalty`), runs that
+kind's checks and returns a :class:`ConformanceReport`; the first check that fails raises :class:`ConformanceError` (an
 ``AssertionError``) naming the check, the component and what differed.
 ``component_checks(component)`` returns the checks as ``(name, callable)`` pairs, so that a
 test suite can parametrize over them and mark a known failure::
@@ -53,7 +53,10 @@ and per kind for what the kind promises:
   declared;
 * projections: a Euclidean projection is idempotent, firmly non-expansive and the nearest
   feasible point, and a declared ball radius is the ball it projects on; a mirror map leaves a
-  zero step in place; intercepts are never projected.
+  zero step in place; intercepts are never projected;
+* penalties: the value against the declared weights, the proximal map (exact zeros, firmly
+  non-expansive, the minimiser by its optimality condition), the pseudo-gradient, and a small
+  composite solve that reaches a zero pseudo-gradient (instead of the short driver solve).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from sqnopt.testing._core import (
 from sqnopt.testing._curvature import CurvatureSuite
 from sqnopt.testing._gradient import GradientSuite
 from sqnopt.testing._objective import ObjectiveSuite
+from sqnopt.testing._penalty import PenaltySuite
 from sqnopt.testing._projection import ProjectionSuite
 from sqnopt.testing._schedule import ScheduleSuite
 from sqnopt.testing._step import StepSuite
@@ -94,6 +98,7 @@ _SUITES: dict[Kind, type[Suite]] = {
     "step": StepSuite,
     "schedule": ScheduleSuite,
     "projection": ProjectionSuite,
+    "penalty": PenaltySuite,
 }
 
 

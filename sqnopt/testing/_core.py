@@ -35,6 +35,7 @@ from sqnopt.interfaces import (
     GradientEstimator,
     Kind,
     Objective,
+    Penalty,
     Problem,
     Projection,
     StepRule,
@@ -54,6 +55,7 @@ INTERFACES: tuple[tuple[Kind, type[Component]], ...] = (
     ("step", StepRule),
     ("schedule", BatchSchedule),
     ("projection", Projection),
+    ("penalty", Penalty),
 )
 
 #: Steps a kernel is driven before its state is saved, and after (the probe).
@@ -123,8 +125,8 @@ def component_kind(component: object) -> Kind:
         what = "none" if not kinds else " and ".join(kinds)
         raise TypeError(f"{type(component).__name__} implements {what} of the component "
                         "interfaces of sqnopt.interfaces (Objective, CurvatureModel, "
-                        "GradientEstimator, StepRule, BatchSchedule, Projection): exactly one "
-                        "is needed")
+                        "GradientEstimator, StepRule, BatchSchedule, Projection, Penalty): "
+                        "exactly one is needed")
     return kinds[0]
 
 

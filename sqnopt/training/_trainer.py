@@ -53,6 +53,7 @@ from sqnopt.training._finish import (
 from sqnopt.training._progress import Callback, open_bar, report
 from sqnopt.training import _streaming
 from sqnopt.training._streaming import (
+    HELD_OUT_TOL,
     HeldOut,
     StepRace,
     StreamHoldout,
@@ -515,10 +516,11 @@ class Trainer:
         scan). With the default components this is the large-data recipe
         (:func:`sqnopt.recipes.streaming`): the step race on the first examples, then passes
         until the loss on held-out rows -- a seeded ``validation_fraction`` of the stream's
-        rows, at most ``MAX_HELD_OUT``, the same on every pass -- has not improved by ``tol``
-        (relative) for ``n_iter_no_change`` passes, or ``max_epochs`` passes; the model is the
-        best iterate seen. A named curvature model makes one pass of its own recipe over each
-        chunk (as :meth:`partial_fit` does), on every pass.
+        rows, at most ``MAX_HELD_OUT``, the same on every pass -- has not improved by more than
+        ``max(tol, HELD_OUT_TOL)`` (relative) for ``n_iter_no_change`` passes, or
+        ``max_epochs`` passes; the model is the iterate of the lowest held-out loss. A named
+        curvature model makes one pass of its own recipe over each chunk (as
+        :meth:`partial_fit` does), on every pass.
 
         A regression loss needs a stream of real-valued targets (made with
         ``label_kind="regression"``, e.g. ``stream_svmlight(path, label_kind="regression")``):
@@ -829,6 +831,7 @@ class _ChunkedRun:
         self.last: list[SolveResult | None] = []
         self.best: list[float] = []
         self.best_w: list[FloatArray | None] = []
+        self.ref: list[float] = []      # the held-out loss at the last improvement that counted
         self.stall: list[int] = []
         self.stopped: list[bool] = []
         self.prev: list[tuple[float, float]] = []
@@ -866,6 +869,7 @@ class _ChunkedRun:
         self.last = [None] * n_sub
         self.best = [math.inf] * n_sub
         self.best_w = [None] * n_sub
+        self.ref = [math.inf] * n_sub
         self.stall = [0] * n_sub
         self.stopped = [False] * n_sub
         self.prev = [(0.0, 0.0)] * n_sub
@@ -959,11 +963,17 @@ class _ChunkedRun:
                 score = (now[0] - self.prev[j][0]) / max(now[1] - self.prev[j][1], 1e-300)
                 self.prev[j] = now
             losses.append(score)
-            if self.best_w[j] is None or (t.tol is not None
-                                          and score < self.best[j] * (1.0 - t.tol)):
+            # an improvement counts when it exceeds max(tol, HELD_OUT_TOL) (relative; see
+            # HELD_OUT_TOL); the model kept is the lowest loss seen all the same
+            ref = self.ref[j]
+            if self.best_w[j] is None or (t.tol is not None and score < ref - max(
+                    t.tol, HELD_OUT_TOL) * abs(ref)):
+                self.ref[j] = score
                 self.best[j], self.best_w[j], self.stall[j] = score, np.array(w), 0
             else:
                 self.stall[j] += 1
+                if t.tol is not None and score < self.best[j]:
+                    self.best[j], self.best_w[j] = score, np.array(w)
             if t.tol is not None and self.stall[j] >= t.n_iter_no_change:
                 self.stopped[j] = True
         return losses

@@ -231,8 +231,8 @@ def test_contender_table_is_well_formed() -> None:
     assert len(names) == len(set(names))
     for c in C.CONTENDERS:
         assert c.kind in ("trace", "sweep", "online")
-        assert set(c.losses) <= {"logistic", "sqhinge", "hinge", "softmax", "squared",
-                                 "poisson"}
+        assert set(c.losses) <= {"logistic", "sqhinge", "hinge", "softmax", "l1_logistic",
+                                 "squared", "poisson"}
         assert c.passes_kind in ("passes", "iterations")
     # one-vs-rest solvers are never entered for the multinomial problem
     for c in C.CONTENDERS:
@@ -306,6 +306,35 @@ def test_a_tiny_race_end_to_end() -> None:
     assert cs["sqnopt SGD"]["params"]["eps0"] > 0 and len(cs["sqnopt SGD"]["tuning"]["eps0"]) == 5
     assert cs["sqnopt L-BFGS (full batch)"]["objective_check"] < 1e-12
     assert entry["ratios"]["1e-06"]["ratio"] is not None
+
+
+def test_the_l1_problem_and_its_tiny_race() -> None:
+    """``l1_logistic``: the shared objective is sqnopt's composite one; the reference is the
+    better of newGLMNET and liblinear; the L1 contenders reach 1e-6."""
+    pytest.importorskip("sklearn")
+    from race.problems import reference
+    from race.runner import Settings, finish_problem, run_problem
+
+    from sqnopt import LogLoss
+    from sqnopt.composite import solve_composite
+    from sqnopt.penalties import L1
+
+    p = _problem("logistic", np.random.default_rng(4))
+    p.loss = p.name = "l1_logistic"
+    p.alpha = 0.02
+    res = solve_composite(LogLoss(lam=0.0), L1(p.alpha), p.X, p.y, fit_intercept=False,
+                          max_iter=5)
+    assert objective("l1_logistic", p.alpha, p.X, p.y, res.coef[0]) == pytest.approx(
+        res.fun, rel=1e-12)
+    reference(p, None)
+    assert p.reference["f_star"] <= min(p.reference["f_newglmnet"],
+                                        p.reference["f_liblinear"])
+    assert p.reference["pg_max"] <= 1e-10 and 0 < p.reference["nnz_newglmnet"] < 7
+    chosen = [C.by_name()["SQNClassifier(penalty='l1')"], C.by_name()["sklearn liblinear L1"]]
+    s = Settings(repeats=2, log=lambda _: None, pilot_cap=0.2, max_passes=30)
+    entry = finish_problem(p, run_problem(p, chosen, s, []))
+    for name in entry["contenders"]:
+        assert entry["contenders"][name]["time_to"]["1e-06"] is not None, name
 
 
 def test_cores_reach_sqnopt_and_the_report() -> None:

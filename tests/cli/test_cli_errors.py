@@ -186,3 +186,15 @@ def test_extreme_histories_plot_or_fail_in_one_line(
             assert err.startswith("sqnopt: error: ") and err.count("\n") == 1, err
         else:
             assert err == "" and (workdir / "e.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_history_with_nothing_to_plot_is_an_error_naming_the_file(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An objective NaN throughout used to write an empty plot, exit 0."""
+    pytest.importorskip("matplotlib")
+    (workdir / "n.json").write_text(_history([float("nan")] * 3, [0.0, 1.0, 2.0]))
+    code, _, err = _run(capsys, "plot", "n.json", "-o", "n.png")
+    assert code == 1 and not (workdir / "n.png").exists()
+    assert err == ("sqnopt: error: n.json: nothing to plot: no history has a finite 'objective' "
+                   "at a finite 'samples' (a logarithmic axis shows positive values only: pass "
+                   "--linear-y)\n")

@@ -91,6 +91,10 @@ def test_cli_terms_translates_parameters_but_not_component_descriptions() -> Non
         "Increase --max-epochs or loosen --tol; use --alpha > 0"
     kept = "score_line(eps0=1.0, max_iter=30) and LBFGS(min_curvature=1e-3), gtol"
     assert cli_terms(kept) == kept
+    # a resumed fit's differing settings, and a cache path
+    assert cli_terms("other settings (random_state: checkpoint '0', now '5')") == \
+        "other settings (--seed: checkpoint '0', now '5')"
+    assert cli_terms("pass a writable path (cache=PATH)") == "pass a writable path (--cache PATH)"
 
 
 def test_the_command_line_names_its_options_and_the_library_its_parameters(

@@ -129,6 +129,43 @@ def test_an_identifier_column_is_refused_unless_dropped_or_declared(tmp_path: Pa
     assert X.shape == (200, 2 + 200 + 1)
 
 
+def test_an_empty_column_is_refused_unless_dropped(tmp_path: Path) -> None:
+    """A column of empty cells and missing markers used to become a feature that is zero in
+    every row, without a word."""
+    cols = _numbers()
+    cols["empty"] = ["", "NA"] * 100
+    path = _table(tmp_path / "t.csv", cols)
+    with pytest.raises(ValueError, match=r"column 'empty' has no value in any of its 200 rows "
+                                         r".*drop=\['empty'\]"):
+        load_table(path)
+    X, _, spec = load_table(path, drop="empty")
+    assert spec["numeric"] == ["x", "z"] and X.shape == (200, 2)
+
+
+@pytest.mark.parametrize("when", ["2024-{m:02d}-{d:02d}", "{d:02d}/{m:02d}/2024",
+                                  "2024-{m:02d}-{d:02d}T10:{d:02d}:00Z", "{m}:{d:02d}",
+                                  "2024.{m}.{d} 08:15", "{m}:{d:02d} PM"])
+def test_a_date_or_time_column_is_refused_unless_declared_or_dropped(tmp_path: Path,
+                                                                    when: str) -> None:
+    """Dates used to become one category per distinct date (the identifier check needs half
+    the values distinct: months repeat)."""
+    cols = _numbers()
+    cols["when"] = [when.format(m=1 + i % 12, d=1 + i % 3) for i in range(200)]
+    path = _table(tmp_path / "t.csv", cols)
+    with pytest.raises(ValueError, match=r"line 2: column 'when' holds dates or times .*"
+                                         r"drop=\['when'\].*categorical=\['when'\]"):
+        load_table(path)
+    assert load_table(path, drop="when")[0].shape == (200, 2)
+    assert load_table(path, categorical="when")[0].shape[1] == 2 + len(set(cols["when"])) + 1
+
+
+def test_words_with_digits_are_not_dates(tmp_path: Path) -> None:
+    cols = _numbers()
+    cols["code"] = ["A-12", "B-7", "2024-Q1"] * 66 + ["A-12", "B-7"]
+    X, _, spec = load_table(_table(tmp_path / "t.csv", cols))
+    assert spec["categorical"] == ["code"]
+
+
 def test_column_options_are_checked(tmp_path: Path) -> None:
     path = _table(tmp_path / "t.csv", _numbers())
     with pytest.raises(ValueError, match=r"no column named 'hash' to treat as categorical "

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sqnopt import SQNClassifier, recipes
 from sqnopt.datasets import stream_arrays
 from sqnopt.training import Trainer
-from sqnopt.training._streaming import MAX_HELD_OUT, StepRace, StreamHoldout
+from sqnopt.training._streaming import HELD_OUT_TOL, MAX_HELD_OUT, StepRace, StreamHoldout
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -104,6 +104,16 @@ def test_race_keeps_the_step_with_the_lowest_progressive_loss() -> None:
     assert race.winner.state.counters.n_samples == 700
 
 
+def _last_counted(losses: list[float], tol: float) -> int:
+    """The pass of the last improvement that counts: by more than ``max(tol, HELD_OUT_TOL)``
+    (relative) on the loss of the previous one that counted."""
+    ref, last = losses[0], 0
+    for i, loss in enumerate(losses[1:], 1):
+        if loss < ref - max(tol, HELD_OUT_TOL) * abs(ref):
+            ref, last = loss, i
+    return last
+
+
 def test_large_fit_races_then_stops_on_held_out_rows(large: None) -> None:
     X, y = _logistic_data(8000, seed=1)
     clf = SQNClassifier(random_state=0).fit(X, y)
@@ -111,19 +121,23 @@ def test_large_fit_races_then_stops_on_held_out_rows(large: None) -> None:
     assert len(clf.steps_) == 1 and clf.steps_[0] in recipes.step_candidates(X, True)
     losses = [v[0] for v in clf.validation_loss_]
     assert len(losses) >= clf.n_iter_no_change + 1
-    best = int(np.argmin(losses))
-    assert len(losses) == best + 1 + clf.n_iter_no_change
+    # passes end n_iter_no_change after the last gain above HELD_OUT_TOL, whatever tol (1e-5)
+    assert len(losses) == _last_counted(losses, clf.tol) + 1 + clf.n_iter_no_change
     assert clf.to_model().info["curvature"].startswith("adagrad(")
     assert clf.score(X, y) > 0.7
 
 
-def test_the_model_is_the_best_iterate(large: None) -> None:
-    # tol = 0.5: no pass improves by half, so the fit stops n_iter_no_change passes after the
-    # first and keeps the first pass's iterate
+@pytest.mark.parametrize("tol", [0.5, 1e-12])
+def test_the_model_is_the_best_iterate(large: None, tol: float) -> None:
+    """The fit stops on gains that count (tol = 0.5: none after the first pass; 1e-12: gains
+    above HELD_OUT_TOL) and keeps the pass of the lowest held-out loss, which a fit of that
+    many passes ends at."""
     X, y = _logistic_data(5000, seed=2)
-    one = SQNClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
-    stopped = SQNClassifier(random_state=0, tol=0.5, n_iter_no_change=2).fit(X, y)
-    assert stopped.n_iter_ == 3
+    stopped = SQNClassifier(random_state=0, tol=tol, n_iter_no_change=2).fit(X, y)
+    losses = [v[0] for v in stopped.validation_loss_]
+    assert stopped.n_iter_ == len(losses) == _last_counted(losses, tol) + 3
+    best = int(np.argmin(losses)) + 1
+    one = SQNClassifier(random_state=0, max_iter=best, tol=None).fit(X, y)
     np.testing.assert_array_equal(stopped.coef_, one.coef_)
     np.testing.assert_array_equal(stopped.intercept_, one.intercept_)
 

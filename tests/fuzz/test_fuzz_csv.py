@@ -1,6 +1,6 @@
 """CSV/TSV typing (``sqnopt.datasets.load_table``) on generated tables: numeric columns with bad
 cells (text, ``inf``, ``1e400``, NUL bytes, missing markers), text columns with stray numbers or
-missing markers, identifier columns, empty columns, words that read as non-finite numbers, label
+missing markers, identifier columns, empty columns (refused), words that read as non-finite numbers, label
 columns of every kind (classes, names, continuous values, missing, mixed, non-finite, one per
 row), declared categorical and dropped columns, one-hot and hashed encodings.
 
@@ -75,6 +75,9 @@ def expected_error(t: dict[str, Any]) -> tuple[str, list[str]] | None:
         n_num = kinds.count("number")
         other = kinds.count("text") + kinds.count("nonfinite")
         name = c["name"]
+        if n_num == 0 and not other:        # every cell missing: no column at all
+            return "column", [f"column {name!r} has no value in any of its",
+                              f"drop=[{name!r}]"]
         if n_num == 0:
             cats.append(c)
         elif other and n_num >= other:

@@ -213,3 +213,42 @@ def test_a_nonfinite_score_is_reported_from_any_block(small_blocks: None) -> Non
         kern.data.set_threads(threads)
         with pytest.raises(FloatingPointError):
             kern.hessian_factors(w, batch)
+
+
+def _skewed(storage: str, n_cols: int = 400, seed: int = 6) -> Any:
+    """Rows of very unequal lengths, in order of length (empty rows first, the last row full):
+    the blocks are cut at equal work, not equal row counts, and keep at least one row each."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum((n_cols * (np.arange(N) / N) ** 6).astype(int), n_cols)
+    lengths[-1] = n_cols
+    X = np.zeros((N, n_cols))
+    for i, k in enumerate(lengths):
+        X[i, rng.choice(n_cols, k, replace=False)] = rng.normal(size=k)
+    dtype = np.float32 if storage.endswith("32") else np.float64
+    return sp.csr_matrix(X.astype(dtype))
+
+
+@pytest.mark.parametrize("storage", ["csr64", "csr32"])
+@pytest.mark.parametrize("loss", ["logistic", "softmax"])
+def test_blocks_of_unequal_rows_are_bit_identical_and_add_up(loss: str, storage: str) -> None:
+    def build() -> Any:
+        X = _skewed(storage)
+        if loss == "softmax":
+            return SoftmaxKernel(_rows(X, _class_labels(), True), 1e-2, K)
+        return LogisticKernel(_rows(X, _binary_labels(), True), 1e-2)
+
+    kern = build()
+    serial = _all_passes(kern)
+    old = _parallel._set_block_policy(min_block_work=64, reduce_ratio=1e-3, max_blocks=48)
+    try:
+        results = {}
+        for threads in (1, 2, 3, 4):
+            kern.data.set_threads(threads)
+            results[threads] = _all_passes(kern)
+    finally:
+        _parallel._set_block_policy(**old)
+    for threads in (2, 3, 4):
+        for key, value in results[1].items():
+            _assert_same(value, results[threads][key], True, f"{key}, {threads} threads")
+    for key, value in serial.items():
+        _assert_same(value, results[1][key], False, key)

@@ -63,6 +63,11 @@ def test_ring_is_a_few_buffers_per_thread() -> None:
     assert _parallel.ring(8, 100, huge) == 1                # within max_vector_bytes, >= 1
 
 
+def _pow2(b: int) -> int:
+    """The policy's rounding: below 64 blocks, the largest power of two not above ``b``."""
+    return b if b >= 64 else 1 << (b.bit_length() - 1)
+
+
 def test_plan_depends_on_the_work_only() -> None:
     policy = _parallel.block_policy()
     assert policy == _parallel.DEFAULT_POLICY
@@ -72,11 +77,13 @@ def test_plan_depends_on_the_work_only() -> None:
     assert _parallel.plan(1000, 2 * least / 1000 + 1) == 2
     # each block has at least min_block_work units; at most max_blocks blocks, one row each
     assert _parallel.plan(10**6, 100.0) == min(int(10**8 / least), policy["max_blocks"])
-    assert _parallel.plan(10, 1e9) == 10
+    assert _parallel.plan(10, 1e9) == 8                     # 10 rows: 8 blocks, a power of 2
+    assert [_parallel.plan(b, 1e9) for b in (2, 3, 4, 7, 63, 64, 65)] == [2, 2, 4, 4, 32, 64, 65]
     # a pass summing into a vector: its partials cost at most 1/reduce_ratio of the work
     work = 10**6 * 50.0
     n_vec = 10**5
-    assert _parallel.plan(10**6, 50.0, n_vec) == int(work / (policy["reduce_ratio"] * n_vec))
+    assert _parallel.plan(10**6, 50.0, n_vec) == _pow2(
+        int(work / (policy["reduce_ratio"] * n_vec)))
 
 
 def test_policy_is_validated_and_restored() -> None:
@@ -86,7 +93,7 @@ def test_policy_is_validated_and_restored() -> None:
         _parallel._set_block_policy(max_blocks=0)
     old = _parallel._set_block_policy(max_blocks=3)
     try:
-        assert _parallel.plan(10**6, 1e3) == 3
+        assert _parallel.plan(10**6, 1e3) == 2             # 3 allowed: 2, a power of two
     finally:
         _parallel._set_block_policy(**old)
     assert _parallel.block_policy() == _parallel.DEFAULT_POLICY

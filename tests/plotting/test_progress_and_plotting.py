@@ -188,6 +188,20 @@ def test_plot_histories_narrow_log_range_has_plain_tick_labels(plotting: Any) ->
     assert labels and all("times" not in t and "^" not in t for t in labels), labels
 
 
+def test_plot_histories_with_nothing_to_show_is_an_error(plotting: Any) -> None:
+    """A history whose objective is NaN throughout (or not positive, on a log axis) used to
+    give an empty plot without a word."""
+    h = _history(1.0).as_dict()
+    h["objective"] = [float("nan")] * 4
+    with pytest.raises(ValueError, match="nothing to plot: no history has a finite 'objective'"):
+        plotting.plot_histories({"a": h})
+    h["objective"] = [0.0, -1.0, 0.0, -2.0]
+    with pytest.raises(ValueError, match="logy=False"):
+        plotting.plot_histories({"a": h})
+    assert len(plotting.plot_histories({"a": h}, logy=False).axes[0].get_lines()[0]
+               .get_xdata()) == 4
+
+
 def test_plot_histograms_and_binned_fractions(plotting: Any, tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     fig = plotting.plot_histograms({"RES": rng.lognormal(-10, 0.2, 200),

@@ -16,6 +16,7 @@ from sqnopt.gradients import reference as gradient_twins
 from sqnopt.interfaces import Component
 from sqnopt.objectives import reference as objective_twins
 from sqnopt.objectives.reference import LogLossNumPy
+from sqnopt.penalties import reference as penalty_twins
 from sqnopt.projections import reference as projection_twins
 from sqnopt.registry import DEFAULT_PLUGINS, get_registry
 from sqnopt.schedules import reference as schedule_twins
@@ -32,6 +33,8 @@ VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
     ("gradient", "svrg", {"period": 30}),                          # snapshots retaken
     ("gradient", "progressive", {"theta": 0.05, "nu": None}),      # batches grow at once
     ("projection", "l1ball", {"radius": 0.3}),
+    ("penalty", "elasticnet", {"alpha": 0.3, "l1_ratio": 0.7}),
+    ("penalty", "l1", {"alpha": 0.0}),
     ("projection", "eg_pm", {"radius": 2.0}),
     ("projection", "lazy_projection", {"inner": L1Ball(0.3)}),
     ("schedule", "linear", {"b1": 2, "gamma": 4.0}),
@@ -49,7 +52,8 @@ KNOWN: dict[tuple[str, str], str] = {}
 
 def builtins() -> list[Component]:
     out = []
-    for kind in ("objective", "curvature", "gradient", "step", "schedule", "projection"):
+    for kind in ("objective", "curvature", "gradient", "step", "schedule", "projection",
+                 "penalty"):
         out += [REG.create(kind, e.name) for e in REG.entries(kind)  # type: ignore[arg-type]
                 if e.source in DEFAULT_PLUGINS]
     out += [REG.create(kind, name, **params) for kind, name, params in VARIANTS]  # type: ignore[arg-type]
@@ -64,7 +68,7 @@ def twins() -> list[tuple[Component, dict[str, Any]]]:
     }
     out = []
     for mod in (curvature_twins, gradient_twins, objective_twins, projection_twins,
-                schedule_twins, step_twins):
+                schedule_twins, step_twins, penalty_twins):
         for name in sorted(mod.__all__):
             cls = getattr(mod, name)
             if not (isinstance(cls, type) and issubclass(cls, Component)):
@@ -93,9 +97,10 @@ def test_conforms(check: Any) -> None:
 
 def test_every_builtin_is_covered() -> None:
     names = {(c.kind, c.name) for c in builtins()}
-    for kind in ("objective", "curvature", "gradient", "step", "schedule", "projection"):
+    for kind in ("objective", "curvature", "gradient", "step", "schedule", "projection",
+                 "penalty"):
         for entry in REG.entries(kind):  # type: ignore[arg-type]
             if entry.source in DEFAULT_PLUGINS:
                 assert (kind, entry.name) in names
     assert {c.kind for c, _ in twins()} == {"objective", "curvature", "gradient", "step",
-                                             "schedule", "projection"}
+                                             "schedule", "projection", "penalty"}

@@ -1,0 +1,31 @@
+"""Type stub for the compiled module ``sqnopt.composite._glmnet``."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.penalties._base import PenaltyKernel
+
+GLMNET_MAX_ITER: int
+GLMNET_GTOL: int
+GLMNET_PRECISION: int
+GLMNET_NONFINITE: int
+
+def glmnet_run(
+    objective: ObjectiveKernel,
+    penalty: PenaltyKernel,
+    indptr: NDArray[np.intp],
+    indices: NDArray[np.intp],
+    values: NDArray[np.float64],
+    rows: NDArray[np.intp],
+    w: NDArray[np.float64],
+    scores: NDArray[np.float64],
+    max_iter: int,
+    tol: float,
+    max_inner: int = 1000,
+    eta: float = 1.0,
+    max_search: int = 30,
+    shrink: bool = True,
+    trace: NDArray[np.float64] | None = None,
+    iterates: NDArray[np.float64] | None = None,
+) -> tuple[int, int, float, float, int]: ...

@@ -1,0 +1,250 @@
+"""Composite objectives ``F(w) = f(w) + P(w)``: the solve and its result."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from sqnopt.curvature._lbfgs import LBFGSKernel
+from sqnopt.interfaces import SMOOTH, Objective, Penalty, Problem
+from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.penalties._base import PenaltyKernel
+from sqnopt.penalties._components import PenaltySpec, resolve_penalty
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["CompositeResult", "composite_problem", "newglmnet", "owlqn", "solve_composite"]
+
+#: The stop reasons of the compiled loops, by status code.
+STATUS = ("max_iter", "gtol", "ftol", "precision", "nonfinite")
+CompositeStatus = Literal["max_iter", "gtol", "ftol", "precision", "nonfinite"]
+
+
+@dataclass(frozen=True)
+class CompositeResult:
+    """The outcome of a composite solve.
+
+    ``w`` is the flat parameter vector (``n_blocks`` blocks of ``n_features`` weights then the
+    intercept when fitted); ``coef`` and ``intercept`` its parts. ``fun`` is ``F(w)``,
+    ``objective`` the value after each iteration (the start first), ``pg_max`` the largest
+    entry of the pseudo-gradient at ``w`` (0 exactly at a minimiser), ``nnz`` the nonzero
+    weights of ``coef`` (exact zeros: the L1 term's sparsity). ``n_evaluations`` counts the
+    value-and-gradient passes (OWL-QN) or the coordinate sweeps (newGLMNET); ``method`` names
+    the method that ran."""
+
+    w: FloatArray
+    coef: FloatArray
+    intercept: FloatArray
+    fun: float
+    n_iter: int
+    n_evaluations: int
+    status: CompositeStatus
+    pg_max: float
+    objective: FloatArray
+    wall_time: float
+    method: str
+
+    @property
+    def converged(self) -> bool:
+        """Stopped by a tolerance (``gtol``, ``ftol``) or at working precision."""
+        return self.status in ("gtol", "ftol", "precision")
+
+    @property
+    def nnz(self) -> int:
+        return int(np.count_nonzero(self.coef))
+
+
+def with_lam(objective: Objective, lam: float) -> Objective:
+    """``objective`` with its L2 weight ``lam`` replaced (a dataclass's ``replace``)."""
+    if float(getattr(objective, "lam", 0.0)) == lam:
+        return objective
+    if not hasattr(objective, "__dataclass_fields__"):
+        raise TypeError(f"{objective.describe()} is not a dataclass with a lam field: the "
+                        "composite solvers set the objective's lam to the penalty's L2 part")
+    replace: Any = dataclasses.replace
+    out: Objective = replace(objective, lam=lam)
+    return out
+
+
+def choose_composite_method(kernel: ObjectiveKernel) -> Literal["owlqn", "newglmnet"]:
+    """``"newglmnet"`` for a loss of one linear score with second derivatives (binary margin
+    losses, regression losses: its model is the exact Hessian, formed from one weight per
+    sample), else ``"owlqn"`` (softmax and other multi-score losses)."""
+    if (kernel.n_blocks == 1 and kernel.n_scores == 1 and kernel.score_losses
+            and kernel.score_hessian_factor):
+        return "newglmnet"
+    return "owlqn"
+
+
+def composite_problem(objective: Objective, penalty: Penalty, data: Any
+                      ) -> tuple[Objective, ObjectiveKernel, PenaltyKernel, Problem]:
+    """The smooth objective (its ``lam`` plus the penalty's L2 part), its compiled kernel on the
+    prepared ``data``, the penalty's kernel and the :class:`Problem` they share."""
+    if SMOOTH not in objective.capabilities:
+        raise ValueError(f"{objective.describe()} is not smooth: the composite solvers need "
+                         "the gradient of a differentiable loss (use logloss, squared_hinge, "
+                         "or a regression loss)")
+    lam = float(getattr(objective, "lam", 0.0)) + penalty.l2_strength
+    smooth = with_lam(objective, lam)
+    kernel = smooth.init(data)
+    if not isinstance(kernel, ObjectiveKernel):
+        raise TypeError(f"{objective.describe()} has no compiled kernel: the composite solvers "
+                        "run compiled objectives only")
+    n_blocks, dim = smooth.param_layout(data)
+    problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
+                      n_blocks=n_blocks, n_params=n_blocks * dim, lam=lam,
+                      fit_intercept=data.fit_intercept, capabilities=smooth.capabilities,
+                      curvature_bound=smooth.curvature_bound)
+    pen = penalty.init(problem)
+    if not isinstance(pen, PenaltyKernel):
+        raise TypeError(f"{penalty.describe()} has no compiled kernel (a PenaltyKernel): the "
+                        "composite solvers run compiled penalties only")
+    return smooth, kernel, pen, problem
+
+
+def owlqn(objective: ObjectiveKernel, penalty: PenaltyKernel, w0: ArrayLike | None = None, *,
+          memory: int = 10, tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
+          max_search: int = 40, c1: float = 1e-4, record_iterates: int = 0
+          ) -> tuple[FloatArray, int, str, float, int, float, FloatArray, FloatArray | None]:
+    """OWL-QN on bound kernels (see :mod:`sqnopt.composite._owlqn` for the algorithm).
+
+    Returns ``(w, n_iter, status, F, evaluations, max |pg|, objective trace, iterates)``;
+    ``iterates`` holds the first ``record_iterates`` iterates (``None`` when 0)."""
+    from sqnopt.composite._owlqn import owlqn_run
+
+    n = objective.n_params
+    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
+    if not (isinstance(memory, int) and memory >= 1):
+        raise ValueError(f"memory must be an int >= 1, got {memory!r}")
+    trace = np.full(max_iter + 1, np.nan)
+    iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
+    lbfgs = LBFGSKernel(n, memory)
+    k, code, f, evals, gmax = owlqn_run(objective, penalty, lbfgs, w, int(max_iter), float(tol),
+                                        float(ftol), int(max_search), float(c1), trace, iterates)
+    return (w, k, STATUS[code], f, evals, gmax, trace[: k + 1].copy(),
+            None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
+
+
+def _columns(X: Any, n_features: int) -> tuple[NDArray[np.intp], NDArray[np.intp],
+                                               FloatArray]:
+    """``X`` by columns (CSC with ``intp`` indices, float64 values): newGLMNET's layout."""
+    import scipy.sparse as sp
+
+    Xc = sp.csc_matrix(X if sp.issparse(X) else np.asarray(X, dtype=np.float64),
+                       dtype=np.float64)
+    if Xc.shape[1] != n_features:
+        raise ValueError(f"X has {Xc.shape[1]} columns, the objective {n_features} features")
+    return (np.ascontiguousarray(Xc.indptr, dtype=np.intp),
+            np.ascontiguousarray(Xc.indices, dtype=np.intp),
+            np.ascontiguousarray(Xc.data, dtype=np.float64))
+
+
+def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
+              w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
+              max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
+              record_iterates: int = 0
+              ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
+    """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was
+    built on, any layout: a CSC copy is made); see :mod:`sqnopt.composite._glmnet`.
+
+    Returns ``(w, n_iter, status, F, max |pg|, coordinate sweeps, objective trace,
+    iterates)``."""
+    from sqnopt.composite._glmnet import glmnet_run
+
+    n, nf = objective.n_params, penalty.n_reg
+    if objective.n_blocks != 1 or objective.n_scores != 1 or not objective.score_losses \
+            or not objective.score_hessian_factor:
+        raise ValueError("newglmnet needs a loss of one linear score with second derivatives "
+                         "(binary margin losses, regression losses); use method='owlqn'")
+    indptr, indices, values = _columns(X, nf)
+    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
+    N = objective.data.n_samples
+    Xc = _csc(indptr, indices, values, N, nf)
+    scores = np.ascontiguousarray(Xc @ w[:nf], dtype=np.float64)
+    if n == nf + 1:
+        scores += w[nf]
+    trace = np.full(max_iter + 1, np.nan)
+    iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
+    k, code, f, gmax, sweeps = glmnet_run(objective, penalty, indptr, indices, values,
+                                          np.arange(N, dtype=np.intp), w, scores, int(max_iter),
+                                          float(tol), int(max_inner), float(eta), 30,
+                                          bool(shrink), trace, iterates)
+    return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
+            None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
+
+
+def _csc(indptr: NDArray[np.intp], indices: NDArray[np.intp], values: FloatArray, n_rows: int,
+         n_cols: int) -> Any:
+    import scipy.sparse as sp
+
+    return sp.csc_matrix((values, indices, indptr), shape=(n_rows, n_cols))
+
+
+def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
+                    penalty: PenaltySpec, X: Any, y: ArrayLike, *,
+                    method: Literal["auto", "owlqn", "newglmnet"] = "auto",
+                    fit_intercept: bool = True,
+                    sample_weight: ArrayLike | None = None, w0: ArrayLike | None = None,
+                    tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
+                    memory: int = 10) -> CompositeResult:
+    r"""Minimise ``F(w) = f(w) + P(w)``: the smooth ``objective`` plus the ``penalty``
+    (``"l1"``, ``"l2"``, ``"elasticnet"``, ``(name, params)`` or a
+    :class:`~sqnopt.interfaces.Penalty`), on dense or CSR data, full batch and deterministic.
+    An objective instance keeps its own ``lam`` (an L2 term added to the penalty's); a name
+    or ``(name, params)`` is built with ``lam=0`` unless ``params`` give one.
+
+    ``method="owlqn"``: orthant-wise L-BFGS (Andrew & Gao, ICML 2007), for every smooth
+    objective; ``"newglmnet"``: proximal Newton with coordinate descent on the exact quadratic
+    model (Yuan, Ho & Lin, JMLR 2012), for losses of one linear score (binary margin losses,
+    regression losses); ``"auto"``: newGLMNET where it applies, else OWL-QN (see
+    :func:`choose_composite_method`). Stops once the largest entry of the pseudo-gradient is at
+    most ``tol`` (the composite analogue of scikit-learn's ``lbfgs`` test on the gradient), at
+    working precision or after ``max_iter`` iterations (OWL-QN also on a relative decrease
+    below ``ftol``). Zeros of the result are exact zeros.
+    """
+    from sqnopt.data import prepare
+    from sqnopt.solver._build import resolve_component
+
+    if method not in ("auto", "owlqn", "newglmnet"):
+        raise ValueError(f"unknown composite method {method!r}; known: 'auto', 'owlqn', "
+                         "'newglmnet'")
+    if isinstance(objective, str):
+        objective = (objective, {})
+    if isinstance(objective, tuple) and len(objective) == 2:     # a name: no L2 unless given
+        objective = (objective[0], {"lam": 0.0, **dict(objective[1])})
+    obj: Objective = resolve_component("objective", objective, Objective)
+    pen = resolve_penalty(penalty)
+    if not (isinstance(tol, (int, float)) and tol >= 0 and math.isfinite(tol)):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+    if not (isinstance(max_iter, int) and max_iter >= 0):
+        raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
+    data = prepare(X, y, sample_weight=sample_weight, fit_intercept=bool(fit_intercept),
+                   label_kind=obj.label_kind)
+    smooth, kernel, pen_k, problem = composite_problem(obj, pen, data)
+    chosen = choose_composite_method(kernel) if method == "auto" else method
+    start = time.perf_counter()
+    if chosen == "newglmnet":
+        w, k, status, f, gmax, evals, trace, _ = newglmnet(kernel, pen_k, X, w0, tol=tol,
+                                                           max_iter=max_iter)
+    else:
+        w, k, status, f, evals, gmax, trace, _ = owlqn(kernel, pen_k, w0, memory=memory,
+                                                       tol=tol, ftol=ftol, max_iter=max_iter)
+    wall = time.perf_counter() - start
+    blocks = w.reshape(problem.n_blocks, problem.dim)
+    coef = blocks[:, : problem.n_features].copy()
+    intercept = (blocks[:, problem.n_features].copy() if problem.fit_intercept
+                 else np.zeros(problem.n_blocks))
+    return CompositeResult(w=w, coef=coef, intercept=intercept, fun=f, n_iter=k,
+                           n_evaluations=evals, status=status,  # type: ignore[arg-type]
+                           pg_max=gmax, objective=trace, wall_time=wall, method=chosen)

@@ -1,0 +1,239 @@
+"""Pure-NumPy reference twins of the compiled composite solvers (``sqnopt.composite``).
+
+:func:`owlqn_numpy` is written from Andrew & Gao (ICML 2007, Algorithm 1) with whole-array
+NumPy operations: the orthant as ``np.where`` of signs, the projection as a mask, the L-BFGS
+direction from the dense product form of
+:class:`~sqnopt.curvature.reference.LBFGSKernelNumPy` (not the two-loop recursion).
+:func:`glmnet_numpy` follows Yuan, Ho & Lin (JMLR 2012, Algorithm 3) with SciPy column slices.
+Given the same objective kernel, each follows its compiled loop iterate by iterate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.curvature.reference import LBFGSKernelNumPy
+from sqnopt.interfaces import CURVATURE_ERROR
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["glmnet_numpy", "owlqn_numpy"]
+
+#: the status codes of the compiled loop
+MAX_ITER, GTOL, FTOL, PRECISION, NONFINITE = 0, 1, 2, 3, 4
+
+
+def owlqn_numpy(objective: Any, penalty: Any, w0: FloatArray, *, memory: int = 10,
+                max_iter: int = 100, tol: float = 0.0, ftol: float = 0.0,
+                max_search: int = 40, c1: float = 1e-4
+                ) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+    """OWL-QN from ``w0`` on a bound objective kernel (``full_gradient``, its ``lam`` the L2
+    part) and a penalty kernel (``l1_value``, ``pseudo_gradient``, ``n_reg``, ``block``).
+
+    Returns ``(w, objective values, iterates, status)``, one value and iterate per iteration
+    (the start included)."""
+    n = w0.shape[0]
+    reg = (np.arange(n) % penalty.block) < penalty.n_reg
+    lbfgs = LBFGSKernelNumPy(n, memory, 1.0, min_curvature=0.0, on_bad_pair="skip",
+                             damping=0.2, on_nonfinite="reset")
+
+    def fg(w: FloatArray) -> tuple[float, FloatArray]:
+        g = np.zeros(n)
+        return float(objective.full_gradient(w, g)) + float(penalty.l1_value(w)), g
+
+    def pseudo(w: FloatArray, g: FloatArray) -> FloatArray:
+        out = np.zeros(n)
+        penalty.pseudo_gradient(w, g, out)
+        return out
+
+    w = np.array(w0, dtype=np.float64)
+    f, g = fg(w)
+    if not math.isfinite(f):
+        return w, [f], [w.copy()], NONFINITE
+    pg = pseudo(w, g)
+    values, iterates = [f], [w.copy()]
+    k = 0
+    while True:
+        gmax = float(np.max(np.abs(pg)))
+        if not math.isfinite(gmax):
+            return w, values, iterates, NONFINITE
+        if gmax <= tol:
+            return w, values, iterates, GTOL
+        if k >= max_iter:
+            return w, values, iterates, MAX_ITER
+        d = np.zeros(n)
+        lbfgs.direction(pg, d)
+        d = np.where(d * pg > 0.0, d, 0.0)                  # sign alignment
+        dd = float(np.sum(d * pg))
+        steep = len(lbfgs.pairs) == 0
+        if not (dd > 0.0 and math.isfinite(dd)):
+            lbfgs.reset()
+            d, steep = pg.copy(), True
+        t = min(1.0, 1.0 / math.sqrt(float(pg @ pg))) if steep else 1.0
+        xi = np.where(w != 0.0, np.sign(w), -np.sign(pg))    # the orthant
+        for _ in range(max_search):
+            wn = w - t * d
+            wn = np.where(reg & (wn * xi <= 0.0), 0.0, wn)   # projected onto the orthant
+            fn, gn = fg(wn)
+            if math.isfinite(fn) and fn <= f - c1 * float(np.sum(pg * (w - wn))):
+                break
+            t *= 0.5
+        else:
+            if steep:
+                return w, values, iterates, PRECISION
+            lbfgs.reset()
+            continue
+        if lbfgs.update_pair(wn - w, gn - g) == CURVATURE_ERROR:
+            lbfgs.reset()
+        f_old, w, g, f = f, wn, gn, fn
+        pg = pseudo(w, g)
+        k += 1
+        values.append(f)
+        iterates.append(w.copy())
+        if not f < f_old:
+            return w, values, iterates, PRECISION
+        if ftol > 0.0 and f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):
+            return w, values, iterates, FTOL
+
+
+def _violation(w: float, g: float, l1: float, reg: bool) -> float:
+    if not reg:
+        return abs(g)
+    if w != 0.0:
+        return abs(g + l1 * math.copysign(1.0, w))
+    return max(abs(g) - l1, 0.0)
+
+
+_MASK = (1 << 64) - 1
+
+
+def _xorshift(state: list[int]) -> int:
+    """Marsaglia's xorshift64 (13, 7, 17) on Python integers (the compiled loop's generator)."""
+    x = state[0]
+    x ^= (x << 13) & _MASK
+    x ^= x >> 7
+    x ^= (x << 17) & _MASK
+    state[0] = x
+    return x
+
+
+def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
+                 tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
+                 shrink: bool = True) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+    """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
+    objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
+    ``n_reg``) and ``X`` (SciPy sparse or dense, the regularised features): the twin of
+    ``sqnopt.composite._glmnet``, with the model's coordinate loop in Python, columns as SciPy
+    slices and the curvature from the objective's Hessian factors at ``w``.
+
+    Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
+    import scipy.sparse as sp
+
+    Xc = sp.csc_matrix(X, dtype=np.float64)
+    N, nf = Xc.shape
+    n = w0.shape[0]
+    intercept = n == nf + 1
+    lam, l1 = float(objective.lam), float(penalty.l1)
+    nu, sigma = 1e-12, 0.01
+    rows = np.arange(N, dtype=np.intp)
+    cols = [(Xc.indices[Xc.indptr[j]:Xc.indptr[j + 1]], Xc.data[Xc.indptr[j]:Xc.indptr[j + 1]])
+            for j in range(nf)]
+    if intercept:
+        cols.append((rows, np.ones(N)))
+    w = np.array(w0, dtype=np.float64)
+
+    def scores_of(w: FloatArray) -> FloatArray:
+        s = np.asarray(Xc @ w[:nf]).ravel()
+        return s + w[nf] if intercept else s
+
+    def value(s: FloatArray, w: FloatArray) -> float:
+        loss, _ = objective.scores_loss(rows, s)
+        r = w[:nf]
+        out: float = float(loss) / N + 0.5 * lam * float(r @ r) + l1 * float(np.sum(np.abs(r)))
+        return out
+
+    s = scores_of(w)
+    values: list[float] = []
+    iterates: list[FloatArray] = []
+    m_prev = math.inf
+    eps_in, gnorm1_init = eta, 0.0
+    rng = [0x9E3779B97F4A7C15]
+    k = 0
+    while True:
+        loss, coef = objective.scores_loss(rows, s)
+        coef = coef.ravel()
+        f = value(s, w)
+        if not math.isfinite(f):
+            return w, values, iterates, NONFINITE
+        values.append(f)
+        iterates.append(w.copy())
+        D = objective.hessian_factors(w, rows) / N
+        g = np.array([float(coef[ix] @ xv) / N for ix, xv in cols])
+        g[:nf] += lam * w[:nf]
+        h = np.array([float(D[ix] @ (xv * xv)) for ix, xv in cols])
+        h[:nf] += lam
+        h += nu
+        viol = [_violation(w[j], g[j], l1, j < nf) for j in range(n)]
+        gmax = max(viol)
+        if k == 0:
+            gnorm1_init = float(np.sum(viol))
+        if gmax <= tol:
+            return w, values, iterates, GTOL
+        if k >= max_iter:
+            return w, values, iterates, MAX_ITER
+        active = [j for j in range(n) if not (shrink and j < nf and w[j] == 0.0
+                                               and abs(g[j]) < l1 - m_prev / N)]
+        m_prev = gmax
+        d = np.zeros(n)
+        xd = np.zeros(N)
+        n_sweep = 0
+        for _ in range(max_inner):
+            n_sweep += 1
+            m_in, m_in1 = 0.0, 0.0
+            for q in range(len(active) - 1):                # Fisher-Yates
+                r = q + _xorshift(rng) % (len(active) - q)
+                active[q], active[r] = active[r], active[q]
+            for j in active:
+                ix, xv = cols[j]
+                reg = j < nf
+                gj = g[j] + float((D[ix] * xd[ix]) @ xv) + ((lam if reg else 0.0) + nu) * d[j]
+                u = w[j] + d[j]
+                v = _violation(u, gj, l1, reg)
+                m_in, m_in1 = max(m_in, v), m_in1 + v
+                if not reg:
+                    dn = d[j] - gj / h[j]
+                elif gj + l1 <= h[j] * u:
+                    dn = d[j] - (gj + l1) / h[j]
+                elif gj - l1 >= h[j] * u:
+                    dn = d[j] - (gj - l1) / h[j]
+                else:
+                    dn = -w[j]                       # w + d: an exact zero
+                z = dn - d[j]
+                if abs(z) > 10.0:                           # the move's limit
+                    z = math.copysign(10.0, z)
+                    dn = d[j] + z
+                if z != 0.0:
+                    d[j] = dn
+                    xd[ix] += z * xv
+            if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
+                break
+        delta = float(g @ d) + l1 * (float(np.sum(np.abs(w[:nf] + d[:nf])))
+                                     - float(np.sum(np.abs(w[:nf]))))
+        beta = 1.0
+        for _ in range(max_search):
+            wt = w + beta * d
+            st = s + beta * xd
+            fn = value(st, wt)
+            if math.isfinite(fn) and fn - f <= sigma * beta * delta:
+                break
+            beta *= 0.5
+        else:
+            return w, values, iterates, PRECISION
+        w, s = wt, st
+        if n_sweep == 1:
+            eps_in *= 0.25
+        k += 1

@@ -1,0 +1,161 @@
+"""The estimators' L1 / elastic-net fits: ``penalty`` and ``l1_ratio`` resolved to a
+:class:`~sqnopt.interfaces.Penalty`, solved by :func:`sqnopt.composite.solve_composite`.
+
+A composite objective is solved full batch (OWL-QN or newGLMNET), not by the stochastic driver:
+settings that only the driver has (a named curvature model other than the composite methods,
+a gradient estimator, a schedule, a step rule, a projection, averaging, ``partial_fit``) are
+refused with the fix named.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sqnopt.composite import CompositeResult, solve_composite
+from sqnopt.interfaces import MULTICLASS, PROBABILISTIC, Objective, Penalty
+from sqnopt.model import LinearModel, Strategy
+from sqnopt.penalties import L1, ElasticNet
+from sqnopt.training import ConvergenceWarning
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["COMPOSITE_METHODS", "CompositeFit", "clear_driver_attributes", "fit_composite",
+           "resolve_estimator_penalty"]
+
+#: Fitted attributes only the stochastic driver's fits have (a composite fit drops stale ones).
+DRIVER_ATTRIBUTES = ("history_", "t_", "validation_loss_", "steps_")
+
+
+def clear_driver_attributes(est: Any) -> None:
+    """Remove the attributes a previous driver fit left on ``est``."""
+    for name in DRIVER_ATTRIBUTES:
+        if hasattr(est, name):
+            delattr(est, name)
+
+#: ``curvature`` values a composite fit accepts (``"auto"``: chosen by the data's shape).
+COMPOSITE_METHODS = ("auto", "owlqn", "newglmnet")
+
+
+@dataclass
+class CompositeFit:
+    """What an estimator keeps of a composite fit (where it keeps its ``Trainer`` otherwise):
+    the model, the solver results (one per sub-problem), the pass count and convergence."""
+
+    model_: LinearModel
+    converged_: bool
+    n_iter_: int
+    results_: list[CompositeResult] = field(default_factory=list)
+
+
+def resolve_estimator_penalty(est: Any) -> Penalty | None:
+    """The penalty of ``est.penalty`` / ``est.l1_ratio`` / ``est.alpha`` (``None`` for
+    ``"l2"``, which the objectives' ``lam`` carries), after checking that the other settings
+    can be honoured by a composite fit."""
+    penalty = getattr(est, "penalty", "l2")
+    ratio = getattr(est, "l1_ratio", None)
+    if penalty == "l2":
+        return None
+    if penalty not in ("l1", "elasticnet"):
+        raise ValueError(f"penalty must be 'l2', 'l1' or 'elasticnet', got {penalty!r}")
+    alpha = est.alpha
+    if isinstance(alpha, bool) or not (isinstance(alpha, (int, float, np.number))
+                                       and math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if penalty == "elasticnet":
+        if ratio is None or isinstance(ratio, bool) or not (
+                isinstance(ratio, (int, float, np.number)) and 0.0 <= ratio <= 1.0):
+            raise ValueError(f"penalty='elasticnet' needs l1_ratio, a number in [0, 1] (the "
+                             f"weight of the L1 norm); got l1_ratio={ratio!r}")
+    name = f"penalty={penalty!r}"
+    curvature = est.curvature
+    if not (isinstance(curvature, str) and curvature in COMPOSITE_METHODS):
+        raise ValueError(f"{name} is solved by the composite methods 'owlqn' (orthant-wise "
+                         f"L-BFGS) and 'newglmnet' (proximal Newton), not by curvature="
+                         f"{curvature!r}: pass curvature='auto', 'owlqn' or 'newglmnet', or "
+                         "penalty='l2'")
+    for setting in ("gradient", "schedule", "step"):
+        if getattr(est, setting, "auto") != "auto":
+            raise ValueError(f"{name} is solved full batch by a composite method, which has no "
+                             f"{setting}: leave {setting}='auto' (or use penalty='l2')")
+    if getattr(est, "projection", None) is not None:
+        raise ValueError(f"{name} cannot be combined with a projection: pass projection=None "
+                         "(or use penalty='l2')")
+    if getattr(est, "average", False) not in (False, 0):
+        raise ValueError(f"{name} is solved full batch, with nothing to average: pass "
+                         "average=False")
+    if est.fit_intercept not in (True, False):
+        raise ValueError(f"{name} takes fit_intercept=True or False (an unpenalised intercept "
+                         f"or none), got {est.fit_intercept!r}")
+    if penalty == "l1":
+        return L1(float(alpha))
+    assert ratio is not None
+    return ElasticNet(float(alpha), float(ratio))
+
+
+def _smooth(loss: Any) -> Objective:
+    from sqnopt.solver._build import resolve_component
+
+    from sqnopt.composite._solve import with_lam
+
+    obj: Objective = resolve_component("objective", loss, Objective)
+    return with_lam(obj, 0.0)
+
+
+def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
+                  sample_weight: FloatArray | None, *, loss: Any,
+                  classes: NDArray[Any] | None) -> CompositeFit:
+    """Fit ``loss + penalty`` (``classes``: the sorted labels of a classification, ``None`` for
+    a regression): one solve for a binary problem, a regression or a multinomial loss, else one
+    per class (one-vs-rest). Warns with a :class:`~sqnopt.training.ConvergenceWarning` when a
+    solve ends without meeting ``tol``."""
+    objective = _smooth(loss)
+    method = est.curvature
+    tol = 0.0 if est.tol is None else float(est.tol)
+    max_iter = int(est.max_iter)
+    kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
+                              sample_weight=sample_weight, tol=tol, max_iter=max_iter)
+    strategy: Strategy
+    if classes is None:
+        results = [solve_composite(objective, penalty, X, y, **kw)]
+        strategy = "regression"
+    elif classes.shape[0] == 2:
+        results = [solve_composite(objective, penalty, X, y, **kw)]
+        strategy = "binary"
+    else:
+        multi = objective.with_capability(MULTICLASS) if MULTICLASS not in \
+            objective.capabilities else objective
+        if est.multiclass != "ovr" and multi is not None:
+            results = [solve_composite(multi, penalty, X, y, **kw)]
+            objective, strategy = multi, "multinomial"
+        elif est.multiclass == "multinomial":
+            raise ValueError(f"multiclass='multinomial' needs a loss with a multiclass form; "
+                             f"{objective.describe()} has none: use multiclass='ovr'")
+        else:
+            results = [solve_composite(objective, penalty, X, np.where(y == c, 1.0, -1.0), **kw)
+                       for c in classes]
+            strategy = "ovr"
+    coef = np.vstack([r.coef for r in results])
+    intercept = np.concatenate([r.intercept for r in results])
+    model = LinearModel(coef=coef, intercept=intercept,
+                        classes=np.empty(0) if classes is None else classes,
+                        strategy=strategy, loss=objective.name,
+                        probabilistic=PROBABILISTIC in objective.capabilities,
+                        info={"penalty": penalty.describe(),
+                              "method": ", ".join(dict.fromkeys(r.method for r in results)),
+                              "nnz": int(np.count_nonzero(coef))},
+                        link=objective.link)
+    converged = est.tol is not None and all(r.converged for r in results)
+    if est.tol is not None and not converged:
+        worst = max(results, key=lambda r: r.pg_max)
+        warnings.warn(f"the {worst.method} solve of {objective.name} + {penalty.describe()} "
+                      f"stopped ({worst.status}) after {worst.n_iter} iterations with the "
+                      f"largest pseudo-gradient entry {worst.pg_max:.3g} > tol = {tol:.3g}: "
+                      "raise max_iter, or tol", ConvergenceWarning, stacklevel=3)
+    return CompositeFit(model_=model, converged_=converged,
+                        n_iter_=max(r.n_iter for r in results), results_=results)

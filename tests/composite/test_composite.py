@@ -1,0 +1,229 @@
+"""The composite solvers (``sqnopt.composite``: OWL-QN, newGLMNET): each compiled loop against
+its NumPy twin iterate by iterate, and the optimum against scikit-learn's L1 / elastic-net
+solvers (liblinear, SAGA, Lasso, ElasticNet)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sqnopt import LogLoss
+from sqnopt.composite import composite_problem, newglmnet, owlqn, solve_composite
+from sqnopt.composite.reference import glmnet_numpy, owlqn_numpy
+from sqnopt.data import prepare
+from sqnopt.penalties import L1, ElasticNet
+from sqnopt.penalties.reference import PenaltyKernelNumPy
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.linear_model import ElasticNet as SkElasticNet  # noqa: E402
+from sklearn.linear_model import Lasso, LogisticRegression  # noqa: E402
+
+
+def sk_penalty(l1_ratio: float) -> dict[str, Any]:
+    """``LogisticRegression``'s keywords of an L1 share ``l1_ratio``: ``l1_ratio`` alone from
+    scikit-learn 1.8 (which deprecates ``penalty``), else ``penalty`` (and ``l1_ratio``)."""
+    import inspect
+
+    from sklearn.linear_model import LogisticRegression
+
+    if inspect.signature(LogisticRegression).parameters["penalty"].default == "deprecated":
+        return {"l1_ratio": l1_ratio}
+    if l1_ratio == 1.0:
+        return {"penalty": "l1"}
+    return {"penalty": "elasticnet", "l1_ratio": l1_ratio}
+
+
+def _data(n: int = 300, d: int = 25, sparse: bool = False, seed: int = 0
+          ) -> tuple[Any, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.2, 2.0, size=d)
+    w = np.where(rng.random(d) < 0.3, rng.normal(size=d) * 2, 0.0)
+    y = np.where(X @ w + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.3))
+    return X, y
+
+
+def _compare_iterates(iterates: np.ndarray, twin: list[np.ndarray], trace: np.ndarray,
+                      values: list[float]) -> int:
+    """The compiled iterates equal the twin's (to rounding) until the objective's decrease
+    reaches working precision -- from there on, which trial a line search accepts depends on
+    the last bits of ``F`` and the two runs may take different (equally good) steps; the
+    final values then agree to rounding. Returns the iterates compared."""
+    n, end = 1, min(len(trace), len(values))
+    while n < end and trace[n - 1] - trace[n] > 1e-12 * abs(trace[n]):
+        n += 1
+    for t in range(n):
+        np.testing.assert_allclose(iterates[t], twin[t], rtol=1e-9, atol=1e-12,
+                                   err_msg=f"iterate {t}")
+        assert np.array_equal(iterates[t] == 0.0, twin[t] == 0.0), f"zero pattern at {t}"
+    np.testing.assert_allclose(trace[:n], values[:n], rtol=1e-12)
+    assert trace[-1] == pytest.approx(values[-1], rel=1e-12)
+    return n
+
+
+def _objective(X: Any, y: np.ndarray, w: np.ndarray, b: float, alpha: float, r: float) -> float:
+    m = y * (np.asarray(X @ w).ravel() + b)
+    return float(np.mean(np.logaddexp(0.0, -m)) + alpha * (r * np.abs(w).sum()
+                                                          + 0.5 * (1 - r) * w @ w))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("penalty", [L1(0.02), ElasticNet(0.03, 0.6)], ids=repr)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_owlqn_matches_numpy_twin_iterate_by_iterate(sparse: bool, penalty: Any,
+                                                         fit_intercept: bool) -> None:
+    X, y = _data(sparse=sparse)
+    data = prepare(X, y, fit_intercept=fit_intercept)
+    _, kernel, pen, problem = composite_problem(LogLoss(lam=0.0), penalty, data)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    n_iter = 30
+    _, k, _, _, _, _, trace, iterates = owlqn(kernel, pen, memory=5, tol=0.0, max_iter=n_iter,
+                                              record_iterates=n_iter + 1)
+    _, values, twin_iterates, _ = owlqn_numpy(kernel, twin_pen, np.zeros(problem.n_params),
+                                              memory=5, tol=0.0, max_iter=n_iter)
+    assert iterates is not None and len(iterates) == k + 1
+    assert _compare_iterates(iterates, twin_iterates, trace, values) >= 10
+    assert np.all(np.diff(trace) <= 0.0)               # monotone: sufficient decrease
+    assert np.count_nonzero(iterates[-1][: problem.n_features] == 0.0) > 0
+
+
+METHODS = ["owlqn", "newglmnet"]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("penalty", [L1(0.02), ElasticNet(0.03, 0.6)], ids=repr)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_newglmnet_matches_numpy_twin_iterate_by_iterate(sparse: bool, penalty: Any,
+                                                        fit_intercept: bool) -> None:
+    X, y = _data(sparse=sparse, seed=6)
+    data = prepare(X, y, fit_intercept=fit_intercept)
+    _, kernel, pen, problem = composite_problem(LogLoss(lam=0.0), penalty, data)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    n_iter = 12
+    _, k, _, _, _, _, trace, iterates = newglmnet(kernel, pen, X, tol=0.0, max_iter=n_iter,
+                                                  record_iterates=n_iter + 1)
+    _, values, twin_iterates, _ = glmnet_numpy(kernel, twin_pen, X, np.zeros(problem.n_params),
+                                               tol=0.0, max_iter=n_iter)
+    assert iterates is not None and len(iterates) == k + 1
+    assert _compare_iterates(iterates, twin_iterates, trace, values) >= 4
+    assert np.all(np.diff(trace) <= 0.0)
+    assert np.count_nonzero(iterates[-1][: problem.n_features] == 0.0) > 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_l1_logistic_matches_liblinear(sparse: bool, method: str) -> None:
+    """No intercept (liblinear penalises its bias): ``C = 1 / (alpha N)``."""
+    X, y = _data(sparse=sparse, seed=1)
+    alpha = 0.01
+    res = solve_composite(LogLoss(lam=0.0), L1(alpha), X, y, fit_intercept=False, tol=1e-12,
+                          max_iter=5000, method=method)  # type: ignore[arg-type]
+    # both line searches read F: they stop at working precision, where F no longer resolves
+    # the pseudo-gradient (about 1e-9 here)
+    assert res.converged and res.pg_max <= 1e-8
+    assert res.method == method
+    sk = LogisticRegression(C=1.0 / (alpha * X.shape[0]), solver="liblinear",
+                            fit_intercept=False, tol=1e-12, max_iter=10000,
+                            **sk_penalty(1.0)).fit(X, y)
+    f_ours = _objective(X, y, res.coef[0], 0.0, alpha, 1.0)
+    f_sk = _objective(X, y, sk.coef_[0], 0.0, alpha, 1.0)
+    assert res.fun == pytest.approx(f_ours, rel=1e-12)
+    assert f_ours <= f_sk * (1 + 1e-8)
+    assert f_ours == pytest.approx(f_sk, rel=1e-8)
+    np.testing.assert_array_equal(res.coef[0] != 0.0, sk.coef_[0] != 0.0)
+    assert 0 < res.nnz < X.shape[1]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.5])
+def test_penalties_with_intercept_match_saga(sparse: bool, l1_ratio: float, method: str) -> None:
+    X, y = _data(n=200, d=12, sparse=sparse, seed=2)
+    alpha = 0.02
+    pen = L1(alpha) if l1_ratio == 1.0 else ElasticNet(alpha, l1_ratio)
+    res = solve_composite(LogLoss(lam=0.0), pen, X, y, tol=1e-12, max_iter=5000,
+                          method=method)  # type: ignore[arg-type]
+    assert res.converged
+    kw = sk_penalty(l1_ratio)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sk = LogisticRegression(C=1.0 / (alpha * X.shape[0]), solver="saga", tol=1e-14,
+                                max_iter=200_000, **kw).fit(X, y)
+    f_ours = _objective(X, y, res.coef[0], res.intercept[0], alpha, l1_ratio)
+    f_sk = _objective(X, y, sk.coef_[0], sk.intercept_[0], alpha, l1_ratio)
+    assert f_ours == pytest.approx(f_sk, rel=1e-8)
+    assert f_ours <= f_sk * (1 + 1e-10)
+    np.testing.assert_array_equal(res.coef[0] != 0.0, np.abs(sk.coef_[0]) > 1e-8)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.3])
+def test_least_squares_matches_lasso_and_elastic_net(sparse: bool, l1_ratio: float,
+                                                     method: str) -> None:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 20))
+    t = X @ np.where(rng.random(20) < 0.3, 1.0, 0.0) + 0.1 * rng.normal(size=150)
+    Xs: Any = sp.csr_matrix(X * (rng.random(X.shape) < 0.5)) if sparse else X
+    alpha = 0.05
+    pen = L1(alpha) if l1_ratio == 1.0 else ElasticNet(alpha, l1_ratio)
+    res = solve_composite(("squared_error", {"lam": 0.0}), pen, Xs, t, tol=1e-12, max_iter=5000,
+                          method=method)  # type: ignore[arg-type]
+    Model = Lasso if l1_ratio == 1.0 else SkElasticNet
+    kw = {} if l1_ratio == 1.0 else {"l1_ratio": l1_ratio}
+    if Model is Lasso:
+        ref = Lasso(alpha=alpha, tol=1e-14, max_iter=100_000).fit(Xs, t)
+    else:
+        ref = SkElasticNet(alpha=alpha, tol=1e-14, max_iter=100_000, **kw).fit(Xs, t)
+    np.testing.assert_allclose(res.coef[0], ref.coef_, atol=1e-8)
+    assert res.intercept[0] == pytest.approx(ref.intercept_, abs=1e-8)
+    np.testing.assert_array_equal(res.coef[0] != 0.0, ref.coef_ != 0.0)
+
+
+def test_softmax_with_l1_reaches_a_zero_pseudo_gradient() -> None:
+    rng = np.random.default_rng(4)
+    y = np.arange(240) % 3
+    X = rng.normal(size=(3, 10))[y] * (rng.random(10) < 0.5) + rng.normal(size=(240, 10))
+    res = solve_composite(("softmax", {"lam": 0.0}), L1(0.02), X, y, tol=1e-9, max_iter=3000)
+    assert res.converged and res.pg_max <= 1e-7 and res.method == "owlqn"    # auto's choice
+    with pytest.raises(ValueError, match="one linear score"):
+        solve_composite(("softmax", {"lam": 0.0}), L1(0.02), X, y, method="newglmnet")
+    assert res.coef.shape == (3, 10) and res.nnz < 30
+
+
+def test_smooth_objectives_only_and_bad_settings() -> None:
+    X, y = _data(n=40, d=3)
+    with pytest.raises(ValueError, match="not smooth"):
+        solve_composite("hinge", L1(0.1), X, y)
+    with pytest.raises(ValueError, match="tol"):
+        solve_composite("logloss", L1(0.1), X, y, tol=-1.0)
+    with pytest.raises(ValueError, match="method"):
+        solve_composite("logloss", L1(0.1), X, y, method="newton")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_strong_penalty_gives_the_zero_vector(method: str) -> None:
+    X, y = _data(n=100, d=8, seed=5)
+    res = solve_composite(LogLoss(lam=0.0), L1(10.0), X, y, fit_intercept=False,
+                          method=method)  # type: ignore[arg-type]
+    assert res.converged and res.nnz == 0 and res.n_iter == 0
+    assert np.all(res.coef == 0.0) and not np.any(np.signbit(res.coef))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_input_is_not_modified(method: str) -> None:
+    X, y = _data(n=60, d=5, sparse=True)
+    X0, y0 = X.copy(), y.copy()
+    w0 = np.full(6, 0.1)
+    w0_copy = w0.copy()
+    solve_composite(LogLoss(lam=0.0), L1(0.01), X, y, w0=w0, max_iter=20,
+                    method=method)  # type: ignore[arg-type]
+    assert (X != X0).nnz == 0 and np.array_equal(y, y0) and np.array_equal(w0, w0_copy)
