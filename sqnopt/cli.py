@@ -40,11 +40,14 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from sqnopt._files import check_output_path, write_text_atomic
+
+if TYPE_CHECKING:
+    from sqnopt.data import LabelKind
 
 DEFAULT_MODEL = "sqnopt_model.npz"
 DEFAULT_HISTORY = "sqnopt_history.json"
@@ -156,9 +159,12 @@ def _delimiter(path: Path, fmt: str) -> str | None:
 def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = "train",
                args: argparse.Namespace | None = None,
                zero_based: bool | Literal["auto"] = "auto",
+               label_kind: LabelKind = "multiclass",
                ) -> tuple[Any, np.ndarray[Any, Any], dict[str, Any]]:
     """``(X, y, info)`` from a built-in name or a file; ``info["features"]`` describes how the
-    features were made (stored in the model, so ``evaluate``/``predict`` make the same)."""
+    features were made (stored in the model, so ``evaluate``/``predict`` make the same).
+    ``label_kind``: the loss's (``"regression"``: a table's label column holds real-valued
+    targets)."""
     from sqnopt.datasets import BUILTIN_DATASETS, builtin_path, load_builtin
 
     if spec.lower() in BUILTIN_DATASETS and not Path(spec).exists():
@@ -182,7 +188,8 @@ def _load_data(spec: str, fmt: str, n_features: int | None = None, split: str = 
                                   delimiter=_delimiter(path, fmt),
                                   categorical=_column_list(getattr(args, "categorical", None)),
                                   drop=_column_list(getattr(args, "drop", None)),
-                                  encoding=getattr(args, "encoding", "onehot"))
+                                  encoding=getattr(args, "encoding", "onehot"),
+                                  label_kind=label_kind)
         assert yt is not None
         kinds = (f"{len(table['numeric'])} numeric"
                  + (f", {len(table['categorical'])} categorical ({table['encoding']})"
@@ -245,7 +252,10 @@ def _load_for_model(spec: str, fmt: str, model: Any, args: argparse.Namespace,
             X, y_or_none, _ = load_table(path, target=args.target,
                                          delimiter=_delimiter(path, fmt),
                                          spec=feats if trained_on == "csv" else None,
-                                         require_target=need_labels)
+                                         require_target=need_labels,
+                                         label_kind=("regression"
+                                                     if model.strategy == "regression"
+                                                     else "multiclass"))
             y = y_or_none
             info = {"source": str(path)}
         elif fmt == "criteo":
@@ -554,12 +564,8 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
                            + ("use a regression loss (--loss squared_error, huber or poisson)"
                               if task == "regression" else
                               "use a classification loss (e.g. --loss logloss)"))
-    if comp["objective"].label_kind == "regression":
-        if getattr(args, "chunk_size", None) is not None:
-            raise CLIError("--chunk-size streams class labels; a regression loss trains on "
-                           "data held in memory (drop --chunk-size)")
-        if args.class_weight is not None:
-            raise CLIError("--class-weight: a regression loss has no classes")
+    if comp["objective"].label_kind == "regression" and args.class_weight is not None:
+        raise CLIError("--class-weight: a regression loss has no classes")
     if args.curvature != "auto":
         comp["curvature"] = resolve_component("curvature", parse_component(args.curvature),
                                               CurvatureModel)
@@ -646,10 +652,12 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
     if args.max_epochs is None:
         args.max_epochs = 1000.0
 
-    X, y, info = _load_data(args.data, args.format, n_features=args.n_features, args=args)
+    kind = comp["objective"].label_kind
+    X, y, info = _load_data(args.data, args.format, n_features=args.n_features, args=args,
+                            label_kind=kind)
     test = None
     if args.test is not None:
-        test = _load_test(args, info["features"], X.shape[1])
+        test = _load_test(args, info["features"], X.shape[1], kind)
     elif args.data.lower() == "a9a" and not Path(args.data).exists():
         Xt, yt, _ = _load_data("a9a", "auto", split="test")
         test = (Xt, yt)
@@ -786,18 +794,20 @@ def _index_base(features: Any) -> bool | Literal["auto"]:
     return zero if isinstance(zero, bool) else "auto"
 
 
-def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int) -> tuple[Any, Any]:
-    """``--test`` data, made into the training data's features."""
+def _load_test(args: argparse.Namespace, features: dict[str, Any], d: int,
+               label_kind: LabelKind) -> tuple[Any, Any]:
+    """``--test`` data, made into the training data's features (``label_kind``: the loss's)."""
     if features.get("format") == "csv":
         from sqnopt.datasets import load_table
 
         path = Path(args.test)
         if not path.exists():
             raise CLIError(f"--test {args.test!r}: no such file")
-        Xt, yt, _ = load_table(path, spec=features, delimiter=_delimiter(path, args.format))
+        Xt, yt, _ = load_table(path, spec=features, delimiter=_delimiter(path, args.format),
+                               label_kind=label_kind)
     else:
         Xt, yt, _ = _load_data(args.test, args.format, n_features=d, split="test", args=args,
-                               zero_based=_index_base(features))
+                               zero_based=_index_base(features), label_kind=label_kind)
     if Xt.shape[1] != d:
         raise CLIError(f"--test {args.test}: {Xt.shape[1]} features, the training data {d}; "
                        "use test data with the training data's features")
@@ -852,6 +862,12 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                        "column; remove the columns from the file first, or drop --chunk-size "
                        "to read the table whole")
     test_path = _streamed_test(args, fmt)
+    kind = comp["objective"].label_kind
+    regression = kind == "regression"
+    if regression and fmt == "criteo":
+        raise CLIError(f"{path}: a Criteo file holds click labels (classes); the loss "
+                       f"{comp['objective'].name} fits real-valued targets: use a "
+                       "classification loss (e.g. --loss logloss)")
     featurizer = None
     table: dict[str, Any] | None = None
     cache: Any = bool(args.cache) if args.cache in (None, "") else args.cache
@@ -863,7 +879,7 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                             categorical=_column_list(getattr(args, "categorical", None)),
                             encoding=getattr(args, "encoding", "onehot"),
                             delimiter=_delimiter(path, fmt), chunk_size=args.chunk_size,
-                            cache=cache or False)
+                            cache=cache or False, label_kind=kind)
         csv: Any = stream       # the table's columns and encodings, known after its scan
         table = {"format": "csv", "delimiter": csv.delimiter, "target": csv.target,
                  "numeric": list(csv.numeric), "categorical": list(csv.categorical),
@@ -882,14 +898,14 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     else:
         # the index base as the file read whole finds it: one-based unless an index 0 occurs
         stream = stream_svmlight(path, chunk_size=args.chunk_size, n_features=args.n_features,
-                                 zero_based="auto", cache=cache or False)
+                                 zero_based="auto", cache=cache or False, label_kind=kind)
     n_features = int(stream.n_features)
     classes = np.asarray(stream.classes)
     n_rows = stream.n_rows
     rows = f"{n_rows} samples" if n_rows is not None else "samples"
     print(f"data:  {path} (streamed in chunks of {args.chunk_size}"
           + (", binary cache" if cache else "") + f"): {rows} x {n_features} features, "
-          f"{len(classes)} classes")
+          + ("real-valued targets" if regression else f"{len(classes)} classes"))
     for note in comp["notes"]:
         print(note)
     factor = None
@@ -908,8 +924,9 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         def scaled_chunks() -> Any:
             return ((apply_scaling(Xc, np.zeros(n_features), scale), yc) for Xc, yc in raw)
 
-        stream = stream_chunks(scaled_chunks, n_features=n_features, classes=classes,
-                               name=str(path), prefetch=0)
+        stream = stream_chunks(scaled_chunks, n_features=n_features,
+                               classes=None if regression else classes, name=str(path),
+                               prefetch=0, label_kind=kind)
     epochs = max(1, int(math.ceil(args.max_epochs)))
     bar = _progress(args.progress, total=None if n_rows is None else epochs * n_rows,
                     unit=" rows")
@@ -958,7 +975,8 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
                                      seed=table["seed"],
                                      vocabularies=table.get("vocabularies"),
                                      delimiter=table["delimiter"], chunk_size=args.chunk_size,
-                                     classes=classes)
+                                     classes=None if regression else classes,
+                                     label_kind=kind)
             if int(test_stream.n_features) != n_features:
                 raise CLIError(f"--test {test_path}: {test_stream.n_features} features, the "
                                f"training table {n_features}: the test table needs the same "
@@ -966,19 +984,28 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
         elif featurizer is None:
             # the training file's index base: a test file need not hold an index 0
             test_stream = stream_svmlight(test_path, chunk_size=args.chunk_size,
-                                          n_features=n_features, classes=classes,
+                                          n_features=n_features,
+                                          classes=None if regression else classes,
                                           zero_based=bool(getattr(stream, "indices_zero_based",
-                                                                  False)))
+                                                                  False)),
+                                          label_kind=kind)
         else:
             test_stream = stream_chunks(lambda: criteo_chunks(test_path),
                                         n_features=n_features, classes=classes)
-        hits = total = 0
-        for Xc, yc in test_stream:
-            hits += int(np.sum(model.predict(Xc) == yc))
-            total += len(yc)
-        summary["test_accuracy"] = hits / max(total, 1)
-        print(f"test accuracy:  {summary['test_accuracy']:.4f} ({total} samples of {test_path}, "
-              "streamed)")
+        if regression:
+            m = _streamed_regression_metrics(model, test_stream)
+            summary["test_r2"], summary["test_rmse"] = m["r2"], m["rmse"]
+            r2 = "undefined (constant targets)" if m["r2"] is None else f"{m['r2']:.4f}"
+            print(f"test R^2: {r2}   RMSE: {m['rmse']:.6g} ({m['n_samples']} samples of "
+                  f"{test_path}, streamed)")
+        else:
+            hits = total = 0
+            for Xc, yc in test_stream:
+                hits += int(np.sum(model.predict(Xc) == yc))
+                total += len(yc)
+            summary["test_accuracy"] = hits / max(total, 1)
+            print(f"test accuracy:  {summary['test_accuracy']:.4f} ({total} samples of "
+                  f"{test_path}, streamed)")
     features: dict[str, Any] = (dict(table) if table is not None else
                                 {"format": fmt, "n_features": int(n_features)})
     if fmt == "svmlight":
@@ -990,6 +1017,30 @@ def _train_streaming(args: argparse.Namespace, comp: dict[str, Any]) -> int:
     model.info["data"] = str(path)
     _write_outputs(args, model, trainer, summary, Path(path).name)
     return 0
+
+
+def _streamed_regression_metrics(model: Any, stream: Any) -> dict[str, Any]:
+    """R^2 and RMSE of a regression model's predictions over a stream, in one pass: sums of the
+    squared residuals and of the targets' deviations from a running shift (the first target:
+    no cancellation when the targets are far from 0)."""
+    n = 0
+    shift: float | None = None
+    sse = s1 = s2 = 0.0
+    for Xc, yc in stream:
+        y = np.asarray(yc, dtype=np.float64)
+        if not y.size:
+            continue
+        if shift is None:
+            shift = float(y[0])
+        r = model.predict(Xc) - y
+        sse += float(np.dot(r, r))
+        d = y - shift
+        s1 += float(d.sum())
+        s2 += float(np.dot(d, d))
+        n += int(y.size)
+    sst = s2 - s1 * s1 / max(n, 1)
+    return {"n_samples": n, "r2": 1.0 - sse / sst if sst > 0 else None,
+            "rmse": math.sqrt(sse / max(n, 1))}
 
 
 def _streamed_test(args: argparse.Namespace, fmt: str) -> Path | None:

@@ -502,6 +502,10 @@ class Objective(Component):
     #: Regression objectives: how a score maps to the prediction -- ``"identity"`` (the score)
     #: or ``"log"`` (``exp`` of it, the log link of Poisson regression); models record it.
     link: ClassVar[Literal["identity", "log"]] = "identity"
+    #: Regression objectives: the smallest target the loss is defined for (the Poisson
+    #: likelihood's counts: 0); ``None``: any real target. A fit over chunks checks every
+    #: chunk's targets against it, naming the sample by its position in the data.
+    min_target: ClassVar[float | None] = None
     lam: float
 
     @property

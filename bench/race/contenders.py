@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import regression
 from .problems import Problem
 
 #: sqnopt's estimator contenders' ``n_jobs`` (``--cores``; set by the command line)
@@ -635,6 +636,23 @@ CONTENDERS: list[Contender] = [
     # --- river (pure Python, one example at a time: small problems only)
     Contender("river LogisticRegression", "river", ("logistic",), "online", RiverOnline,
               module="river", max_cells=5e6, note="SGD(Optimal), l2=alpha"),
+    # --- regression (bench/race/regression.py): ridge ("squared") and Poisson
+    Contender("SQNRegressor()", "sqnopt", regression.REGRESSION_LOSSES, "sweep",
+              lambda p, params, budget, seed: regression.sqn_regressor(
+                  p, params, budget, seed, n_jobs=N_JOBS[0]),
+              module="sklearn", max_budget=2000,
+              note="defaults; tol=None, max_iter = budget (passes)"),
+    *(Contender(f"sklearn Ridge {solver}", "scikit-learn", ("squared",), "sweep",
+                regression.sk_ridge(solver), module="sklearn",
+                passes_kind="passes" if solver in ("sag", "saga") else "iterations",
+                max_budget=5000 if solver in ("sag", "saga") else 100_000,
+                note="Ridge(alpha = alpha N, fit_intercept=False)"
+                     + ("; direct: one fit" if solver == "cholesky" else ""))
+      for solver in ("cholesky", "sparse_cg", "lsqr", "sag", "saga")),
+    *(Contender(f"sklearn PoissonRegressor {solver}", "scikit-learn", ("poisson",), "sweep",
+                regression.sk_poisson(solver), module="sklearn", passes_kind="iterations",
+                note="PoissonRegressor(alpha, fit_intercept=False)")
+      for solver in ("lbfgs", "newton-cholesky")),
 ]
 
 

@@ -8,7 +8,8 @@ the same function. Losses: ``logistic`` ``log(1 + exp(-y x.w))``, ``sqhinge``
 ``logsumexp_k(x.w_k) - x.w_y`` (``K`` blocks of weights). ``l1_logistic`` is
 ``F(w) = alpha ||w||_1 + mean_i log(1 + exp(-y x.w))`` (scikit-learn's
 ``LogisticRegression(penalty="l1", C = 1/(alpha N))``): its ``F*`` comes from the better of a
-tight newGLMNET solve (sqnopt's) and LIBLINEAR at tolerance 1e-10.
+tight newGLMNET solve (sqnopt's) and LIBLINEAR at tolerance 1e-10. The regression losses
+``squared`` and ``poisson`` are those of :mod:`bench.race.regression`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from . import regression
+from .regression import REGRESSION_LOSSES
+
 FloatArray = NDArray[np.float64]
 
 #: Curvature constant of each loss (bound on its second derivative in the margin), used to
@@ -42,7 +46,7 @@ class Problem:
 
     dataset: str
     name: str                 # problem id within the dataset: "logistic", "logistic-hard", ...
-    loss: str                 # logistic | sqhinge | hinge | softmax
+    loss: str                 # logistic | sqhinge | hinge | softmax | squared | poisson
     alpha: float
     alpha_rule: str           # how alpha was chosen ("1/N", "1/(100 N)", "1e-4")
     X: Any
@@ -131,6 +135,8 @@ def _softmax_parts(X: Any, y: FloatArray, W: FloatArray) -> tuple[FloatArray, Fl
 def objective(loss: str, alpha: float, X: Any, y: FloatArray, w: Any, n_classes: int = 2
               ) -> float:
     """``alpha/2 ||w||^2 + mean loss`` (see the module docstring)."""
+    if loss in REGRESSION_LOSSES:
+        return regression.objective(loss, alpha, X, y, w)
     if loss == "softmax":
         W = _blocks(w, n_classes, X.shape[1])
         S = np.asarray(X @ W.T)
@@ -154,6 +160,9 @@ def objective(loss: str, alpha: float, X: Any, y: FloatArray, w: Any, n_classes:
 
 
 def accuracy(loss: str, X: Any, y: FloatArray, w: Any, n_classes: int = 2) -> float:
+    """Test accuracy; for the regression losses the R^2 of the predictions."""
+    if loss in REGRESSION_LOSSES:
+        return regression.r2(loss, X, y, w)
     if loss == "softmax":
         W = _blocks(w, n_classes, X.shape[1])
         return float(np.mean(np.argmax(np.asarray(X @ W.T), axis=1) == y.astype(np.intp)))
@@ -168,6 +177,8 @@ def _grad_hessp(p: Problem) -> tuple[Callable[[FloatArray], tuple[float, FloatAr
     """``F`` with its gradient, and ``hess(w)``: the (generalized) Hessian-vector product at
     ``w`` (curvature weights computed once) and the Hessian's diagonal (a Jacobi
     preconditioner), for the smooth losses (the reference solve's Newton-CG)."""
+    if p.loss in REGRESSION_LOSSES:
+        return regression.grad_hessp(p.loss, p.alpha, p.X, p.y)
     X, y, a, n = p.X, p.y, p.alpha, p.n
     Xt = X.T.tocsr() if sp.issparse(X) else X.T
     Xsq_t = (X.multiply(X)).T.tocsr() if sp.issparse(X) else (X * X).T
@@ -537,6 +548,11 @@ DATASETS: dict[str, DataSet] = {d.name: d for d in (
     DataSet("criteo", ("logistic", "logistic-hard"), _load_criteo,
             ("criteo_dac_train_head10k.tsv.xz",)),
     DataSet("boxes", ("sqhinge",), _load_boxes, quick=True),
+    # regression (bench/race/regression.py)
+    DataSet("diabetes", ("ridge",), regression.load_diabetes),
+    DataSet("regression-dense", ("ridge", "poisson"), regression.load_regression_dense),
+    DataSet("regression-sparse", ("ridge", "poisson"), regression.load_regression_sparse,
+            cap=15.0),
 )}
 
 #: problem id -> (loss, alpha rule name, alpha as a function of N)
@@ -550,6 +566,8 @@ PROBLEM_KINDS: dict[str, tuple[str, str, Callable[[int], float]]] = {
     "hinge": ("hinge", "1e-4", lambda n: 1e-4),
     # L1: alpha = 1/N is scikit-learn's C = 1 (its default)
     "l1_logistic": ("l1_logistic", "1/N", lambda n: 1.0 / n),
+    "ridge": ("squared", "1/N", lambda n: 1.0 / n),
+    "poisson": ("poisson", "1/N", lambda n: 1.0 / n),
 }
 
 
@@ -574,8 +592,10 @@ def load_problems(names: list[str], kinds: list[str] | None, root: Path | None, 
             X, Xt = _csr(X), _csr(Xt)
         for kind in chosen:
             loss, rule, rule_fn = PROBLEM_KINDS[kind]
+            # a generated regression set draws its targets by loss: {loss: (y, y_test)}
+            yk, ytk = y[loss] if isinstance(y, dict) else (y, yt)
             yield Problem(dataset=name, name=kind, loss=loss, alpha=rule_fn(X.shape[0]),
-                          alpha_rule=rule, X=X, y=np.asarray(y, dtype=np.float64), X_test=Xt,
-                          y_test=np.asarray(yt, dtype=np.float64), test_kind=test_kind,
+                          alpha_rule=rule, X=X, y=np.asarray(yk, dtype=np.float64), X_test=Xt,
+                          y_test=np.asarray(ytk, dtype=np.float64), test_kind=test_kind,
                           description=desc, n_classes=k, points_per_pass=ds.points_per_pass,
                           cap=ds.cap)

@@ -107,6 +107,8 @@ def render(record: Mapping[str, Any], plots_rel: str | None, *,
     if duel:
         out.append(render_duel(duel))
     for p in record.get("problems", []):
+        # the test column: accuracy, or for the regression losses the R^2 of the predictions
+        test_name = "R²" if p["loss"] in ("squared", "poisson") else "accuracy"
         out.append(f"## {problem_title(p)}\n")
         out.append(f"{p['description']}. N = {p['n_train']}, d = {p['n_features']}"
                    + (f", {p['n_classes']} classes" if p["loss"] == "softmax" else "")
@@ -114,14 +116,16 @@ def render(record: Mapping[str, Any], plots_rel: str | None, *,
                    f"test: {p['test_kind']} ({p['n_test']} rows). Loss {p['loss']}, "
                    f"α = {p['alpha']:.3g}. F* = {p['f_star']:.10g}"
                    + (" (lowered from the reference)" if p.get("f_star_lowered") else "")
-                   + f"; test accuracy at w*: {_fmt_acc(p['reference'].get('test_accuracy'))}."
+                   + f"; test {test_name} at w*: "
+                   f"{_fmt_acc(p['reference'].get('test_accuracy'))}."
                    + f" Time cap of the discovery round: {p['cap']:g} s × "
                    f"{cfg.get('cap_scale', 1)}.\n")
         if plots_rel is not None:
             out.append(f"![{problem_title(p)}]({plots_rel}/{plot_name(p)})\n")
         out.append("| contender | " + " | ".join(f"time to {k}" for k in keys) + " | "
                    + " | ".join(f"passes to {k}" for k in keys)
-                   + " | last excess | test acc | stop | settings |")
+                   + f" | last excess | test {'R²' if test_name == 'R²' else 'acc'} | stop | "
+                   "settings |")
         out.append("|---|" + "---|" * (2 * len(keys) + 4))
         rows = sorted(p["contenders"].items(), key=lambda kv: _sort_key(kv[1], keys))
         for name, c in rows:

@@ -21,6 +21,7 @@ from sqnopt.dask._objective import (
     DistributedObjective,
     DistributedObjectiveKernel,
     distribute,
+    regression_refused,
     runs_distributed,
 )
 from sqnopt.estimators._classifier import SQNConvergenceWarning
@@ -43,6 +44,7 @@ from sqnopt.training._setup import (
     Setup,
     check_settings,
     choose_strategy,
+    loss_objective,
     make_solver,
     objective_with_lam,
     requested_components,
@@ -225,7 +227,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 and not isinstance(self.local_batch, bool) and self.local_batch >= 0):
             raise ValueError(f"local_batch must be an integer >= 0, got {self.local_batch!r}")
         # the parameters it shares with SQNClassifier: the Trainer's own checks
-        check_settings(Trainer(**self._trainer_params()))
+        settings = Trainer(**self._trainer_params())
+        check_settings(settings)
+        objective = loss_objective(settings)
+        if objective.label_kind == "regression":
+            raise ValueError(regression_refused(objective.name, "DaskSQNClassifier fits classes"))
 
     def _settings(self) -> Trainer:
         """The parameters shared with ``SQNClassifier``, as its trainer takes them (the

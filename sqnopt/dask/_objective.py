@@ -133,6 +133,9 @@ class DistributedObjective(Objective):
                  n_jobs: int | None = None) -> None:
         if isinstance(objective, DistributedObjective):
             objective = objective.base
+        if objective.label_kind == "regression":
+            raise ValueError(regression_refused(objective.name,
+                                                "DistributedObjective evaluates classes"))
         self.base = objective
         self.data = data
         self.lam = float(objective.lam)
@@ -706,6 +709,16 @@ def distribute(solver: Any, objective: DistributedObjective) -> Any:
     return s
 
 
+def regression_refused(loss: str, what: str) -> str:
+    """The error for a regression loss on a Dask cluster: the distributed data summarise
+    their labels as classes (the counts and weights per class of every chunk), which
+    real-valued targets are not."""
+    return (f"{what}; the loss {loss} fits real-valued targets, which sqnopt.dask does not "
+            "fit (its data are summarised by class). Fit sqnopt.SQNRegressor on the data in "
+            "memory, or on a stream of them larger than memory: SQNRegressor(loss=...).fit("
+            "stream_svmlight(path, label_kind='regression'))")
+
+
 def solve(solver: Any, X: Any, y: Any, sample_weight: Any = None, *,
           w0: ArrayLike | None = None, local_batch: int = LOCAL_BATCH,
           labels: Literal["binary", "multiclass"] | None = None, client: Any = None,
@@ -719,6 +732,9 @@ def solve(solver: Any, X: Any, y: Any, sample_weight: Any = None, *,
     rounding of adding the chunks' sums in chunk order. Returns the
     :class:`~sqnopt.SolveResult`; ``run_limits`` override the solver's budgets for this run.
     """
+    if solver.objective.label_kind == "regression":
+        raise ValueError(regression_refused(solver.objective.name,
+                                            "sqnopt.dask.solve fits classes"))
     own = data is None
     chunked = data if data is not None else ChunkedData.from_dask(
         X, y, sample_weight, constant_column=solver.fit_intercept == "regularized",

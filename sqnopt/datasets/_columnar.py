@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from sqnopt.data._dataset import LabelKind
 from sqnopt.datasets import _binary
 from sqnopt.datasets._io import (
     MAX_INDEX,
@@ -131,7 +132,8 @@ class _CSVStream(ChunkStream):
     def __init__(self, path: PathLike, *, target: str | None, categorical: Sequence[str],
                  encoding: str, n_bags: int, seed: int, vocabularies: Mapping[str, Any] | None,
                  delimiter: str | None, chunk_size: int, classes: ArrayLike | None, dtype: Any,
-                 cache: CacheSpec, prefetch: int, engine: str, block_size: int) -> None:
+                 cache: CacheSpec, prefetch: int, engine: str, block_size: int,
+                 label_kind: LabelKind) -> None:
         p = _check_file(path)
         if encoding not in ("hash", "onehot"):
             raise ValueError(f"encoding must be 'hash' or 'onehot', got {encoding!r}")
@@ -177,7 +179,7 @@ class _CSVStream(ChunkStream):
         width = None if self.vocabularies is None else self._width()
         super().__init__(source=str(p), chunk_size=chunk_size, n_features=width,
                          classes=classes, dtype=dtype, prefetch=prefetch, cache=cache,
-                         cache_base=p)
+                         cache_base=p, label_kind=label_kind)
         self._given_features = None
 
     # ---------------------------------------------------------------- layout
@@ -282,7 +284,9 @@ class _CSVStream(ChunkStream):
         x = _float(v)
         if x is None:
             raise ValueError(f"{self.path}: line {line}: the label {v[:30]!r} is not a finite "
-                             "number (the classes are numbers)")
+                             "number (" + ("a regression loss needs a real-valued target in "
+                                           "every row" if self.regression else
+                                           "the classes are numbers") + ")")
         return x
 
     def _number(self, value: str, line: int, column: str) -> float:
@@ -351,7 +355,9 @@ class _CSVStream(ChunkStream):
         seen: list[set[str]] = [set() for _ in cat]
         rows = 0
         for line, row in self._rows():
-            labels.add(self._label(row[t], line, numeric=False))
+            label = self._label(row[t], line, numeric=False)
+            if not self.regression:     # (real-valued targets: no classes to find)
+                labels.add(label)
             for j, s in zip(cat, seen):
                 if not _missing(row[j]):
                     s.add(row[j])
@@ -511,7 +517,8 @@ class _CSVStream(ChunkStream):
                 uniq = pc.unique(pc.utf8_trim_whitespace(label)).to_pylist()
                 if any(_missing(u) for u in uniq):
                     return None             # the Python reader names the line
-                labels.update(uniq)
+                if not self.regression:
+                    labels.update(uniq)
                 for h, s in zip(cats, seen):
                     s.update(v for v in pc.unique(table.column(h)).to_pylist()
                              if v is not None and not _missing(v))
@@ -580,7 +587,8 @@ def stream_csv(path: PathLike, *, target: str | None = None, categorical: Sequen
                vocabularies: Mapping[str, Any] | None = None, delimiter: str | None = None,
                chunk_size: int = 100_000, classes: ArrayLike | None = None,
                dtype: Any = np.float64, cache: CacheSpec = False, prefetch: int = 2,
-               engine: str = "auto", block_size: int = 1 << 22) -> ChunkStream:
+               engine: str = "auto", block_size: int = 1 << 22,
+               label_kind: LabelKind = "multiclass") -> ChunkStream:
     """A stream over a CSV / TSV file with a header row (plain or compressed).
 
     Parameters
@@ -612,6 +620,10 @@ def stream_csv(path: PathLike, *, target: str | None = None, categorical: Sequen
         chunks and raise the same errors (see the module docstring).
     block_size
         Bytes the C++ reader parses at a time.
+    label_kind
+        ``"regression"``: the label column holds real-valued targets (for a regression loss),
+        each a finite number, read as float64; no classes. Else classes (``"multiclass"``,
+        the default, or ``"binary"``).
 
     The chunks: dense arrays of the numeric columns when no column is categorical, else CSR:
     the numeric columns first (zeros not stored), then a block per categorical column.
@@ -619,7 +631,8 @@ def stream_csv(path: PathLike, *, target: str | None = None, categorical: Sequen
     return _CSVStream(path, target=target, categorical=categorical, encoding=encoding,
                       n_bags=n_bags, seed=seed, vocabularies=vocabularies, delimiter=delimiter,
                       chunk_size=chunk_size, classes=classes, dtype=dtype, cache=cache,
-                      prefetch=prefetch, engine=engine, block_size=block_size)
+                      prefetch=prefetch, engine=engine, block_size=block_size,
+                      label_kind=label_kind)
 
 
 # ------------------------------------------------------------------------- Parquet

@@ -5,6 +5,8 @@ that arrives as a stream): a re-iterable source of ``(X_chunk, y_chunk)`` pairs.
 ``for X, y in stream`` is one *pass* over the data in file order, in chunks of at most
 ``chunk_size`` rows; every chunk has the stream's ``n_features`` columns and labels among its
 ``classes``, both known before the first chunk (given, or found by one fast scan of the data).
+A stream of real-valued targets (``label_kind="regression"``, for the regression losses) has
+no classes (``classes`` is empty): every label is a finite number, read as float64.
 Memory is bounded by a few chunks, never by the file.
 
 Read-ahead: a pass reads and parses the next chunks in a background thread while the consumer
@@ -37,6 +39,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.data import check_matrix
+from sqnopt.data._dataset import LABEL_KINDS, LabelKind
 from sqnopt.datasets import _binary
 from sqnopt.datasets._io import (
     BLOCK_SIZE,
@@ -214,6 +217,17 @@ def _check_dtype(dtype: Any) -> np.dtype[Any]:
     return dt
 
 
+def _check_label_kind(label_kind: Any, classes: ArrayLike | None) -> LabelKind:
+    if label_kind not in LABEL_KINDS:
+        raise ValueError(f"label_kind must be one of {', '.join(map(repr, LABEL_KINDS))}, got "
+                         f"{label_kind!r}")
+    if label_kind == "regression" and classes is not None:
+        raise ValueError("classes: a stream of regression targets (label_kind='regression') "
+                         "has real-valued labels, not classes; pass classes=None")
+    lk: LabelKind = label_kind
+    return lk
+
+
 def _check_classes(classes: ArrayLike | None) -> NDArray[Any] | None:
     if classes is None:
         return None
@@ -244,11 +258,19 @@ class ChunkStream:
         Chunks read ahead in a background thread (0: read in the consumer's thread).
     cache_path : pathlib.Path or None
         The binary cache file, when caching is on.
+    label_kind : {"binary", "multiclass", "regression"}
+        What the labels are: classes (the default, ``"multiclass"``; ``"binary"`` reads
+        the same), or real-valued targets (``"regression"``: no classes, every label a
+        finite number, float64), as the objective that will fit them declares.
     """
+
+    #: (a class default: a stream pickled before streams had a label kind reads classes)
+    label_kind: LabelKind = "multiclass"
 
     def __init__(self, *, source: str, chunk_size: int | None, n_features: int | None,
                  classes: ArrayLike | None, dtype: Any, prefetch: int,
-                 cache: CacheSpec = None, cache_base: PathLike | None = None) -> None:
+                 cache: CacheSpec = None, cache_base: PathLike | None = None,
+                 label_kind: LabelKind = "multiclass") -> None:
         if chunk_size is not None:
             chunk_size = _check_chunk_size(chunk_size)
         _check_n_features(n_features)
@@ -258,7 +280,8 @@ class ChunkStream:
         self.prefetch = _check_prefetch(prefetch)
         self._n_features = None if n_features is None else int(n_features)
         self._given_features = self._n_features
-        self._classes = _check_classes(classes)
+        self.label_kind = _check_label_kind(label_kind, classes)
+        self._classes = (np.empty(0) if self.regression else _check_classes(classes))
         self._given_classes = self._classes is not None
         self._n_rows: int | None = None
         self._nnz: int | None = None
@@ -290,7 +313,8 @@ class ChunkStream:
     def _key(self) -> str:
         """The options that change the chunks' content, for the cache."""
         return (f"{type(self).__name__}|chunk_size={self.chunk_size}|dtype={self.dtype.name}|"
-                f"n_features={self._given_features}")
+                f"n_features={self._given_features}"
+                + ("|regression" if self.regression else ""))
 
     @property
     def sparse(self) -> bool:
@@ -298,6 +322,11 @@ class ChunkStream:
         return True
 
     # ---------------------------------------------------------------- what is known
+    @property
+    def regression(self) -> bool:
+        """Whether the labels are real-valued targets (``label_kind="regression"``)."""
+        return self.label_kind == "regression"
+
     @property
     def n_features(self) -> int:
         """Columns of every chunk (given, or found by :meth:`scan`)."""
@@ -308,7 +337,8 @@ class ChunkStream:
 
     @property
     def classes(self) -> NDArray[Any]:
-        """The sorted distinct labels (given, or found by :meth:`scan`)."""
+        """The sorted distinct labels (given, or found by :meth:`scan`; empty for regression
+        targets)."""
         if self._classes is None:
             self.scan()
         assert self._classes is not None
@@ -418,13 +448,14 @@ class ChunkStream:
     def _checked(self, chunks: Iterable[Chunk], stop: Callable[[], bool],
                  writer: _binary.Writer | None) -> Iterator[Chunk]:
         rows = nnz = 0
-        labels = _Labels() if writer is not None else None
+        # the labels a cache records, when not known before the pass
+        labels = _Labels() if writer is not None and self._classes is None else None
         classes = self._classes
         for k, (X, y) in enumerate(chunks):
             X, y = self._check_chunk(X, y, k, rows, classes)
             if writer is not None:
                 writer.write(X, y)
-                assert labels is not None
+            if labels is not None:
                 labels.add(y)
             rows += int(X.shape[0])
             nnz += int(X.nnz) if sp.issparse(X) else int(X.size)
@@ -433,8 +464,9 @@ class ChunkStream:
             return  # ended early: not a whole pass
         self._n_rows, self._nnz = rows, nnz
         if writer is not None:
-            assert labels is not None
-            writer.finish(labels.result() if self._classes is None else self._classes)
+            found = labels.result() if labels is not None else self._classes
+            assert found is not None
+            writer.finish(found)
 
     def _check_chunk(self, X: Any, y: Any, k: int, row0: int, classes: NDArray[Any] | None
                      ) -> Chunk:
@@ -453,9 +485,14 @@ class ChunkStream:
             raise ValueError(f"{where}: X has {Xc.shape[1]} columns, the stream "
                              f"{self.n_features}; every chunk needs the same columns (pass "
                              "n_features=)")
+        if self.regression:
+            if yy.dtype.kind not in "biuf":
+                raise ValueError(f"{where}: the targets are {yy.dtype}, not numbers; a stream "
+                                 "of regression targets needs a real-valued target per row")
+            yy = np.asarray(yy, dtype=np.float64)
         if yy.dtype.kind == "f" and not np.all(np.isfinite(yy)):
             raise ValueError(f"{where}: y contains NaN or infinity; drop the unlabelled rows")
-        if classes is not None:
+        if classes is not None and not self.regression:
             known = np.isin(yy, classes)
             if not np.all(known):
                 i = int(np.flatnonzero(~known)[0])
@@ -475,7 +512,9 @@ class ChunkStream:
             known.append(f"n_rows={self._n_rows}")
         if self._n_features is not None:
             known.append(f"n_features={self._n_features}")
-        if self._classes is not None:
+        if self.regression:
+            known.append("label_kind='regression'")
+        elif self._classes is not None:
             known.append(f"classes={_show_classes(self._classes)}")
         extra = (", " + ", ".join(known)) if known else ""
         return (f"{type(self).__name__}({self.source!r}, chunk_size={self.chunk_size}, "
@@ -500,7 +539,7 @@ def _show_classes(classes: NDArray[Any]) -> str:
 class _SvmlightStream(ChunkStream):
     def __init__(self, path: PathLike, *, chunk_size: int, n_features: int | None,
                  classes: ArrayLike | None, zero_based: ZeroBased, dtype: Any, cache: CacheSpec,
-                 prefetch: int, block_size: int) -> None:
+                 prefetch: int, block_size: int, label_kind: LabelKind) -> None:
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"data file {str(p)!r} does not exist")
@@ -513,7 +552,7 @@ class _SvmlightStream(ChunkStream):
             raise ValueError(f"block_size must be a positive integer (bytes), got {block_size!r}")
         super().__init__(source=str(p), chunk_size=chunk_size, n_features=n_features,
                          classes=classes, dtype=dtype, prefetch=prefetch, cache=cache,
-                         cache_base=p)
+                         cache_base=p, label_kind=label_kind)
         self.path = p
         self.zero_based = zero_based
         self.block_size = int(block_size)
@@ -554,7 +593,8 @@ class _SvmlightStream(ChunkStream):
 def stream_svmlight(path: PathLike, *, chunk_size: int = 100_000, n_features: int | None = None,
                     classes: ArrayLike | None = None, zero_based: ZeroBased = False,
                     dtype: Any = np.float64, cache: CacheSpec = False, prefetch: int = 2,
-                    block_size: int = BLOCK_SIZE) -> ChunkStream:
+                    block_size: int = BLOCK_SIZE, label_kind: LabelKind = "multiclass"
+                    ) -> ChunkStream:
     """A stream over an svmlight / LIBSVM file (plain, ``.xz``, ``.gz`` or ``.bz2``).
 
     The file is read ``block_size`` bytes at a time and parsed by the compiled svmlight parser
@@ -589,6 +629,9 @@ def stream_svmlight(path: PathLike, *, chunk_size: int = 100_000, n_features: in
         Chunks read ahead in a background thread (``0``: read in the consumer's thread).
     block_size
         Bytes read from the file at a time.
+    label_kind
+        ``"regression"``: the labels are real-valued targets (for a regression loss): no
+        classes; else classes (``"multiclass"``, the default, or ``"binary"``).
 
     Returns
     -------
@@ -596,14 +639,14 @@ def stream_svmlight(path: PathLike, *, chunk_size: int = 100_000, n_features: in
     """
     return _SvmlightStream(path, chunk_size=chunk_size, n_features=n_features, classes=classes,
                            zero_based=zero_based, dtype=dtype, cache=cache, prefetch=prefetch,
-                           block_size=block_size)
+                           block_size=block_size, label_kind=label_kind)
 
 
 # ------------------------------------------------------------------------- a user's chunks
 class _ChunksStream(ChunkStream):
     def __init__(self, chunks: Iterable[Chunk] | Callable[[], Iterable[Chunk]], *,
                  n_features: int | None, classes: ArrayLike | None, dtype: Any,
-                 prefetch: int, source: str) -> None:
+                 prefetch: int, source: str, label_kind: LabelKind = "multiclass") -> None:
         if isinstance(chunks, Iterator):
             raise TypeError("stream_chunks needs a re-iterable (a list, or an object whose "
                             "__iter__ starts a new pass) or a function returning a new iterator "
@@ -613,7 +656,7 @@ class _ChunksStream(ChunkStream):
             raise TypeError(f"stream_chunks: expected an iterable of (X, y) chunks or a "
                             f"function returning one, got {type(chunks).__name__}")
         super().__init__(source=source, chunk_size=None, n_features=n_features, classes=classes,
-                         dtype=dtype, prefetch=prefetch)
+                         dtype=dtype, prefetch=prefetch, label_kind=label_kind)
         self._chunks = chunks
         self._sparse: bool | None = None
 
@@ -650,7 +693,8 @@ class _ChunksStream(ChunkStream):
                                  f"{width}; every chunk needs the same columns")
             rows += int(shape[0])
             nnz += int(X.nnz) if sp.issparse(X) else int(np.prod(shape))
-            labels.append(np.unique(np.asarray(y)))
+            if not self.regression:
+                labels.append(np.unique(np.asarray(y)))
             if self._sparse is None:
                 self._sparse = bool(sp.issparse(X))
         if width is None:
@@ -658,7 +702,7 @@ class _ChunksStream(ChunkStream):
         if self._n_features is not None and width > self._n_features:
             raise ValueError(f"{self.source}: the chunks have {width} columns, more than "
                              f"n_features={self._n_features}")
-        classes = np.unique(np.concatenate(labels))
+        classes = np.unique(np.concatenate(labels)) if labels else np.empty(0)
         return rows, width, classes, nnz
 
     def _check_chunk(self, X: Any, y: Any, k: int, row0: int, classes: NDArray[Any] | None
@@ -690,7 +734,7 @@ def _pair(item: Any, source: str, k: int) -> Chunk:
 def stream_chunks(chunks: Iterable[Chunk] | Callable[[], Iterable[Chunk]], *,
                   n_features: int | None = None, classes: ArrayLike | None = None,
                   dtype: Any = np.float64, prefetch: int = 2,
-                  name: str = "chunks") -> ChunkStream:
+                  name: str = "chunks", label_kind: LabelKind = "multiclass") -> ChunkStream:
     """A stream over your own chunks: a re-iterable of ``(X_chunk, y_chunk)`` pairs (a list,
     or an object whose ``__iter__`` starts a new pass), or a function that returns a new
     iterator of them per pass (e.g. a generator function).
@@ -700,22 +744,24 @@ def stream_chunks(chunks: Iterable[Chunk] | Callable[[], Iterable[Chunk]], *,
     not given (a sparse chunk narrower than ``n_features`` is widened). Chunks are read
     ``prefetch`` ahead in a background thread, which calls your iterable's ``__iter__`` (or the
     function) and ``__next__``: pass ``prefetch=0`` if they must run in the consumer's thread.
-    ``name`` appears in error messages.
+    ``name`` appears in error messages. ``label_kind="regression"``: the labels are
+    real-valued targets (no classes).
     """
     return _ChunksStream(chunks, n_features=n_features, classes=classes, dtype=dtype,
-                         prefetch=prefetch, source=name)
+                         prefetch=prefetch, source=name, label_kind=label_kind)
 
 
 class _ArrayStream(ChunkStream):
     def __init__(self, X: Any, y: ArrayLike, *, chunk_size: int, classes: ArrayLike | None,
-                 dtype: Any) -> None:
+                 dtype: Any, label_kind: LabelKind) -> None:
         Xc = check_matrix(X)
         yy = np.asarray(y)
         if yy.ndim != 1 or yy.shape[0] != Xc.shape[0]:
             raise ValueError(f"y has shape {yy.shape} but X has {Xc.shape[0]} rows")
+        if classes is None and label_kind != "regression":
+            classes = np.unique(yy)
         super().__init__(source="arrays", chunk_size=chunk_size, n_features=int(Xc.shape[1]),
-                         classes=np.unique(yy) if classes is None else classes, dtype=dtype,
-                         prefetch=0)
+                         classes=classes, dtype=dtype, prefetch=0, label_kind=label_kind)
         self.X, self.y = Xc, yy
         self._n_rows = int(Xc.shape[0])
         self._nnz = int(Xc.nnz) if sp.issparse(Xc) else int(Xc.size)
@@ -737,11 +783,14 @@ class _ArrayStream(ChunkStream):
 
 
 def stream_arrays(X: Any, y: ArrayLike, *, chunk_size: int = 100_000,
-                  classes: ArrayLike | None = None, dtype: Any = np.float64) -> ChunkStream:
+                  classes: ArrayLike | None = None, dtype: Any = np.float64,
+                  label_kind: LabelKind = "multiclass") -> ChunkStream:
     """A stream over arrays in memory (dense or sparse ``X``): consecutive row blocks of
     ``chunk_size`` rows, in the consumer's thread. For tests and comparisons with the same data
-    read from a file; ``classes`` default to the labels of ``y``."""
-    return _ArrayStream(X, y, chunk_size=chunk_size, classes=classes, dtype=dtype)
+    read from a file; ``classes`` default to the labels of ``y`` (none for
+    ``label_kind="regression"``: real-valued targets)."""
+    return _ArrayStream(X, y, chunk_size=chunk_size, classes=classes, dtype=dtype,
+                        label_kind=label_kind)
 
 
 
@@ -749,8 +798,12 @@ def stream_arrays(X: Any, y: ArrayLike, *, chunk_size: int = 100_000,
 class _BinaryStream(ChunkStream):
     def __init__(self, path: PathLike, *, chunk_size: int | None, prefetch: int) -> None:
         with _binary.BinaryFile(path) as f:
+            # a file without classes holds real-valued targets (a regression stream's)
+            regression = f.classes.shape[0] == 0
+            kind: LabelKind = "regression" if regression else "multiclass"
             super().__init__(source=str(path), chunk_size=chunk_size, n_features=f.n_features,
-                             classes=f.classes, dtype=f.dtype, prefetch=prefetch)
+                             classes=None if regression else f.classes, dtype=f.dtype,
+                             prefetch=prefetch, label_kind=kind)
             self._n_rows, self._nnz, self._dense = f.n_rows, f.nnz, f.dense
         self.path = Path(path)
 
@@ -807,7 +860,8 @@ def stream_binary(path: PathLike, *, chunk_size: int | None = None,
     ``chunk_size=None`` yields the chunks as stored; a number re-slices them into chunks of
     exactly that many rows. The file is checked when the stream is made and at every pass (see
     :mod:`sqnopt.datasets._binary` for the format and what is checked); a damaged file raises
-    ``ValueError`` naming the file and what is wrong.
+    ``ValueError`` naming the file and what is wrong. A file that stores no classes (written
+    from a stream of regression targets) is a stream of regression targets.
     """
     return _BinaryStream(path, chunk_size=chunk_size, prefetch=prefetch)
 

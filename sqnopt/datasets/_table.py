@@ -26,6 +26,8 @@ classification label: all numbers or all text, and when numbers, integers -- non
 numbers (a continuous quantity) or distinct values in more than half of more than 20 rows (an
 identifier, or a quantity) are refused (scikit-learn's test for a regression target), and so
 are yes/no words spelled with different capitals (``True`` and ``true`` would be two classes).
+A table read for a regression loss (``label_kind="regression"``) holds real-valued targets
+instead: every label a finite number, read as float64 and never encoded as classes.
 
 A table of numeric columns only gives a dense matrix; with categorical columns the matrix is
 sparse (CSR). :func:`load_table` returns, with ``(X, y)``, a JSON-able *spec* of the columns and
@@ -49,6 +51,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from sqnopt._text import short_list
+from sqnopt.data._dataset import LABEL_KINDS, LabelKind
 from sqnopt.datasets._ctr import CTRFeaturizer
 from sqnopt.datasets._io import READ_ERRORS, PathLike, open_binary
 
@@ -216,14 +219,25 @@ def check_boolean_labels(labels: Iterable[str], source: str, name: str) -> None:
                          "(e.g. all lower case)")
 
 
-def _labels(values: list[str], source: str, name: str, training: bool) -> NDArray[Any]:
+def _labels(values: list[str], source: str, name: str, training: bool,
+            regression: bool = False) -> NDArray[Any]:
     """The label column as float64 (every label a number) or strings; see the module
-    docstring for what is refused (``training``: the checks of a classification target)."""
+    docstring for what is refused (``training``: the checks of a classification target;
+    ``regression``: real-valued targets, every one a finite number, never classes)."""
     kinds = [_kind(v) for v in values]
     if "missing" in kinds:
         i = _first(kinds, ("missing",))
         raise missing_label_error(source, i + 2, name, values[i])
     stripped = [v.strip() for v in values]
+    if regression:
+        if any(k != "number" for k in kinds):
+            i = _first(kinds, ("nonfinite", "text"))
+            what = "is not a finite number" if kinds[i] == "nonfinite" else "is not a number"
+            raise ValueError(f"{source}: line {i + 2}: the target {_show(values[i])} of column "
+                             f"{name!r} {what}; a regression loss needs a real-valued target "
+                             "in every row (fix or drop the row, or name the target column "
+                             "with target=COLUMN)")
+        return np.array([float(v) for v in stripped], dtype=np.float64)
     n_num = kinds.count("number")
     if n_num and n_num < len(kinds):
         odd = ("nonfinite", "text") if n_num * 2 >= len(kinds) else ("number",)
@@ -247,7 +261,8 @@ def _labels(values: list[str], source: str, name: str, training: bool) -> NDArra
                 f"{source}: line {i + 2}: the label column {name!r} holds {_show(values[i])}, "
                 f"not an integer: the labels look continuous ({np.unique(y).shape[0]} distinct "
                 "values), and classification needs discrete labels (classes). Name the label "
-                "column with target=COLUMN, or bin the values into classes")
+                "column with target=COLUMN, bin the values into classes, or fit a regression "
+                "loss (loss='squared_error', 'huber' or 'poisson': real-valued targets)")
     return y
 
 
@@ -260,7 +275,8 @@ def _check_classes(y: NDArray[Any], source: str, name: str) -> None:
         raise ValueError(f"{source}: the label column {name!r} has {distinct} distinct values "
                          f"in {n} rows: it looks like an identifier or a continuous quantity, "
                          "and a classifier needs a few discrete labels (classes). Name the "
-                         "label column with target=COLUMN")
+                         "label column with target=COLUMN, or fit a regression loss "
+                         "(loss='squared_error', 'huber' or 'poisson': real-valued targets)")
 
 
 #: A number written with a comma: thousands separators (``1,000``, ``-12,345.5``) or a
@@ -389,6 +405,7 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
                categorical: str | Sequence[str] | None = None, drop: str | Sequence[str] | None
                = None, encoding: str = "onehot", n_bags: int = 2**13, seed: int = 0,
                spec: Mapping[str, Any] | None = None, require_target: bool = True,
+               label_kind: LabelKind = "multiclass",
                ) -> tuple[Any, NDArray[Any] | None, dict[str, Any]]:
     """Read a delimited table with a header into ``(X, y, spec)`` (see the module docstring).
 
@@ -416,13 +433,20 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
         are taken from it, and a table with other feature columns is refused.
     require_target
         ``False`` accepts a table without the label column (prediction); ``y`` is then None.
+    label_kind
+        The kind of target the model fits (its objective's ``label_kind``): ``"binary"`` or
+        ``"multiclass"`` read the label column as classes (with the checks of a
+        classification target above); ``"regression"`` reads it as real-valued targets --
+        float64, each a finite number, never encoded as classes (continuous values and
+        values distinct in every row are what such a column holds).
 
     Returns
     -------
     X : ndarray or CSR matrix of shape (n_rows, n_features)
         Dense float64 when every feature column is numeric, else CSR.
     y : ndarray or None
-        float64 when every label is a number, else strings.
+        float64 when every label is a number (always for ``label_kind="regression"``), else
+        strings.
     spec : dict
         ``{"format": "csv", "delimiter", "target", "numeric", "categorical", "drop",
         "encoding", "n_bags", "seed", "vocabularies", "n_features"}`` (JSON-able).
@@ -434,6 +458,9 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
         other values, a missing value in a numeric or the label column, an identifier-like
         column, a label column that is not a classification target, ... (module docstring).
     """
+    if label_kind not in LABEL_KINDS:
+        raise ValueError(f"label_kind must be one of {', '.join(map(repr, LABEL_KINDS))}, got "
+                         f"{label_kind!r}")
     source = str(path)
     declared = _names(categorical, "categorical")
     dropped = _names(drop, "drop")
@@ -472,8 +499,10 @@ def load_table(path: PathLike, *, target: str | None = None, delimiter: str | No
                              f"{'categorical' if name in declared else 'dropped'} too")
     columns = {h: [row[j] for row in rows] for j, h in enumerate(header)
                if h not in dropped or h == name}
-    y = None if name is None else _labels(columns.pop(name), source, name, spec is None)
-    if y is not None and spec is None:
+    regression = label_kind == "regression"
+    y = (None if name is None else
+         _labels(columns.pop(name), source, name, spec is None, regression=regression))
+    if y is not None and spec is None and not regression:
         _check_classes(y, source, str(name))
 
     if spec is None:

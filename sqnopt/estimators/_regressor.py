@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sqnopt.estimators._classifier import (
     _check_structure,
     _fit_path,
+    _is_stream,
     _reemit,
 )
 from sqnopt.estimators._composite import (
@@ -98,7 +99,8 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     ``score`` is the coefficient of determination R^2 of the predictions (scikit-learn's
     ``RegressorMixin``), for Poisson of ``exp(s)``. ``partial_fit`` makes one pass over each
     batch and continues the whole solver state, as the classifier's does (at
-    ``curvature="auto"``, the large-data recipe). A target of a Poisson fit below 0 is refused
+    ``curvature="auto"``, the large-data recipe); ``fit`` also takes a stream of data larger
+    than memory (:meth:`fit`). A target of a Poisson fit below 0 is refused
     with an error naming it; a Poisson run whose scores would overflow ``exp``
     (``s > log(DBL_MAX)``) gets an infinite objective, which the line searches reject and
     which stops a stochastic run as diverged.
@@ -216,9 +218,25 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                                reset=reset)
         return Xv, yv
 
-    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> SQNRegressor:
+    def fit(self, X: Any, y: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None) -> SQNRegressor:
         """Fit on ``(X, y)``: up to ``max_iter`` passes, ending once the gradient is below
-        ``tol``."""
+        ``tol``.
+
+        ``X`` may also be a stream of real-valued targets (:class:`sqnopt.datasets.ChunkStream`
+        made with ``label_kind="regression"``, e.g. ``stream_svmlight(path,
+        label_kind="regression")``) of data larger than memory, with ``y=None``: the fit reads
+        it pass after pass with memory bounded by its chunks, by the large-data recipe at
+        ``curvature="auto"`` (:meth:`sqnopt.training.Trainer.fit_stream`: the step race, then
+        passes until the regression loss on held-out rows stops improving)."""
+        if _is_stream(X):
+            if y is not None or sample_weight is not None:
+                raise ValueError("fit on a stream takes the targets from the stream: pass "
+                                 "y=None and no sample_weight")
+            return self._fit_stream(X)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None (or pass a "
+                             "stream of (X, y) chunks as X)")
         X, y = self._validate(X, y, reset=True)
         penalty = resolve_estimator_penalty(self)
         if penalty is not None:
@@ -244,6 +262,18 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             warnings.simplefilter("always", ConvergenceWarning)
             trainer.fit(X, y, sample_weight)
         _reemit(caught)
+        self._set_fitted(trainer)
+        return self
+
+    def _fit_stream(self, stream: Any) -> SQNRegressor:
+        trainer = self._get_trainer(keep=bool(self.warm_start))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            trainer.fit_stream(stream)
+        _reemit(caught)
+        self.n_features_in_ = int(stream.n_features)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._set_fitted(trainer)
         return self
 

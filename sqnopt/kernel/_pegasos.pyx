@@ -147,6 +147,9 @@ cdef class KernelIterate(IterateKernel):
                  MercerKernel kernel, bint fit_intercept):
         cdef RowData rows = objective.data
         IterateKernel.__init__(self, rows.n_samples, 0)
+        if objective.real_targets:
+            raise ValueError("the kernel expansion fits binary labels with a margin loss; this "
+                             "objective has real targets (a regression loss)")
         if rows.has_intercept:
             raise ValueError("the kernel expansion needs rows without an intercept column (it "
                              "keeps b itself: fit_intercept)")

@@ -177,7 +177,23 @@ cdef class ObjectiveKernel:
 
 
 cdef class MarginObjectiveKernel(ObjectiveKernel):
-    """Binary loss of the margin ``m_i = y_i (x_i . w + b)``: ``l_i(w) = loss(m_i)``."""
+    """Binary loss of the margin ``m_i = y_i (x_i . w + b)``: ``l_i(w) = loss(m_i)``; or, when
+    the kernel declares ``real_targets``, a loss of the score against a real target,
+    ``l_i(w) = l(x_i . w + b, y_i)`` (regression). One score per row either way: the passes
+    are the same loops, each row's loss read through the margin methods or the score hooks."""
+    # The labels are real targets and the passes call the score hooks below (regression
+    # losses declare it in their ``__init__``); False: labels +-1 and the margin methods. The
+    # margin fast loops (scaled, lazy, Pegasos) take only objectives of capability "margin",
+    # which a regression objective does not declare.
+    cdef readonly bint real_targets
+    # l(s, y) of the score s = x_i . w + b against the target y, with d l / d s stored in
+    # dloss[0] (NaN unless a regression loss overrides it)
+    cdef double score_loss_and_dloss(self, double score, double y, double* dloss) noexcept nogil
+    # d^2 l / d s^2 (a generalised one where l is only once differentiable: Huber's)
+    cdef double score_d2loss(self, double score, double y) noexcept nogil
+    # d l / d s, with d^2 l / d s^2 stored in d2[0] (the exact line search's inner iteration);
+    # the default calls the two hooks above, a loss that shares work between them overrides it
+    cdef double score_dloss_and_d2loss(self, double score, double y, double* d2) noexcept nogil
     cdef double loss(self, double margin) noexcept nogil
     # d loss / d margin (the derivative with respect to the margin, not its negative).
     cdef double dloss_dmargin(self, double margin) noexcept nogil

@@ -475,7 +475,10 @@ cdef class ObjectiveKernel:
 
 
 cdef class MarginObjectiveKernel(ObjectiveKernel):
-    """Loss of the margin ``m = y (x . w + b)`` for binary labels ``y`` in {-1, +1}."""
+    """Loss of the margin ``m = y (x . w + b)`` for binary labels ``y`` in {-1, +1} -- or, for a
+    kernel that declares ``real_targets`` (the regression losses), of the score
+    ``s = x . w + b`` against a real target ``y`` through the score hooks (see ``_base.pxd``):
+    the same passes, one score per row."""
 
     def __init__(self, RowData data, double lam):
         self._bind(data, lam, 1)
@@ -516,6 +519,19 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         d2loss[0] = self.d2loss_dmargin2(margin)
         return self.dloss_dmargin(margin)
 
+    cdef double score_loss_and_dloss(self, double score, double y, double* dloss) noexcept nogil:
+        dloss[0] = NAN
+        return NAN
+
+    cdef double score_d2loss(self, double score, double y) noexcept nogil:
+        return NAN
+
+    cdef double score_dloss_and_d2loss(self, double score, double y, double* d2) noexcept nogil:
+        cdef double d
+        self.score_loss_and_dloss(score, y, &d)
+        d2[0] = self.score_d2loss(score, y)
+        return d
+
     # ---- passes: each cy_* method plans its blocks and runs them through _run_pass; _pass_block
     # holds the serial loops (see _base.pxd) ---------------------------------------------------
 
@@ -533,6 +549,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         return -1 if self._run_pass(&job) != 0 else 0
 
     cdef double cy_score_hessian_factor(self, Py_ssize_t i, double score) noexcept nogil:
+        if self.real_targets:
+            return self.data.grad_weight[i] * self.score_d2loss(score, self.data.y[i])
         return self.data.grad_weight[i] * self.d2loss_dmargin2(self.data.y[i] * score)
 
     cdef void cy_hessian_product(self, const Py_ssize_t* batch, Py_ssize_t size, const double* D,
@@ -711,8 +729,11 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
 
     cdef int _pass_block(self, PassJob* job, Py_ssize_t t0, Py_ssize_t t1, double* out,
                     double* sums) noexcept nogil:
-        """The serial loops of the margin losses' passes, over positions ``[t0, t1)``."""
+        """The serial loops of the passes over positions ``[t0, t1)``: each row's loss through
+        the margin methods at ``m = y_i z`` or, with ``real_targets``, the score hooks at
+        ``(z, y_i)`` (``z = x_i . w + b``; a predictable branch per row)."""
         cdef int kind = job.kind
+        cdef bint real_y = self.real_targets
         cdef const Py_ssize_t* batch = job.batch
         cdef Py_ssize_t t, i, p, nnz, k, nnz_next = 0
         cdef Py_ssize_t nf = self.data.n_features
@@ -751,8 +772,12 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 z = view_dot(d64, d32, ind, nnz, w)
                 if intercept:
                     z += w[nf]
-                total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
-                c = inv * gi * yi * dl
+                if real_y:
+                    total += gi * self.score_loss_and_dloss(z, yi, &dl)
+                    c = inv * gi * dl
+                else:
+                    total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
+                    c = inv * gi * yi * dl
                 if c != 0.0:      # hinge-type losses: no work for samples beyond the margin
                     view_axpy(d64, d32, ind, nnz, c, out)
                     if intercept:
@@ -766,19 +791,26 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
             for i in range(t0, t1):
                 yi = y[i]
                 gi = cw[i]
-                m = yi * self.data.row_dot(i, w)
-                total += gi * self.loss_and_dloss_dmargin(m, &dl)
-                c = inv * gi * yi * dl
+                z = self.data.row_dot(i, w)
+                if real_y:
+                    total += gi * self.score_loss_and_dloss(z, yi, &dl)
+                    c = inv * gi * dl
+                else:
+                    total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
+                    c = inv * gi * yi * dl
                 if c != 0.0:
                     self.data.row_axpy(i, c, out)
             sums[0] = total
         elif kind == PASS_VALUE:
             if job.flag:
                 for i in range(t0, t1):
-                    total += cw[i] * self.loss(y[i] * 0.0)
+                    total += cw[i] * (self.score_loss_and_dloss(0.0, y[i], &dl) if real_y
+                                      else self.loss(y[i] * 0.0))
             else:
                 for i in range(t0, t1):
-                    total += cw[i] * self.loss(y[i] * self.data.row_dot(i, w))
+                    z = self.data.row_dot(i, w)
+                    total += cw[i] * (self.score_loss_and_dloss(z, y[i], &dl) if real_y
+                                      else self.loss(y[i] * z))
             sums[0] = total
         elif kind == PASS_SCORE_DERIV:
             cw = self.data.grad_weight
@@ -786,8 +818,13 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 i = batch[t]
                 yi = y[i]
                 gi = cw[i]
-                total += gi * self.loss_and_dloss_dmargin(yi * self.data.row_dot(i, w), &dl)
-                cout[t] = gi * yi * dl
+                z = self.data.row_dot(i, w)
+                if real_y:
+                    total += gi * self.score_loss_and_dloss(z, yi, &dl)
+                    cout[t] = gi * dl
+                else:
+                    total += gi * self.loss_and_dloss_dmargin(yi * z, &dl)
+                    cout[t] = gi * yi * dl
             sums[0] = total
         elif kind == PASS_SCORES_LOSS:
             cw = self.data.grad_weight
@@ -795,9 +832,14 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 i = batch[t]
                 yi = y[i]
                 gi = cw[i]
-                total += gi * self.loss_and_dloss_dmargin(yi * cin[t], &dl)
+                if real_y:
+                    total += gi * self.score_loss_and_dloss(cin[t], yi, &dl)
+                    c = gi * dl
+                else:
+                    total += gi * self.loss_and_dloss_dmargin(yi * cin[t], &dl)
+                    c = gi * yi * dl
                 if cout != NULL:
-                    cout[t] = gi * yi * dl
+                    cout[t] = c
             sums[0] = total
         elif kind == PASS_SCORES_LINE:
             cw = self.data.grad_weight
@@ -810,8 +852,12 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 i = batch[t]
                 yi = y[i]
                 gi = cw[i]
-                dl = self.dloss_and_d2loss(yi * (cin[t] - a * ut), &h)
-                s1 -= gi * yi * dl * ut
+                if real_y:
+                    dl = self.score_dloss_and_d2loss(cin[t] - a * ut, yi, &h)
+                    s1 -= gi * dl * ut
+                else:
+                    dl = self.dloss_and_d2loss(yi * (cin[t] - a * ut), &h)
+                    s1 -= gi * yi * dl * ut
                 total += gi * h * (ut * ut)
             sums[0] = s1
             sums[1] = total
@@ -829,7 +875,14 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
             cw = self.data.grad_weight
             for t in range(t0, t1):
                 i = batch[t]
-                m = y[i] * self.data.row_dot(i, w)
+                z = self.data.row_dot(i, w)
+                if real_y:      # (a score past the loss's domain: Poisson's exp overflow)
+                    h = self.score_d2loss(z, y[i])
+                    if not (isfinite(z) and isfinite(h)):
+                        return -1
+                    cout[t] = cw[i] * h
+                    continue
+                m = y[i] * z
                 if not isfinite(m):
                     return -1
                 cout[t] = cw[i] * self.d2loss_dmargin2(m)

@@ -1,18 +1,13 @@
 # cython: language_level=3
-from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt.objectives._base cimport MarginObjectiveKernel
 
 
-cdef class ScoreObjectiveKernel(ObjectiveKernel):
+cdef class ScoreObjectiveKernel(MarginObjectiveKernel):
     """Loss of the linear score ``s_i = x_i . w + b`` against a real target ``y_i``:
-    ``l_i(w) = loss(s_i, y_i)`` (regression). Not a margin loss: the compiled loops' margin
-    fast paths (which read ``y_i s_i``) do not apply, the generic loop runs it."""
-    # loss(s, y), with d loss / d s stored in dloss[0]
-    cdef double loss_and_dloss(self, double score, double y, double* dloss) noexcept nogil
-    cdef double loss(self, double score, double y) noexcept nogil
-    # d^2 loss / d s^2 (a generalised one where the loss is once differentiable: Huber)
-    cdef double d2loss(self, double score, double y) noexcept nogil
-    # d loss / d s, with d^2 loss / d s^2 stored in d2[0]
-    cdef double dloss_and_d2loss(self, double score, double y, double* d2) noexcept nogil
+    ``l_i(w) = loss(s_i, y_i)`` (regression), through the margin base's score hooks
+    (``score_loss_and_dloss``, ``score_d2loss``); it declares ``real_targets``, and its
+    objectives do not declare the capability "margin", so the margin fast loops never take it."""
+    pass
 
 
 cdef class SquaredErrorKernel(ScoreObjectiveKernel):

@@ -4,9 +4,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.data._rows import RowData
-from sqnopt.objectives._base import ObjectiveKernel
+from sqnopt.objectives._base import MarginObjectiveKernel
 
-class ScoreObjectiveKernel(ObjectiveKernel):
+class ScoreObjectiveKernel(MarginObjectiveKernel):
     def __init__(self, data: RowData, lam: float) -> None: ...
     def py_loss_and_dloss(
         self, scores: ArrayLike, targets: ArrayLike

@@ -116,6 +116,7 @@ class Poisson(_RegressionObjective):
     curvature_bound = None
     max_score = POISSON_MAX_SCORE
     link = "log"
+    min_target = 0.0
 
     def init(self, data: Dataset) -> PoissonKernel:
         check_nonnegative_targets(data.y, self.name)

@@ -53,7 +53,8 @@ DEFAULT_CURVATURE = "auto"
 FEATURE_SPREAD_WARN = 1e2
 
 __all__ = ["DEFAULT_CURVATURE", "FEATURE_SPREAD_WARN", "Requested", "Settings", "Setup",
-           "check_settings", "choose_strategy", "make_setup", "make_solver", "n_subproblems",
+           "check_settings", "choose_strategy", "loss_objective", "make_setup", "make_solver",
+           "n_subproblems",
            "objective_with_lam", "requested_components", "spawn_seeds", "streaming_regime",
            "sub_labels", "target_kind"]
 
@@ -195,13 +196,19 @@ def objective_with_lam(spec: ComponentSpec, lam: float) -> Objective:
 def target_kind(s: Settings) -> LabelKind:
     """The kind of target the loss of ``s`` fits (its objective's ``label_kind``), before any
     data is seen: classes (``"binary"``, ``"multiclass"``) or real values (``"regression"``)."""
+    return loss_objective(s).label_kind
+
+
+def loss_objective(s: Settings) -> Objective:
+    """The objective the loss of ``s`` names (with its ``alpha`` as ``lam``), before any data
+    is seen: what it declares (``label_kind``, ``min_target``) holds for every fit."""
     spec = s.loss
     if isinstance(spec, Objective):
-        return spec.label_kind
+        return spec
     a = s.alpha
     lam = (float(a) if isinstance(a, (int, float, np.number)) and math.isfinite(a) and a >= 0
            else 0.0)    # an invalid alpha is reported by check_settings
-    return objective_with_lam(spec, lam).label_kind
+    return objective_with_lam(spec, lam)
 
 
 def choose_strategy(objective: Objective, n_classes: int,

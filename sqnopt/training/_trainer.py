@@ -63,6 +63,7 @@ from sqnopt.training._setup import (
     DEFAULT_CURVATURE,
     Setup,
     check_settings,
+    loss_objective,
     make_setup,
     make_solver,
     n_subproblems,
@@ -517,12 +518,34 @@ class Trainer:
         until the loss on held-out rows -- a seeded ``validation_fraction`` of the stream's
         rows, at most ``MAX_HELD_OUT``, the same on every pass -- has not improved by more than
         ``max(tol, HELD_OUT_TOL)`` (relative) for ``n_iter_no_change`` passes, or
-        ``max_epochs`` passes; the model is the iterate of the lowest held-out loss. A named curvature model makes one pass of its own recipe over each
-        chunk (as :meth:`partial_fit` does), on every pass."""
-        classes = np.asarray(stream.classes)
+        ``max_epochs`` passes; the model is the iterate of the lowest held-out loss. A named
+        curvature model makes one pass of its own recipe over each chunk (as
+        :meth:`partial_fit` does), on every pass.
+
+        A regression loss needs a stream of real-valued targets (made with
+        ``label_kind="regression"``, e.g. ``stream_svmlight(path, label_kind="regression")``):
+        it has no classes, and the held-out loss is the regression loss's (half the mean
+        squared error for ``"squared_error"``)."""
+        check_settings(self)
+        objective = loss_objective(self)
+        regression = objective.label_kind == "regression"
+        streamed = getattr(stream, "label_kind", "multiclass") == "regression"
+        if regression and not streamed:
+            raise ValueError(f"the loss {objective.name} fits real-valued targets, but the "
+                             "stream reads class labels (it finds classes by a scan); make it "
+                             "with label_kind='regression', e.g. stream_svmlight(path, "
+                             "label_kind='regression') or stream_csv(path, "
+                             "label_kind='regression')")
+        if streamed and not regression:
+            raise ValueError(f"the stream holds real-valued targets (label_kind='regression'), "
+                             f"but the loss {objective.name} fits classes; use a regression "
+                             "loss ('squared_error', 'huber', 'poisson'), or a stream of class "
+                             "labels")
+        if regression:
+            regression_weights(None, 0, self.class_weight, allow_zero=True)  # no class_weight
+        classes = np.empty(0) if regression else np.asarray(stream.classes)
         n_features = int(stream.n_features)
         n_rows = getattr(stream, "n_rows", None)
-        check_settings(self)
         init = None
         if self.warm_start:
             init = self._warm_params(classes, n_features)
@@ -541,6 +564,8 @@ class Trainer:
         weights ``None``: from its labels and ``class_weight``, counted over the first pass)."""
         early = self._early_stopping()
         fraction = self._check_fraction()
+        objective = loss_objective(self)
+        floor = objective.min_target    # the smallest target the loss takes (None: any)
         seeds = spawn_seeds(self.random_state, 2)
         holdout = (StreamHoldout(fraction, int(np.random.default_rng(seeds[1]).integers(2**63)))
                    if early else None)
@@ -566,6 +591,8 @@ class Trainer:
                                              "columns")
                         yarr = np.asarray(y).ravel()
                         n = int(Xc.shape[0])
+                        if floor is not None and p == 0:
+                            _check_min_target(yarr, floor, row, objective.name)
                         if holdout is not None:
                             m = holdout.mask(row, n, picked)
                             picked += int(m.sum())
@@ -981,6 +1008,18 @@ class _ChunkedRun:
                                           fun=PendingObjective(value))  # type: ignore[arg-type]
             final.append(res)
         return final, whys
+
+
+def _check_min_target(y: NDArray[Any], floor: float, row0: int, loss: str) -> None:
+    """Refuse a chunk whose targets go below the loss's ``min_target``, naming the sample by
+    its position in the data (the chunk starts at row ``row0``), before any row is held out."""
+    low = np.flatnonzero(np.asarray(y, dtype=np.float64) < floor)
+    if low.size:
+        i = int(low[0])
+        raise ValueError(f"y: the {loss} loss needs targets >= {floor:g}, but sample "
+                         f"{row0 + i} (counted from 0 in the data's order) has the target "
+                         f"{float(y[i]):g}. Use loss='squared_error' or 'huber' for targets of "
+                         "any sign, or shift the targets")
 
 
 def _with_raced_step(setup: Setup, steps: Sequence[float | None]) -> Setup:

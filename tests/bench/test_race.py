@@ -231,7 +231,8 @@ def test_contender_table_is_well_formed() -> None:
     assert len(names) == len(set(names))
     for c in C.CONTENDERS:
         assert c.kind in ("trace", "sweep", "online")
-        assert set(c.losses) <= {"logistic", "sqhinge", "hinge", "softmax", "l1_logistic"}
+        assert set(c.losses) <= {"logistic", "sqhinge", "hinge", "softmax", "l1_logistic",
+                                 "squared", "poisson"}
         assert c.passes_kind in ("passes", "iterations")
     # one-vs-rest solvers are never entered for the multinomial problem
     for c in C.CONTENDERS:
@@ -361,3 +362,56 @@ def test_cores_reach_sqnopt_and_the_report() -> None:
         C.N_JOBS[0] = 1
     for name in ("sqnopt L-BFGS (full batch)", "SQNClassifier()"):
         assert entry["contenders"][name]["time_to"]["1e-06"] is not None, name
+
+
+# ---------------------------------------------------------------------------- regression
+def _regression_problem(loss: str, rng: np.random.Generator) -> Problem:
+    from race.regression import linear_targets
+
+    X = np.hstack([rng.normal(size=(400, 6)), np.ones((400, 1))])
+    y, _ = linear_targets(X, X, loss, 0, 0.5 if loss == "poisson" else 1.0)
+    return Problem(dataset="tiny", name=loss, loss=loss, alpha=1 / 400, alpha_rule="1/N", X=X,
+                   y=y, X_test=X, y_test=y, test_kind="train", description="tiny",
+                   n_classes=1, cap=2.0)
+
+
+@pytest.mark.parametrize("loss", ["squared", "poisson"])
+def test_the_regression_objective_is_sqnopts_up_to_a_constant(loss: str) -> None:
+    """The race's ridge objective is SQNRegressor's squared error; its Poisson objective is
+    sqnopt's ``exp(s) - y s`` plus the constant ``mean(y log y - y)`` (the half deviance, so
+    that F* > 0): the same function of ``w`` up to that constant."""
+    from scipy.special import xlogy
+
+    from sqnopt import SQNRegressor
+
+    p = _regression_problem(loss, np.random.default_rng(4))
+    est = SQNRegressor(loss="squared_error" if loss == "squared" else "poisson",
+                       alpha=p.alpha, fit_intercept=False, max_iter=3, tol=None).fit(p.X, p.y)
+    w = est.coef_
+    const = 0.0 if loss == "squared" else float(np.mean(xlogy(p.y, p.y) - p.y))
+    s = p.X @ w
+    base = (0.5 * np.mean((s - p.y) ** 2) if loss == "squared"
+            else np.mean(np.exp(s) - p.y * s)) + 0.5 * p.alpha * float(w @ w)
+    assert objective(loss, p.alpha, p.X, p.y, w) == pytest.approx(base + const, rel=1e-12)
+    assert float(est._trainer.results_[0].fun) == pytest.approx(base, rel=1e-10)
+
+
+@pytest.mark.parametrize("loss, peer", [("squared", "sklearn Ridge cholesky"),
+                                        ("poisson", "sklearn PoissonRegressor lbfgs")])
+def test_a_tiny_regression_race_end_to_end(loss: str, peer: str) -> None:
+    """Reference solve of a regression problem, SQNRegressor() and a scikit-learn peer reach
+    1e-6 relative excess; the ratio of the headline is theirs."""
+    pytest.importorskip("sklearn")
+    from race.problems import reference
+    from race.runner import Settings, finish_problem, run_problem
+
+    p = _regression_problem(loss, np.random.default_rng(0))
+    reference(p, None)
+    assert p.f_star > 0 and p.reference["excess_bound"] < 1e-12
+    chosen = [C.by_name()["SQNRegressor()"], C.by_name()[peer]]
+    s = Settings(repeats=1, log=lambda _: None, pilot_cap=0.2, max_passes=30)
+    entry = finish_problem(p, run_problem(p, chosen, s, []))
+    for name in (c.name for c in chosen):
+        assert entry["contenders"][name]["time_to"]["1e-06"] is not None, name
+        assert entry["contenders"][name]["test_accuracy"] > 0.3     # R^2
+    assert entry["ratios"]["1e-06"]["ratio"] is not None

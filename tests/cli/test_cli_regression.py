@@ -75,3 +75,97 @@ def test_task_and_loss_must_agree(data: Path, capsys: pytest.CaptureFixture[str]
     code, _, err = _run(capsys, "train", "real.svm", *argv, "--model", "x.npz")
     assert code != 0 and match in err and "Traceback" not in err
     assert not (data / "x.npz").exists()
+
+
+# ---- tables and streams of real-valued targets --------------------------------------------
+
+def _write_csv(path: Path, X: np.ndarray, y: np.ndarray) -> None:
+    header = ",".join(["target", *(f"x{j}" for j in range(X.shape[1]))])
+    rows = [",".join(repr(float(v)) for v in (t, *row)) for row, t in zip(X, y)]
+    path.write_text("\n".join([header, *rows]) + "\n")
+
+
+@pytest.fixture
+def tables(data: Path) -> Path:
+    """The fixture's problems again as CSV (continuous targets such as 0.5, 1.5 and counts)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    s = X @ np.array([0.5, -0.3, 0.0, 0.2]) + 0.4
+    _write_csv(data / "real.csv", X, s + 0.1 * rng.normal(size=200))
+    _write_csv(data / "counts.csv", X, rng.poisson(np.exp(s)).astype(np.float64))
+    return data
+
+
+def _targets(loss: str) -> str:
+    return "counts" if loss == "poisson" else "real"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "svm"])
+@pytest.mark.parametrize("loss", ["squared_error", "huber", "poisson"])
+def test_train_regression_on_tables_and_svmlight(tables: Path, capsys: pytest.CaptureFixture[str],
+                                                 loss: str, fmt: str) -> None:
+    """A table whose label column holds continuous values trains with a regression loss (the
+    loss tells the loader that the targets are real numbers); evaluate reads it the same way."""
+    name = f"{_targets(loss)}.{fmt}"
+    code, out, err = _run(capsys, "train", name, "--loss", loss, "--model", "m.npz",
+                          "--test", name, "--progress", "never")
+    assert code == 0, err
+    assert "real-valued targets" in out and "train R^2:" in out and "test R^2:" in out
+    r2 = float(out.split("train R^2:")[1].split()[0])
+    assert r2 > (0.1 if loss == "poisson" else 0.9)
+    code, out, err = _run(capsys, "evaluate", "m.npz", name, "--json")
+    assert code == 0, err
+    assert json.loads(out)["r2"] == pytest.approx(r2, abs=1e-4)
+
+
+def test_classification_of_a_continuous_table_is_still_refused(
+        tables: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "train", "real.csv", "--model", "x.npz")
+    assert code != 0 and "look continuous" in err and "--loss squared_error" in err
+    assert not (tables / "x.npz").exists()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["in-memory", "streamed"])
+@pytest.mark.parametrize("fmt", ["csv", "svm"])
+def test_poisson_refuses_a_negative_target_naming_the_sample(
+        tables: Path, capsys: pytest.CaptureFixture[str], fmt: str, chunked: bool) -> None:
+    path = tables / f"counts.{fmt}"
+    lines = path.read_text().splitlines()
+    first = 1 if fmt == "csv" else 0               # the header
+    row = lines[first + 37].split("," if fmt == "csv" else " ", 1)
+    lines[first + 37] = ("," if fmt == "csv" else " ").join(["-3", row[1]])
+    path.write_text("\n".join(lines) + "\n")
+    extra = ["--chunk-size", "50"] if chunked else []
+    code, _, err = _run(capsys, "train", path.name, "--loss", "poisson", *extra,
+                        "--model", "x.npz", "--progress", "never")
+    assert code != 0 and "Traceback" not in err
+    assert "targets >= 0" in err and ("y[37] = -3" in err or "sample 37 " in err), err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "svm"])
+@pytest.mark.parametrize("loss", ["squared_error", "huber", "poisson"])
+def test_chunk_size_with_a_regression_loss(data: Path, capsys: pytest.CaptureFixture[str],
+                                           loss: str, fmt: str) -> None:
+    """--chunk-size streams real-valued targets: the large-data recipe, the streamed test
+    set's R^2 and RMSE, and a model that evaluate reads."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4))
+    s = X @ np.array([0.5, -0.3, 0.0, 0.2]) + 0.4
+    y = (rng.poisson(np.exp(s)).astype(np.float64) if loss == "poisson"
+         else s + 0.1 * rng.normal(size=3000))
+    name = f"big.{fmt}"
+    (_write_csv if fmt == "csv" else _write)(data / name, X, y)
+    code, out, err = _run(capsys, "train", name, "--loss", loss, "--chunk-size", "500",
+                          "--max-epochs", "5", "--test", name, "--model", "m.npz",
+                          "--progress", "never")
+    assert code == 0, err
+    assert "real-valued targets" in out and "streamed" in out and "test R^2:" in out
+    streamed_r2 = float(out.split("test R^2:")[1].split()[0])
+    model = LinearModel.load(data / "m.npz")
+    assert model.strategy == "regression"
+    code, out, err = _run(capsys, "evaluate", "m.npz", name, "--json")
+    assert code == 0, err
+    metrics = json.loads(out)
+    assert metrics["n_samples"] == 3000
+    assert metrics["r2"] == pytest.approx(streamed_r2, abs=1e-4)   # the same metric, streamed
+    assert metrics["r2"] > (0.1 if loss == "poisson" else 0.9)

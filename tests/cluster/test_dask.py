@@ -506,6 +506,21 @@ def test_no_client_is_a_clear_error() -> None:
     assert "needs a running dask.distributed client" in out.stdout, out.stderr
 
 
+@pytest.mark.parametrize("loss", ["squared_error", "huber", "poisson"])
+def test_regression_losses_are_refused_naming_the_alternative(loss: str) -> None:
+    """sqnopt.dask summarises its data by class: a regression loss is refused before any data
+    is read or any client is needed, naming SQNRegressor and its streams."""
+    from sqnopt.objectives import Huber, Poisson, SquaredError
+
+    X, y = _dask(*_binary(n=40, p=3), rows=20)
+    for method in ("fit", "partial_fit"):
+        with pytest.raises(ValueError, match="real-valued targets.*SQNRegressor.*label_kind="):
+            getattr(DaskSQNClassifier(loss=loss), method)(X, y)
+    objective = {"squared_error": SquaredError, "huber": Huber, "poisson": Poisson}[loss]()
+    with pytest.raises(ValueError, match="real-valued targets.*SQNRegressor"):
+        solve(Solver(objective=objective), X, y)
+
+
 def test_same_parameters_as_sqnclassifier() -> None:
     mine = DaskSQNClassifier().get_params()
     theirs = SQNClassifier().get_params()

@@ -201,3 +201,35 @@ def test_command_line_names_the_row_and_the_fix(tmp_path: Path, capsys: Any,
     assert main(["train", "t.csv", "--categorical", "x,city", *quick]) == 0
     assert main(["train", "t.csv", "--drop", "x", *quick]) == 0
     assert "1 numeric, 1 categorical (onehot)" in capsys.readouterr().out
+
+
+def test_regression_targets_are_read_as_real_numbers(tmp_path: Path) -> None:
+    """``label_kind="regression"`` (a regression loss): continuous values and values distinct
+    in every row are targets, read as float64 and never refused or encoded as classes; counts
+    stay counts; a table read with the training spec reads them the same way."""
+    cols = _numbers()
+    cols["label"] = [f"{float(v) * 1.5 + 0.5:.6f}" for v in cols["x"]]
+    path = _table(tmp_path / "reg.csv", cols)
+    X, y, spec = load_table(path, label_kind="regression")
+    assert y is not None and y.dtype == np.float64
+    np.testing.assert_array_equal(y, [float(v) for v in cols["label"]])
+    _, y2, _ = load_table(path, spec=spec, label_kind="regression")
+    np.testing.assert_array_equal(y2, y)
+    cols["label"] = list(range(200))           # counts, distinct in every row
+    _, y3, _ = load_table(_table(tmp_path / "counts.csv", cols), label_kind="regression")
+    np.testing.assert_array_equal(y3, np.arange(200.0))
+
+
+@pytest.mark.parametrize("value, what", [("abc", "is not a number"),
+                                         ("inf", "is not a finite number"),
+                                         ("NA", "holds the missing marker")])
+def test_regression_targets_must_be_finite_numbers(tmp_path: Path, value: str,
+                                                   what: str) -> None:
+    cols = _numbers(30)
+    cols["label"] = [f"{float(v):.3f}" for v in cols["x"]]
+    cols["label"][6] = value
+    path = _table(tmp_path / "bad.csv", cols)
+    with pytest.raises(ValueError, match=f"line 8: .*{what}"):
+        load_table(path, label_kind="regression")
+    with pytest.raises(ValueError, match="label_kind must be one of"):
+        load_table(path, label_kind="counts")  # type: ignore[arg-type]
