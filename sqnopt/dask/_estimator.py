@@ -117,6 +117,9 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         As for :class:`sqnopt.SQNClassifier`. ``sampling="weighted"`` is not available
         (the client does not hold the weights); ``verbose`` draws the progress bar of the
         sequential path only.
+    penalty, l1_ratio
+        As for :class:`sqnopt.SQNClassifier`, which solves the L1 and elastic-net penalties
+        full batch in memory; here only ``penalty="l2"`` is fitted (the others are refused).
     local_batch : int, default=10000
         Largest batch whose rows are brought to the client and evaluated there instead of on
         the workers (one transfer of the rows, then reused for the line search's trials and the
@@ -150,6 +153,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         loss: Any = "logloss",
         *,
         alpha: float = 1e-4,
+        penalty: str = "l2",
+        l1_ratio: float | None = None,
         curvature: Any = DEFAULT_CURVATURE,
         gradient: Any = "auto",
         schedule: Any = "auto",
@@ -175,6 +180,8 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ) -> None:
         self.loss = loss
         self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.curvature = curvature
         self.gradient = gradient
         self.schedule = schedule
@@ -219,6 +226,11 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return self
 
     def _check_params(self) -> None:
+        if self.penalty != "l2":
+            raise ValueError(f"penalty={self.penalty!r}: DaskSQNClassifier fits the L2 penalty; "
+                             "the L1 and elastic-net ones are solved full batch in memory by "
+                             "SQNClassifier(penalty=...) (load the data with X.compute()), or "
+                             "use penalty='l2'")
         if self.sampling == "weighted":
             raise ValueError("sampling='weighted' draws samples by their weights on the "
                              "client, which does not hold them: use the default sampling "

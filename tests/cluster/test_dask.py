@@ -548,3 +548,10 @@ def _env() -> dict[str, str]:
     from conftest import sqnopt_env
 
     return sqnopt_env()
+
+
+def test_l1_penalty_is_refused_with_the_in_memory_alternative() -> None:
+    est = DaskSQNClassifier(penalty="l1")
+    with pytest.raises(ValueError, match=r"penalty='l1': DaskSQNClassifier fits the L2 "
+                                         r"penalty.*SQNClassifier\(penalty=...\)"):
+        est._check_params()
