@@ -388,19 +388,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return self
 
     def _fit_stream(self, stream: Any) -> SQNClassifier:
-        if getattr(self, "penalty", "l2") != "l2":
-            raise ValueError(f"penalty={self.penalty!r} is solved full batch, in memory: load "
-                             "the data (or use penalty='l2' on a stream)")
-        trainer = self._get_trainer(keep=bool(self.warm_start))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            trainer.fit_stream(stream)
-        _reemit(caught)
-        self.n_features_in_ = int(stream.n_features)
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self._set_fitted(trainer)
-        return self
+        fitted: SQNClassifier = _fit_on_stream(self, stream)
+        return fitted
 
     def partial_fit(self, X: Any, y: ArrayLike, classes: ArrayLike | None = None,
                     sample_weight: ArrayLike | None = None) -> SQNClassifier:
@@ -510,6 +499,25 @@ def _is_stream(X: Any) -> bool:
     from sqnopt.datasets import ChunkStream
 
     return isinstance(X, ChunkStream)
+
+
+def _fit_on_stream(est: Any, stream: Any) -> Any:
+    """``fit`` of ``SQNClassifier`` or ``SQNRegressor`` on a stream: the trainer's
+    :meth:`~sqnopt.training.Trainer.fit_stream`, whose warnings are re-emitted as the
+    estimator's. The L1 and elastic-net penalties are solved full batch, in memory: refused."""
+    if getattr(est, "penalty", "l2") != "l2":
+        raise ValueError(f"penalty={est.penalty!r} is solved full batch, in memory: load the "
+                         "data (or use penalty='l2' on a stream)")
+    trainer = est._get_trainer(keep=bool(est.warm_start))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        trainer.fit_stream(stream)
+    _reemit(caught)
+    est.n_features_in_ = int(stream.n_features)
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    est._set_fitted(trainer)
+    return est
 
 
 def _reemit(caught: list[warnings.WarningMessage]) -> None:

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sqnopt.estimators._classifier import (
     _check_structure,
+    _fit_on_stream,
     _fit_path,
     _is_stream,
     _reemit,
@@ -266,16 +267,8 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         return self
 
     def _fit_stream(self, stream: Any) -> SQNRegressor:
-        trainer = self._get_trainer(keep=bool(self.warm_start))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            trainer.fit_stream(stream)
-        _reemit(caught)
-        self.n_features_in_ = int(stream.n_features)
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self._set_fitted(trainer)
-        return self
+        fitted: SQNRegressor = _fit_on_stream(self, stream)
+        return fitted
 
     def partial_fit(self, X: Any, y: ArrayLike,
                     sample_weight: ArrayLike | None = None) -> SQNRegressor:

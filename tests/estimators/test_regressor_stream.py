@@ -124,3 +124,15 @@ def test_text_targets_in_a_regression_csv_stream(tmp_path: Path) -> None:
         stream = stream_csv(path, chunk_size=10, label_kind="regression", engine=engine)
         with pytest.raises(ValueError, match="line 4.*real-valued target"):
             list(stream)
+
+
+def test_an_l1_penalty_on_a_stream_is_refused() -> None:
+    """The L1 penalty is solved full batch in memory; a stream fit ran the L2 one silently."""
+    from sqnopt.datasets import stream_arrays
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    t = X @ np.ones(4)
+    stream = stream_arrays(X, t, chunk_size=50, label_kind="regression")
+    with pytest.raises(ValueError, match="penalty='l1' is solved full batch, in memory"):
+        SQNRegressor(penalty="l1").fit(stream)
