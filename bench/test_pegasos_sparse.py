@@ -126,7 +126,9 @@ def test_per_iteration_time_independent_of_n_features(benchmark: Any, average: b
               f"this access pattern); scaled loop / bare at 1e6 = "
               f"{per[10**6] / per[-10**6]:.2f}")
     fn, _ = runners[10**6]
-    benchmark.pedantic(fn, rounds=1, iterations=1)
+    # the gated figure: the least of three calls (one call of this random-access loop over an
+    # 8 MB vector varied by 1.5-2x between runs of the same build on the 2-core machine)
+    benchmark.pedantic(fn, rounds=3, iterations=1)
 
 
 def test_generic_loop_scales_with_n_features(benchmark: Any) -> None:
