@@ -213,10 +213,14 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         return trainer
 
     def _validate(self, X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
+        """Shapes, types and feature names by scikit-learn; the values of ``X`` are checked by
+        the data layer (:func:`sqnopt.data.check_matrix`), whose one pass finds NaN and
+        infinity (naming the first) and squares that overflow -- a second pass here would only
+        repeat the first half of it."""
         _check_structure(X)
         Xv, yv = validate_data(self, X, y, accept_sparse="csr",
                                dtype=[np.float64, np.float32], order="C", y_numeric=True,
-                               reset=reset)
+                               reset=reset, ensure_all_finite=False)
         return Xv, yv
 
     def fit(self, X: Any, y: ArrayLike | None = None,
