@@ -31,4 +31,5 @@ def glmnet_run(
     iterates: NDArray[np.float64] | None = None,
     dense: NewtonKernel | None = None,
     dense_after: int = 1,
+    subset_max: int = 0,
 ) -> tuple[int, int, float, float, int]: ...

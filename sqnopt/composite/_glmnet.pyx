@@ -53,7 +53,12 @@ violates optimality by more than ``1e-9`` times the outer iteration's largest ps
 entry. The line search follows as above. The loop switches to the exact model after the first
 outer iteration whose coordinate descent needed more than ``dense_after`` sweeps: while one
 sweep meets the loose inner tolerance, far from the solution, the model's accuracy buys
-nothing and its formation costs more than a sweep.
+nothing and its formation costs more than a sweep. With many parameters (``subset_max``) the
+exact model is formed and solved on the working set only -- the nonzero weights and the zeros
+whose gradient entry exceeds ``l1`` in magnitude, while they number at most ``subset_max``:
+the other coordinates stay zero in that model's solution, and the next outer iteration's
+gradient, over every coordinate, brings any that then violates optimality into the set (the
+working-set strategy of glmnet; Friedman, Hastie & Tibshirani, J. Stat. Softw. 33, 2010).
 """
 
 from libc.math cimport INFINITY, fabs, isfinite, sqrt
@@ -407,13 +412,63 @@ cdef int _feature_sign(const double* H, Py_ssize_t n, Py_ssize_t nf, const doubl
     return -2
 
 
+cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
+                      Py_ssize_t nf, bint intercept, Py_ssize_t nW, Py_ssize_t nfW, double lam,
+                      double* H, Py_ssize_t* ridx, double* rval) noexcept nogil:
+    """The model's Hessian on the working set into ``H`` (upper triangle, row-major,
+    ``nW x nW``): ``sum_i D_i x_iW x_iW' + lam I_reg``, from each row's entries in the set
+    (``pos[j]``: the coordinate's place in it, -1 outside; the intercept last), then the
+    damping of the full model. Costs one pass over the rows' entries and the pairs of the
+    entries in the set; returns 0."""
+    cdef Py_ssize_t N = objective.data.n_samples, i, p, m, a, b, r, c, nnz
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef double di, xa, hmax = 0.0
+    memset(H, 0, nW * nW * sizeof(double))
+    for i in range(N):
+        di = D[i]
+        if di == 0.0:
+            continue
+        nnz = objective.data.row_view(i, &d64, &d32, &ind)
+        m = 0
+        for p in range(nnz):
+            r = pos[ind[p] if ind != NULL else p]
+            if r >= 0:
+                ridx[m] = r
+                rval[m] = d64[p] if d64 != NULL else <double> d32[p]
+                m += 1
+        if intercept:
+            ridx[m] = pos[nf]
+            rval[m] = 1.0
+            m += 1
+        for a in range(m):
+            xa = di * rval[a]
+            r = ridx[a]
+            H[r * nW + r] += xa * rval[a]
+            for b in range(a + 1, m):
+                c = ridx[b]
+                if r < c:
+                    H[r * nW + c] += xa * rval[b]
+                else:
+                    H[c * nW + r] += xa * rval[b]
+    for r in range(nfW):
+        H[r * nW + r] += lam
+    for r in range(nW):
+        if H[r * nW + r] > hmax:
+            hmax = H[r * nW + r]
+    for r in range(nW):
+        H[r * nW + r] += NU + RHO * hmax
+    return 0
+
+
 def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                const Py_ssize_t[::1] indptr, const Py_ssize_t[::1] indices,
                const double[::1] values, const Py_ssize_t[::1] rows, double[::1] w,
                double[::1] scores, Py_ssize_t max_iter, double tol, Py_ssize_t max_inner=1000,
                double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
                double[::1] trace=None, double[:, ::1] iterates=None,
-               NewtonKernel dense=None, Py_ssize_t dense_after=1):
+               NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
@@ -423,7 +478,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     outer iteration forms ``H`` explicitly with it and solves the model exactly by feature-sign
     search (:func:`_feature_sign`; coordinate descent only where that search fails). Returns
     ``(n_iter, status, F, max |pg|, sweeps)``, ``sweeps`` the coordinate sweeps plus the dense
-    model's steps.
+    model's steps. Without ``dense``, ``subset_max > 0`` solves the model exactly on its working
+    set (:func:`_form_subset`) whenever that set has at most ``subset_max`` coordinates.
     """
     cdef Py_ssize_t n = objective.n_params, N = objective.data.n_samples
     cdef Py_ssize_t nf = penalty.n_reg
@@ -450,9 +506,20 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
         n_iterates = iterates.shape[0]
     if dense is not None and (dense.H.shape[0] != n or dense.D.shape[0] < N):
         raise ValueError("the dense model's Newton kernel must be sized for n_params and N")
-    cdef bint use_dense = dense is not None
+    if subset_max < 0:
+        raise ValueError("subset_max >= 0")
+    cdef bint use_subset = dense is None and subset_max > 0
+    cdef bint use_dense = dense is not None or use_subset
     cdef bint dense_now = use_dense and dense_after < 1
-    cdef Py_ssize_t n_dense = n if use_dense else 0
+    cdef Py_ssize_t n_dense = (subset_max + 1 if use_subset else n) if use_dense else 0
+    cdef Py_ssize_t nW = 0, nfW = 0
+    cdef double* HW = NULL
+    cdef double* gW = NULL
+    cdef double* wW = NULL
+    cdef double* rval = NULL
+    cdef Py_ssize_t* pos = NULL
+    cdef Py_ssize_t* Wl = NULL
+    cdef Py_ssize_t* ridx = NULL
     cdef double* buf = <double*> malloc((4 * max(n, 1) + 4 * max(N, 1)) * sizeof(double))
     cdef char* active = <char*> malloc(max(n, 1))
     cdef Py_ssize_t* order = <Py_ssize_t*> malloc(2 * max(n, 1) * sizeof(Py_ssize_t))
@@ -461,14 +528,29 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     if use_dense:
         dbuf = <double*> malloc((n_dense * n_dense + 5 * n_dense + 1) * sizeof(double))
         cross = <_Crossing*> malloc((n_dense + 1) * sizeof(_Crossing))
+    if use_subset:
+        HW = <double*> malloc((n_dense * n_dense + 4 * n_dense) * sizeof(double))
+        pos = <Py_ssize_t*> malloc((n + 2 * n_dense) * sizeof(Py_ssize_t))
     if buf == NULL or active == NULL or order == NULL or \
-            (use_dense and (dbuf == NULL or cross == NULL)):
+            (use_dense and (dbuf == NULL or cross == NULL)) or \
+            (use_subset and (HW == NULL or pos == NULL)):
         free(buf)
         free(active)
         free(order)
         free(dbuf)
         free(cross)
+        free(HW)
+        free(pos)
         raise MemoryError()
+    cdef Py_ssize_t jj
+    if use_subset:
+        gW = HW + n_dense * n_dense
+        wW = gW + n_dense
+        rval = wW + n_dense
+        Wl = pos + n
+        ridx = Wl + n_dense
+        for jj in range(n):
+            pos[jj] = -1
     cdef double* Hp = NULL
     cdef double* Lf = dbuf
     cdef double* fu = dbuf + n_dense * n_dense if use_dense else NULL
@@ -567,7 +649,54 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 memset(d, 0, n * sizeof(double))
                 memset(xd, 0, N * sizeof(double))
                 fcode = -1
-                if dense_now:
+                if dense_now and use_subset:
+                    # ---- the exact model on the working set: the nonzeros and the zeros
+                    # that violate optimality (all others stay zero in this model's solution
+                    # restricted to them; the next outer iteration's gradient re-checks them)
+                    nW = 0
+                    for j in range(nf):
+                        if wp[j] != 0.0 or fabs(g[j]) > l1:
+                            if nW == subset_max:
+                                nW = -1
+                                break
+                            Wl[nW] = j
+                            nW += 1
+                    if nW >= 0:
+                        nfW = nW
+                        if intercept:
+                            Wl[nW] = nf
+                            nW += 1
+                        for q in range(nW):
+                            pos[Wl[q]] = q
+                            gW[q] = g[Wl[q]]
+                            wW[q] = wp[Wl[q]]
+                        if _form_subset(objective, D, pos, nf, intercept, nW, nfW, lam, HW,
+                                        ridx, rval) != 0:
+                            status = C_GLMNET_NONFINITE
+                            break
+                        _dense_cd(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu,
+                                  fz)
+                        fcode = _feature_sign(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax,
+                                              10 * nW + 100, fu, Lf, fA, active, fth, fc, fz,
+                                              fdl, cross, &fsteps)
+                        sweeps += fsteps
+                        for q in range(nW):
+                            pos[Wl[q]] = -1
+                        if fcode == 0:
+                            for q in range(nW):
+                                j = Wl[q]
+                                d[j] = fu[q] - wW[q]
+                                if d[j] != 0.0:
+                                    if j < nf:
+                                        for p in range(ip[j], ip[j + 1]):
+                                            xd[ix[p]] += d[j] * xv[p]
+                                    else:
+                                        for i in range(N):
+                                            xd[i] += d[j]
+                    if fcode != 0:
+                        for j in range(n):
+                            active[j] = 1
+                elif dense_now:
                     # ---- the exact model: H formed explicitly, feature-sign search
                     if dense._form(objective, rp, N, wp) != 0:
                         status = C_GLMNET_NONFINITE
@@ -706,4 +835,6 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
         free(order)
         free(dbuf)
         free(cross)
+        free(HW)
+        free(pos)
     return int(k), int(status), float(f), float(gmax), int(sweeps)

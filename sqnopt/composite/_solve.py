@@ -152,20 +152,32 @@ def _columns(X: Any, n_features: int) -> tuple[NDArray[np.intp], NDArray[np.intp
 #: Hessian: ``n^2`` doubles, 8 MB at this size)
 DENSE_MODEL_MAX = 1024
 
-ModelSolve = Literal["auto", "cd", "dense"]
+ModelSolve = Literal["auto", "cd", "dense", "subset"]
 
 
 def dense_model(n_params: int, model: ModelSolve = "auto") -> bool:
-    """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian
-    (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the paper's):
-    ``"auto"`` takes the dense model up to :data:`DENSE_MODEL_MAX` parameters. There forming
-    ``H`` costs about one pass of pairs per row and the feature-sign search a few ``n^2``
-    products, while coordinate descent needs many sweeps over the data when the columns are
-    nearly collinear (one-hot groups), each model then solved loosely -- many more outer
-    iterations."""
-    if model not in ("auto", "cd", "dense"):
-        raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense'")
+    """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian of all
+    the parameters (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the
+    paper's) or exactly on its working set when that is small (``"subset"``): ``"auto"``
+    takes the whole dense model up to :data:`DENSE_MODEL_MAX` parameters and the working set's
+    above. There forming ``H`` costs about one pass of pairs per row and the feature-sign
+    search a few ``n^2`` products, while coordinate descent needs many sweeps over the data
+    when the columns are nearly collinear (one-hot groups), each model then solved loosely --
+    many more outer iterations."""
+    if model not in ("auto", "cd", "dense", "subset"):
+        raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense', "
+                         "'subset'")
     return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX)
+
+
+def subset_model(n_params: int, model: ModelSolve = "auto") -> int:
+    """The largest working set newGLMNET solves exactly (0: none) when it does not form the
+    whole Hessian: the nonzero weights and the zeros that violate optimality, up to
+    :data:`DENSE_MODEL_MAX` of them -- an L1 solution is sparse, so on wide data its model
+    lives on a few columns."""
+    if dense_model(n_params, model) or model == "cd":
+        return 0
+    return DENSE_MODEL_MAX
 
 
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
@@ -204,7 +216,7 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
                                           np.arange(N, dtype=np.intp), w, scores, int(max_iter),
                                           float(tol), int(max_inner), float(eta), 30,
                                           bool(shrink), trace, iterates, dense,
-                                          int(dense_after))
+                                          int(dense_after), subset_model(n, model))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

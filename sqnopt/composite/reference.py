@@ -238,8 +238,8 @@ def _feature_sign_numpy(H: FloatArray, nf: int, w: FloatArray, g: FloatArray, l1
 
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
                  tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
-                 shrink: bool = True, dense: bool = False, dense_after: int = 1
-                 ) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+                 shrink: bool = True, dense: bool = False, dense_after: int = 1,
+                 subset_max: int = 0) -> tuple[FloatArray, list[float], list[FloatArray], int]:
     """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
     objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
     ``n_reg``) and ``X`` (SciPy sparse or dense, the regularised features): the twin of
@@ -247,7 +247,9 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     slices and the curvature from the objective's Hessian factors at ``w``. With ``dense``
     the model is formed as a matrix and solved exactly (dense coordinate descent, then
     feature-sign search) from the first outer iteration after one whose coordinate descent
-    took more than ``dense_after`` sweeps (``0``: from the start).
+    took more than ``dense_after`` sweeps (``0``: from the start); with ``subset_max`` instead,
+    the model is solved so on its working set (the nonzeros and the violating zeros) when
+    that holds at most ``subset_max`` coordinates.
 
     Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
     import scipy.sparse as sp
@@ -281,7 +283,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     m_prev = math.inf
     eps_in, gnorm1_init = eta, 0.0
     rng = [0x9E3779B97F4A7C15]
-    dense_now = dense and dense_after < 1
+    dense_now = (dense or subset_max > 0) and dense_after < 1
     k = 0
     while True:
         loss, coef = objective.scores_loss(rows, s)
@@ -311,7 +313,27 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         d = np.zeros(n)
         xd = np.zeros(N)
         code = -1
-        if dense_now:
+        if dense_now and not dense:
+            W = [j for j in range(nf) if w[j] != 0.0 or abs(g[j]) > l1]
+            if len(W) <= subset_max:
+                nfw = len(W)
+                W += [nf] if intercept else []
+                X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept \
+                    else Xc
+                XW = X1[:, W]
+                H = np.asarray((XW.T @ sp.diags(D) @ XW).todense())
+                H[np.arange(nfw), np.arange(nfw)] += lam
+                H[np.arange(len(W)), np.arange(len(W))] += nu + RHO * float(np.max(np.diag(H)))
+                gw, ww = g[W], w[W]
+                u = _dense_cd_numpy(H, nfw, ww, gw, l1, MODEL_TOL * gmax, DENSE_SWEEPS)
+                code, u = _feature_sign_numpy(H, nfw, ww, gw, l1, MODEL_TOL * gmax,
+                                              10 * len(W) + 100, u)
+                if code == 0:
+                    d[W] = u - ww
+                    xd = np.asarray(X1 @ d).ravel()
+            if code != 0:
+                active = list(range(n))
+        elif dense_now:
             X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept else Xc
             H = np.asarray((X1.T @ sp.diags(D) @ X1).todense())
             H[np.arange(nf), np.arange(nf)] += lam
@@ -369,6 +391,6 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         w, s = wt, st
         if n_sweep == 1:
             eps_in *= 0.25
-        if dense and n_sweep > dense_after:
+        if (dense or subset_max > 0) and n_sweep > dense_after:
             dense_now = True
         k += 1

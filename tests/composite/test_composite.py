@@ -240,6 +240,44 @@ def test_input_is_not_modified(method: str) -> None:
     assert (X != X0).nnz == 0 and np.array_equal(y, y0) and np.array_equal(w0, w0_copy)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("subset_max", [8, 40])
+def test_working_set_model_matches_numpy_twin(fit_intercept: bool, subset_max: int) -> None:
+    """The exact model on the working set (the nonzeros and the violating zeros), formed
+    from the rows' entries in the set: with room for it (40), and with a cap the set exceeds
+    in the first iteration (8: coordinate descent there, the exact model once the set fits);
+    either way the solve ends at working precision, where coordinate descent alone does not
+    in 12 iterations."""
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.normal(size=(200, 80)) * (rng.random((200, 80)) < 0.2))
+    w_true = np.where(rng.random(80) < 0.05, 3.0, 0.0)
+    y = np.where(X @ w_true + 0.3 * rng.normal(size=200) > 0, 1.0, -1.0)
+    data = prepare(X, y, fit_intercept=fit_intercept)
+    _, kernel, pen, problem = composite_problem(LogLoss(lam=0.0), L1(0.03), data)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    from sqnopt.composite._glmnet import glmnet_run
+    from sqnopt.composite._solve import _columns
+
+    assert subset_max >= 8       # the set of the first model (9 nonzeros) exceeds 8
+
+    indptr, indices, values = _columns(X, problem.n_features)
+    n_iter = 12
+    w = np.zeros(problem.n_params)
+    trace = np.full(n_iter + 1, np.nan)
+    iterates = np.zeros((n_iter + 1, problem.n_params))
+    k, *_ = glmnet_run(kernel, pen, indptr, indices, values, np.arange(200, dtype=np.intp),
+                       w, np.zeros(200), n_iter, 0.0, 1000, 1.0, 30, True, trace, iterates,
+                       None, 0, subset_max)
+    _, values_, twin_iterates, _ = glmnet_numpy(kernel, twin_pen, X, np.zeros(problem.n_params),
+                                                tol=0.0, max_iter=n_iter, dense_after=0,
+                                                subset_max=subset_max)
+    assert _compare_iterates(iterates[: k + 1], twin_iterates, trace[: k + 1], values_,
+                             1e-10, 1e-10) >= 4
+    assert 0 < np.count_nonzero(w[:80]) < 40
+    assert k < n_iter            # stopped at working precision: the exact models converged
+
+
 def test_dense_model_solves_collinear_one_hot_data_in_few_outer_iterations() -> None:
     """a9a's columns are one-hot groups (each group sums to a column of ones): the model's
     Hessian is nearly singular along differences of groups and coordinate descent on it
