@@ -521,7 +521,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef Py_ssize_t* Wl = NULL
     cdef Py_ssize_t* ridx = NULL
     cdef double* buf = <double*> malloc((4 * max(n, 1) + 4 * max(N, 1)) * sizeof(double))
-    cdef char* active = <char*> malloc(max(n, 1))
+    cdef char* active = <char*> malloc(2 * max(n, 1))
+    cdef char* inA = active + max(n, 1)     # the dense model's membership flags
     cdef Py_ssize_t* order = <Py_ssize_t*> malloc(2 * max(n, 1) * sizeof(Py_ssize_t))
     cdef double* dbuf = NULL
     cdef _Crossing* cross = NULL
@@ -677,7 +678,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         _dense_cd(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu,
                                   fz)
                         fcode = _feature_sign(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax,
-                                              10 * nW + 100, fu, Lf, fA, active, fth, fc, fz,
+                                              10 * nW + 100, fu, Lf, fA, inA, fth, fc, fz,
                                               fdl, cross, &fsteps)
                         sweeps += fsteps
                         for q in range(nW):
@@ -693,9 +694,6 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                                     else:
                                         for i in range(N):
                                             xd[i] += d[j]
-                    if fcode != 0:
-                        for j in range(n):
-                            active[j] = 1
                 elif dense_now:
                     # ---- the exact model: H formed explicitly, feature-sign search
                     if dense._form(objective, rp, N, wp) != 0:
@@ -708,11 +706,10 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             hmax = Hp[j * n + j]
                     for j in range(n):
                         Hp[j * n + j] += NU + RHO * hmax
-                    # a few sweeps on the model for its sign pattern, then the exact solve;
-                    # the model's zeros use active[] as their membership flags
+                    # a few sweeps on the model for its sign pattern, then the exact solve
                     _dense_cd(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu, fz)
                     fcode = _feature_sign(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax,
-                                          10 * n + 100, fu, Lf, fA, active, fth, fc, fz, fdl,
+                                          10 * n + 100, fu, Lf, fA, inA, fth, fc, fz, fdl,
                                           cross, &fsteps)
                     sweeps += fsteps
                     if fcode == 0:
@@ -725,11 +722,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                                 else:
                                     for i in range(N):
                                         xd[i] += d[j]
-                    else:
-                        # the search stopped short (a dependent column, rounding): coordinate
-                        # descent on the model, from zero, over every coordinate
-                        for j in range(n):
-                            active[j] = 1
+                # the set over its cap, or the search stopped short (a dependent column,
+                # rounding): coordinate descent on the model, from zero, as without it
                 # ---- coordinate descent on the quadratic model (none after an exact solve)
                 n_active = 0
                 for j in range(n):

@@ -155,29 +155,42 @@ DENSE_MODEL_MAX = 1024
 ModelSolve = Literal["auto", "cd", "dense", "subset"]
 
 
-def dense_model(n_params: int, model: ModelSolve = "auto") -> bool:
+#: the exact model's factorisation may cost up to this many sweeps over the stored values
+#: (``k^3 / 3`` multiply-adds for ``k`` coordinates against a sweep's one per stored value):
+#: beyond, its models cost more than the outer iterations they save
+MODEL_PASSES = 128
+
+
+def _affordable(nnz: int) -> int:
+    """The most coordinates whose exact model costs at most :data:`MODEL_PASSES` sweeps."""
+    return int((3.0 * MODEL_PASSES * max(nnz, 1)) ** (1.0 / 3.0))
+
+
+def dense_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None) -> bool:
     """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian of all
     the parameters (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the
     paper's) or exactly on its working set when that is small (``"subset"``): ``"auto"``
     takes the whole dense model up to :data:`DENSE_MODEL_MAX` parameters and the working set's
-    above. There forming ``H`` costs about one pass of pairs per row and the feature-sign
-    search a few ``n^2`` products, while coordinate descent needs many sweeps over the data
-    when the columns are nearly collinear (one-hot groups), each model then solved loosely --
-    many more outer iterations."""
+    above, each while its factorisation costs at most :data:`MODEL_PASSES` sweeps over the
+    ``nnz`` stored values (``None``: not limited). There forming ``H`` costs about one pass
+    of pairs per row and the feature-sign search a few ``n^2`` products, while coordinate
+    descent needs many sweeps over the data when the columns are nearly collinear (one-hot
+    groups), each model then solved loosely -- many more outer iterations."""
     if model not in ("auto", "cd", "dense", "subset"):
         raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense', "
                          "'subset'")
-    return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX)
+    affordable = nnz is None or n_params <= _affordable(nnz)
+    return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX and affordable)
 
 
-def subset_model(n_params: int, model: ModelSolve = "auto") -> int:
+def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None) -> int:
     """The largest working set newGLMNET solves exactly (0: none) when it does not form the
     whole Hessian: the nonzero weights and the zeros that violate optimality, up to
-    :data:`DENSE_MODEL_MAX` of them -- an L1 solution is sparse, so on wide data its model
-    lives on a few columns."""
-    if dense_model(n_params, model) or model == "cd":
+    :data:`DENSE_MODEL_MAX` of them and as many as :data:`MODEL_PASSES` affords -- an L1
+    solution is sparse, so on wide data its model lives on a few columns."""
+    if dense_model(n_params, model, nnz) or model == "cd":
         return 0
-    return DENSE_MODEL_MAX
+    return DENSE_MODEL_MAX if nnz is None else min(DENSE_MODEL_MAX, _affordable(nnz))
 
 
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
@@ -211,12 +224,13 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
         scores += w[nf]
     trace = np.full(max_iter + 1, np.nan)
     iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
-    dense = NewtonKernel(n, N, 1) if dense_model(n, model) else None
+    nnz = int(values.shape[0]) + (N if n == nf + 1 else 0)
+    dense = NewtonKernel(n, N, 1) if dense_model(n, model, nnz) else None
     k, code, f, gmax, sweeps = glmnet_run(objective, penalty, indptr, indices, values,
                                           np.arange(N, dtype=np.intp), w, scores, int(max_iter),
                                           float(tol), int(max_inner), float(eta), 30,
                                           bool(shrink), trace, iterates, dense,
-                                          int(dense_after), subset_model(n, model))
+                                          int(dense_after), subset_model(n, model, nnz))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

@@ -331,8 +331,6 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                 if code == 0:
                     d[W] = u - ww
                     xd = np.asarray(X1 @ d).ravel()
-            if code != 0:
-                active = list(range(n))
         elif dense_now:
             X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept else Xc
             H = np.asarray((X1.T @ sp.diags(D) @ X1).todense())
@@ -343,8 +341,6 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
             if code == 0:
                 d = u - w
                 xd = np.asarray(X1 @ d).ravel()
-            else:
-                active = list(range(n))
         n_sweep = 0
         for _ in range(max_inner if code != 0 else 0):
             n_sweep += 1
