@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(os.environ.get("SQNOPT_SCALE_CACHE", Path.home() / ".cache" / "sqnopt-scale"))
 #: sqnopt's alphas (the L1 weight against the mean log loss) and VW's --l1 values
 SQN_ALPHAS = (3e-7, 1e-6, 3e-6, 1e-5)
-VW_L1 = (1e-7, 3e-7, 1e-6, 3e-6, 1e-5)
+VW_L1 = (1e-8, 3e-8, 1e-7, 3e-7, 1e-6)
 
 
 def _prepared(size: str) -> Path:
@@ -56,9 +56,10 @@ def _test_set(d: Path, n_features: int) -> tuple[Any, np.ndarray]:
     return X.tocsr(), (np.asarray(y) > 0).astype(np.float64)
 
 
-def run_sqn(d: Path, alpha: float, seed: int) -> dict[str, Any]:
+def run_sqn(d: Path, alpha: float, seed: int, max_iter: int | None = None) -> dict[str, Any]:
     """One ``fit(stream_svmlight(train.svm))`` at ``alpha`` (defaults otherwise: the step
-    race, held-out early stopping, the file parsed on every pass)."""
+    race, held-out early stopping, the file parsed on every pass; ``max_iter=1``: one pass,
+    as VW's)."""
     from scale.session import held_out_metrics
 
     from sqnopt import SQNClassifier
@@ -67,12 +68,14 @@ def run_sqn(d: Path, alpha: float, seed: int) -> dict[str, Any]:
     m = json.loads((d / "manifest.json").read_text())
     n_features = int(m["n_features"])
     Xt, yt = _test_set(d, n_features)
-    est = SQNClassifier(penalty="l1", alpha=alpha, random_state=seed)
+    est = SQNClassifier(penalty="l1", alpha=alpha, random_state=seed,
+                        **({} if max_iter is None else {"max_iter": max_iter}))
     t0 = time.perf_counter()
     est.fit(stream_svmlight(d / "train.svm", n_features=n_features, classes=[0.0, 1.0]))
     wall = time.perf_counter() - t0
     metrics = held_out_metrics(yt, margin=est.decision_function(Xt))
-    return {"contender": "sqnopt", "penalty": alpha, "seconds": wall,
+    return {"contender": "sqnopt" if max_iter is None else f"sqnopt max_iter={max_iter}",
+            "penalty": alpha, "seconds": wall,
             "nnz": int(np.count_nonzero(est.coef_)), "passes": int(est.n_iter_),
             "steps": [float(s) for s in est.steps_], **metrics}
 
@@ -91,7 +94,8 @@ print(time.perf_counter() - t0)
 def run_vw(d: Path, l1: float, seed: int) -> dict[str, Any]:
     """VW at its defaults with ``--l1`` (one pass, logistic loss, the scale benchmark's
     options; its own process, timed from its start to its end), the held-out predictions and
-    the nonzero weights (``--readable_model``, intercept excluded) afterwards."""
+    the nonzero weights of the saved model (``--readable_model`` of the model loaded for the
+    predictions, intercept excluded) afterwards."""
     from scale.session import held_out_metrics
     from vowpalwabbit import Workspace
 
@@ -101,12 +105,14 @@ def run_vw(d: Path, l1: float, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="scale-l1-") as tmp:
         model, readable, preds = (Path(tmp) / n for n in ("vw.model", "vw.txt", "p.txt"))
         opts = (f"-d {d / 'train.vw'} -b {bits} --loss_function logistic --holdout_off "
-                f"--quiet --random_seed {seed} --l1 {l1!r} -f {model} "
-                f"--readable_model {readable}")
+                f"--quiet --random_seed {seed} --l1 {l1!r} -f {model}")
         out = subprocess.run([sys.executable, "-c", _VW_RUN, opts], check=True,
                              capture_output=True, text=True)
         wall = float(out.stdout.split()[-1])
-        ws = Workspace(f"-t -i {model} -d {d / 'test.vw'} -p {preds} --link logistic --quiet")
+        # the model as saved (VW truncates the weights when it writes them; its readable
+        # dump at the end of training is of the weights before the truncation)
+        ws = Workspace(f"-t -i {model} -d {d / 'test.vw'} -p {preds} --link logistic --quiet "
+                       f"--readable_model {readable}")
         ws.run_parser()
         ws.finish()
         proba = np.loadtxt(preds, dtype=np.float64, ndmin=1)
@@ -139,8 +145,9 @@ def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              "(read + parse + train) | passes |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: r["nnz"]):
-        name = ("SQNClassifier(penalty='l1', alpha=A).fit(stream_svmlight)"
-                if r["contender"] == "sqnopt" else "vw --l1 A'")
+        name = ("vw --l1 A'" if r["contender"] == "vw" else
+                "SQNClassifier(penalty='l1', alpha=A"
+                + r["contender"][len("sqnopt"):].replace(" ", ", ") + ").fit(stream_svmlight)")
         lines.append(f"| {name} | {r['penalty']:g} | {r['nnz']:,} | {r['loss']:.5f} | "
                      f"{r['auc']:.4f} | {r['seconds']:.1f} | {r['passes']} |")
     lines += ["", f"Bayes held-out log loss of the generator: {meta['bayes_test']:.5f}."]
@@ -159,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
     d = _prepared(args.size)
     if args.one:     # inside the run's own process
         who, pen = args.one[0], float(args.one[1])
-        res = (run_sqn if who == "sqnopt" else run_vw)(d, pen, args.seed)
+        res = (run_vw(d, pen, args.seed) if who == "vw" else
+               run_sqn(d, pen, args.seed, 1 if who == "sqnopt1" else None))
         print("RESULT " + json.dumps(res))
         return
     m = json.loads((d / "manifest.json").read_text())
@@ -168,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
             "command": "python -m bench.scale_l1 " + " ".join(argv or sys.argv[1:]),
             "loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}
     rows = []
-    jobs = [("sqnopt", a) for a in args.alphas] + [("vw", a) for a in args.vw_l1]
+    jobs = ([("sqnopt", a) for a in args.alphas] + [("sqnopt1", a) for a in args.alphas]
+            + [("vw", a) for a in args.vw_l1])
     here = Path(__file__).resolve().parent
     for who, pen in jobs:
         out = subprocess.run([sys.executable, "-m", "scale_l1", "--size", args.size,

@@ -660,7 +660,10 @@ def _penalty(args: argparse.Namespace) -> Any:
             raise CLIError(f"{what} on data in memory is solved full batch by a composite "
                            f"method, which has no --{opt}: drop --{opt} {value}")
     alpha = float(args.alpha)
-    return L1(alpha) if name == "l1" else ElasticNet(alpha, float(ratio))
+    if name == "l1":
+        return L1(alpha)
+    assert ratio is not None
+    return ElasticNet(alpha, float(ratio))
 
 
 def _train_composite(args: argparse.Namespace, comp: dict[str, Any], X: Any, Xfit: Any,
