@@ -10,9 +10,9 @@ cdef class AdaGradKernel(CurvatureKernel):
     cdef readonly double lam
     # the weight of ||w_reg||_1 in the composite form (proximal AdaGrad: soft thresholding)
     cdef readonly double l1
-    # FTRL-Proximal form (``ftrl``): the dual sums z (one per coordinate), the steps summed
-    # into them and the step of the last one (the module docstring of _adagrad.pyx)
-    cdef readonly bint ftrl
+    # FTRL-Proximal form (``ftrl_proximal``): the dual sums z (one per coordinate), the steps
+    # summed into them and the step of the last one (the module docstring of _adagrad.pyx)
+    cdef readonly bint ftrl_proximal
     cdef double[::1] _z
     cdef public double ftrl_t
     cdef public double ftrl_eta

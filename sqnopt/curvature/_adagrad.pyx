@@ -34,7 +34,7 @@ intercepts), then the L2 shrinkage,
 so a coordinate whose ``|z_j|`` does not exceed ``eta l1`` is an exact zero. (``l1 = 0`` is the
 formula above.)
 
-**FTRL-Proximal form** (``ftrl``; McMahan et al., *Ad click prediction: a view from the
+**FTRL-Proximal form** (``ftrl``, declared as ``ftrl_proximal``; McMahan et al., *Ad click prediction: a view from the
 trenches*, KDD 2013, Algorithm 1, per-coordinate steps; McMahan, *Follow-the-regularized-leader
 and mirror descent*, AISTATS 2011, for why): the regulariser is taken *cumulatively*, not
 linearised step by step. With ``z`` the dual sum and ``t`` the gradients summed,
@@ -102,7 +102,7 @@ cdef class AdaGradKernel(CurvatureKernel):
         self.adagrad_accumulator = composite
         self.lam = lam
         self.l1 = l1
-        self.ftrl = ftrl
+        self.ftrl_proximal = ftrl
         self._z = np.zeros(dim if ftrl else 1)
         self.ftrl_t = 0.0
         self.ftrl_eta = 0.0
@@ -122,7 +122,7 @@ cdef class AdaGradKernel(CurvatureKernel):
         cdef double* G = &self._accum[0]
         if not self.composite_step:
             return -1
-        if self.ftrl:
+        if self.ftrl_proximal:
             return self._ftrl_step(w, grad, eps, w_next)
         for b in range(self.dim // self.block):
             j = b * self.block
@@ -238,7 +238,7 @@ cdef class AdaGradKernel(CurvatureKernel):
     def get_state(self) -> dict:
         state = CurvatureKernel.get_state(self)
         state["accumulator"] = np.array(self._accum)
-        if self.ftrl:
+        if self.ftrl_proximal:
             state["dual"] = np.array(self._z)
             state["ftrl_t"] = float(self.ftrl_t)
             state["ftrl_eta"] = float(self.ftrl_eta)
@@ -247,7 +247,7 @@ cdef class AdaGradKernel(CurvatureKernel):
     def set_state(self, state) -> None:
         CurvatureKernel.set_state(self, state)
         restore_array(self._accum, state, "accumulator", self, lo=0.0)
-        if self.ftrl:
+        if self.ftrl_proximal:
             restore_array(self._z, state, "dual", self)
             self.ftrl_t = state_value(state, "ftrl_t", float, self, lo=0.0)
             self.ftrl_eta = state_value(state, "ftrl_eta", float, self, lo=0.0)

@@ -438,7 +438,7 @@ class AdaGradKernelNumPy(IdentityKernelNumPy):
                  composite: bool = False, lam: float = 0.0,
                  reg: FloatArray | None = None, l1: float = 0.0, ftrl: bool = False) -> None:
         self.delta = delta
-        self.ftrl = ftrl
+        self.ftrl_proximal = ftrl
         self.dual = np.zeros(dim)
         self.ftrl_t = 0.0
         self.ftrl_eta = 0.0
@@ -458,7 +458,7 @@ class AdaGradKernelNumPy(IdentityKernelNumPy):
         """``w_next`` from ``w``, the minibatch gradient ``grad`` (regulariser included) and the
         step ``eps``; the accumulator is updated unless a value would not be finite (then -1,
         nothing changed)."""
-        if self.ftrl:
+        if self.ftrl_proximal:
             return self._ftrl_update(w, grad, eps, w_next)
         gl = grad - self.lam_j * w
         acc = self.accumulator + gl * gl

@@ -44,7 +44,7 @@ place when ``lam = 0``, where ``L_j`` is 0). A coordinate that reaches zero stay
 until a row touches it, and costs nothing meanwhile (zeros are skipped). The reported minibatch
 objective leaves the L1 term out (it is the smooth part's, the divergence monitor's estimate).
 
-**FTRL-Proximal** (the kernel declares ``ftrl``: :class:`~sqnopt.curvature.AdaGradKernel`'s
+**FTRL-Proximal** (the kernel declares ``ftrl_proximal``: :class:`~sqnopt.curvature.AdaGradKernel`'s
 FTRL-Proximal form, McMahan et al., KDD 2013): the state of a coordinate is its dual sum
 ``z_j`` and ``G_j`` (the kernel's), and its value after ``t`` steps is the closed form
 ``ftrl_value(z_j, delta + sqrt(G_j), t, l1, lam, eta)`` -- a coordinate no row touches keeps
@@ -216,7 +216,7 @@ cdef class AdaptiveIterate(IterateKernel):
         self.lam = objective.lam
         self.delta = delta
         self.l1 = float(getattr(curvature, "l1", 0.0))
-        self.ftrl = bool(getattr(curvature, "ftrl", False))
+        self.ftrl = bool(getattr(curvature, "ftrl_proximal", False))
         self.ada = None
         if self.ftrl:
             if not isinstance(curvature, AdaGradKernel):

@@ -220,3 +220,12 @@ def test_ftrl_is_far_sparser_than_the_step_by_step_form() -> None:
     f_ftrl, nnz_ftrl = final(True)
     assert nnz_ftrl < 0.5 * nnz_step
     assert f_ftrl <= f_step
+
+
+@pytest.mark.parametrize("ftrl", FORMS)
+def test_both_forms_pass_the_conformance_checks(ftrl: bool) -> None:
+    """``sqnopt.testing``'s checks of a curvature model: declared flags (the kernel declares
+    the FTRL-Proximal form as ``ftrl_proximal``), state round trip (the dual sums included)."""
+    from sqnopt.testing import check_component
+
+    check_component(AdaGrad(composite=True, l1=0.1, ftrl=ftrl))
