@@ -90,8 +90,10 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         ``curvature="auto"`` by newGLMNET (proximal Newton, coordinate descent on the exact
         quadratic model) for binary margin losses, by OWL-QN (orthant-wise L-BFGS) for the
         multinomial loss; ``curvature="owlqn"`` or ``"newglmnet"`` names one. Other curvature
-        models, gradient estimators, schedules, step rules, projections, averaging and
-        ``partial_fit`` are refused with these penalties. scikit-learn's
+        models, gradient estimators, schedules, step rules, projections and averaging are
+        refused with these penalties. On a stream (``fit(stream)``) and in ``partial_fit`` the
+        large-data recipe fits them with FTRL-Proximal AdaGrad (exact zeros, ``O(nnz)`` per
+        example: :func:`sqnopt.recipes.streaming`). scikit-learn's
         ``LogisticRegression(penalty="l1", C=C)`` is ``alpha = 1 / (C sum_i c_i)``
         (``1 / (C n_samples)`` without weights). See ``docs/penalties.md``.
     l1_ratio : float or None, default=None
