@@ -58,6 +58,9 @@ SMOOTH = "smooth"                    # differentiable everywhere (secant pairs a
 STRONGLY_CONVEX = "strongly_convex"  # lam > 0
 MARGIN = "margin"                    # loss of a linear margin y * (w . x + b)
 QUADRATIC_BOUND = "quadratic_bound"  # partition-function bound (SQB, Aravkin et al. 2012)
+QUADRATIC = "quadratic"              # F is a quadratic function of w: its Hessian is the same at
+                                     # every iterate (squared error), so one exact Newton step
+                                     # from any point reaches the minimiser
 BINARY = "binary"
 MULTICLASS = "multiclass"
 REGRESSION = "regression"          # real-valued targets (label_kind "regression")
@@ -127,6 +130,7 @@ __all__ = [
     "Problem",
     "Projection",
     "ProjectionKernelLike",
+    "QUADRATIC",
     "QUADRATIC_BOUND",
     "REGRESSION",
     "SMOOTH",

@@ -44,6 +44,7 @@ gradient-scaled directions  SAGA's variance-reduced gradient (for smooth objecti
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
@@ -64,6 +65,7 @@ from sqnopt.interfaces import (
     HESSIAN_VECTOR,
     LINEAR_SCORES,
     MARGIN,
+    QUADRATIC,
     SMOOTH,
     STRONGLY_CONVEX,
     BatchSchedule,
@@ -92,6 +94,7 @@ __all__ = [
     "lipschitz_estimate",
     "max_sample_smoothness_step",
     "newton_cost_passes",
+    "quadratic_cg",
     "normalized_step",
     "row_norm_spread",
     "large_scale",
@@ -116,6 +119,16 @@ HESSIAN_FRACTION = 10
 #: most this many passes (:func:`newton_cost_passes`); measured by
 #: ``bench/full_batch_solvers.py --newton-cost``.
 NEWTON_PASSES = 20.0
+#: The same budget for a quadratic objective (capability ``quadratic``: squared error), whose
+#: Hessian does not change: Newton's method forms and factors it once and reaches the
+#: minimiser in one step, where a smooth objective takes about five Newton iterations, each
+#: forming it anew; so five times ``NEWTON_PASSES`` for the one formation (measured on the
+#: race's ridge problems, docs/report_race.md).
+QUADRATIC_NEWTON_PASSES = 5.0 * NEWTON_PASSES
+#: Conjugate gradients on a quadratic objective too large for Newton's method
+#: (:func:`quadratic_cg`): the relative residual at which CG stops, and its cap of products.
+QUADRATIC_FORCING = 1e-3
+QUADRATIC_CG_ITER = 500
 #: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
 #: when forming and factoring the bound costs at most this many passes
 #: (:func:`bound_cost_passes`) and a parameter block has at most BOUND_MAX_DIM entries (the
@@ -396,6 +409,12 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
       entries, few parameters -- a9a, w8a, mushrooms) and the rows are in memory (an array or
       a sparse matrix, not chunks out of core). It converges quadratically, in a handful
       of iterations of about two passes plus that cost each, where L-BFGS needs tens of passes.
+      A quadratic objective (capability ``quadratic``: squared error) forms its Hessian once
+      and is solved by one Newton step, so its budget is ``QUADRATIC_NEWTON_PASSES``.
+    * For a quadratic objective of one parameter block with Hessian-vector products, strongly
+      convex, the rows in memory, whose Hessian costs more: truncated Newton whose CG runs to
+      a small residual in one outer iteration (:func:`quadratic_cg`), conjugate gradients on
+      the objective itself.
     * Truncated Newton (:class:`~sqnopt.curvature.TruncatedNewton`: Newton-CG on the whole
       data set with a line search, Hessian-vector products reusing the loss's second
       derivatives computed once per iteration) when the objective is a margin loss (one
@@ -439,12 +458,18 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
     # rows at hand (an array or a sparse matrix): data described only by its shape (the
     # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
     in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
+    quadratic = QUADRATIC in objective.capabilities
     if in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities:
         K = objective.n_blocks(max(int(n_classes), 2))
+        budget = QUADRATIC_NEWTON_PASSES if quadratic else NEWTON_PASSES
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
-                and newton_cost_passes(X, K, fit_intercept=True) <= NEWTON_PASSES
+                and newton_cost_passes(X, K, fit_intercept=True) <= budget
                 and hessian_range(X, float(objective.lam)) <= NEWTON_MAX_RANGE):
             return _default(Newton)
+    if (quadratic and in_memory
+            and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
+            and objective.n_blocks(max(int(n_classes), 2)) == 1):
+        return quadratic_cg()
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
             and X.shape[1] >= X.shape[0]
             and objective.n_blocks(max(int(n_classes), 2)) == 1
@@ -456,6 +481,31 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
                                   fit_intercept=True) <= BOUND_PASSES):
         return _default(BoundLBFGS)
     return _default(LBFGS)
+
+
+@functools.cache
+def quadratic_cg() -> CurvatureModel:
+    r"""The curvature model of ``curvature="auto"`` for a quadratic objective (capability
+    ``quadratic``) whose Hessian is too costly to form: truncated Newton whose conjugate
+    gradients run to the relative residual ``QUADRATIC_FORCING`` (at most
+    ``QUADRATIC_CG_ITER`` products), so that one outer iteration solves the objective.
+
+    On a quadratic, the Hessian is the same at every iterate and the CG residual
+    :math:`g + H d` is the gradient at :math:`w + d`: CG on the Newton system is CG on the
+    objective itself (Hestenes & Stiefel 1952; on the normal equations of least squares, what
+    LSQR computes, Paige & Saunders 1982), and stopping it early to take another outer
+    iteration only restarts it -- a gradient pass and a line search more, and the Krylov
+    space built so far thrown away. :class:`~sqnopt.curvature.TruncatedNewton`'s own default
+    forcing (``0.25``) is made for losses whose Hessian changes; here a small fixed forcing
+    keeps the whole solve in one CG run, and the outer loop's own stop test (the estimator's
+    ``tol`` on the gradient) decides whether a second one is needed. CG is preconditioned by
+    the Hessian's diagonal mixed with the regulariser's (Hsia, Chiang & Lin, ACML 2018: one
+    pass to form, as the Hessian does not change): the columns of sparse data differ in scale
+    by orders of magnitude (rare and frequent terms), which the diagonal takes out."""
+    from sqnopt.curvature import TruncatedNewton
+
+    return TruncatedNewton(forcing=QUADRATIC_FORCING, max_iter=QUADRATIC_CG_ITER,
+                           preconditioner="diagonal")
 
 
 def _tuned(curvature: CurvatureModel, by_name: bool, lam: float, X: Any,

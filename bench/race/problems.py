@@ -545,7 +545,7 @@ DATASETS: dict[str, DataSet] = {d.name: d for d in (
             ("news20.xz",), cap=15.0),
     DataSet("fashion-mnist", ("softmax",), _load_fashion,
             ("fashion-mnist/train-images-idx3-ubyte.gz",), points_per_pass=2, cap=30.0),
-    DataSet("criteo", ("logistic", "logistic-hard"), _load_criteo,
+    DataSet("criteo", ("logistic", "logistic-hard", "l1_logistic"), _load_criteo,
             ("criteo_dac_train_head10k.tsv.xz",)),
     DataSet("boxes", ("sqhinge",), _load_boxes, quick=True),
     # regression (bench/race/regression.py)

@@ -3,6 +3,7 @@
 import numpy as np
 from numpy.typing import NDArray
 
+from sqnopt.curvature._newton import NewtonKernel
 from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.penalties._base import PenaltyKernel
 
@@ -28,4 +29,7 @@ def glmnet_run(
     shrink: bool = True,
     trace: NDArray[np.float64] | None = None,
     iterates: NDArray[np.float64] | None = None,
+    dense: NewtonKernel | None = None,
+    dense_after: int = 1,
+    subset_max: int = 0,
 ) -> tuple[int, int, float, float, int]: ...

@@ -35,12 +35,39 @@ Outer iteration at ``w`` (scores ``s = Xw + b`` kept):
 Stops when the largest entry of the pseudo-gradient of ``F`` (its minimum-norm subgradient) is
 at most ``tol``, after ``max_iter`` outer iterations, or when the line search can decrease ``F``
 no more (working precision).
+
+**The exact model** (few parameters: ``dense``). Coordinate descent on the data solves the
+model loosely, and on nearly collinear columns -- one-hot groups, whose sums are all the column
+of ones -- it crawls: LIBLINEAR's rule then keeps the models loose and the outer iterations
+many. When ``n`` is small the model can instead be formed and solved exactly, which gives
+proximal Newton's fast local convergence (Lee, Sun & Saunders, SIAM J. Optim. 24, 2014:
+superlinear with exact models): ``H = X'DX + lam I_reg`` is formed by the Newton kernel's pass
+(``sum_i nnz_i^2 / 2`` multiply-adds, split over the data's threads), damped by ``rho =
+1e-8 max_j H_jj`` on its diagonal (which keeps the systems of collinear columns positive
+definite), and the model ``phi(u) = (1/2) u'Hu - c'u + l1 ||u_reg||_1`` (``u = w + d``,
+``c = Hw - g``) is minimised by a few sweeps of coordinate descent on ``H`` (``n^2`` each, no
+pass over the data: they find the sign pattern) and then feature-sign search (Lee, Battle,
+Raina & Ng, NIPS 2006): Cholesky solves on the active set, its factor updated by one row per
+coordinate added and by Givens rotations per coordinate dropped, until no zero coordinate
+violates optimality by more than ``1e-9`` times the outer iteration's largest pseudo-gradient
+entry. The line search follows as above. The loop switches to the exact model after the first
+outer iteration whose coordinate descent needed more than ``dense_after`` sweeps: while one
+sweep meets the loose inner tolerance, far from the solution, the model's accuracy buys
+nothing and its formation costs more than a sweep. With many parameters (``subset_max``) the
+exact model is formed and solved on the working set only -- the nonzero weights and the zeros
+whose gradient entry exceeds ``l1`` in magnitude, while they number at most ``subset_max``:
+the other coordinates stay zero in that model's solution, and the next outer iteration's
+gradient, over every coordinate, brings any that then violates optimality into the set (the
+working-set strategy of glmnet; Friedman, Hastie & Tibshirani, J. Stat. Softw. 33, 2010).
 """
 
-from libc.math cimport fabs, isfinite
-from libc.stdlib cimport free, malloc
+from libc.math cimport INFINITY, fabs, isfinite, sqrt
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
+from scipy.linalg.cython_lapack cimport dpotrf
+
+from sqnopt.curvature._newton cimport NewtonKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.penalties._base cimport PenaltyKernel
 
@@ -62,6 +89,16 @@ cdef double SIGMA = 0.01
 cdef double CLIP = 10.0
 #: the seed of the sweep order's generator (fixed: the solve is deterministic)
 cdef unsigned long long SEED = 0x9E3779B97F4A7C15ULL
+#: the dense model's damping, relative to the largest diagonal entry of ``H``: keeps the
+#: systems of collinear columns (one-hot groups beside an intercept) positive definite
+cdef double RHO = 1e-8
+#: a Cholesky pivot below this share of its diagonal entry: the column is taken as dependent
+cdef double PIVOT = 1e-14
+#: the dense model's solve adds coordinates until the largest violation among its zeros is
+#: below this share of the outer iteration's largest pseudo-gradient entry
+cdef double MODEL_TOL = 1e-9
+#: the coordinate-descent sweeps on the dense model before its feature-sign search
+cdef Py_ssize_t DENSE_SWEEPS = 10
 
 
 cdef inline unsigned long long _xorshift(unsigned long long* state) noexcept nogil:
@@ -89,18 +126,360 @@ cdef inline double _violation(double w, double g, double l1, bint reg) noexcept 
     return 0.0
 
 
+cdef struct _Crossing:
+    double t        # where on the segment the coordinate crosses zero
+    Py_ssize_t r    # its position in the active set
+
+
+cdef int _by_t(const void* a, const void* b) noexcept nogil:
+    cdef double ta = (<const _Crossing*> a).t, tb = (<const _Crossing*> b).t
+    return -1 if ta < tb else (1 if ta > tb else 0)
+
+
+cdef inline double _h(const double* H, Py_ssize_t n, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """``H[a, b]`` of a symmetric matrix kept as its upper triangle (row-major)."""
+    return H[a * n + b] if a <= b else H[b * n + a]
+
+
+cdef Py_ssize_t _chol_rows(const double* H, Py_ssize_t n, const Py_ssize_t* A, Py_ssize_t r0,
+                           Py_ssize_t k, double* L) noexcept nogil:
+    """Rows ``r0 .. k-1`` of the Cholesky factor ``L`` (lower, row-major, leading dimension
+    ``n``) of ``H[A, A]``, the rows above ``r0`` kept (the bordered form: appending a
+    coordinate costs one row). Returns the first row whose pivot is not positive, else -1."""
+    cdef Py_ssize_t r, c, m
+    cdef double s, hv
+    for r in range(r0, k):
+        for c in range(r + 1):
+            hv = _h(H, n, A[r], A[c])
+            s = hv
+            for m in range(c):
+                s -= L[r * n + m] * L[c * n + m]
+            if c < r:
+                L[r * n + c] = s / L[c * n + c]
+            elif s > PIVOT * hv and s > 0.0:
+                L[r * n + r] = sqrt(s)
+            else:
+                return r
+    return -1
+
+
+cdef int _chol_full(const double* H, Py_ssize_t n, const Py_ssize_t* A, Py_ssize_t k,
+                    double* L) noexcept nogil:
+    """The Cholesky factor of ``H[A, A]`` into ``L`` (lower, row-major, leading dimension
+    ``n``) by LAPACK: the row-major lower triangle is the column-major upper one, so
+    ``dpotrf('U')`` on the gathered matrix leaves ``L`` with ``H[A, A] = L L'`` where
+    :func:`_chol_rows` would. Returns LAPACK's ``info`` (0: done)."""
+    cdef Py_ssize_t r, q
+    cdef int kk = <int> k, ld = <int> n, info = 0
+    cdef char uplo = b'U'
+    if k == 0:
+        return 0
+    for r in range(k):
+        for q in range(r + 1):
+            L[r * n + q] = _h(H, n, A[r], A[q])
+    dpotrf(&uplo, &kk, L, &ld, &info)
+    if info == 0:
+        for r in range(k):
+            if not (L[r * n + r] * L[r * n + r] > PIVOT * _h(H, n, A[r], A[r])):
+                return r + 1
+    return info
+
+
+cdef void _chol_drop(double* L, Py_ssize_t n, Py_ssize_t k, Py_ssize_t p) noexcept nogil:
+    """Remove row and column ``p`` from the ``k x k`` Cholesky factor ``L`` (lower, row-major,
+    leading dimension ``n``) in place: the rows below ``p`` move up one, which leaves one
+    entry above the diagonal in each; Givens rotations of adjacent columns, applied to all
+    the rows below, zero it (``O((k - p)^2)``, no refactorisation; Golub & Van Loan, Sec.
+    6.5.4)."""
+    cdef Py_ssize_t r, i, q
+    cdef double a, b, h, cs, sn
+    for r in range(p, k - 1):
+        for q in range(r + 2):
+            L[r * n + q] = L[(r + 1) * n + q]
+    for i in range(p, k - 1):
+        a = L[i * n + i]
+        b = L[i * n + i + 1]
+        h = sqrt(a * a + b * b)
+        cs = a / h
+        sn = b / h
+        for r in range(i, k - 1):
+            a = L[r * n + i]
+            b = L[r * n + i + 1]
+            L[r * n + i] = cs * a + sn * b
+            L[r * n + i + 1] = 0.0 if r == i else cs * b - sn * a
+    for r in range(p, k - 1):
+        L[r * n + r + 1] = 0.0
+
+
+cdef void _dense_cd(const double* H, Py_ssize_t n, Py_ssize_t nf, const double* w,
+                    const double* g, double l1, double eps, Py_ssize_t max_sweeps, double* u,
+                    double* hd) noexcept nogil:
+    """A few cyclic sweeps of coordinate descent on the dense model from ``u = w``: each
+    coordinate to the exact 1-D minimiser of ``q`` (``G = g + H(u - w)`` kept in ``hd`` as
+    ``H(u - w)``, ``O(n)`` per move), until no coordinate violates optimality by more than
+    ``eps`` or ``max_sweeps`` sweeps. It finds the model's sign pattern for the feature-sign
+    search cheaply (a sweep costs ``n^2``, no pass over the data)."""
+    cdef Py_ssize_t j, q, sweep
+    cdef double gj, hjj, uj, un, z, mx, v
+    for j in range(n):
+        u[j] = w[j]
+        hd[j] = 0.0
+    for sweep in range(max_sweeps):
+        mx = 0.0
+        for j in range(n):
+            gj = g[j] + hd[j]
+            hjj = H[j * n + j]
+            uj = u[j]
+            v = _violation(uj, gj, l1, j < nf)
+            if v > mx:
+                mx = v
+            if j >= nf:
+                un = uj - gj / hjj
+            elif gj + l1 <= hjj * uj:
+                un = uj - (gj + l1) / hjj
+            elif gj - l1 >= hjj * uj:
+                un = uj - (gj - l1) / hjj
+            else:
+                un = 0.0
+            z = un - uj
+            if z != 0.0:
+                u[j] = un
+                for q in range(j):
+                    hd[q] += z * H[q * n + j]
+                for q in range(j, n):
+                    hd[q] += z * H[j * n + q]
+        if mx <= eps:
+            break
+
+
+cdef int _feature_sign(const double* H, Py_ssize_t n, Py_ssize_t nf, const double* w,
+                       const double* g, double l1, double eps, Py_ssize_t max_steps, double* u,
+                       double* L, Py_ssize_t* A, char* inA, double* theta, double* c, double* z,
+                       double* dl, _Crossing* cross, Py_ssize_t* n_steps) noexcept nogil:
+    """Minimise the dense model ``phi(u) = (1/2) u'Hu - c'u + l1 ||u_reg||_1``, ``c = Hw - g``
+    (the model ``q(d)`` of the outer iteration with ``u = w + d``), by feature-sign search
+    (Lee, Battle, Raina & Ng, NIPS 2006, Algorithm 1) from the ``u`` given: on the active set ``A``
+    (the nonzeros and the intercept) with signs ``theta``, solve ``H_AA u_A = c_A - l1 theta_A``
+    by Cholesky, move from ``u_A`` towards the solution to the point of lowest ``phi`` among it
+    and the points where a coordinate crosses zero (that coordinate leaves ``A``); once the
+    step is unobstructed, add the zero coordinate of largest violation ``|G_j| - l1``
+    (``G = Hu - c``) with the sign that decreases ``phi``, until no violation exceeds ``eps``.
+    ``phi`` decreases at every step, so the search ends at the model's minimiser. Returns 0
+    there, -1 if a pivot of ``H_AA`` is not positive, -2 after ``max_steps`` steps or if a
+    step cannot decrease ``phi`` (rounding); ``u`` holds the last point (no worse than the
+    start).
+    """
+    cdef Py_ssize_t k = 0, a, j, r, q, rc, steps = 0, jbest, m
+    cdef double s, hu, hd, a1, a2, phi0, best, tt, tbest, v, sg, v1
+    cdef bint solve = True, moved
+    for a in range(n):
+        s = 0.0
+        for q in range(n):
+            s += _h(H, n, a, q) * w[q]
+        c[a] = s - g[a]
+        inA[a] = 0
+        if a >= nf or u[a] != 0.0:
+            A[k] = a
+            inA[a] = 1
+            k += 1
+            theta[a] = 0.0 if a >= nf else (1.0 if u[a] > 0.0 else -1.0)
+    if _chol_full(H, n, A, k, L) != 0:
+        n_steps[0] = steps
+        return -1
+    while steps < max_steps:
+        steps += 1
+        if solve and k > 0:
+            # z = H_AA^{-1} (c_A - l1 theta_A): forward, then backward substitution
+            for r in range(k):
+                s = c[A[r]] - l1 * theta[A[r]]
+                for q in range(r):
+                    s -= L[r * n + q] * z[q]
+                z[r] = s / L[r * n + r]
+            for r in range(k - 1, -1, -1):
+                s = z[r]
+                for q in range(r + 1, k):
+                    s -= L[q * n + r] * z[q]
+                z[r] = s / L[r * n + r]
+            # phi(u + t dl) - l1 ||u||: a1 t + a2 t^2 / 2 + l1 (||u + t dl|| - ||u||)
+            for r in range(k):
+                dl[r] = z[r] - u[A[r]]
+            a1 = 0.0
+            a2 = 0.0
+            phi0 = 0.0
+            for r in range(k):
+                hu = 0.0
+                hd = 0.0
+                for q in range(k):
+                    v = _h(H, n, A[r], A[q])
+                    hu += v * u[A[q]]
+                    hd += v * dl[q]
+                a1 += (hu - c[A[r]]) * dl[r]
+                a2 += hd * dl[r]
+                if A[r] < nf:
+                    phi0 += fabs(u[A[r]])
+            phi0 *= l1
+            tbest = 1.0
+            rc = -1
+            best = a1 + 0.5 * a2
+            for r in range(k):
+                if A[r] < nf:
+                    best += l1 * fabs(z[r])
+            # phi is convex along the segment: its values at the zero crossings, in order,
+            # fall and then rise -- evaluate them in order until one rises
+            m = 0
+            for r in range(k):
+                a = A[r]
+                if a < nf and u[a] * z[r] < 0.0:
+                    cross[m].t = u[a] / (u[a] - z[r])
+                    cross[m].r = r
+                    m += 1
+            qsort(cross, m, sizeof(_Crossing), _by_t)
+            v1 = best
+            best = INFINITY
+            for q in range(m):
+                tt = cross[q].t
+                v = a1 * tt + 0.5 * a2 * tt * tt
+                for r in range(k):
+                    if A[r] < nf:
+                        v += l1 * fabs(u[A[r]] + tt * dl[r])
+                if not (v < best):
+                    break
+                best = v
+                tbest = tt
+                rc = cross[q].r
+            if not (best <= v1):
+                best = v1
+                tbest = 1.0
+                rc = -1
+            if not (best < phi0):
+                if rc < 0 and best - phi0 <= 1e-12 * (fabs(phi0) + fabs(a1) + fabs(a2)):
+                    solve = False       # stationary on A to rounding: to the zeros' check
+                else:
+                    n_steps[0] = steps
+                    return -2
+        if solve and k > 0:
+            for r in range(k):
+                u[A[r]] += tbest * dl[r]
+            if rc >= 0:
+                u[A[rc]] = 0.0
+            # refresh the signs, drop the zeros (their rows leave the factor by rotations)
+            moved = rc >= 0
+            for r in range(k - 1, -1, -1):
+                a = A[r]
+                if a >= nf:
+                    continue
+                if u[a] == 0.0:
+                    inA[a] = 0
+                    _chol_drop(L, n, k, r)
+                    for q in range(r, k - 1):
+                        A[q] = A[q + 1]
+                    k -= 1
+                    moved = True
+                    continue
+                sg = 1.0 if u[a] > 0.0 else -1.0
+                if sg != theta[a]:
+                    theta[a] = sg
+                    moved = True
+            if moved:
+                continue
+        # optimal on A: the zero coordinate of largest violation joins it
+        jbest = -1
+        best = eps
+        sg = 0.0
+        for j in range(nf):
+            if inA[j]:
+                continue
+            s = -c[j]
+            for r in range(k):
+                s += _h(H, n, j, A[r]) * u[A[r]]
+            v = fabs(s) - l1
+            if v > best:
+                best = v
+                jbest = j
+                sg = s
+        if jbest < 0:
+            n_steps[0] = steps
+            return 0
+        theta[jbest] = -1.0 if sg > 0.0 else 1.0
+        A[k] = jbest
+        inA[jbest] = 1
+        k += 1
+        solve = True
+        if _chol_rows(H, n, A, k - 1, k, L) >= 0:
+            n_steps[0] = steps
+            return -1
+    n_steps[0] = steps
+    return -2
+
+
+cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
+                      Py_ssize_t nf, bint intercept, Py_ssize_t nW, Py_ssize_t nfW, double lam,
+                      double* H, Py_ssize_t* ridx, double* rval) noexcept nogil:
+    """The model's Hessian on the working set into ``H`` (upper triangle, row-major,
+    ``nW x nW``): ``sum_i D_i x_iW x_iW' + lam I_reg``, from each row's entries in the set
+    (``pos[j]``: the coordinate's place in it, -1 outside; the intercept last), then the
+    damping of the full model. Costs one pass over the rows' entries and the pairs of the
+    entries in the set; returns 0."""
+    cdef Py_ssize_t N = objective.data.n_samples, i, p, m, a, b, r, c, nnz
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef double di, xa, hmax = 0.0
+    memset(H, 0, nW * nW * sizeof(double))
+    for i in range(N):
+        di = D[i]
+        if di == 0.0:
+            continue
+        nnz = objective.data.row_view(i, &d64, &d32, &ind)
+        m = 0
+        for p in range(nnz):
+            r = pos[ind[p] if ind != NULL else p]
+            if r >= 0:
+                ridx[m] = r
+                rval[m] = d64[p] if d64 != NULL else <double> d32[p]
+                m += 1
+        if intercept:
+            ridx[m] = pos[nf]
+            rval[m] = 1.0
+            m += 1
+        for a in range(m):
+            xa = di * rval[a]
+            r = ridx[a]
+            H[r * nW + r] += xa * rval[a]
+            for b in range(a + 1, m):
+                c = ridx[b]
+                if r < c:
+                    H[r * nW + c] += xa * rval[b]
+                else:
+                    H[c * nW + r] += xa * rval[b]
+    for r in range(nfW):
+        H[r * nW + r] += lam
+    for r in range(nW):
+        if H[r * nW + r] > hmax:
+            hmax = H[r * nW + r]
+    for r in range(nW):
+        H[r * nW + r] += NU + RHO * hmax
+    return 0
+
+
 def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                const Py_ssize_t[::1] indptr, const Py_ssize_t[::1] indices,
                const double[::1] values, const Py_ssize_t[::1] rows, double[::1] w,
                double[::1] scores, Py_ssize_t max_iter, double tol, Py_ssize_t max_inner=1000,
                double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
-               double[::1] trace=None, double[:, ::1] iterates=None):
+               double[::1] trace=None, double[:, ::1] iterates=None,
+               NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
     intercept, when the layout has one, is the column of ones and is not stored); ``rows``:
     ``0..N-1``. ``trace[k]`` and ``iterates[k]`` receive ``F`` and ``w`` after outer iteration
-    ``k`` while they have room. Returns ``(n_iter, status, F, max |pg|, sweeps)``.
+    ``k`` while they have room. With ``dense`` (a Newton kernel sized for the parameters) each
+    outer iteration forms ``H`` explicitly with it and solves the model exactly by feature-sign
+    search (:func:`_feature_sign`; coordinate descent only where that search fails). Returns
+    ``(n_iter, status, F, max |pg|, sweeps)``, ``sweeps`` the coordinate sweeps plus the dense
+    model's steps. Without ``dense``, ``subset_max > 0`` solves the model exactly on its working
+    set (:func:`_form_subset`) whenever that set has at most ``subset_max`` coordinates.
     """
     cdef Py_ssize_t n = objective.n_params, N = objective.data.n_samples
     cdef Py_ssize_t nf = penalty.n_reg
@@ -125,14 +504,64 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
         if iterates.shape[1] != n:
             raise ValueError("iterates must have n_params columns")
         n_iterates = iterates.shape[0]
+    if dense is not None and (dense.H.shape[0] != n or dense.D.shape[0] < N):
+        raise ValueError("the dense model's Newton kernel must be sized for n_params and N")
+    if subset_max < 0:
+        raise ValueError("subset_max >= 0")
+    cdef bint use_subset = dense is None and subset_max > 0
+    cdef bint use_dense = dense is not None or use_subset
+    cdef bint dense_now = use_dense and dense_after < 1
+    cdef Py_ssize_t n_dense = (subset_max + 1 if use_subset else n) if use_dense else 0
+    cdef Py_ssize_t nW = 0, nfW = 0
+    cdef double* HW = NULL
+    cdef double* gW = NULL
+    cdef double* wW = NULL
+    cdef double* rval = NULL
+    cdef Py_ssize_t* pos = NULL
+    cdef Py_ssize_t* Wl = NULL
+    cdef Py_ssize_t* ridx = NULL
     cdef double* buf = <double*> malloc((4 * max(n, 1) + 4 * max(N, 1)) * sizeof(double))
     cdef char* active = <char*> malloc(max(n, 1))
-    cdef Py_ssize_t* order = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
-    if buf == NULL or active == NULL or order == NULL:
+    cdef Py_ssize_t* order = <Py_ssize_t*> malloc(2 * max(n, 1) * sizeof(Py_ssize_t))
+    cdef double* dbuf = NULL
+    cdef _Crossing* cross = NULL
+    if use_dense:
+        dbuf = <double*> malloc((n_dense * n_dense + 5 * n_dense + 1) * sizeof(double))
+        cross = <_Crossing*> malloc((n_dense + 1) * sizeof(_Crossing))
+    if use_subset:
+        HW = <double*> malloc((n_dense * n_dense + 4 * n_dense) * sizeof(double))
+        pos = <Py_ssize_t*> malloc((n + 2 * n_dense) * sizeof(Py_ssize_t))
+    if buf == NULL or active == NULL or order == NULL or \
+            (use_dense and (dbuf == NULL or cross == NULL)) or \
+            (use_subset and (HW == NULL or pos == NULL)):
         free(buf)
         free(active)
         free(order)
+        free(dbuf)
+        free(cross)
+        free(HW)
+        free(pos)
         raise MemoryError()
+    cdef Py_ssize_t jj
+    if use_subset:
+        gW = HW + n_dense * n_dense
+        wW = gW + n_dense
+        rval = wW + n_dense
+        Wl = pos + n
+        ridx = Wl + n_dense
+        for jj in range(n):
+            pos[jj] = -1
+    cdef double* Hp = NULL
+    cdef double* Lf = dbuf
+    cdef double* fu = dbuf + n_dense * n_dense if use_dense else NULL
+    cdef double* fth = fu + n_dense if use_dense else NULL
+    cdef double* fc = fth + n_dense if use_dense else NULL
+    cdef double* fz = fc + n_dense if use_dense else NULL
+    cdef double* fdl = fz + n_dense if use_dense else NULL
+    cdef Py_ssize_t* fA = order + max(n, 1)
+    cdef Py_ssize_t fsteps = 0
+    cdef int fcode = 0
+    cdef double hmax
     cdef double* g = buf
     cdef double* hd = buf + n          # H_jj
     cdef double* d = buf + 2 * n
@@ -217,16 +646,98 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 m_prev = gmax
                 if k == 0:
                     gnorm1_init = gnorm1
-                # ---- coordinate descent on the quadratic model
                 memset(d, 0, n * sizeof(double))
                 memset(xd, 0, N * sizeof(double))
+                fcode = -1
+                if dense_now and use_subset:
+                    # ---- the exact model on the working set: the nonzeros and the zeros
+                    # that violate optimality (all others stay zero in this model's solution
+                    # restricted to them; the next outer iteration's gradient re-checks them)
+                    nW = 0
+                    for j in range(nf):
+                        if wp[j] != 0.0 or fabs(g[j]) > l1:
+                            if nW == subset_max:
+                                nW = -1
+                                break
+                            Wl[nW] = j
+                            nW += 1
+                    if nW >= 0:
+                        nfW = nW
+                        if intercept:
+                            Wl[nW] = nf
+                            nW += 1
+                        for q in range(nW):
+                            pos[Wl[q]] = q
+                            gW[q] = g[Wl[q]]
+                            wW[q] = wp[Wl[q]]
+                        if _form_subset(objective, D, pos, nf, intercept, nW, nfW, lam, HW,
+                                        ridx, rval) != 0:
+                            status = C_GLMNET_NONFINITE
+                            break
+                        _dense_cd(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu,
+                                  fz)
+                        fcode = _feature_sign(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax,
+                                              10 * nW + 100, fu, Lf, fA, active, fth, fc, fz,
+                                              fdl, cross, &fsteps)
+                        sweeps += fsteps
+                        for q in range(nW):
+                            pos[Wl[q]] = -1
+                        if fcode == 0:
+                            for q in range(nW):
+                                j = Wl[q]
+                                d[j] = fu[q] - wW[q]
+                                if d[j] != 0.0:
+                                    if j < nf:
+                                        for p in range(ip[j], ip[j + 1]):
+                                            xd[ix[p]] += d[j] * xv[p]
+                                    else:
+                                        for i in range(N):
+                                            xd[i] += d[j]
+                    if fcode != 0:
+                        for j in range(n):
+                            active[j] = 1
+                elif dense_now:
+                    # ---- the exact model: H formed explicitly, feature-sign search
+                    if dense._form(objective, rp, N, wp) != 0:
+                        status = C_GLMNET_NONFINITE
+                        break
+                    Hp = &dense.H[0, 0]
+                    hmax = 0.0
+                    for j in range(n):
+                        if Hp[j * n + j] > hmax:
+                            hmax = Hp[j * n + j]
+                    for j in range(n):
+                        Hp[j * n + j] += NU + RHO * hmax
+                    # a few sweeps on the model for its sign pattern, then the exact solve;
+                    # the model's zeros use active[] as their membership flags
+                    _dense_cd(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu, fz)
+                    fcode = _feature_sign(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax,
+                                          10 * n + 100, fu, Lf, fA, active, fth, fc, fz, fdl,
+                                          cross, &fsteps)
+                    sweeps += fsteps
+                    if fcode == 0:
+                        for j in range(n):
+                            d[j] = fu[j] - wp[j]
+                            if d[j] != 0.0:
+                                if j < nf:
+                                    for p in range(ip[j], ip[j + 1]):
+                                        xd[ix[p]] += d[j] * xv[p]
+                                else:
+                                    for i in range(N):
+                                        xd[i] += d[j]
+                    else:
+                        # the search stopped short (a dependent column, rounding): coordinate
+                        # descent on the model, from zero, over every coordinate
+                        for j in range(n):
+                            active[j] = 1
+                # ---- coordinate descent on the quadratic model (none after an exact solve)
                 n_active = 0
                 for j in range(n):
                     if active[j]:
                         order[n_active] = j
                         n_active += 1
                 n_sweep = 0
-                for sweep in range(max_inner):
+                for sweep in range(max_inner if fcode != 0 else 0):
                     sweeps += 1
                     n_sweep += 1
                     m_in = 0.0
@@ -315,9 +826,15 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     sp[i] = st[i]
                 if n_sweep == 1:
                     eps_in *= 0.25
+                if use_dense and n_sweep > dense_after:
+                    dense_now = True
                 k += 1
     finally:
         free(buf)
         free(active)
         free(order)
+        free(dbuf)
+        free(cross)
+        free(HW)
+        free(pos)
     return int(k), int(status), float(f), float(gmax), int(sweeps)

@@ -148,17 +148,52 @@ def _columns(X: Any, n_features: int) -> tuple[NDArray[np.intp], NDArray[np.intp
             np.ascontiguousarray(Xc.data, dtype=np.float64))
 
 
+#: the most parameters whose model ``newglmnet(model="auto")`` forms and solves exactly (its
+#: Hessian: ``n^2`` doubles, 8 MB at this size)
+DENSE_MODEL_MAX = 1024
+
+ModelSolve = Literal["auto", "cd", "dense", "subset"]
+
+
+def dense_model(n_params: int, model: ModelSolve = "auto") -> bool:
+    """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian of all
+    the parameters (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the
+    paper's) or exactly on its working set when that is small (``"subset"``): ``"auto"``
+    takes the whole dense model up to :data:`DENSE_MODEL_MAX` parameters and the working set's
+    above. There forming ``H`` costs about one pass of pairs per row and the feature-sign
+    search a few ``n^2`` products, while coordinate descent needs many sweeps over the data
+    when the columns are nearly collinear (one-hot groups), each model then solved loosely --
+    many more outer iterations."""
+    if model not in ("auto", "cd", "dense", "subset"):
+        raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense', "
+                         "'subset'")
+    return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX)
+
+
+def subset_model(n_params: int, model: ModelSolve = "auto") -> int:
+    """The largest working set newGLMNET solves exactly (0: none) when it does not form the
+    whole Hessian: the nonzero weights and the zeros that violate optimality, up to
+    :data:`DENSE_MODEL_MAX` of them -- an L1 solution is sparse, so on wide data its model
+    lives on a few columns."""
+    if dense_model(n_params, model) or model == "cd":
+        return 0
+    return DENSE_MODEL_MAX
+
+
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
               w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
               max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
-              record_iterates: int = 0
+              model: ModelSolve = "auto", dense_after: int = 1, record_iterates: int = 0
               ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
     """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was
     built on, any layout: a CSC copy is made); see :mod:`sqnopt.composite._glmnet`.
+    ``model`` chooses how each outer iteration's quadratic model is minimised (see
+    :func:`dense_model`).
 
-    Returns ``(w, n_iter, status, F, max |pg|, coordinate sweeps, objective trace,
-    iterates)``."""
+    Returns ``(w, n_iter, status, F, max |pg|, coordinate sweeps and model steps, objective
+    trace, iterates)``."""
     from sqnopt.composite._glmnet import glmnet_run
+    from sqnopt.curvature._newton import NewtonKernel
 
     n, nf = objective.n_params, penalty.n_reg
     if objective.n_blocks != 1 or objective.n_scores != 1 or not objective.score_losses \
@@ -176,10 +211,12 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
         scores += w[nf]
     trace = np.full(max_iter + 1, np.nan)
     iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
+    dense = NewtonKernel(n, N, 1) if dense_model(n, model) else None
     k, code, f, gmax, sweeps = glmnet_run(objective, penalty, indptr, indices, values,
                                           np.arange(N, dtype=np.intp), w, scores, int(max_iter),
                                           float(tol), int(max_inner), float(eta), 30,
-                                          bool(shrink), trace, iterates)
+                                          bool(shrink), trace, iterates, dense,
+                                          int(dense_after), subset_model(n, model))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

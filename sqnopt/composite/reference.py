@@ -121,14 +121,135 @@ def _xorshift(state: list[int]) -> int:
     return x
 
 
+#: the dense model's constants (those of the compiled loop)
+RHO, PIVOT, MODEL_TOL, DENSE_SWEEPS = 1e-8, 1e-14, 1e-9, 10
+
+
+def _dense_cd_numpy(H: FloatArray, nf: int, w: FloatArray, g: FloatArray, l1: float,
+                    eps: float, sweeps: int) -> FloatArray:
+    """Cyclic coordinate descent on the dense model ``q(u - w)`` from ``u = w`` (the compiled
+    ``_dense_cd``): each coordinate to its exact 1-D minimiser, ``H(u - w)`` kept."""
+    n = w.shape[0]
+    u, hd = w.copy(), np.zeros(n)
+    for _ in range(sweeps):
+        mx = 0.0
+        for j in range(n):
+            gj, hjj, uj = g[j] + hd[j], H[j, j], u[j]
+            mx = max(mx, _violation(uj, gj, l1, j < nf))
+            if j >= nf:
+                un = uj - gj / hjj
+            elif gj + l1 <= hjj * uj:
+                un = uj - (gj + l1) / hjj
+            elif gj - l1 >= hjj * uj:
+                un = uj - (gj - l1) / hjj
+            else:
+                un = 0.0
+            z = un - uj
+            if z != 0.0:
+                u[j] = un
+                hd += z * H[:, j]
+        if mx <= eps:
+            break
+    return u
+
+
+def _feature_sign_numpy(H: FloatArray, nf: int, w: FloatArray, g: FloatArray, l1: float,
+                        eps: float, max_steps: int, u0: FloatArray) -> tuple[int, FloatArray]:
+    """Feature-sign search (Lee, Battle, Raina & Ng, NIPS 2006) on the dense model
+    ``(1/2) u'Hu - c'u + l1 ||u_reg||_1``, ``c = Hw - g``, from ``u0`` (the compiled
+    ``_feature_sign``, its systems solved by Cholesky from SciPy). Returns ``(code, u)``:
+    0 at the minimiser, -1 on a pivot that is not positive, -2 if it stopped short."""
+    import scipy.linalg as sl
+
+    n = w.shape[0]
+    c = H @ w - g
+    u = u0.copy()
+    A = [j for j in range(n) if j >= nf or u[j] != 0.0]
+    theta = np.where(np.arange(n) < nf, np.sign(u), 0.0)
+    solve = True
+    for _ in range(max_steps):
+        if solve and A:
+            idx = np.asarray(A)
+            HA = H[np.ix_(idx, idx)]
+            try:
+                L = np.linalg.cholesky(HA)
+            except np.linalg.LinAlgError:
+                return -1, u
+            if np.any(np.diag(L) ** 2 <= PIVOT * np.diag(HA)):
+                return -1, u
+            z = sl.cho_solve((L, True), c[idx] - l1 * theta[idx])
+            ua = u[idx]
+            dl = z - ua
+            a1 = float((HA @ ua - c[idx]) @ dl)
+            a2 = float(dl @ HA @ dl)
+            reg = idx < nf
+            phi0 = l1 * float(np.sum(np.abs(ua[reg])))
+            v1 = a1 + 0.5 * a2 + l1 * float(np.sum(np.abs(z[reg])))
+            cross = sorted((float(ua[r] / (ua[r] - z[r])), r) for r in range(len(A))
+                           if reg[r] and ua[r] * z[r] < 0.0)
+            best, tbest, rc = math.inf, 1.0, -1
+            for tt, r in cross:
+                v = a1 * tt + 0.5 * a2 * tt * tt + l1 * float(np.sum(np.abs(ua + tt * dl)[reg]))
+                if not v < best:
+                    break
+                best, tbest, rc = v, tt, r
+            if not best <= v1:
+                best, tbest, rc = v1, 1.0, -1
+            if not best < phi0:
+                if rc < 0 and best - phi0 <= 1e-12 * (abs(phi0) + abs(a1) + abs(a2)):
+                    solve = False
+                else:
+                    return -2, u
+        if solve and A:
+            u[idx] = ua + tbest * dl
+            if rc >= 0:
+                u[idx[rc]] = 0.0
+            moved = rc >= 0
+            for r in range(len(A) - 1, -1, -1):
+                a = A[r]
+                if a >= nf:
+                    continue
+                if u[a] == 0.0:
+                    del A[r]
+                    moved = True
+                    continue
+                sg = 1.0 if u[a] > 0.0 else -1.0
+                if sg != theta[a]:
+                    theta[a] = sg
+                    moved = True
+            if moved:
+                continue
+        inA = set(A)
+        best, jbest, sg = eps, -1, 0.0
+        for j in range(nf):
+            if j in inA:
+                continue
+            s = float(H[j, A] @ u[A]) - c[j] if A else -c[j]
+            v = abs(s) - l1
+            if v > best:
+                best, jbest, sg = v, j, s
+        if jbest < 0:
+            return 0, u
+        theta[jbest] = -1.0 if sg > 0.0 else 1.0
+        A.append(jbest)
+        solve = True
+    return -2, u
+
+
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
                  tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
-                 shrink: bool = True) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+                 shrink: bool = True, dense: bool = False, dense_after: int = 1,
+                 subset_max: int = 0) -> tuple[FloatArray, list[float], list[FloatArray], int]:
     """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
     objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
     ``n_reg``) and ``X`` (SciPy sparse or dense, the regularised features): the twin of
     ``sqnopt.composite._glmnet``, with the model's coordinate loop in Python, columns as SciPy
-    slices and the curvature from the objective's Hessian factors at ``w``.
+    slices and the curvature from the objective's Hessian factors at ``w``. With ``dense``
+    the model is formed as a matrix and solved exactly (dense coordinate descent, then
+    feature-sign search) from the first outer iteration after one whose coordinate descent
+    took more than ``dense_after`` sweeps (``0``: from the start); with ``subset_max`` instead,
+    the model is solved so on its working set (the nonzeros and the violating zeros) when
+    that holds at most ``subset_max`` coordinates.
 
     Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
     import scipy.sparse as sp
@@ -162,6 +283,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     m_prev = math.inf
     eps_in, gnorm1_init = eta, 0.0
     rng = [0x9E3779B97F4A7C15]
+    dense_now = (dense or subset_max > 0) and dense_after < 1
     k = 0
     while True:
         loss, coef = objective.scores_loss(rows, s)
@@ -190,8 +312,41 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         m_prev = gmax
         d = np.zeros(n)
         xd = np.zeros(N)
+        code = -1
+        if dense_now and not dense:
+            W = [j for j in range(nf) if w[j] != 0.0 or abs(g[j]) > l1]
+            if len(W) <= subset_max:
+                nfw = len(W)
+                W += [nf] if intercept else []
+                X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept \
+                    else Xc
+                XW = X1[:, W]
+                H = np.asarray((XW.T @ sp.diags(D) @ XW).todense())
+                H[np.arange(nfw), np.arange(nfw)] += lam
+                H[np.arange(len(W)), np.arange(len(W))] += nu + RHO * float(np.max(np.diag(H)))
+                gw, ww = g[W], w[W]
+                u = _dense_cd_numpy(H, nfw, ww, gw, l1, MODEL_TOL * gmax, DENSE_SWEEPS)
+                code, u = _feature_sign_numpy(H, nfw, ww, gw, l1, MODEL_TOL * gmax,
+                                              10 * len(W) + 100, u)
+                if code == 0:
+                    d[W] = u - ww
+                    xd = np.asarray(X1 @ d).ravel()
+            if code != 0:
+                active = list(range(n))
+        elif dense_now:
+            X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept else Xc
+            H = np.asarray((X1.T @ sp.diags(D) @ X1).todense())
+            H[np.arange(nf), np.arange(nf)] += lam
+            H[np.arange(n), np.arange(n)] += nu + RHO * float(np.max(np.diag(H)))
+            u = _dense_cd_numpy(H, nf, w, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS)
+            code, u = _feature_sign_numpy(H, nf, w, g, l1, MODEL_TOL * gmax, 10 * n + 100, u)
+            if code == 0:
+                d = u - w
+                xd = np.asarray(X1 @ d).ravel()
+            else:
+                active = list(range(n))
         n_sweep = 0
-        for _ in range(max_inner):
+        for _ in range(max_inner if code != 0 else 0):
             n_sweep += 1
             m_in, m_in1 = 0.0, 0.0
             for q in range(len(active) - 1):                # Fisher-Yates
@@ -236,4 +391,6 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         w, s = wt, st
         if n_sweep == 1:
             eps_in *= 0.25
+        if (dense or subset_max > 0) and n_sweep > dense_after:
+            dense_now = True
         k += 1

@@ -16,6 +16,8 @@ and factoring it ``n^3 / 3`` for ``n`` parameters; ``O(n^2)`` memory. This is th
 step of the objective on the batch: with the full batch and a line search the iterates converge
 quadratically near the optimum (Nocedal & Wright 2006, Thm. 3.5), the method scikit-learn calls
 ``newton-cholesky``. The objective must provide this layout (capability ``dense_hessian``).
+On dense rows with one score per sample, ``H`` is formed by BLAS (``dsyrk`` over chunks of rows
+scaled by ``sqrt(l''_i)``), the same sums in the order of a matrix product.
 
 Softmax is over-parameterised: adding one number to coordinate ``j`` of every class leaves the
 probabilities unchanged, so where ``j`` is not regularised (the intercepts; every coordinate
@@ -26,9 +28,10 @@ gradient is orthogonal to ``u_j``. The kernel factors ``H + c_j u_j u_j'`` (``c_
 
 import numpy as np
 
-from libc.math cimport isfinite
+from libc.math cimport isfinite, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
+from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
@@ -41,6 +44,10 @@ from sqnopt.data._rows cimport view_dot
 
 # Row-major upper triangle = LAPACK's (column-major) lower one.
 cdef char UPLO = b'L'
+# The dense rows gathered per BLAS ``dsyrk`` call: at most this many doubles of buffer ...
+cdef Py_ssize_t GATHER_DOUBLES = 1 << 18
+# ... and at most this many rows (fewer for wide rows).
+cdef Py_ssize_t GATHER_ROWS = 2048
 
 
 cdef inline void _add_pairs(double* H, Py_ssize_t n, const Py_ssize_t* idx, const double* val,
@@ -240,6 +247,94 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
     return 0
 
 
+cdef int _form_dense(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize_t size,
+                     const double* D, double* H, Py_ssize_t n) noexcept nogil:
+    """The upper triangle ``H`` (row-major ``n x n``, zeroed) of a one-block objective's data
+    term on dense rows by BLAS, from the factors ``D``: ``H = sum_t a_t a_t'`` with
+    ``a_t = sqrt(D_t / size) [x_t, 1]`` gathered a chunk of rows at a time and added by
+    ``dsyrk`` (the Level-3 form of the pair loop of :func:`_form_rows`: the same
+    ``size n^2 / 2`` multiply-adds, at the speed of a matrix product), its diagonal halved as
+    the pair loop leaves it for the fold. Consecutive float64 rows of one factor (the whole
+    data set of an unweighted quadratic) are read in place, without the gather. Returns 0; 1 (``H`` untouched) when a factor is
+    negative or not a number (the square roots need ``D_t >= 0``: the pair loop forms ``H``
+    then); -2 if memory is short."""
+    cdef Py_ssize_t nf = objective.data.n_features, t, j, start, rows, nnz, chunk
+    cdef bint intercept = objective.data.has_intercept
+    cdef const double* d64
+    cdef const float* d32
+    cdef const int* ind
+    cdef double inv = 1.0 / size, a, one = 1.0, beta = 0.0
+    cdef double* row
+    cdef double* buf
+    cdef char trans = b'N'
+    cdef int nn = <int> n, kk, ld
+    cdef bint direct = size > 0
+    for t in range(size):
+        if not D[t] >= 0.0:
+            return 1
+        if D[t] != D[0] or batch[t] != batch[0] + t:
+            direct = False
+    if direct:
+        nnz = objective.data.row_view(batch[0], &d64, &d32, &ind)
+        if d64 != NULL and nnz == nf:
+            # consecutive float64 rows of one factor (an unweighted quadratic on the whole
+            # data): dsyrk reads them where they are, the intercept's entries are column sums
+            a = inv * D[0]
+            kk = <int> size
+            nn = <int> nf
+            ld = <int> n
+            if nf > 0:
+                dsyrk(&UPLO, &trans, &nn, &kk, &a, d64, &nn, &beta, H, &ld)
+            if intercept:
+                buf = <double*> malloc((nf + 1) * sizeof(double))
+                if buf == NULL:
+                    return -2
+                memset(buf, 0, (nf + 1) * sizeof(double))
+                for t in range(size):
+                    for j in range(nf):
+                        buf[j] += d64[t * nf + j]
+                for j in range(nf):         # column nf of the row-major upper triangle
+                    H[j * n + nf] = a * buf[j]
+                H[nf * n + nf] = a * size
+                free(buf)
+            for j in range(n):
+                H[j * n + j] *= 0.5
+            return 0
+    chunk = GATHER_DOUBLES // n
+    if chunk > GATHER_ROWS:
+        chunk = GATHER_ROWS
+    if chunk < 1:
+        chunk = 1
+    buf = <double*> malloc(chunk * n * sizeof(double))
+    if buf == NULL:
+        return -2
+    start = 0
+    while start < size:
+        rows = size - start
+        if rows > chunk:
+            rows = chunk
+        for t in range(rows):
+            a = sqrt(inv * D[start + t])
+            row = buf + t * n
+            nnz = objective.data.row_view(batch[start + t], &d64, &d32, &ind)
+            if d64 != NULL:
+                for j in range(nnz):
+                    row[j] = a * d64[j]
+            else:
+                for j in range(nnz):
+                    row[j] = a * <double> d32[j]
+            if intercept:
+                row[nf] = a
+        kk = <int> rows
+        dsyrk(&UPLO, &trans, &nn, &kk, &one, buf, &nn, &beta, H, &nn)
+        beta = 1.0
+        start += rows
+    free(buf)
+    for j in range(n):
+        H[j * n + j] *= 0.5
+    return 0
+
+
 cdef struct _FormJob:
     void* objective                 # the ObjectiveKernel (borrowed)
     const Py_ssize_t* batch
@@ -307,7 +402,9 @@ cdef class NewtonKernel(CurvatureKernel):
                 self.S = np.zeros(K * K)
         # a margin loss gives each sample's factor from the score formed while gathering its
         # row (one pass less): a capability the objective kernel declares, whatever its class
-        fused = objective.score_hessian_factor and K == 1
+        # (not for dense rows: the BLAS formation gathers them after the factors are known,
+        # which a quadratic objective gives without a pass)
+        fused = objective.score_hessian_factor and K == 1 and objective.data.is_sparse
         if fused:
             # the margins and l'' computed from the rows as they are gathered (one pass less)
             if self._form(objective, batch, size, w) != 0:
@@ -356,11 +453,22 @@ cdef class NewtonKernel(CurvatureKernel):
         cdef Py_ssize_t t
         cdef double gi, curvature = 0.0, inv = 1.0 / size
         cdef double* dk
+        cdef bint dense
         memset(H, 0, n * n * sizeof(double))
         self._batch_curvature = 0.0
+        # dense rows of a one-block objective: the Level-3 BLAS form of the pair loop
+        dense = (K == 1 and w == NULL and not objective.data.is_sparse and n == dim
+                 and objective.data.n_features + objective.data.has_intercept == n)
+        if dense:
+            code = _form_dense(objective, batch, size, &self.D[0], H, n)
+            if code < 0:
+                return code
+            dense = code == 0   # 1: a negative factor, the pair loop (from D)
         # work per row: its pairs of entries for each pair of classes, and the gather
         B = plan_blocks(size, K * K * (0.5 * m * m + m) + ENTRY_WORK * m + ROW_WORK, n * n)
-        if B <= 1:
+        if dense:
+            pass
+        elif B <= 1:
             code = _form_rows(objective, batch, 0, size, size, w, &self.D[0], H, n, &self.idx[0],
                               &self.val[0], &self.S[0])
         else:

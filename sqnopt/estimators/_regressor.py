@@ -82,6 +82,9 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         truncated Newton on wide sparse data, L-BFGS preconditioned by the bound ``X'X/N +
         alpha I`` for squared error and Huber (curvature at most 1; Poisson's is unbounded),
         else L-BFGS; each solves the training objective to ``tol`` on the whole data set.
+        Squared error is quadratic (one Newton step solves it): Newton wherever its Hessian,
+        formed once, is affordable, else one run of preconditioned conjugate gradients on the
+        objective (:func:`sqnopt.recipes.quadratic_cg`).
     max_iter, tol, n_iter_no_change, early_stopping, validation_fraction, random_state,
     history_every, verbose, warm_start, callback, n_jobs
         As for :class:`SQNClassifier`: ``tol`` bounds the largest absolute entry of the
@@ -213,10 +216,14 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         return trainer
 
     def _validate(self, X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
+        """Shapes, types and feature names by scikit-learn; the values of ``X`` are checked by
+        the data layer (:func:`sqnopt.data.check_matrix`), whose one pass finds NaN and
+        infinity (naming the first) and squares that overflow -- a second pass here would only
+        repeat the first half of it."""
         _check_structure(X)
         Xv, yv = validate_data(self, X, y, accept_sparse="csr",
                                dtype=[np.float64, np.float32], order="C", y_numeric=True,
-                               reset=reset)
+                               reset=reset, ensure_all_finite=False)
         return Xv, yv
 
     def fit(self, X: Any, y: ArrayLike | None = None,

@@ -598,6 +598,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         job.size = size
         job.weights = self.data.grad_weight
         job.w = w
+        # w = 0, where solves start: every score is 0 (the intercept's too), no dot to take
+        job.flag = _all_zero(w, self.n_params)
         job.scale = 1.0 / size
         job.n_vec = self.n_params
         job.out = grad
@@ -769,9 +771,12 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                     view_prefetch_rest(next64, next32, next_ind, nnz_next)
                 yi = y[i]
                 gi = cw[i]
-                z = view_dot(d64, d32, ind, nnz, w)
-                if intercept:
-                    z += w[nf]
+                if job.flag:
+                    z = 0.0
+                else:
+                    z = view_dot(d64, d32, ind, nnz, w)
+                    if intercept:
+                        z += w[nf]
                 if real_y:
                     total += gi * self.score_loss_and_dloss(z, yi, &dl)
                     c = inv * gi * dl

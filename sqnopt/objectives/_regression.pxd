@@ -11,7 +11,9 @@ cdef class ScoreObjectiveKernel(MarginObjectiveKernel):
 
 
 cdef class SquaredErrorKernel(ScoreObjectiveKernel):
-    pass
+    # l'' = 1: the score Hessian factors are the gradient weights, whatever w (no pass)
+    cdef int cy_hessian_factors(self, const double* w, const Py_ssize_t* batch, Py_ssize_t size,
+                                double* D) noexcept nogil
 
 
 cdef class HuberKernel(ScoreObjectiveKernel):

@@ -17,6 +17,7 @@ from sqnopt.interfaces import (
     DENSE_HESSIAN,
     HESSIAN_VECTOR,
     LINEAR_SCORES,
+    QUADRATIC,
     REGRESSION,
     SMOOTH,
     STRONGLY_CONVEX,
@@ -60,6 +61,12 @@ class SquaredError(_RegressionObjective):
 
     name = "squared_error"
     curvature_bound = 1.0
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The regression losses' capabilities and ``quadratic``: the Hessian
+        ``X' C X / sum(c) + lambda I`` does not depend on ``w``."""
+        return super().capabilities | {QUADRATIC}
 
     def init(self, data: Dataset) -> SquaredErrorKernel:
         return SquaredErrorKernel(data.rows, float(self.lam))

@@ -21,6 +21,7 @@ from sqnopt.interfaces import (
     DENSE_HESSIAN,
     HESSIAN_VECTOR,
     MULTICLASS,
+    QUADRATIC,
     QUADRATIC_BOUND,
     REGRESSION,
     SMOOTH,
@@ -333,7 +334,7 @@ class SquaredErrorNumPy(Objective):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return _score_caps(self.lam)
+        return _score_caps(self.lam) | {QUADRATIC}
 
     def init(self, data: Dataset) -> ScoreKernelNumPy:
         return ScoreKernelNumPy(data, self.lam, squared_error_loss, squared_error_dloss,
