@@ -418,6 +418,7 @@ def _n_jobs(text: str) -> int:
 _positive_float = _number(float, 0.0, True, "a positive number")
 _nonnegative_float = _number(float, 0.0, False, "a number >= 0")
 _fraction = _number(float, 0.0, True, "a number in (0, 1)", 0.999999)
+_fraction_closed = _number(float, 0.0, False, "a number in [0, 1]", 1.0)
 
 
 def _tol(text: str) -> float | None:
@@ -566,6 +567,9 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
                               "use a classification loss (e.g. --loss logloss)"))
     if comp["objective"].label_kind == "regression" and args.class_weight is not None:
         raise CLIError("--class-weight: a regression loss has no classes")
+    comp["penalty"] = _penalty(args)
+    if comp["penalty"] is not None:
+        return comp     # the composite methods or FTRL-Proximal: checked by _penalty
     if args.curvature != "auto":
         comp["curvature"] = resolve_component("curvature", parse_component(args.curvature),
                                               CurvatureModel)
@@ -608,6 +612,120 @@ def _components(args: argparse.Namespace) -> dict[str, Any]:
     return comp
 
 
+#: --curvature values of an in-memory --penalty l1 / elasticnet fit
+_COMPOSITE_CURVATURES = ("auto", "owlqn", "newglmnet")
+
+
+def _penalty(args: argparse.Namespace) -> Any:
+    """The :class:`~sqnopt.interfaces.Penalty` of ``--penalty`` / ``--l1-ratio`` / ``--alpha``
+    (``None`` for l2), the options it cannot be combined with refused with the fix named
+    (before any data is read). In memory the composite methods solve it; with
+    ``--chunk-size`` the large-data recipe's FTRL-Proximal AdaGrad."""
+    from sqnopt.penalties import L1, ElasticNet
+
+    name = getattr(args, "penalty", "l2")
+    ratio = getattr(args, "l1_ratio", None)
+    if name != "elasticnet" and ratio is not None:
+        raise CLIError(f"--l1-ratio is the L1 share of --penalty elasticnet; with --penalty "
+                       f"{name} drop it (or pass --penalty elasticnet)")
+    if name == "l2":
+        return None
+    if name == "elasticnet" and ratio is None:
+        raise CLIError("--penalty elasticnet needs --l1-ratio R (the L1 share, in [0, 1])")
+    what = f"--penalty {name}"
+    if args.preset is not None:
+        raise CLIError(f"{what} does not combine with --preset (a preset fixes its own "
+                       "components); drop --preset, or use --penalty l2")
+    if args.projection is not None:
+        raise CLIError(f"{what} does not combine with --projection: drop it (or use "
+                       "--penalty l2)")
+    if args.average:
+        raise CLIError(f"{what} takes no --average (an average of sparse iterates is not "
+                       "sparse): drop it")
+    streamed = args.chunk_size is not None
+    given = {opt: getattr(args, opt) for opt in ("curvature", "gradient", "schedule", "step")}
+    for opt, value in given.items():
+        if streamed and value != "auto":
+            raise CLIError(f"{what} with --chunk-size is fitted by the large-data recipe "
+                           f"(FTRL-Proximal AdaGrad with a raced step), which takes no "
+                           f"--{opt} {value}: drop --{opt}"
+                           + (" ('owlqn' and 'newglmnet' solve data held in memory: drop "
+                              "--chunk-size to use them)" if opt == "curvature" else ""))
+        if not streamed and opt == "curvature" and value not in _COMPOSITE_CURVATURES:
+            raise CLIError(f"{what} on data in memory is solved by the composite methods: "
+                           f"--curvature auto, owlqn (orthant-wise L-BFGS) or newglmnet "
+                           f"(proximal Newton), not {value}; or stream the file with "
+                           "--chunk-size for the large-data recipe")
+        if not streamed and opt != "curvature" and value != "auto":
+            raise CLIError(f"{what} on data in memory is solved full batch by a composite "
+                           f"method, which has no --{opt}: drop --{opt} {value}")
+    alpha = float(args.alpha)
+    if name == "l1":
+        return L1(alpha)
+    assert ratio is not None
+    return ElasticNet(alpha, float(ratio))
+
+
+def _train_composite(args: argparse.Namespace, comp: dict[str, Any], X: Any, Xfit: Any,
+                     y: Any, test: Any, info: dict[str, Any], scaling: Any) -> int:
+    """``--penalty l1 / elasticnet`` on data in memory: the composite solve the estimators
+    make (:func:`sqnopt.estimators._composite.fit_composite`: OWL-QN or newGLMNET, full
+    batch, to ``--tol`` on the largest pseudo-gradient entry)."""
+    from types import SimpleNamespace
+
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    from sqnopt.estimators._composite import fit_composite
+
+    penalty = comp["penalty"]
+    regression = comp["objective"].label_kind == "regression"
+    classes = None if regression else np.unique(y)
+    weights = None
+    cw = _parse_class_weight(args.class_weight)
+    if cw is not None and not regression:
+        weights = compute_sample_weight(cw, y)
+    est = SimpleNamespace(curvature=args.curvature, tol=args.tol,
+                          max_iter=int(math.ceil(min(args.max_epochs, 2.0**31))),
+                          fit_intercept=comp["fit_intercept"], warm_start=False,
+                          multiclass=args.multiclass)
+    tic = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = fit_composite(est, penalty, Xfit, y, weights, loss=comp["objective"],
+                            classes=classes)
+    _print_warnings(caught, quiet=args.quiet)
+    wall = time.perf_counter() - tic
+    model = fit.model_
+    if scaling is not None:
+        model = dataclasses.replace(model, scale_offset=scaling[1], scale_factor=scaling[2])
+        model.info["scale"] = scaling[0]
+    nnz = int(np.count_nonzero(model.coef))
+    print(f"model: {comp['objective'].name} + {penalty.describe()} | {model.info['method']} "
+          f"(full batch) | {model.strategy}")
+    print(f"done:  {fit.n_iter_} iterations in {wall:.2f} s"
+          + ("" if fit.converged_ else " (not converged to --tol)")
+          + f"; {nnz} of {model.coef.size} weights nonzero")
+    summary: dict[str, Any] = {"iterations": int(fit.n_iter_), "wall_time": wall,
+                               "converged": bool(fit.converged_), "nnz": nnz,
+                               "penalty": penalty.describe()}
+    if regression:
+        parts = (("train", (X, y)), ("test", test)) if test is not None else (("train", (X, y)),)
+        for part, (Xp, yp) in parts:
+            m = regression_metrics(model, Xp, yp)
+            summary[f"{part}_r2"], summary[f"{part}_rmse"] = m["r2"], m["rmse"]
+            print(f"{part} R^2: {m['r2']:.4f}   RMSE: {m['rmse']:.6g}")
+    else:
+        summary["train_accuracy"] = model.accuracy(X, y)
+        print(f"train accuracy: {summary['train_accuracy']:.4f}")
+        if test is not None:
+            summary["test_accuracy"] = model.accuracy(test[0], test[1])
+            print(f"test accuracy:  {summary['test_accuracy']:.4f}")
+    model.info["features"] = dict(info["features"], n_features=int(X.shape[1]))
+    model.info["data"] = info["source"]
+    _write_outputs(args, model, None, summary, info["name"])
+    return 0
+
+
 def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> Any:
     from sqnopt.training import Trainer
 
@@ -621,7 +739,7 @@ def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> A
                    multiclass=args.multiclass,
                    class_weight=_parse_class_weight(args.class_weight),
                    random_state=args.seed, report_every=args.report_every,
-                   n_jobs=args.n_jobs, **kwargs)
+                   n_jobs=args.n_jobs, penalty=comp.get("penalty"), **kwargs)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -687,6 +805,8 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
         Xfit = apply_scaling(X, scaling[1], scaling[2])
         print(f"scale: {what}; the model file stores the scaling and evaluate/predict apply it")
 
+    if comp.get("penalty") is not None:
+        return _train_composite(args, comp, X, Xfit, y, test, info, scaling)
     # at most, with batches of one (capped: a budget the solver cannot count is refused by it)
     total_iter = max(1, int(math.ceil(min(args.max_epochs * n, 2.0**62))))
     points = sorted({int(v) for v in np.geomspace(1, total_iter, args.history_points)})
@@ -1069,7 +1189,7 @@ def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: 
     model_path = model.save(args.model)
     label = args.label or model.info.get("curvature", "sqnopt")
     runs = []
-    for j, h in enumerate(trainer.histories_):
+    for j, h in enumerate([] if trainer is None else trainer.histories_):
         name = "" if len(trainer.histories_) == 1 else f"class {_label(trainer.classes_[j])}"
         runs.append({"name": name, "history": h.as_dict()})
     doc = {"format": HISTORY_FORMAT, "version": 1, "label": label, "data": source,
@@ -1510,7 +1630,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what the labels are (default: what the loss fits -- squared_error, "
                    "huber and poisson fit real-valued targets, the others classes)")
     p.add_argument("--alpha", type=_nonnegative_float, default=1e-4,
-                   help="L2 regularisation lambda")
+                   help="regularisation strength: lambda of the L2 penalty, or the alpha of "
+                   "--penalty l1 / elasticnet")
+    p.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
+                   help="l2: alpha/2 ||w||^2; l1: alpha ||w||_1 (a sparse model); elasticnet: "
+                   "alpha (r ||w||_1 + (1 - r)/2 ||w||^2) with r = --l1-ratio. Data in memory: "
+                   "solved full batch by the composite methods (--curvature auto, owlqn or "
+                   "newglmnet); with --chunk-size: FTRL-Proximal AdaGrad, the large-data "
+                   "recipe")
+    p.add_argument("--l1-ratio", type=_fraction_closed, metavar="R",
+                   help="the L1 share r of --penalty elasticnet, in [0, 1]")
     p.add_argument("--curvature", default=DEFAULT_CURVATURE, help="curvature model: auto (the "
                    "recipe's default, see sqnopt.recipes) or NAME[:k=v,...]")
     p.add_argument("--gradient", default="auto", help="gradient estimator: auto (the recipe's) "

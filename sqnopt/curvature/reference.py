@@ -430,15 +430,22 @@ class AdaGradKernelNumPy(IdentityKernelNumPy):
     :class:`sqnopt.curvature.AdaGrad` instead (``composite_step``: the driver calls
     :meth:`composite_update`): the loss part of the gradient ``g - lam_j w``, then per
     coordinate ``G += g_l^2``, ``s = delta + sqrt(G)``, ``w <- (s w - eps g_l) / (s + eps
-    lam_j)`` -- every coordinate every step, the dense form of the just-in-time iterate."""
+    lam_j)`` -- every coordinate every step, the dense form of the just-in-time iterate. With
+    ``l1``, the proximal step: ``z = s w - eps g_l`` soft-thresholded at ``eps l1_j`` before the
+    division (``np.sign(z) * max(|z| - eps l1_j, 0) / (s + eps lam_j)``)."""
 
     def __init__(self, dim: int, delta: float, initial_accumulator: float,
                  composite: bool = False, lam: float = 0.0,
-                 reg: FloatArray | None = None) -> None:
+                 reg: FloatArray | None = None, l1: float = 0.0, ftrl: bool = False) -> None:
         self.delta = delta
+        self.ftrl_proximal = ftrl
+        self.dual = np.zeros(dim)
+        self.ftrl_t = 0.0
+        self.ftrl_eta = 0.0
         self.accumulator = np.full(dim, initial_accumulator)
         self.composite_step = composite
         self.lam_j = lam * (np.ones(dim) if reg is None else np.asarray(reg, dtype=np.float64))
+        self.l1_j = l1 * (np.ones(dim) if reg is None else np.asarray(reg, dtype=np.float64))
 
     def direction(self, grad: FloatArray, out: FloatArray) -> None:
         self.accumulator += grad * grad
@@ -451,15 +458,53 @@ class AdaGradKernelNumPy(IdentityKernelNumPy):
         """``w_next`` from ``w``, the minibatch gradient ``grad`` (regulariser included) and the
         step ``eps``; the accumulator is updated unless a value would not be finite (then -1,
         nothing changed)."""
+        if self.ftrl_proximal:
+            return self._ftrl_update(w, grad, eps, w_next)
         gl = grad - self.lam_j * w
         acc = self.accumulator + gl * gl
         s = self.delta + np.sqrt(acc)
         den = s + eps * self.lam_j
         with np.errstate(all="ignore"):
-            w_next[:] = np.where(den > 0, (s * w - eps * gl) / np.where(den > 0, den, 1.0), w)
+            z = s * w - eps * gl
+            if np.any(self.l1_j):
+                mag = np.maximum(np.abs(z) - eps * self.l1_j, 0.0)
+                z = np.where(mag > 0, np.sign(z) * mag, 0.0)
+            w_next[:] = np.where(den > 0, z / np.where(den > 0, den, 1.0), w)
         if not (np.all(np.isfinite(w_next)) and np.all(np.isfinite(acc))):
             return -1
         self.accumulator[:] = acc
+        return 0
+
+    def _ftrl_update(self, w: FloatArray, grad: FloatArray, eps: float,
+                     w_next: FloatArray) -> int:
+        """FTRL-Proximal (McMahan et al. 2013, Algorithm 1), written from the definitions:
+        the dual sums centred at the start on the first step, ``z += g_l - sigma w`` with
+        ``sigma = (s_new - s_old) / eps``, then the closed-form minimiser after ``t``
+        gradients: ``-(z - sign(z) t l1) / (s / eps + t lam)`` where ``|z| > t l1``, else 0."""
+        if not (eps > 0 and np.isfinite(eps)):
+            return -1
+        G = self.accumulator
+        if self.ftrl_t == 0.0:
+            self.dual[:] = -((self.delta + np.sqrt(G)) / eps) * w
+        t1 = self.ftrl_t + 1.0
+        gl = grad - self.lam_j * w
+        acc = G + gl * gl
+        so = self.delta + np.sqrt(G)
+        sn = self.delta + np.sqrt(acc)
+        zn = self.dual + gl - (sn - so) / eps * w
+        m = t1 * self.l1_j
+        num = np.where(zn > m, zn - m, np.where(zn < -m, zn + m, 0.0))
+        den = sn / eps + t1 * self.lam_j
+        with np.errstate(all="ignore"):
+            new = np.where((num != 0.0) & (den > 0.0), -num / np.where(den > 0, den, 1.0), 0.0)
+        if not (np.all(np.isfinite(new)) and np.all(np.isfinite(acc))
+                and np.all(np.isfinite(zn))):
+            return -1
+        w_next[:] = new
+        self.dual[:] = zn
+        G[:] = acc
+        self.ftrl_t = t1
+        self.ftrl_eta = eps
         return 0
 
 
@@ -470,6 +515,8 @@ class AdaGradNumPy(CurvatureModel):
     delta: float = 1e-8
     initial_accumulator: float = 0.0
     composite: bool = False
+    l1: float = 0.0
+    ftrl: bool = False
     name = "adagrad_numpy"
 
     @property
@@ -481,7 +528,7 @@ class AdaGradNumPy(CurvatureModel):
         if problem.fit_intercept:
             reg[problem.dim - 1::problem.dim] = 0.0
         return AdaGradKernelNumPy(problem.n_params, self.delta, self.initial_accumulator,
-                                  self.composite, problem.lam, reg)
+                                  self.composite, problem.lam, reg, self.l1, self.ftrl)
 
 
 def lsqr_numpy(matvec: Any, g: FloatArray, n_iter: int, tol: float = 0.0) -> tuple[FloatArray, int]:

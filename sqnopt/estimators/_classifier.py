@@ -24,6 +24,7 @@ from sqnopt.estimators._composite import (
     clear_driver_attributes,
     fit_composite,
     resolve_estimator_penalty,
+    stochastic_penalty,
 )
 from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
@@ -89,8 +90,10 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         ``curvature="auto"`` by newGLMNET (proximal Newton, coordinate descent on the exact
         quadratic model) for binary margin losses, by OWL-QN (orthant-wise L-BFGS) for the
         multinomial loss; ``curvature="owlqn"`` or ``"newglmnet"`` names one. Other curvature
-        models, gradient estimators, schedules, step rules, projections, averaging and
-        ``partial_fit`` are refused with these penalties. scikit-learn's
+        models, gradient estimators, schedules, step rules, projections and averaging are
+        refused with these penalties. On a stream (``fit(stream)``) and in ``partial_fit`` the
+        large-data recipe fits them with FTRL-Proximal AdaGrad (exact zeros, ``O(nnz)`` per
+        example: :func:`sqnopt.recipes.streaming`). scikit-learn's
         ``LogisticRegression(penalty="l1", C=C)`` is ``alpha = 1 / (C sum_i c_i)``
         (``1 / (C n_samples)`` without weights). See ``docs/penalties.md``.
     l1_ratio : float or None, default=None
@@ -351,6 +354,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if penalty is not None:
             return self._fit_composite(penalty, X, y, sample_weight)
         trainer = self._get_trainer(keep=bool(self.warm_start))
+        trainer.penalty = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             trainer.fit(X, y, sample_weight)
@@ -398,9 +402,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         ``classes`` must list every label on the first call (unless ``fit`` was called before).
         Batches whose sample weights (times class weights) are all zero are ignored.
         """
-        if getattr(self, "penalty", "l2") != "l2":
-            raise ValueError(f"partial_fit runs the stochastic recipes, which have no "
-                             f"penalty={self.penalty!r}: use fit, or penalty='l2'")
+        penalty = stochastic_penalty(self, "in partial_fit")
         if isinstance(getattr(self, "_trainer", None), CompositeFit):
             del self._trainer                   # the stochastic state starts afresh
         first = getattr(self, "_trainer", None) is None
@@ -409,6 +411,11 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                              order="C", reset=first)
         check_classification_targets(y)
         trainer = self._get_trainer(keep=True)
+        if not first and trainer._setup is not None and trainer.penalty != penalty:
+            raise ValueError(f"partial_fit: penalty={self.penalty!r} with alpha={self.alpha!r} "
+                             "differs from the first call's; fit afresh (or clone the "
+                             "estimator) to change the penalty")
+        trainer.penalty = penalty
         model = trainer.partial_fit(X, y, sample_weight, classes=classes)
         self.classes_ = trainer.classes_
         if model is not None:
@@ -504,11 +511,11 @@ def _is_stream(X: Any) -> bool:
 def _fit_on_stream(est: Any, stream: Any) -> Any:
     """``fit`` of ``SQNClassifier`` or ``SQNRegressor`` on a stream: the trainer's
     :meth:`~sqnopt.training.Trainer.fit_stream`, whose warnings are re-emitted as the
-    estimator's. The L1 and elastic-net penalties are solved full batch, in memory: refused."""
-    if getattr(est, "penalty", "l2") != "l2":
-        raise ValueError(f"penalty={est.penalty!r} is solved full batch, in memory: load the "
-                         "data (or use penalty='l2' on a stream)")
+    estimator's. The L1 and elastic-net penalties are taken in proximal AdaGrad's step
+    (:func:`sqnopt.recipes.streaming`; :func:`stochastic_penalty` refuses what it cannot run)."""
+    penalty = stochastic_penalty(est, "on a stream")
     trainer = est._get_trainer(keep=bool(est.warm_start))
+    trainer.penalty = penalty
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         trainer.fit_stream(stream)

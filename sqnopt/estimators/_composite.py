@@ -26,7 +26,7 @@ from sqnopt.training import ConvergenceWarning
 FloatArray = NDArray[np.float64]
 
 __all__ = ["COMPOSITE_METHODS", "CompositeFit", "clear_driver_attributes", "fit_composite",
-           "resolve_estimator_penalty"]
+           "resolve_estimator_penalty", "stochastic_penalty"]
 
 #: Fitted attributes only the stochastic driver's fits have (a composite fit drops stale ones).
 DRIVER_ATTRIBUTES = ("history_", "t_", "validation_loss_", "steps_")
@@ -57,6 +57,62 @@ def resolve_estimator_penalty(est: Any) -> Penalty | None:
     """The penalty of ``est.penalty`` / ``est.l1_ratio`` / ``est.alpha`` (``None`` for
     ``"l2"``, which the objectives' ``lam`` carries), after checking that the other settings
     can be honoured by a composite fit."""
+    checked = _checked_penalty(est)
+    if checked is None:
+        return None
+    penalty = getattr(est, "penalty", "l2")
+    name = f"penalty={penalty!r}"
+    curvature = est.curvature
+    if not (isinstance(curvature, str) and curvature in COMPOSITE_METHODS):
+        raise ValueError(f"{name} is solved by the composite methods 'owlqn' (orthant-wise "
+                         f"L-BFGS) and 'newglmnet' (proximal Newton), not by curvature="
+                         f"{curvature!r}: pass curvature='auto', 'owlqn' or 'newglmnet', or "
+                         "penalty='l2'")
+    for setting in ("gradient", "schedule", "step"):
+        if getattr(est, setting, "auto") != "auto":
+            raise ValueError(f"{name} is solved full batch by a composite method, which has no "
+                             f"{setting}: leave {setting}='auto' (or use penalty='l2')")
+    _check_common(est, name)
+    return checked
+
+
+def stochastic_penalty(est: Any, where: str) -> Penalty | None:
+    """The penalty of ``est`` for a fit by the large-data recipe (``where``: "on a stream",
+    "in partial_fit"), which takes it in proximal AdaGrad's step
+    (:func:`sqnopt.recipes.streaming`); ``None`` for ``"l2"``. The composite methods are full
+    batch: a curvature model other than ``"auto"`` (and the driver's other components) is
+    refused with the fix named."""
+    checked = _checked_penalty(est)
+    if checked is None:
+        return None
+    name = f"penalty={est.penalty!r}"
+    for setting in ("curvature", "gradient", "schedule", "step"):
+        value = getattr(est, setting, "auto")
+        if not (isinstance(value, str) and value == "auto"):
+            hint = (" ('owlqn' and 'newglmnet' solve full batch: load the data in memory "
+                    "to use them)" if setting == "curvature" else "")
+            raise ValueError(f"{name} {where} is fitted by the large-data recipe (proximal "
+                             f"AdaGrad with a raced step), which takes no {setting}="
+                             f"{value!r}{hint}: leave {setting}='auto', or use penalty='l2'")
+    _check_common(est, name)
+    return checked
+
+
+def _check_common(est: Any, name: str) -> None:
+    if getattr(est, "projection", None) is not None:
+        raise ValueError(f"{name} cannot be combined with a projection: pass projection=None "
+                         "(or use penalty='l2')")
+    if getattr(est, "average", False) not in (False, 0):
+        raise ValueError(f"{name} takes no averaging (an average of sparse iterates is not "
+                         "sparse): pass average=False")
+    if est.fit_intercept not in (True, False):
+        raise ValueError(f"{name} takes fit_intercept=True or False (an unpenalised intercept "
+                         f"or none), got {est.fit_intercept!r}")
+
+
+def _checked_penalty(est: Any) -> Penalty | None:
+    """``est.penalty`` / ``l1_ratio`` / ``alpha`` as a :class:`~sqnopt.interfaces.Penalty`
+    (``None`` for ``"l2"``), the values checked."""
     penalty = getattr(est, "penalty", "l2")
     ratio = getattr(est, "l1_ratio", None)
     if penalty == "l2":
@@ -72,26 +128,6 @@ def resolve_estimator_penalty(est: Any) -> Penalty | None:
                 isinstance(ratio, (int, float, np.number)) and 0.0 <= ratio <= 1.0):
             raise ValueError(f"penalty='elasticnet' needs l1_ratio, a number in [0, 1] (the "
                              f"weight of the L1 norm); got l1_ratio={ratio!r}")
-    name = f"penalty={penalty!r}"
-    curvature = est.curvature
-    if not (isinstance(curvature, str) and curvature in COMPOSITE_METHODS):
-        raise ValueError(f"{name} is solved by the composite methods 'owlqn' (orthant-wise "
-                         f"L-BFGS) and 'newglmnet' (proximal Newton), not by curvature="
-                         f"{curvature!r}: pass curvature='auto', 'owlqn' or 'newglmnet', or "
-                         "penalty='l2'")
-    for setting in ("gradient", "schedule", "step"):
-        if getattr(est, setting, "auto") != "auto":
-            raise ValueError(f"{name} is solved full batch by a composite method, which has no "
-                             f"{setting}: leave {setting}='auto' (or use penalty='l2')")
-    if getattr(est, "projection", None) is not None:
-        raise ValueError(f"{name} cannot be combined with a projection: pass projection=None "
-                         "(or use penalty='l2')")
-    if getattr(est, "average", False) not in (False, 0):
-        raise ValueError(f"{name} is solved full batch, with nothing to average: pass "
-                         "average=False")
-    if est.fit_intercept not in (True, False):
-        raise ValueError(f"{name} takes fit_intercept=True or False (an unpenalised intercept "
-                         f"or none), got {est.fit_intercept!r}")
     if penalty == "l1":
         return L1(float(alpha))
     assert ratio is not None

@@ -27,6 +27,32 @@ values of the batch) whatever the number of features:
    hold (one row: entry by entry; more: summed first), the composite update of each, with the
    intercepts' own accumulators (unregularised: a plain AdaGrad step).
 
+**The L1 term** (``l1 > 0`` on the kernel: AdaGrad's proximal step for the elastic net
+``phi(w) = l1 ||w_reg||_1 + (lam/2) ||w_reg||^2``, Duchi, Hazan & Singer 2011, Sec. 3 eq. 4 and
+Sec. 5.1) soft-thresholds ``z_j = s_j w_j - eta g_j`` at ``eta l1`` before the division by
+``s_j + eta lam_j``. An untouched step maps ``|w_j|`` to ``max(a_j |w_j| - b_j, 0)`` with
+``a_j = s_j / (s_j + eta lam_j)`` and ``b_j = eta l1 / (s_j + eta lam_j)``, keeping the sign;
+``k`` of them in a row are again one closed form, because ``a |w| - b`` is affine and zero is
+absorbing:
+
+    lam > 0:  |w_j| <- max(a_j^k |w_j| - (l1 / lam) (1 - a_j^k), 0)
+              (b / (1 - a) = l1 / lam; ``1 - a^k = -expm1(k L_j)``, exact for small ``k L_j``)
+    lam = 0:  |w_j| <- max(|w_j| - k eta l1 / s_j, 0)
+
+(the record keeps ``L_j`` when ``lam > 0`` and the per-step threshold ``eta l1 / s_j`` in its
+place when ``lam = 0``, where ``L_j`` is 0). A coordinate that reaches zero stays an exact zero
+until a row touches it, and costs nothing meanwhile (zeros are skipped). The reported minibatch
+objective leaves the L1 term out (it is the smooth part's, the divergence monitor's estimate).
+
+**FTRL-Proximal** (the kernel declares ``ftrl_proximal``: :class:`~sqnopt.curvature.AdaGradKernel`'s
+FTRL-Proximal form, McMahan et al., KDD 2013): the state of a coordinate is its dual sum
+``z_j`` and ``G_j`` (the kernel's), and its value after ``t`` steps is the closed form
+``ftrl_value(z_j, delta + sqrt(G_j), t, l1, lam, eta)`` -- a coordinate no row touches keeps
+its state, so there is nothing to catch up: each value a row reads is computed from the
+kernel's arrays, and a step writes the touched coordinates' ``z_j`` and ``G_j``. The records
+serve only to mark the features of a batch of several rows. The reported minibatch objective
+is the batch's loss (the penalty left out), its progressive loss exact.
+
 A row whose score derivatives are all zero (a hinge loss past its margin) contributes nothing
 and its coordinates stay lazy. The accumulator ``G`` is the curvature kernel's (declared by
 ``adagrad_accumulator``: :class:`~sqnopt.curvature.AdaGradKernel` in composite form), updated in
@@ -69,9 +95,10 @@ import numpy as np
 
 from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 
-from libc.math cimport INFINITY, NAN, exp, isfinite, isnan, log1p, sqrt
+from libc.math cimport INFINITY, NAN, exp, expm1, fabs, isfinite, isnan, log1p, sqrt
 
 from sqnopt._vec cimport SQNOPT_PREFETCH
+from sqnopt.curvature._adagrad cimport AdaGradKernel, ftrl_value
 from sqnopt.curvature._base cimport CurvatureKernel
 from sqnopt.data._rows cimport CSRRows32, CSRRows64, RowData
 from sqnopt.objectives._base cimport ObjectiveKernel
@@ -156,6 +183,9 @@ cdef class AdaptiveIterate(IterateKernel):
     cdef readonly Py_ssize_t n_catchups    # O(n) catch-ups after a change of the step
     cdef readonly Py_ssize_t n_blocks
     cdef double lam, delta
+    cdef double l1, l1_over_lam         # the L1 weight of the proximal form (0: none), l1 / lam
+    cdef AdaGradKernel ada             # the FTRL-Proximal kernel (None: the composite form)
+    cdef bint ftrl
     cdef Py_ssize_t K, S, nf, dim
     cdef bint has_intercept, prefetch_entries
     cdef bint moved                    # the records went to the iterate that adopted them
@@ -185,6 +215,15 @@ cdef class AdaptiveIterate(IterateKernel):
         self.data = objective.data
         self.lam = objective.lam
         self.delta = delta
+        self.l1 = float(getattr(curvature, "l1", 0.0))
+        self.ftrl = bool(getattr(curvature, "ftrl_proximal", False))
+        self.ada = None
+        if self.ftrl:
+            if not isinstance(curvature, AdaGradKernel):
+                raise ValueError("the adaptive iterate runs the FTRL-Proximal form of the "
+                                 "compiled AdaGrad kernel only")
+            self.ada = <AdaGradKernel> curvature
+        self.l1_over_lam = self.l1 / self.lam if self.lam > 0.0 else 0.0
         self.K = objective.n_blocks
         self.n_blocks = self.K
         self.S = 2 * self.K + 2
@@ -221,13 +260,50 @@ cdef class AdaptiveIterate(IterateKernel):
         self.eta = NAN
         self.n_catchups = 0
 
+    cdef inline double _lazy_coef(self, double s, double eps) noexcept nogil:
+        """What a record keeps of a coordinate with ``s = delta + sqrt(G_j)`` under the step
+        ``eps``: ``L_j`` (``_log_shrink``), or with an L1 term and ``lam = 0`` the per-step
+        threshold ``eps l1 / s`` (0 where ``s`` is 0: the composite step leaves such a
+        coordinate as it is)."""
+        if self.l1 > 0.0 and self.lam == 0.0:
+            return eps * self.l1 / s if s > 0.0 else 0.0
+        return _log_shrink(s, eps * self.lam)
+
+    cdef inline double _pending(self, double v, double steps, double c) noexcept nogil:
+        """The value ``v`` after ``steps`` untouched steps of a coordinate whose record keeps
+        ``c`` (the module docstring: a factor, or with an L1 term the closed-form shrinkage
+        to an exact zero)."""
+        cdef double m
+        if v == 0.0 or steps <= 0.0:
+            return v
+        if self.l1 == 0.0:
+            return v * _factor(steps * c) if c != 0.0 else v
+        if self.lam == 0.0:
+            m = fabs(v) - steps * c
+        elif c != 0.0:
+            m = fabs(v) * _factor(steps * c) + self.l1_over_lam * expm1(steps * c)
+        else:
+            return v
+        if not m > 0.0:
+            return 0.0
+        return m if v > 0.0 else -m
+
     cdef inline void _catch_up(self, double* r, double clock, double* nu) noexcept nogil:
         """Bring the feature of record ``r`` up to date: its ``K`` coordinates times their
-        pending factors ``exp((clock - last) L)``, its clock to ``clock``; ``nu`` takes the
-        change."""
+        pending factors ``exp((clock - last) L)`` (with an L1 term: their pending shrinkage,
+        ``_pending``), its clock to ``clock``; ``nu`` takes the change."""
         cdef Py_ssize_t k, K = self.K
         cdef double v, vn, steps = clock - r[2 * K]
         if steps <= 0.0:
+            return
+        if self.l1 > 0.0:
+            for k in range(K):
+                v = r[k]
+                if v != 0.0:
+                    vn = self._pending(v, steps, r[K + k])
+                    nu[0] += vn * vn - v * v
+                    r[k] = vn
+            r[2 * K] = clock
             return
         for k in range(K):
             v = r[k]
@@ -241,7 +317,7 @@ cdef class AdaptiveIterate(IterateKernel):
         """The step changes to ``eps``: every feature up to date under the old one, every
         factor for the new one (O(n)); ``nu`` recomputed exactly (nothing pending any more)."""
         cdef Py_ssize_t j, k, K = self.K
-        cdef double nu = 0.0, scratch = 0.0, eta_lam = eps * self.lam
+        cdef double nu = 0.0, scratch = 0.0
         cdef double* r
         cdef const double* G = self.curv.cy_accumulator()
         for j in range(self.nf):
@@ -250,7 +326,7 @@ cdef class AdaptiveIterate(IterateKernel):
                 self._catch_up(r, self.clock, &scratch)
             r[2 * K] = self.clock
             for k in range(K):
-                r[K + k] = _log_shrink(self.delta + sqrt(G[k * self.dim + j]), eta_lam)
+                r[K + k] = self._lazy_coef(self.delta + sqrt(G[k * self.dim + j]), eps)
                 nu += r[k] * r[k]
         self.sqnorm = nu
         self.eta = eps
@@ -266,7 +342,8 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef Py_ssize_t t, i, p, j, k, q, nnz, n_touched, K = self.K, S = self.S
         cdef Py_ssize_t dim = self.dim, nf = self.nf
         cdef double inv = 1.0 / size, lam = self.lam, delta = self.delta
-        cdef double total, wsum = 0.0, x, g, acc, sc, den, vo, vn, dnu = 0.0, nu, eta_lam
+        cdef double total, wsum = 0.0, x, g, acc, sc, den, vo, vn, dnu = 0.0, nu, eta_lam, z
+        cdef double thr = eps * self.l1
         cdef double clock = self.clock
         cdef bint ok = True, valid = eps >= 0.0 and isfinite(eps)
         cdef const double* d64
@@ -288,6 +365,9 @@ cdef class AdaptiveIterate(IterateKernel):
         if G == NULL or self.moved:     # (a moved iterate's loop reloads before it runs)
             loss_out[0] = NAN
             return ITERATE_NONFINITE_LOSS
+        if self.ftrl:
+            return self._ftrl_first_order(batch, size, ahead, ahead_sizes, n_ahead, eps,
+                                          loss_out)
         if size * K > self.scores.shape[0]:
             with gil:
                 self._grow(size)
@@ -382,12 +462,19 @@ cdef class AdaptiveIterate(IterateKernel):
                         sc = delta + sqrt(acc)
                         den = sc + eta_lam
                         vo = r[k]
-                        vn = (sc * vo - eps * g) / den if den > 0.0 else vo
+                        if not den > 0.0:
+                            vn = vo
+                        elif thr == 0.0:
+                            vn = (sc * vo - eps * g) / den
+                        else:   # the proximal step (as below)
+                            z = sc * vo - eps * g
+                            vn = ((z - thr) / den if z > thr else
+                                  (z + thr) / den if z < -thr else 0.0)
                         ok = ok and isfinite(vn) and isfinite(acc)
                         dnu += vn * vn - vo * vo
                         newv[q] = vn
                         newacc[q] = acc
-                        newl[q] = _log_shrink(sc, eta_lam)
+                        newl[q] = self._lazy_coef(sc, eps)
                         q += 1
         else:
             # the gradient summed over the rows first (each touched feature once, marked by
@@ -424,12 +511,19 @@ cdef class AdaptiveIterate(IterateKernel):
                     sc = delta + sqrt(acc)
                     den = sc + eta_lam
                     vo = r[k]
-                    vn = (sc * vo - eps * g) / den if den > 0.0 else vo
+                    if not den > 0.0:
+                        vn = vo
+                    elif thr == 0.0:
+                        vn = (sc * vo - eps * g) / den
+                    else:   # the proximal step: soft thresholding at eps l1, exact zeros
+                        z = sc * vo - eps * g
+                        vn = ((z - thr) / den if z > thr else
+                              (z + thr) / den if z < -thr else 0.0)
                     ok = ok and isfinite(vn) and isfinite(acc)
                     dnu += vn * vn - vo * vo
                     newv[q] = vn
                     newacc[q] = acc
-                    newl[q] = _log_shrink(sc, eta_lam)
+                    newl[q] = self._lazy_coef(sc, eps)
                     q += 1
         # the intercepts: a plain AdaGrad step on their own accumulators (lam_j = 0)
         if self.has_intercept:
@@ -478,6 +572,175 @@ cdef class AdaptiveIterate(IterateKernel):
                 bias[k] = newv[q + k]
                 G[k * dim + nf] = newacc[q + k]
         self.sqnorm = nu if nu > 0.0 else 0.0
+        self.clock = clock + 1.0
+        return ITERATE_STEPPED
+
+    cdef inline double _ftrl_w(self, const double* z, const double* G, Py_ssize_t i,
+                               double t, double eps, bint reg) noexcept nogil:
+        """The FTRL-Proximal value of parameter ``i`` after ``t`` steps (``reg``: penalised)."""
+        return ftrl_value(z[i], self.delta + sqrt(G[i]), t, self.l1 if reg else 0.0,
+                          self.lam if reg else 0.0, eps)
+
+    cdef int _ftrl_first_order(self, const Py_ssize_t* batch, Py_ssize_t size,
+                               const Py_ssize_t* const* ahead, const Py_ssize_t* ahead_sizes,
+                               Py_ssize_t n_ahead, double eps, double* loss_out) noexcept nogil:
+        """One FTRL-Proximal step in O(stored values of the batch) (module docstring): the
+        values the rows read from ``(z, G, t)``, the losses, then the touched coordinates'
+        ``z`` and ``G`` -- checked before anything is written, in the arithmetic of the
+        kernel's dense step."""
+        cdef Py_ssize_t t_, i, p, j, k, q, nnz, n_touched = 0, K = self.K, S = self.S
+        cdef Py_ssize_t dim = self.dim, nf = self.nf, stored = 0, idx
+        cdef double inv = 1.0 / size, total, wsum = 0.0, x, g, acc, so, sn, zn, wv, acc_s
+        cdef double t0 = self.ada.ftrl_t, t1 = t0 + 1.0, delta = self.delta
+        cdef double clock = self.clock
+        cdef bint ok = True
+        cdef const double* d64
+        cdef const float* d32
+        cdef const int* ind
+        cdef double* r
+        cdef double* rec = &self.rec[0]
+        cdef double* scores
+        cdef double* coef
+        cdef double* gacc
+        cdef double* newv
+        cdef double* newacc
+        cdef Py_ssize_t* touched
+        cdef double* G = self.curv.cy_accumulator()
+        cdef double* z = &self.ada._z[0]
+        cdef const double* gw = self.data.grad_weight
+        if size * K > self.scores.shape[0]:
+            with gil:
+                self._grow(size)
+            if size * K > self.scores.shape[0]:
+                loss_out[0] = NAN
+                return ITERATE_NONFINITE_LOSS
+        scores = &self.scores[0]
+        coef = &self.coef[0]
+        if n_ahead > 0 and self.indptr != NULL:
+            self._prefetch_ahead(ahead, ahead_sizes, n_ahead, G)
+        if not (eps > 0.0 and isfinite(eps)):
+            loss_out[0] = NAN
+            return ITERATE_NONFINITE
+        if t0 == 0.0:       # the first step: the sums centred at the starting point
+            for i in range(self.n_params):
+                z[i] = -((delta + sqrt(G[i])) / eps) * self.w[i]
+        # 1. the scores at w_t, every value read from (z, G, t)
+        for t_ in range(size):
+            i = batch[t_]
+            for k in range(K):
+                scores[t_ * K + k] = (self._ftrl_w(z, G, k * dim + nf, t0, eps, False)
+                                      if self.has_intercept else 0.0)
+            nnz = self.data.row_view(i, &d64, &d32, &ind)
+            stored += nnz
+            for p in range(nnz):
+                j = ind[p] if ind != NULL else p
+                x = d64[p] if d64 != NULL else <double> d32[p]
+                for k in range(K):
+                    scores[t_ * K + k] += x * self._ftrl_w(z, G, k * dim + j, t0, eps, True)
+            wsum += gw[i]
+        # 2. the losses and score derivatives
+        total = self.obj.cy_scores_loss(batch, size, scores, coef)
+        self.sqnorm = 0.0
+        self.batch_loss = total
+        self.batch_weight = wsum
+        loss_out[0] = total * inv
+        if not isfinite(loss_out[0]):
+            return ITERATE_NONFINITE_LOSS
+        if size > 1 and stored > nf:
+            stored = nf
+        if (stored * K + K > self.newv.shape[0]
+                or (size > 1 and self.gacc.shape[0] < nf * K)):
+            with gil:
+                self._grow_scratch(stored * K + K, size > 1)
+            if (stored * K + K > self.newv.shape[0]
+                    or (size > 1 and self.gacc.shape[0] < nf * K)):
+                loss_out[0] = NAN
+                return ITERATE_NONFINITE_LOSS
+        gacc = &self.gacc[0]
+        newv = &self.newv[0]
+        newacc = &self.newacc[0]
+        touched = &self.touched[0]
+        # 3. the loss gradient of the touched coordinates: per feature (several rows summed
+        # first, each feature once: marked by its record's clock + 1)
+        for t_ in range(size):
+            for k in range(K):
+                coef[t_ * K + k] *= inv
+        if size == 1:       # one row: its entries in order (d64 / d32 / ind stay on it)
+            n_touched = self.data.row_view(batch[0], &d64, &d32, &ind)
+        else:
+            for t_ in range(size):
+                i = batch[t_]
+                nnz = self.data.row_view(i, &d64, &d32, &ind)
+                for p in range(nnz):
+                    j = ind[p] if ind != NULL else p
+                    x = d64[p] if d64 != NULL else <double> d32[p]
+                    r = rec + j * S
+                    if r[2 * K] != clock + 1.0:
+                        r[2 * K] = clock + 1.0
+                        touched[n_touched] = j
+                        n_touched += 1
+                        for k in range(K):
+                            gacc[j * K + k] = 0.0
+                    for k in range(K):
+                        gacc[j * K + k] += coef[t_ * K + k] * x
+        q = 0
+        for p in range(n_touched):
+            if size == 1:
+                j = ind[p] if ind != NULL else p
+                x = d64[p] if d64 != NULL else <double> d32[p]
+            else:
+                j = touched[p]
+            for k in range(K):
+                g = coef[k] * x if size == 1 else gacc[j * K + k]
+                idx = k * dim + j
+                wv = self._ftrl_w(z, G, idx, t0, eps, True)
+                acc = G[idx] + g * g
+                so = delta + sqrt(G[idx])
+                sn = delta + sqrt(acc)
+                zn = z[idx] + g - (sn - so) / eps * wv
+                ok = ok and isfinite(zn) and isfinite(acc) and isfinite(
+                    ftrl_value(zn, sn, t1, self.l1, self.lam, eps))
+                newv[q] = zn
+                newacc[q] = acc
+                q += 1
+        if self.has_intercept:      # unpenalised
+            for k in range(K):
+                g = 0.0
+                for t_ in range(size):
+                    g += coef[t_ * K + k]
+                idx = k * dim + nf
+                wv = self._ftrl_w(z, G, idx, t0, eps, False)
+                acc = G[idx] + g * g
+                so = delta + sqrt(G[idx])
+                sn = delta + sqrt(acc)
+                zn = z[idx] + g - (sn - so) / eps * wv
+                ok = ok and isfinite(zn) and isfinite(acc) and isfinite(
+                    ftrl_value(zn, sn, t1, 0.0, 0.0, eps))
+                newv[q + k] = zn
+                newacc[q + k] = acc
+        if not ok:
+            if size > 1:
+                for p in range(n_touched):
+                    rec[touched[p] * S + 2 * K] = clock
+            return ITERATE_NONFINITE
+        q = 0
+        for p in range(n_touched):
+            if size == 1:
+                j = ind[p] if ind != NULL else p
+            else:
+                j = touched[p]
+                rec[j * S + 2 * K] = clock + 1.0
+            for k in range(K):
+                z[k * dim + j] = newv[q]
+                G[k * dim + j] = newacc[q]
+                q += 1
+        if self.has_intercept:
+            for k in range(K):
+                z[k * dim + nf] = newv[q + k]
+                G[k * dim + nf] = newacc[q + k]
+        self.ada.ftrl_t = t1
+        self.ada.ftrl_eta = eps
+        self.eta = eps
         self.clock = clock + 1.0
         return ITERATE_STEPPED
 
@@ -542,17 +805,36 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef const double* r
         if self.moved:      # the iterate that adopted the records writes w
             return
+        if self.ftrl:
+            self._ftrl_sync()
+            return
         for j in range(self.nf):
             r = &self.rec[j * self.S]
             steps = self.clock - r[2 * K]
             for k in range(K):
                 v = r[k]
-                if steps > 0.0 and v != 0.0 and r[K + k] != 0.0:
-                    v *= _factor(steps * r[K + k])
+                if steps > 0.0 and v != 0.0:
+                    v = self._pending(v, steps, r[K + k])
                 self.w[k * self.dim + j] = v
         for k in range(K):
             if self.has_intercept:
                 self.w[k * self.dim + self.nf] = self.bias[k]
+
+    cdef void _ftrl_sync(self) noexcept nogil:
+        """FTRL-Proximal: ``w`` from the kernel's ``(z, G, t)`` (before the first step, ``w``
+        is the starting point and stays)."""
+        cdef Py_ssize_t j, k
+        cdef double t = self.ada.ftrl_t, eta = self.ada.ftrl_eta
+        cdef const double* G = self.curv.cy_accumulator()
+        cdef const double* z = &self.ada._z[0]
+        if t == 0.0:
+            return
+        for k in range(self.K):
+            for j in range(self.nf):
+                self.w[k * self.dim + j] = self._ftrl_w(z, G, k * self.dim + j, t, eta, True)
+            if self.has_intercept:
+                self.w[k * self.dim + self.nf] = self._ftrl_w(z, G, k * self.dim + self.nf,
+                                                              t, eta, False)
 
     def reload(self, Py_ssize_t n_avg) -> None:
         """Rebuild the representation from ``w`` (every feature current, the clock at 0, no step
@@ -579,7 +861,8 @@ cdef class AdaptiveIterate(IterateKernel):
         if not isinstance(previous, AdaptiveIterate):
             return False
         cdef AdaptiveIterate p = <AdaptiveIterate> previous
-        if p.nf != self.nf or p.K != self.K or p.has_intercept != self.has_intercept:
+        if (p.nf != self.nf or p.K != self.K or p.has_intercept != self.has_intercept
+                or p.l1 != self.l1 or p.lam != self.lam):
             return False
         if p.moved:
             return False

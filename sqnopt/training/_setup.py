@@ -30,6 +30,7 @@ from sqnopt._jobs import check_n_jobs
 from sqnopt.interfaces import (
     MULTICLASS,
     SMOOTH,
+    Penalty,
     BatchSchedule,
     CurvatureModel,
     GradientEstimator,
@@ -304,13 +305,22 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                weights: NDArray[np.float64], regime: Regime = "memory") -> Setup:
     """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``
     (``regime="stream"``: ``X`` is a first chunk of data that arrive in chunks)."""
-    objective, strategy = choose_strategy(objective_with_lam(s.loss, float(s.alpha)),
+    penalty: Penalty | None = getattr(s, "penalty", None)
+    lam = float(s.alpha) if penalty is None else penalty.l2_strength
+    objective, strategy = choose_strategy(objective_with_lam(s.loss, lam),
                                           len(classes), s.multiclass)
     # weights / their mean (np.mean's value, without its dispatch on a small array)
     gw = (weights / (weights.sum() / weights.shape[0]) if s.sampling != "weighted"
           else np.ones_like(weights))
+    if penalty is not None and not streaming_regime(s, X, regime):
+        raise ValueError(f"penalty {penalty.describe()} is taken by the large-data recipe "
+                         "(proximal AdaGrad) only: fit a stream or use partial_fit, with "
+                         "curvature, gradient, schedule and step 'auto' -- or solve in memory "
+                         "with sqnopt.composite.solve_composite (SQNClassifier(penalty=...)"
+                         ".fit does)")
     if streaming_regime(s, X, regime):
-        recipe = recipes.streaming(objective, X, s.fit_intercept is True)
+        recipe = recipes.streaming(objective, X, s.fit_intercept is True,
+                                   l1=0.0 if penalty is None else penalty.l1_strength)
         if s.sampling != "auto":
             recipe = dataclasses.replace(recipe, sampling=s.sampling)
     else:

@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import check_matrix, check_targets, encode_labels
-from sqnopt.interfaces import SMOOTH, StepRule
+from sqnopt.interfaces import SMOOTH, Penalty, StepRule
 from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
 from sqnopt import recipes
@@ -149,6 +149,15 @@ class Trainer:
         Threads for the compiled passes over the data (``None``: 1 unless a
         ``joblib.parallel_config`` context says otherwise; ``-1``: every usable core); the
         results are the same for every value (:class:`~sqnopt.Solver`'s ``n_jobs``).
+    penalty
+        ``None``: the L2 penalty ``alpha/2 ||w||^2`` (the objective's ``lam``). A
+        :class:`~sqnopt.interfaces.Penalty` (e.g. :class:`sqnopt.penalties.L1`, which then
+        replaces ``alpha``): the fit must take the large-data recipe (a stream,
+        ``partial_fit``, or data large in memory, with ``curvature``, ``gradient``,
+        ``schedule`` and ``step`` at ``"auto"``), whose proximal AdaGrad takes the penalty's
+        declared ``l1_strength`` in its step and its ``l2_strength`` as the objective's
+        ``lam`` (:func:`sqnopt.recipes.streaming`). Full-batch L1 fits are
+        :func:`sqnopt.composite.solve_composite`'s.
 
     Attributes
     ----------
@@ -195,6 +204,7 @@ class Trainer:
         path: Literal["auto", "compiled", "python"] = "auto",
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
+        penalty: Penalty | None = None,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -221,6 +231,7 @@ class Trainer:
         self.path = path
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.penalty = penalty
         # training state (see __getstate__ for what survives pickling)
         self._setup: Setup | None = None
         self._solvers: list[Solver] | None = None

@@ -120,8 +120,10 @@ def test_incompatible_settings_fail_with_the_fix(settings: dict[str, Any], match
 
 def test_partial_fit_and_loss_without_multiclass_form() -> None:
     X, y = _binary(n=40, d=4)
-    with pytest.raises(ValueError, match="partial_fit"):
-        SQNClassifier(penalty="l1").partial_fit(X, y, classes=["no", "yes"])
+    # the classifier's partial_fit runs FTRL-Proximal (tests/estimators/test_stream_l1.py);
+    # the regressor's keeps the L2 penalty
+    clf = SQNClassifier(penalty="l1").partial_fit(X, y, classes=["no", "yes"])
+    assert "ftrl=True" in clf.to_model().info["curvature"]
     with pytest.raises(ValueError, match="partial_fit"):
         SQNRegressor(penalty="l1").partial_fit(X, np.ones(40))
     yy = np.arange(40) % 3

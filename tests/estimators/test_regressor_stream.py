@@ -126,13 +126,16 @@ def test_text_targets_in_a_regression_csv_stream(tmp_path: Path) -> None:
             list(stream)
 
 
-def test_an_l1_penalty_on_a_stream_is_refused() -> None:
-    """The L1 penalty is solved full batch in memory; a stream fit ran the L2 one silently."""
+def test_an_l1_penalty_on_a_stream_runs_ftrl_proximal() -> None:
+    """A stream fit with the L1 penalty runs the large-data recipe's FTRL-Proximal AdaGrad
+    (it once ran the L2 fit silently); a curvature it cannot run is refused."""
     from sqnopt.datasets import stream_arrays
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 4))
     t = X @ np.ones(4)
     stream = stream_arrays(X, t, chunk_size=50, label_kind="regression")
-    with pytest.raises(ValueError, match="penalty='l1' is solved full batch, in memory"):
-        SQNRegressor(penalty="l1").fit(stream)
+    est = SQNRegressor(penalty="l1", alpha=0.05, random_state=0).fit(stream)
+    assert "l1=0.05" in est.to_model().info["curvature"]
+    with pytest.raises(ValueError, match="load the data in memory"):
+        SQNRegressor(penalty="l1", curvature="newglmnet").fit(stream)
