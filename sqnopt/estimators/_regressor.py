@@ -24,6 +24,7 @@ from sqnopt.estimators._composite import (
     clear_driver_attributes,
     fit_composite,
     resolve_estimator_penalty,
+    stochastic_penalty,
 )
 from sqnopt.interfaces import Objective
 from sqnopt.model import LinearModel
@@ -72,7 +73,8 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         ``"elasticnet"``: ``alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)``
         (scikit-learn's ``ElasticNet(alpha, l1_ratio)``); sparse ``coef_`` with exact zeros,
         solved full batch as for :class:`SQNClassifier` (``curvature`` ``"auto"``,
-        ``"newglmnet"`` or ``"owlqn"``; no ``partial_fit``).
+        ``"newglmnet"`` or ``"owlqn"``); on a stream and in ``partial_fit`` by FTRL-Proximal
+        AdaGrad, as for :class:`SQNClassifier`.
     l1_ratio : float or None, default=None
         The L1 share of ``penalty="elasticnet"`` (required there, in ``[0, 1]``).
     curvature, gradient, schedule, step, projection, fit_intercept, average, sampling
@@ -266,6 +268,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             self.fit_path_reason_ = f"penalty={self.penalty!r}: a composite solve"
             return self
         trainer = self._get_trainer(keep=bool(self.warm_start))
+        trainer.penalty = None              # a previous stream / partial_fit's L1 stays there
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             trainer.fit(X, y, sample_weight)
@@ -281,14 +284,17 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                     sample_weight: ArrayLike | None = None) -> SQNRegressor:
         """One pass over the batch ``(X, y)``, continuing the whole solver state. Batches whose
         sample weights are all zero are ignored."""
-        if getattr(self, "penalty", "l2") != "l2":
-            raise ValueError(f"partial_fit runs the stochastic recipes, which have no "
-                             f"penalty={self.penalty!r}: use fit, or penalty='l2'")
+        penalty = stochastic_penalty(self, "in partial_fit")
         if isinstance(getattr(self, "_trainer", None), CompositeFit):
             del self._trainer                   # the stochastic state starts afresh
         first = getattr(self, "_trainer", None) is None
         X, y = self._validate(X, y, reset=first)
         trainer = self._get_trainer(keep=True)
+        if not first and trainer._setup is not None and trainer.penalty != penalty:
+            raise ValueError(f"partial_fit: penalty={self.penalty!r} with alpha={self.alpha!r} "
+                             "differs from the first call's; fit afresh (or clone the "
+                             "estimator) to change the penalty")
+        trainer.penalty = penalty
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model = trainer.partial_fit(X, y, sample_weight)

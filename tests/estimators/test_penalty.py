@@ -120,12 +120,9 @@ def test_incompatible_settings_fail_with_the_fix(settings: dict[str, Any], match
 
 def test_partial_fit_and_loss_without_multiclass_form() -> None:
     X, y = _binary(n=40, d=4)
-    # the classifier's partial_fit runs FTRL-Proximal (tests/estimators/test_stream_l1.py);
-    # the regressor's keeps the L2 penalty
+    # partial_fit runs FTRL-Proximal (tests/estimators/test_stream_l1.py)
     clf = SQNClassifier(penalty="l1").partial_fit(X, y, classes=["no", "yes"])
     assert "ftrl=True" in clf.to_model().info["curvature"]
-    with pytest.raises(ValueError, match="partial_fit"):
-        SQNRegressor(penalty="l1").partial_fit(X, np.ones(40))
     yy = np.arange(40) % 3
     with pytest.raises(ValueError, match="multiclass='ovr'"):
         SQNClassifier("squared_hinge", penalty="l1", multiclass="multinomial").fit(X, yy)

@@ -106,6 +106,31 @@ def test_regressor_stream_fit_with_l1_is_sparse() -> None:
     assert np.count_nonzero(est.coef_) <= 8
 
 
+def test_regressor_partial_fit_with_l1_is_sparse_and_refuses_a_changed_penalty() -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(4000, 30))
+    w = np.zeros(30)
+    w[:4] = [1.0, -2.0, 0.5, 1.5]
+    y = X @ w + 0.1 * rng.normal(size=4000)
+    fits = []
+    for _ in range(2):
+        est = SQNRegressor(penalty="l1", alpha=0.05, random_state=0)
+        for start in range(0, 4000, 1000):
+            est.partial_fit(X[start:start + 1000], y[start:start + 1000])
+        fits.append(est.coef_.copy())
+    np.testing.assert_array_equal(fits[0], fits[1])
+    assert np.all(fits[0][:4] != 0.0) and np.count_nonzero(fits[0]) <= 8
+    assert "ftrl=True" in est.to_model().info["curvature"]
+    est.set_params(alpha=0.01)
+    with pytest.raises(ValueError, match="differs from the first call"):
+        est.partial_fit(X[:1000], y[:1000])
+    # a warm in-memory L2 fit after the stochastic L1 state: the driver's L2 fit, not FTRL
+    est.set_params(penalty="l2", warm_start=True)
+    est.fit(X, y)
+    assert np.count_nonzero(est.coef_) == 30
+    assert "ftrl" not in est.to_model().info.get("curvature", "")
+
+
 def test_what_stays_unsupported_names_the_fix() -> None:
     X, y = _problem(5, N=2000)
     with pytest.raises(ValueError, match="load the data in memory"):
