@@ -347,6 +347,16 @@ def hessian_range(X: Any, lam: float) -> float:
     return max(top, 1.0) / float(lam)       # the intercept's column of ones counts as 1
 
 
+def _range_within(X: Any, lam: float, sum_squares: float | None) -> bool:
+    """``hessian_range(X, lam) <= NEWTON_MAX_RANGE``, decided by the bound
+    ``max_j sum_i x_ij^2 <= sum_squares`` when that suffices (no pass over ``X``)."""
+    if sum_squares is not None and lam > 0 and math.isfinite(sum_squares):
+        n = max(int(X.shape[0]), 1)
+        if max(float(sum_squares) / n, 1.0) / lam <= NEWTON_MAX_RANGE:
+            return True
+    return hessian_range(X, lam) <= NEWTON_MAX_RANGE
+
+
 def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
     r"""What forming and factoring the exact Hessian costs, in passes over the data:
     ``(sum_i K^2 m_i (m_i + 1) / 2 + n^2 + n^3 / 3) / (2 K nnz)`` with ``m_i`` the entries of
@@ -396,8 +406,14 @@ def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> flo
     return float((form + dim ** 3 / 3.0) / (2.0 * K * nnz))
 
 
-def default_curvature(objective: Objective, X: Any, n_classes: int) -> CurvatureModel:
+def default_curvature(objective: Objective, X: Any, n_classes: int, *,
+                      sum_squares: float | None = None) -> CurvatureModel:
     """The curvature model of ``curvature="auto"``, from the objective and the data's shape.
+    ``sum_squares``: the sum of the squares of ``X``'s stored values when the caller has it
+    (:func:`sqnopt.data.check_matrix` computes it while checking the values): it bounds every
+    column's, so when ``max(sum_squares / N, 1) / lam`` is within ``NEWTON_MAX_RANGE`` the test
+    of :func:`hessian_range` holds without its pass over the data (the same choice, as the
+    bound is at least the range).
 
     * Newton's method (:class:`~sqnopt.curvature.Newton`: the exact Hessian formed and factored
       at every iterate, on the whole data set with a line search) when the objective provides
@@ -464,7 +480,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int) -> Curvature
         budget = QUADRATIC_NEWTON_PASSES if quadratic else NEWTON_PASSES
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= budget
-                and hessian_range(X, float(objective.lam)) <= NEWTON_MAX_RANGE):
+                and _range_within(X, float(objective.lam), sum_squares)):
             return _default(Newton)
     if (quadratic and in_memory
             and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities

@@ -244,7 +244,8 @@ def _is_checked(X: Any) -> bool:
             and not X.indices.flags.writeable and not X.indptr.flags.writeable)
 
 
-def check_matrix(X: Any, *, name: str = "X", fit: bool = False) -> Matrix:
+def check_matrix(X: Any, *, name: str = "X", fit: bool = False,
+                 stats: dict[str, float] | None = None) -> Matrix:
     """Validate a design matrix; returns a C-contiguous float32/float64 array or a canonical CSR.
 
     Integer and boolean matrices are converted to float64 (a copy). Complex, object and string
@@ -264,6 +265,12 @@ def check_matrix(X: Any, *, name: str = "X", fit: bool = False) -> Matrix:
     into a new canonical CSR whose ``indices`` and ``indptr`` are read-only. Either result passed
     back in is returned as it is (its structure not checked again, not copied again), as a
     C-contiguous float array is.
+
+    ``stats`` (with ``fit``): a dict that receives what the check computed on the way, so that
+    the caller need not read the values again -- ``"sum_squares"``, the sum of the squares of
+    the stored float64 values (absent for float32 values, whose check sums the values instead).
+    It bounds every column's sum of squares, which the recipe's test of the Hessian's range
+    (:func:`sqnopt.recipes.hessian_range`) needs.
     """
     if sp.issparse(X):
         if X.ndim != 2:
@@ -282,7 +289,7 @@ def check_matrix(X: Any, *, name: str = "X", fit: bool = False) -> Matrix:
             csr = X
         nnz = int(csr.indptr[-1])
         data = np.asarray(csr.data)[:nnz]
-        if not (_squares_finite(data) if fit else _all_finite(data)):
+        if not (_squares_finite(data, stats) if fit else _all_finite(data)):
             if not np.all(np.isfinite(data)):
                 bad = int(np.flatnonzero(~np.isfinite(data))[0])
                 row = int(np.searchsorted(csr.indptr, bad, side="right") - 1)
@@ -326,7 +333,7 @@ def check_matrix(X: Any, *, name: str = "X", fit: bool = False) -> Matrix:
         raise _fail(name, f"is empty (shape {arr.shape})", "Pass at least one sample and one feature")
     dtype = _float_dtype(arr.dtype, name)
     out_arr = np.ascontiguousarray(arr, dtype=dtype)
-    if not (_squares_finite(out_arr.reshape(-1)) if fit else _all_finite(out_arr)):
+    if not (_squares_finite(out_arr.reshape(-1), stats) if fit else _all_finite(out_arr)):
         if not np.all(np.isfinite(out_arr)):
             r, c = np.argwhere(~np.isfinite(out_arr))[0]
             raise _fail(name, f"contains NaN or infinity (first at row {int(r)}, column "
@@ -351,13 +358,19 @@ def _all_finite(a: NDArray[Any]) -> bool:
     return bool(np.isfinite(total)) or bool(np.all(np.isfinite(a)))
 
 
-def _squares_finite(a: NDArray[Any]) -> bool:
+def _squares_finite(a: NDArray[Any], stats: dict[str, float] | None = None) -> bool:
     """Every value finite and the sum of their squares too (one BLAS pass; for float32 values
-    only finiteness: their squares cannot overflow float64)."""
+    only finiteness: their squares cannot overflow float64). A finite sum of squares is stored
+    in ``stats["sum_squares"]`` when ``stats`` is given."""
     if a.dtype != np.float64:
         return _all_finite(a)
     with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.dot(a, a)))
+        total = float(np.dot(a, a))
+    if not math.isfinite(total):
+        return False
+    if stats is not None:
+        stats["sum_squares"] = total
+    return True
 
 
 def _check_squares(a: NDArray[Any], name: str, row: int, col: int) -> None:

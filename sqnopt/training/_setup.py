@@ -267,11 +267,14 @@ class Requested:
 
 def requested_components(objective: Objective, X: Any, n_classes: int, *,
                          curvature: ComponentSpec, schedule: ComponentSpec,
-                         step: ComponentSpec, gradient: ComponentSpec) -> Requested:
+                         step: ComponentSpec, gradient: ComponentSpec,
+                         sum_squares: float | None = None) -> Requested:
     """Resolve the named components; ``curvature="auto"`` is
-    :func:`sqnopt.recipes.default_curvature` for ``objective`` on data shaped like ``X``."""
+    :func:`sqnopt.recipes.default_curvature` for ``objective`` on data shaped like ``X``
+    (``sum_squares``: the sum of the squares of ``X``'s values, when the caller has it)."""
     if isinstance(curvature, str) and curvature == "auto":
-        model: CurvatureModel = recipes.default_curvature(objective, X, n_classes)
+        model: CurvatureModel = recipes.default_curvature(objective, X, n_classes,
+                                                          sum_squares=sum_squares)
         by_name = True
     else:
         model = (_named("curvature", curvature, CurvatureModel) if isinstance(curvature, str)
@@ -302,9 +305,12 @@ def streaming_regime(s: Settings, X: Any, regime: Regime) -> bool:
 
 
 def make_setup(s: Settings, X: Any, classes: NDArray[Any],
-               weights: NDArray[np.float64], regime: Regime = "memory") -> Setup:
+               weights: NDArray[np.float64], regime: Regime = "memory", *,
+               sum_squares: float | None = None) -> Setup:
     """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``
-    (``regime="stream"``: ``X`` is a first chunk of data that arrive in chunks)."""
+    (``regime="stream"``: ``X`` is a first chunk of data that arrive in chunks;
+    ``sum_squares``: the sum of the squares of ``X``'s values that
+    :func:`sqnopt.data.check_matrix` found, saving the recipe a pass)."""
     penalty: Penalty | None = getattr(s, "penalty", None)
     lam = float(s.alpha) if penalty is None else penalty.l2_strength
     objective, strategy = choose_strategy(objective_with_lam(s.loss, lam),
@@ -326,7 +332,7 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
     else:
         requested = requested_components(objective, X, len(classes), curvature=s.curvature,
                                          schedule=s.schedule, step=s.step,
-                                         gradient=s.gradient)
+                                         gradient=s.gradient, sum_squares=sum_squares)
         recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
                                   sampling=s.sampling)
     warn_feature_scale(X, recipe, s.fit_intercept is True)

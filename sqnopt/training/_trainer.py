@@ -280,7 +280,8 @@ class Trainer:
             histories are the same too when both fits checkpoint with the same
             ``checkpoint_every`` (a full-batch run split at checkpoints records a point at each).
         """
-        Xc = check_matrix(X, fit=True)
+        stats: dict[str, float] = {}
+        Xc = check_matrix(X, fit=True, stats=stats)
         regression = target_kind(self) == "regression"
         index: NDArray[np.intp] | None = None
         if regression:      # real-valued targets: no classes, no class weights
@@ -319,7 +320,7 @@ class Trainer:
         if resume is not None:
             with from_file(resume):
                 check_resume(resume, identity, fingerprint)
-        setup = make_setup(self, Xc, classes, weights)
+        setup = make_setup(self, Xc, classes, weights, sum_squares=stats.get("sum_squares"))
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
         if setup.streaming:

@@ -368,3 +368,69 @@ def test_progressive_lbfgs_memory_follows_the_cost_of_its_two_loop_recursion():
                           curvature_by_name=True).curvature == LBFGS(memory=5)
     assert recipes.choose(LogLoss(lam=1e-3), LBFGS(), dense, w, fit_intercept=False,
                           schedule=Full(), curvature_by_name=True).curvature == LBFGS()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_checks_sum_of_squares_decides_the_hessian_range_without_a_pass(
+        sparse: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check_matrix(fit=True)`` hands back the sum of the squares its value check computed;
+    it bounds every column's, so ``default_curvature`` takes Newton without reading the data
+    again when the bound is within ``NEWTON_MAX_RANGE``, and falls back to the exact test
+    (:func:`recipes.hessian_range`) when it is not -- the same choice either way."""
+    from sqnopt.data import check_matrix
+    from sqnopt.objectives import SquaredError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))       # six columns of one scale: the bound is ~6x the range
+    if sparse:
+        X = sp.csr_matrix(X)
+    stats: dict[str, float] = {}
+    Xc = check_matrix(X, fit=True, stats=stats)
+    values = Xc.data if sparse else np.asarray(Xc).ravel()
+    assert stats["sum_squares"] == pytest.approx(float(np.dot(values, values)), rel=1e-12)
+    obj = SquaredError(lam=1e-3)
+    exact = recipes.default_curvature(obj, Xc, 0)
+    assert exact == Newton()
+    calls: list[float] = []
+    real = recipes.hessian_range
+
+    def counted(X: object, lam: float) -> float:
+        calls.append(lam)
+        return real(X, lam)
+
+    monkeypatch.setattr(recipes, "hessian_range", counted)
+    assert recipes.default_curvature(obj, Xc, 0, sum_squares=stats["sum_squares"]) == exact
+    assert calls == []                  # decided by the bound: no pass
+    # a bound beyond the limit proves nothing: the exact test runs and decides (here Newton,
+    # the range being about half the limit)
+    tiny = SquaredError(lam=stats["sum_squares"] / 400 / (3 * recipes.NEWTON_MAX_RANGE))
+    assert recipes.hessian_range(Xc, tiny.lam) < recipes.NEWTON_MAX_RANGE
+    calls.clear()
+    assert recipes.default_curvature(tiny, Xc, 0, sum_squares=stats["sum_squares"]) == Newton()
+    assert len(calls) == 1
+    # float32 values: their check sums the values, not the squares -- nothing handed back
+    stats32: dict[str, float] = {}
+    check_matrix(np.asarray(rng.normal(size=(5, 2)), dtype=np.float32), fit=True, stats=stats32)
+    assert stats32 == {}
+
+
+def test_a_default_ridge_fit_reads_the_data_for_the_hessian_range_not_at_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Trainer passes the check's sum of squares to the recipe: a default fit of dense
+    ridge data chooses Newton without :func:`recipes.hessian_range`'s pass, and reaches the
+    closed-form minimiser in its one step (3 passes: the gradient, the Hessian, the line
+    search's)."""
+    from sqnopt import SQNRegressor
+
+    def refuse(X: object, lam: float) -> float:
+        raise AssertionError("hessian_range read the data")
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5))
+    y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=300)
+    monkeypatch.setattr(recipes, "hessian_range", refuse)
+    m = SQNRegressor(alpha=1e-2, fit_intercept=False).fit(X, y)
+    assert m._trainer._setup.curvature == Newton()
+    w = np.linalg.solve(X.T @ X / 300 + 1e-2 * np.eye(5), X.T @ y / 300)
+    np.testing.assert_allclose(m.coef_, w, rtol=1e-9, atol=1e-12)
+    assert float(m.history_.effective_passes[-1]) == 3.0
