@@ -26,6 +26,7 @@ from sqnopt.estimators._composite import (
     resolve_estimator_penalty,
     stochastic_penalty,
 )
+from sqnopt.estimators._validation import fast_regression_data
 from sqnopt.interfaces import Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
@@ -218,11 +219,18 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         return trainer
 
     def _validate(self, X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
-        """Shapes, types and feature names by scikit-learn; the values of ``X`` are checked by
+        """Shapes, types and feature names by scikit-learn (the common case of a first fit on
+        plain arrays decided by :func:`~sqnopt.estimators._validation.fast_regression_data`,
+        with scikit-learn's result and effects, without its generic dispatch on input types
+        that is most of a small fit's validation time); the values of ``X`` are checked by
         the data layer (:func:`sqnopt.data.check_matrix`), whose one pass finds NaN and
         infinity (naming the first) and squares that overflow -- a second pass here would only
         repeat the first half of it."""
         _check_structure(X)
+        if reset:
+            checked = fast_regression_data(self, X, y)  # the common case (arrays, CSR)
+            if checked is not None:
+                return checked
         Xv, yv = validate_data(self, X, y, accept_sparse="csr",
                                dtype=[np.float64, np.float32], order="C", y_numeric=True,
                                reset=reset, ensure_all_finite=False)

@@ -1,5 +1,6 @@
 """The input validation of ``SQNClassifier.fit``: scikit-learn's, with a fast path for the common
-case of a float array or CSR matrix and a 1-D array of discrete labels.
+case of a float array or CSR matrix and a 1-D array of discrete labels; and its twin for
+``SQNRegressor.fit`` (real-valued targets, :func:`fast_regression_data`).
 
 ``fit`` validates ``(X, y)`` as scikit-learn's classifiers do:
 ``validate_data(est, X, y, accept_sparse="csr", dtype=[float64, float32], order="C")`` followed
@@ -24,7 +25,7 @@ from sklearn import get_config
 
 from sqnopt._text import short_list
 
-__all__ = ["check_frame_columns", "fast_fit_data"]
+__all__ = ["check_frame_columns", "fast_fit_data", "fast_regression_data"]
 
 _FLOATS = (np.float64, np.float32)
 #: the sparse containers ``validate_data(accept_sparse="csr")`` passes through unconverted
@@ -122,6 +123,53 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
             stacklevel=2,                 # at the caller, as scikit-learn's
         )
     return Xc, yc
+
+
+def fast_regression_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
+    """``(X, y)`` as ``SQNRegressor.fit``'s ``validate_data(estimator, X, y,
+    accept_sparse="csr", dtype=[np.float64, np.float32], order="C", y_numeric=True,
+    reset=True, ensure_all_finite=False)`` leaves them, with the same effects on ``estimator``
+    (``n_features_in_`` set, ``feature_names_in_`` removed), when ``X`` is a plain 2-D float64 or
+    float32 ``ndarray`` or a SciPy CSR matrix or array of those dtypes with at least one row and
+    one column, and ``y`` a plain 1-D ``ndarray`` of as many finite floats (of at most 64 bits)
+    or integers; ``None`` (nothing done, nothing changed) otherwise -- scikit-learn's function
+    then validates, with its own errors and warnings.
+
+    Why this is scikit-learn's result on such input: ``X`` as in :func:`fast_fit_data`, except
+    that ``ensure_all_finite=False`` makes no finiteness test (the data layer's
+    :func:`sqnopt.data.check_matrix` makes it, naming the first bad entry, either way). ``y``:
+    ``_check_y`` takes a 1-D array through ``column_or_1d`` (a C-contiguous array of the same
+    dtype: no warning for a 1-D array), ``_assert_all_finite`` (finite: its first test, a finite
+    sum, proves it; a non-finite sum goes to scikit-learn, which tells an overflow from a NaN),
+    ``_ensure_no_complex_data`` (a float or integer dtype is not complex) and ``y_numeric``
+    (only an object dtype is converted); ``check_consistent_length`` compares the two lengths.
+    Boolean, object, string and other targets, and scikit-learn's array-API dispatch, go to
+    scikit-learn.
+    """
+    sparse = type(X) in _CSR
+    if not (sparse or type(X) is np.ndarray) or type(y) is not np.ndarray:
+        return None
+    if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
+        return None
+    n_samples, n_features = X.shape
+    if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
+        return None
+    kind = y.dtype.kind
+    if kind == "f":
+        if y.dtype.itemsize > 8:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(y.sum()):
+                return None
+    elif kind not in "iu":
+        return None
+    if get_config()["array_api_dispatch"]:
+        return None
+    # accepted: the estimator's attributes as validate_data sets them
+    if hasattr(estimator, "feature_names_in_"):
+        delattr(estimator, "feature_names_in_")
+    estimator.n_features_in_ = n_features
+    return (X if sparse else np.asarray(X, order="C")), np.asarray(y, order="C")
 
 
 def check_frame_columns(X: Any, owner: str = "SQNClassifier") -> None:
