@@ -180,19 +180,25 @@ def _walk(estimator: Any, X: Any, y: Any, alphas: FloatArray,
     seconds)``."""
     est = clone(estimator)
     est.set_params(warm_start=False)
+    # the composite fits' column copy of X, made once for the walk (a private attribute the
+    # composite solve reads; removed at the end)
+    est._column_cache = {}
     first = True
-    for a in alphas:
-        est.set_params(alpha=float(a))
-        tic = time.perf_counter()
-        if sample_weight is None:
-            est.fit(X, y)
-        else:
-            est.fit(X, y, sample_weight=sample_weight)
-        seconds = time.perf_counter() - tic
-        if first:
-            est.set_params(warm_start=True)
-            first = False
-        yield float(a), est, seconds
+    try:
+        for a in alphas:
+            est.set_params(alpha=float(a))
+            tic = time.perf_counter()
+            if sample_weight is None:
+                est.fit(X, y)
+            else:
+                est.fit(X, y, sample_weight=sample_weight)
+            seconds = time.perf_counter() - tic
+            if first:
+                est.set_params(warm_start=True)
+                first = False
+            yield float(a), est, seconds
+    finally:
+        del est._column_cache
 
 
 def _default_estimator() -> Any:
