@@ -134,6 +134,19 @@ def _checked_penalty(est: Any) -> Penalty | None:
     return ElasticNet(float(alpha), float(ratio))
 
 
+def class_weighted(sample_weight: Any, class_weight: Any, y: Any) -> FloatArray | None:
+    """``sample_weight`` times the weight ``class_weight`` gives each row's class
+    (scikit-learn's ``compute_sample_weight``: a dict or ``"balanced"``); ``None`` when both
+    are ``None``. The composite fits and the regularization paths' grids weigh rows so."""
+    if class_weight is None:
+        return None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    from sklearn.utils import column_or_1d
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    extra: FloatArray = compute_sample_weight(class_weight, column_or_1d(y))
+    return extra if sample_weight is None else np.asarray(sample_weight, dtype=np.float64) * extra
+
+
 def _smooth(loss: Any) -> Objective:
     from sqnopt.solver._build import resolve_component
 
