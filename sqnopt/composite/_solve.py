@@ -36,8 +36,8 @@ class CompositeResult:
     ``objective`` the value after each iteration (the start first), ``pg_max`` the largest
     entry of the pseudo-gradient at ``w`` (0 exactly at a minimiser), ``nnz`` the nonzero
     weights of ``coef`` (exact zeros: the L1 term's sparsity). ``n_evaluations`` counts the
-    value-and-gradient passes (OWL-QN) or the coordinate sweeps (newGLMNET); ``method`` names
-    the method that ran."""
+    value-and-gradient passes (OWL-QN) or the coordinate sweeps and the exact models' search
+    steps (newGLMNET); ``method`` names the method that ran."""
 
     w: FloatArray
     coef: FloatArray
