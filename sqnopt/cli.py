@@ -48,6 +48,7 @@ from sqnopt._files import check_output_path, write_text_atomic
 
 if TYPE_CHECKING:
     from sqnopt.data import LabelKind
+    from sqnopt.model import LinearModel
 
 DEFAULT_MODEL = "sqnopt_model.npz"
 DEFAULT_HISTORY = "sqnopt_history.json"
@@ -708,18 +709,7 @@ def _train_composite(args: argparse.Namespace, comp: dict[str, Any], X: Any, Xfi
     summary: dict[str, Any] = {"iterations": int(fit.n_iter_), "wall_time": wall,
                                "converged": bool(fit.converged_), "nnz": nnz,
                                "penalty": penalty.describe()}
-    if regression:
-        parts = (("train", (X, y)), ("test", test)) if test is not None else (("train", (X, y)),)
-        for part, (Xp, yp) in parts:
-            m = regression_metrics(model, Xp, yp)
-            summary[f"{part}_r2"], summary[f"{part}_rmse"] = m["r2"], m["rmse"]
-            print(f"{part} R^2: {m['r2']:.4f}   RMSE: {m['rmse']:.6g}")
-    else:
-        summary["train_accuracy"] = model.accuracy(X, y)
-        print(f"train accuracy: {summary['train_accuracy']:.4f}")
-        if test is not None:
-            summary["test_accuracy"] = model.accuracy(test[0], test[1])
-            print(f"test accuracy:  {summary['test_accuracy']:.4f}")
+    _report_fit(model, X, y, test, regression, summary)
     model.info["features"] = dict(info["features"], n_features=int(X.shape[1]))
     model.info["data"] = info["source"]
     _write_outputs(args, model, None, summary, info["name"])
@@ -858,18 +848,7 @@ def _train_run(args: argparse.Namespace, comp: dict[str, Any], ckpt_out: Path | 
     summary: dict[str, Any] = {"objective": fun, "passes": grad_passes,
                                "effective_passes": all_passes,
                                "iterations": trainer.t_, "samples": n_samples, "wall_time": wall}
-    if regression:
-        for part, (Xp, yp) in (("train", (X, y)), ("test", test)) if test is not None else \
-                (("train", (X, y)),):
-            m = regression_metrics(model, Xp, yp)
-            summary[f"{part}_r2"], summary[f"{part}_rmse"] = m["r2"], m["rmse"]
-            print(f"{part} R^2: {m['r2']:.4f}   RMSE: {m['rmse']:.6g}")
-    else:
-        summary["train_accuracy"] = model.accuracy(X, y)
-        print(f"train accuracy: {summary['train_accuracy']:.4f}")
-        if test is not None:
-            summary["test_accuracy"] = model.accuracy(test[0], test[1])
-            print(f"test accuracy:  {summary['test_accuracy']:.4f}")
+    _report_fit(model, X, y, test, regression, summary)
     model.info["features"] = dict(info["features"], n_features=int(d))
     model.info["data"] = info["source"]
     _write_outputs(args, model, trainer, summary, info["name"])
@@ -1182,6 +1161,24 @@ def _streamed_test(args: argparse.Namespace, fmt: str) -> Path | None:
         raise CLIError(f"--test {spec!r} is a {test_fmt} file, the training data {fmt}: "
                        "--chunk-size evaluates test data of the training data's format")
     return path
+
+
+def _report_fit(model: LinearModel, X: Any, y: Any, test: tuple[Any, Any] | None,
+                regression: bool, summary: dict[str, Any]) -> None:
+    """Print the fit's quality on the training data (and the test data, when given) and add
+    it to ``summary``: R^2 and RMSE for a regression, accuracy for a classification."""
+    if regression:
+        parts = (("train", (X, y)), ("test", test)) if test is not None else (("train", (X, y)),)
+        for part, (Xp, yp) in parts:
+            m = regression_metrics(model, Xp, yp)
+            summary[f"{part}_r2"], summary[f"{part}_rmse"] = m["r2"], m["rmse"]
+            print(f"{part} R^2: {m['r2']:.4f}   RMSE: {m['rmse']:.6g}")
+    else:
+        summary["train_accuracy"] = model.accuracy(X, y)
+        print(f"train accuracy: {summary['train_accuracy']:.4f}")
+        if test is not None:
+            summary["test_accuracy"] = model.accuracy(test[0], test[1])
+            print(f"test accuracy:  {summary['test_accuracy']:.4f}")
 
 
 def _write_outputs(args: argparse.Namespace, model: Any, trainer: Any, summary: dict[str, Any],

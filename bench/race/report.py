@@ -73,9 +73,12 @@ def render(record: Mapping[str, Any], plots_rel: str | None, *,
                + ", ".join(f"{k} {val}" for k, val in v.items()) + ".\n")
     cfg = record.get("config", {})
     out.append(
-        "Every problem is `F(w) = α/2 ‖w‖² + mean loss`, no intercept, evaluated by one "
+        "Every problem is `F(w) = α/2 ‖w‖² + mean loss` (`l1_logistic`: `α ‖w‖₁ + mean loss`), "
+        "no intercept, evaluated by one "
         "implementation for all libraries; `F*` from a Newton-CG reference solve (hinge: "
-        "liblinear's dual CD at tol 1e-10), lowered to the best value any contender reached if "
+        "liblinear's dual CD at tol 1e-10; `l1_logistic`: the lower of sqnopt's newGLMNET at "
+        "pseudo-gradient 1e-12 and liblinear at tol 1e-10), lowered to the best value any "
+        "contender reached if "
         "one went below it. Relative excess `(F(w) − F*)/F*`. Times: sqnopt compositions are "
         "traced — objective and effective passes from `result.history` at each report point, "
         "time from the wall clock read in the callback there, less the solver's evaluation time "

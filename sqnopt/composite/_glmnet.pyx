@@ -685,15 +685,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             pos[Wl[q]] = -1
                         if fcode == 0:
                             for q in range(nW):
-                                j = Wl[q]
-                                d[j] = fu[q] - wW[q]
-                                if d[j] != 0.0:
-                                    if j < nf:
-                                        for p in range(ip[j], ip[j + 1]):
-                                            xd[ix[p]] += d[j] * xv[p]
-                                    else:
-                                        for i in range(N):
-                                            xd[i] += d[j]
+                                d[Wl[q]] = fu[q] - wW[q]
                 elif dense_now:
                     # ---- the exact model: H formed explicitly, feature-sign search
                     if dense._form(objective, rp, N, wp) != 0:
@@ -715,13 +707,16 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     if fcode == 0:
                         for j in range(n):
                             d[j] = fu[j] - wp[j]
-                            if d[j] != 0.0:
-                                if j < nf:
-                                    for p in range(ip[j], ip[j + 1]):
-                                        xd[ix[p]] += d[j] * xv[p]
-                                else:
-                                    for i in range(N):
-                                        xd[i] += d[j]
+                if fcode == 0:
+                    # X d from the exact model's step, column by column
+                    for j in range(n):
+                        if d[j] != 0.0:
+                            if j < nf:
+                                for p in range(ip[j], ip[j + 1]):
+                                    xd[ix[p]] += d[j] * xv[p]
+                            else:
+                                for i in range(N):
+                                    xd[i] += d[j]
                 # the set over its cap, or the search stopped short (a dependent column,
                 # rounding): coordinate descent on the model, from zero, as without it
                 # ---- coordinate descent on the quadratic model (none after an exact solve)

@@ -36,8 +36,8 @@ class CompositeResult:
     ``objective`` the value after each iteration (the start first), ``pg_max`` the largest
     entry of the pseudo-gradient at ``w`` (0 exactly at a minimiser), ``nnz`` the nonzero
     weights of ``coef`` (exact zeros: the L1 term's sparsity). ``n_evaluations`` counts the
-    value-and-gradient passes (OWL-QN) or the coordinate sweeps (newGLMNET); ``method`` names
-    the method that ran."""
+    value-and-gradient passes (OWL-QN) or the coordinate sweeps and the exact models' search
+    steps (newGLMNET); ``method`` names the method that ran."""
 
     w: FloatArray
     coef: FloatArray
@@ -134,8 +134,10 @@ def owlqn(objective: ObjectiveKernel, penalty: PenaltyKernel, w0: ArrayLike | No
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 
 
-def _columns(X: Any, n_features: int) -> tuple[NDArray[np.intp], NDArray[np.intp],
-                                               FloatArray]:
+Columns = tuple[NDArray[np.intp], NDArray[np.intp], FloatArray]
+
+
+def _columns(X: Any, n_features: int) -> Columns:
     """``X`` by columns (CSC with ``intp`` indices, float64 values): newGLMNET's layout."""
     import scipy.sparse as sp
 
@@ -196,12 +198,16 @@ def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = No
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
               w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
               max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
-              model: ModelSolve = "auto", dense_after: int = 1, record_iterates: int = 0
+              model: ModelSolve = "auto", dense_after: int | None = None,
+              record_iterates: int = 0, columns: Columns | None = None
               ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
     """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was
     built on, any layout: a CSC copy is made); see :mod:`sqnopt.composite._glmnet`.
     ``model`` chooses how each outer iteration's quadratic model is minimised (see
-    :func:`dense_model`).
+    :func:`dense_model`), exactly from the first outer iteration after one whose coordinate
+    descent took more than ``dense_after`` sweeps (``None``: 0 from a nonzero ``w0`` -- a
+    warm start, near its solution, where the exact model pays at once -- else 1).
+    ``columns``: ``X``'s CSC arrays from :func:`_columns`, when the caller has them.
 
     Returns ``(w, n_iter, status, F, max |pg|, coordinate sweeps and model steps, objective
     trace, iterates)``."""
@@ -213,8 +219,10 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
             or not objective.score_hessian_factor:
         raise ValueError("newglmnet needs a loss of one linear score with second derivatives "
                          "(binary margin losses, regression losses); use method='owlqn'")
-    indptr, indices, values = _columns(X, nf)
+    indptr, indices, values = _columns(X, nf) if columns is None else columns
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if dense_after is None:
+        dense_after = 0 if np.any(w != 0.0) else 1
     if w.shape[0] != n:
         raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
     N = objective.data.n_samples
@@ -248,7 +256,8 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     fit_intercept: bool = True,
                     sample_weight: ArrayLike | None = None, w0: ArrayLike | None = None,
                     tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
-                    memory: int = 10) -> CompositeResult:
+                    memory: int = 10, column_cache: dict[str, Any] | None = None
+                    ) -> CompositeResult:
     r"""Minimise ``F(w) = f(w) + P(w)``: the smooth ``objective`` plus the ``penalty``
     (``"l1"``, ``"l2"``, ``"elasticnet"``, ``(name, params)`` or a
     :class:`~sqnopt.interfaces.Penalty`), on dense or CSR data, full batch and deterministic.
@@ -263,6 +272,10 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     most ``tol`` (the composite analogue of scikit-learn's ``lbfgs`` test on the gradient), at
     working precision or after ``max_iter`` iterations (OWL-QN also on a relative decrease
     below ``ftol``). Zeros of the result are exact zeros.
+
+    ``column_cache``: a dict the caller keeps across solves on the very same ``X`` object
+    (the fits of a regularization path): newGLMNET's column copy of ``X`` is made once and
+    kept there, with ``X`` itself (a solve on another object makes a new copy).
     """
     from sqnopt.data import prepare
     from sqnopt.solver._build import resolve_component
@@ -286,8 +299,14 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     chosen = choose_composite_method(kernel) if method == "auto" else method
     start = time.perf_counter()
     if chosen == "newglmnet":
+        columns = None
+        if column_cache is not None:
+            if column_cache.get("X") is not X:
+                column_cache.clear()
+                column_cache.update(X=X, columns=_columns(X, problem.n_features))
+            columns = column_cache["columns"]
         w, k, status, f, gmax, evals, trace, _ = newglmnet(kernel, pen_k, X, w0, tol=tol,
-                                                           max_iter=max_iter)
+                                                           max_iter=max_iter, columns=columns)
     else:
         w, k, status, f, evals, gmax, trace, _ = owlqn(kernel, pen_k, w0, memory=memory,
                                                        tol=tol, ftol=ftol, max_iter=max_iter)

@@ -21,6 +21,7 @@ from sqnopt.data import check_sparse_structure
 from sqnopt.data._rows import csr_scores
 from sqnopt.estimators._composite import (
     CompositeFit,
+    class_weighted,
     clear_driver_attributes,
     fit_composite,
     resolve_estimator_penalty,
@@ -365,7 +366,6 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _fit_composite(self, penalty: Any, X: Any, y: Any,
                        sample_weight: ArrayLike | None) -> SQNClassifier:
         """``fit`` with an L1 / elastic-net penalty (see ``penalty``)."""
-        from sklearn.utils.class_weight import compute_sample_weight
         from sklearn.utils.validation import _check_sample_weight
 
         yarr = np.asarray(y).ravel()
@@ -373,9 +373,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if classes.shape[0] < 2:
             raise ValueError(f"needs samples of at least 2 classes in the data, but the data "
                              f"contain only one class: {classes[0]!r}")
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if self.class_weight is not None:
-            weights = weights * compute_sample_weight(self.class_weight, yarr)
+        weights = class_weighted(_check_sample_weight(sample_weight, X, dtype=np.float64),
+                                 self.class_weight, yarr)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             fit = fit_composite(self, penalty, X, yarr, weights, loss=self.loss, classes=classes)

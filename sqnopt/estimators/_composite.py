@@ -134,6 +134,19 @@ def _checked_penalty(est: Any) -> Penalty | None:
     return ElasticNet(float(alpha), float(ratio))
 
 
+def class_weighted(sample_weight: Any, class_weight: Any, y: Any) -> FloatArray | None:
+    """``sample_weight`` times the weight ``class_weight`` gives each row's class
+    (scikit-learn's ``compute_sample_weight``: a dict or ``"balanced"``); ``None`` when both
+    are ``None``. The composite fits and the regularization paths' grids weigh rows so."""
+    if class_weight is None:
+        return None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    from sklearn.utils import column_or_1d
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    extra: FloatArray = compute_sample_weight(class_weight, column_or_1d(y))
+    return extra if sample_weight is None else np.asarray(sample_weight, dtype=np.float64) * extra
+
+
 def _smooth(loss: Any) -> Objective:
     from sqnopt.solver._build import resolve_component
 
@@ -172,8 +185,12 @@ def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
     method = est.curvature
     tol = 0.0 if est.tol is None else float(est.tol)
     max_iter = int(est.max_iter)
+    # newGLMNET's column copy of X, made once for the solves of this fit (one-vs-rest) or of
+    # a regularization path's walk (which keeps it on the estimator)
+    cache = getattr(est, "_column_cache", None)
     kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
-                              sample_weight=sample_weight, tol=tol, max_iter=max_iter)
+                              sample_weight=sample_weight, tol=tol, max_iter=max_iter,
+                              column_cache={} if cache is None else cache)
     strategy: Strategy
     starts = _warm_starts(est, X, classes)
 

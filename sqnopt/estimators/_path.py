@@ -30,14 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing, check_array, compute_sample_weight, indexable
+from sklearn.utils import _safe_indexing, check_array, indexable
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from sqnopt.estimators._composite import class_weighted
 
 __all__ = ["PathCV", "RegularizationPath", "alpha_grid", "alpha_max", "regularization_path"]
 
@@ -103,7 +104,7 @@ def alpha_max(X: Any, y: ArrayLike, *, loss: str = "logloss", l1_ratio: float = 
         raise ValueError("sample_weight must hold one finite weight >= 0 per row, not all 0")
     classes = np.unique(yy) if loss in _CLASSIFICATION else None
     r = _residuals(yy, weights, loss, fit_intercept, classes) * weights[:, None]
-    grad = (X.T @ r) if not sp.issparse(X) else np.asarray((X.T @ r))
+    grad = np.asarray(X.T @ r)
     top = float(np.max(np.abs(grad))) / float(weights.sum()) if grad.size else 0.0
     return top / max(l1_ratio, _MIN_RATIO)
 
@@ -160,11 +161,8 @@ def _prepared_alphas(estimator: Any, X: Any, y: Any, alphas: ArrayLike | None, n
         if not isinstance(loss, str):
             raise ValueError("the default grid needs the estimator's loss by name; pass alphas")
         fit_intercept = bool(getattr(estimator, "fit_intercept", True))
-        sw = sample_weight
-        cw = getattr(estimator, "class_weight", None)
-        if cw is not None and is_classifier(estimator):
-            extra = compute_sample_weight(cw, column_or_1d(y))
-            sw = extra if sw is None else np.asarray(sw, dtype=np.float64) * extra
+        cw = getattr(estimator, "class_weight", None) if is_classifier(estimator) else None
+        sw = class_weighted(sample_weight, cw, y)
         return alpha_grid(X, y, n_alphas=n_alphas, eps=eps, loss=loss,
                           l1_ratio=_l1_share(estimator), fit_intercept=fit_intercept,
                           sample_weight=sw)
@@ -180,19 +178,25 @@ def _walk(estimator: Any, X: Any, y: Any, alphas: FloatArray,
     seconds)``."""
     est = clone(estimator)
     est.set_params(warm_start=False)
+    # the composite fits' column copy of X, made once for the walk (a private attribute the
+    # composite solve reads; removed at the end)
+    est._column_cache = {}
     first = True
-    for a in alphas:
-        est.set_params(alpha=float(a))
-        tic = time.perf_counter()
-        if sample_weight is None:
-            est.fit(X, y)
-        else:
-            est.fit(X, y, sample_weight=sample_weight)
-        seconds = time.perf_counter() - tic
-        if first:
-            est.set_params(warm_start=True)
-            first = False
-        yield float(a), est, seconds
+    try:
+        for a in alphas:
+            est.set_params(alpha=float(a))
+            tic = time.perf_counter()
+            if sample_weight is None:
+                est.fit(X, y)
+            else:
+                est.fit(X, y, sample_weight=sample_weight)
+            seconds = time.perf_counter() - tic
+            if first:
+                est.set_params(warm_start=True)
+                first = False
+            yield float(a), est, seconds
+    finally:
+        del est._column_cache
 
 
 def _default_estimator() -> Any:
