@@ -226,8 +226,12 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     if w.shape[0] != n:
         raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
     N = objective.data.n_samples
-    Xc = _csc(indptr, indices, values, N, nf)
-    scores = np.ascontiguousarray(Xc @ w[:nf], dtype=np.float64)
+    if np.any(w[:nf] != 0.0):       # the scores X w + b (X as given: CSR or dense rows)
+        scores = np.ascontiguousarray(np.asarray(X @ w[:nf]).ravel(), dtype=np.float64)
+    else:
+        scores = np.zeros(N)
+    if scores.shape[0] != N:
+        raise ValueError(f"X has {scores.shape[0]} rows, the objective {N}")
     if n == nf + 1:
         scores += w[nf]
     trace = np.full(max_iter + 1, np.nan)
@@ -241,13 +245,6 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
                                           int(dense_after), subset_model(n, model, nnz))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
-
-
-def _csc(indptr: NDArray[np.intp], indices: NDArray[np.intp], values: FloatArray, n_rows: int,
-         n_cols: int) -> Any:
-    import scipy.sparse as sp
-
-    return sp.csc_matrix((values, indices, indptr), shape=(n_rows, n_cols))
 
 
 def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],

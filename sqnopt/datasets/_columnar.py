@@ -640,7 +640,7 @@ class _ParquetStream(ChunkStream):
     def __init__(self, path: PathLike, *, target: str | None, indices: str, values: str | None,
                  features: Sequence[str] | None, n_features: int | None,
                  classes: ArrayLike | None, chunk_size: int, dtype: Any, cache: CacheSpec,
-                 prefetch: int) -> None:
+                 prefetch: int, label_kind: LabelKind = "multiclass") -> None:
         _require_pyarrow("stream_parquet")
         import pyarrow.parquet as pq
 
@@ -698,7 +698,7 @@ class _ParquetStream(ChunkStream):
         width = len(self.features) if self.indices is None else n_features
         super().__init__(source=str(p), chunk_size=chunk_size, n_features=width,
                          classes=classes, dtype=dtype, prefetch=prefetch, cache=cache,
-                         cache_base=p)
+                         cache_base=p, label_kind=label_kind)
         self._given_features = n_features
         self._n_rows = int(meta.metadata.num_rows)
 
@@ -851,7 +851,9 @@ class _ParquetStream(ChunkStream):
         labels: list[NDArray[Any]] = []
         top, nnz, row0 = -1, 0, 0
         for batch in self._batches(columns, 1 << 16):
-            labels.append(np.unique(self._labels(batch, row0)))
+            y = self._labels(batch, row0)
+            if not self.regression:     # (real-valued targets: no classes to find)
+                labels.append(np.unique(y))
             if len(columns) > 1:
                 flat = batch.column(self.indices).flatten()
                 nnz += len(flat)
@@ -871,7 +873,7 @@ class _ParquetStream(ChunkStream):
         if width > MAX_INDEX:
             raise ValueError(f"{self.path}: the feature index {top} is too large (at most "
                              f"{MAX_INDEX - 1})")
-        classes = np.unique(np.concatenate(labels))
+        classes = np.unique(np.concatenate(labels)) if labels else np.empty(0)
         if classes.dtype.kind == "f":
             classes = np.unique(classes + 0.0)
         return row0, width, classes, (nnz if len(columns) > 1 else None)
@@ -881,7 +883,7 @@ def stream_parquet(path: PathLike, *, target: str | None = None, indices: str = 
                    values: str | None = "values", features: Sequence[str] | None = None,
                    n_features: int | None = None, classes: ArrayLike | None = None,
                    chunk_size: int = 100_000, dtype: Any = np.float64, cache: CacheSpec = False,
-                   prefetch: int = 2) -> ChunkStream:
+                   prefetch: int = 2, label_kind: LabelKind = "multiclass") -> ChunkStream:
     """A stream over a Parquet file, by record batches (needs pyarrow: ``sqnopt[parquet]``).
 
     Two layouts:
@@ -894,10 +896,12 @@ def stream_parquet(path: PathLike, *, target: str | None = None, indices: str = 
       null or non-finite value is an error naming the row and the column.
 
     ``target``: the label column (default: the first of ``label``, ``target``, ``y``,
-    ``class``). ``chunk_size``, ``classes``, ``dtype``, ``cache`` and ``prefetch`` as
-    :func:`stream_svmlight`. Errors name the file and the row (0-based).
+    ``class``). ``chunk_size``, ``classes``, ``dtype``, ``cache``, ``prefetch`` and
+    ``label_kind`` (``"regression"``: real-valued targets for a regression loss, no classes)
+    as :func:`stream_svmlight`. Errors name the file and the row (0-based).
     """
     return _ParquetStream(path, target=target, indices=indices, values=values,
                           features=features, n_features=n_features, classes=classes,
-                          chunk_size=chunk_size, dtype=dtype, cache=cache, prefetch=prefetch)
+                          chunk_size=chunk_size, dtype=dtype, cache=cache, prefetch=prefetch,
+                          label_kind=label_kind)
 

@@ -261,6 +261,27 @@ def test_parquet_dense_columns(tmp_path: Path) -> None:
                                                                             "neg")[:3])
 
 
+def test_parquet_regression_targets(tmp_path: Path) -> None:
+    """``label_kind="regression"``: real-valued targets, read as float64, no classes found;
+    an SQNRegressor fits the stream, and without it the fit names the fix."""
+    from sqnopt import SQNRegressor
+    from sqnopt.datasets import stream_parquet
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 4))
+    y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * rng.normal(size=3000)
+    path = tmp_path / "reg.parquet"
+    pq.write_table(pa.table({"y": y, **{f"x{j}": X[:, j] for j in range(4)}}), path)
+    stream = stream_parquet(path, label_kind="regression", chunk_size=1000)
+    assert stream.regression and stream.classes.size == 0
+    chunks = list(stream)
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), y)
+    est = SQNRegressor(random_state=0).fit(stream)
+    np.testing.assert_allclose(est.coef_, [1.0, -2.0, 0.5, 0.0], atol=0.05)
+    with pytest.raises(ValueError, match="label_kind='regression'"):
+        SQNRegressor(random_state=0).fit(stream_parquet(path, chunk_size=1000))
+
+
 def test_parquet_errors(tmp_path: Path) -> None:
     p = tmp_path / "e.parquet"
     pq.write_table(pa.table({"label": [1, None, 0], "x": [1.0, 2.0, 3.0]}), p)
