@@ -77,14 +77,10 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
     ``attach_unique``), which scikit-learn would count instead, and scikit-learn's array-API
     dispatch go to scikit-learn too.
     """
-    sparse = type(X) in _CSR
-    if not (sparse or type(X) is np.ndarray) or type(y) is not np.ndarray:
+    shape = _plain_arrays(X, y)
+    if shape is None:
         return None
-    if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
-        return None
-    n_samples, n_features = X.shape
-    if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
-        return None
+    sparse, n_samples, n_features = shape
     kind = y.dtype.kind
     # distinct labels <= max - min + 1 for numbers (integral floats included): the >50 %
     # distinct-labels test below counts them (a sort) only when that bound allows it
@@ -106,10 +102,7 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
             return None
     if get_config()["array_api_dispatch"]:
         return None
-    # accepted: the estimator's attributes as validate_data sets them
-    if hasattr(estimator, "feature_names_in_"):
-        delattr(estimator, "feature_names_in_")
-    estimator.n_features_in_ = n_features
+    _accept(estimator, n_features)
     yc = np.asarray(y, order="C")
     half = round(0.5 * n_samples)
     if n_samples > 20 and kind in "biu":
@@ -123,6 +116,30 @@ def fast_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
             stacklevel=2,                 # at the caller, as scikit-learn's
         )
     return Xc, yc
+
+
+def _plain_arrays(X: Any, y: Any) -> tuple[bool, int, int] | None:
+    """``(sparse, n_samples, n_features)`` when ``X`` is a plain 2-D float ``ndarray`` or
+    SciPy CSR matrix / array with at least one row and one column and ``y`` a plain 1-D
+    ``ndarray`` (no dtype metadata) of as many labels; ``None`` otherwise (the fast paths'
+    common gate)."""
+    sparse = type(X) in _CSR
+    if not (sparse or type(X) is np.ndarray) or type(y) is not np.ndarray:
+        return None
+    if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
+        return None
+    n_samples, n_features = X.shape
+    if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
+        return None
+    return sparse, int(n_samples), int(n_features)
+
+
+def _accept(estimator: Any, n_features: int) -> None:
+    """The estimator's attributes as ``validate_data(..., reset=True)`` sets them on accepted
+    arrays: ``n_features_in_``, and no ``feature_names_in_``."""
+    if hasattr(estimator, "feature_names_in_"):
+        delattr(estimator, "feature_names_in_")
+    estimator.n_features_in_ = n_features
 
 
 def fast_regression_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
@@ -146,14 +163,10 @@ def fast_regression_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | No
     Boolean, object, string and other targets, and scikit-learn's array-API dispatch, go to
     scikit-learn.
     """
-    sparse = type(X) in _CSR
-    if not (sparse or type(X) is np.ndarray) or type(y) is not np.ndarray:
+    shape = _plain_arrays(X, y)
+    if shape is None:
         return None
-    if X.ndim != 2 or y.ndim != 1 or X.dtype not in _FLOATS or y.dtype.metadata is not None:
-        return None
-    n_samples, n_features = X.shape
-    if n_samples < 1 or n_features < 1 or y.shape[0] != n_samples:
-        return None
+    sparse, n_samples, n_features = shape
     kind = y.dtype.kind
     if kind == "f":
         if y.dtype.itemsize > 8:
@@ -165,10 +178,7 @@ def fast_regression_data(estimator: Any, X: Any, y: Any) -> tuple[Any, Any] | No
         return None
     if get_config()["array_api_dispatch"]:
         return None
-    # accepted: the estimator's attributes as validate_data sets them
-    if hasattr(estimator, "feature_names_in_"):
-        delattr(estimator, "feature_names_in_")
-    estimator.n_features_in_ = n_features
+    _accept(estimator, n_features)
     return (X if sparse else np.asarray(X, order="C")), np.asarray(y, order="C")
 
 
