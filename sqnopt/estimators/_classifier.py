@@ -25,6 +25,7 @@ from sqnopt.estimators._composite import (
     clear_driver_attributes,
     fit_composite,
     resolve_estimator_penalty,
+    set_stochastic_penalty,
     stochastic_penalty,
 )
 from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
@@ -410,11 +411,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                              order="C", reset=first)
         check_classification_targets(y)
         trainer = self._get_trainer(keep=True)
-        if not first and trainer._setup is not None and trainer.penalty != penalty:
-            raise ValueError(f"partial_fit: penalty={self.penalty!r} with alpha={self.alpha!r} "
-                             "differs from the first call's; fit afresh (or clone the "
-                             "estimator) to change the penalty")
-        trainer.penalty = penalty
+        set_stochastic_penalty(self, trainer, penalty, first)
         model = trainer.partial_fit(X, y, sample_weight, classes=classes)
         self.classes_ = trainer.classes_
         if model is not None:

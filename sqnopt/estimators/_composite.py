@@ -98,6 +98,17 @@ def stochastic_penalty(est: Any, where: str) -> Penalty | None:
     return checked
 
 
+def set_stochastic_penalty(est: Any, trainer: Any, penalty: Penalty | None,
+                           first: bool) -> None:
+    """Hand ``penalty`` (from :func:`stochastic_penalty`) to the trainer of a ``partial_fit``;
+    a penalty that differs from the one the solver state was built with is refused."""
+    if not first and trainer._setup is not None and trainer.penalty != penalty:
+        raise ValueError(f"partial_fit: penalty={est.penalty!r} with alpha={est.alpha!r} "
+                         "differs from the first call's; fit afresh (or clone the "
+                         "estimator) to change the penalty")
+    trainer.penalty = penalty
+
+
 def _check_common(est: Any, name: str) -> None:
     if getattr(est, "projection", None) is not None:
         raise ValueError(f"{name} cannot be combined with a projection: pass projection=None "

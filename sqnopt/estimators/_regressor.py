@@ -24,6 +24,7 @@ from sqnopt.estimators._composite import (
     clear_driver_attributes,
     fit_composite,
     resolve_estimator_penalty,
+    set_stochastic_penalty,
     stochastic_penalty,
 )
 from sqnopt.estimators._validation import fast_regression_data
@@ -298,11 +299,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         first = getattr(self, "_trainer", None) is None
         X, y = self._validate(X, y, reset=first)
         trainer = self._get_trainer(keep=True)
-        if not first and trainer._setup is not None and trainer.penalty != penalty:
-            raise ValueError(f"partial_fit: penalty={self.penalty!r} with alpha={self.alpha!r} "
-                             "differs from the first call's; fit afresh (or clone the "
-                             "estimator) to change the penalty")
-        trainer.penalty = penalty
+        set_stochastic_penalty(self, trainer, penalty, first)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model = trainer.partial_fit(X, y, sample_weight)
