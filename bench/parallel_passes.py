@@ -4,6 +4,7 @@ break-even of the block policy, and the pool's fixed cost.
     python bench/parallel_passes.py                       # passes + fits, every data set found
     python bench/parallel_passes.py --passes-only --datasets news20 criteo
     python bench/parallel_passes.py --fits-only --datasets ctr1e6 --fit-passes 10
+    python bench/parallel_passes.py --fits-only --blas-ab   # also without the whole-fit BLAS limit
     python bench/parallel_passes.py --break-even          # the block policy's break-even
     python bench/parallel_passes.py --threads 1 4 --rounds 7 --record bench/results/parallel_passes/NAME.json
     python bench/parallel_passes.py --quick               # smoke run: 5 x 10^4 generated rows
@@ -251,7 +252,10 @@ def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
 
 
 def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
-              fit_passes: int) -> dict[str, Any]:
+              fit_passes: int, blas_ab: bool = False) -> dict[str, Any]:
+    """Whole fits per thread count; with ``blas_ab`` also the fit without its whole-fit BLAS
+    limit (``SQNClassifier.fit.__wrapped__``: BLAS limited only inside each run, as before the
+    limit covered the fit), interleaved in the same rounds."""
     from sqnopt import SQNClassifier
 
     X, y = prob["X"], prob["y"]
@@ -259,20 +263,28 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
         params: dict[str, Any] = dict(alpha=prob["alpha"], max_iter=fit_passes, tol=None)
     else:
         params = dict(alpha=prob["alpha"], fit_intercept=False)
-    best = {t: float("inf") for t in threads}
+    variants = {"": SQNClassifier.fit}
+    if blas_ab:
+        variants["blas_free"] = SQNClassifier.fit.__wrapped__  # type: ignore[attr-defined]
+    best = {v: {t: float("inf") for t in threads} for v in variants}
     coefs: dict[int, Any] = {}
     n_iter = {}
     for _ in range(rounds):
-        for t in threads:
-            est = SQNClassifier(random_state=0, n_jobs=t, **params)
-            t0 = time.perf_counter()
-            est.fit(X, y)
-            best[t] = min(best[t], time.perf_counter() - t0)
-            coefs.setdefault(t, est.coef_)
-            n_iter[t] = int(est.n_iter_)
+        for v, fit in variants.items():
+            for t in threads:
+                est = SQNClassifier(random_state=0, n_jobs=t, **params)
+                t0 = time.perf_counter()
+                fit(est, X, y)
+                best[v][t] = min(best[v][t], time.perf_counter() - t0)
+                coefs.setdefault(t, est.coef_)
+                assert np.array_equal(est.coef_, coefs[t])
+                n_iter[t] = int(est.n_iter_)
     same = all(np.array_equal(coefs[t], coefs[threads[0]]) for t in threads)
-    return {"dataset": prob["name"], "params": {k: v for k, v in params.items()},
-            "n_iter": n_iter, "identical_coef": same, "seconds": best}
+    out = {"dataset": prob["name"], "params": {k: v for k, v in params.items()},
+           "n_iter": n_iter, "identical_coef": same, "seconds": best[""]}
+    if blas_ab:
+        out["seconds_blas_limited_in_runs_only"] = best["blas_free"]
+    return out
 
 
 # ---- break-even -------------------------------------------------------------------------------
@@ -381,6 +393,12 @@ def print_fits(tab: dict[str, Any], threads: list[int]) -> None:
     print(f"fit {tab['dataset']} {tab['params']}: {', '.join(cells)}; speed-up "
           f"{', '.join(ratios)}; passes {tab['n_iter']}; identical coef_: "
           f"{tab['identical_coef']}")
+    free = tab.get("seconds_blas_limited_in_runs_only")
+    if free is not None:
+        cells = [f"n_jobs={t}: {_fmt_ms(free[t])} ({free[t] / sec[t]:.2f}x the fit's time)"
+                 for t in threads]
+        print(f"  the same fits with BLAS limited only inside each run: {', '.join(cells)}; "
+              f"speed-up x{free[t0] / free[threads[-1]]:.2f} (n_jobs={threads[-1]})")
 
 
 def print_break_even(res: dict[str, Any]) -> None:
@@ -439,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--passes-only", action="store_true")
     part.add_argument("--fits-only", action="store_true")
     part.add_argument("--break-even", action="store_true")
+    ap.add_argument("--blas-ab", action="store_true",
+                    help="fits also without the whole-fit BLAS limit (only inside each run)")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: the generated stream at 5 x 10^4 rows and 2^14 columns "
@@ -477,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"(load average {tab['load']})")
                 record["passes"].append(tab)
             if not args.passes_only:
-                ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes)
+                ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes, args.blas_ab)
                 ft["load"] = load_average()
                 print_fits(ft, args.threads)
                 print(f"(load average {ft['load']})")

@@ -17,6 +17,7 @@ from sqnopt.interfaces import SMOOTH, Objective, Penalty, Problem
 from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.penalties._base import PenaltyKernel
 from sqnopt.penalties._components import PenaltySpec, resolve_penalty
+from sqnopt.solver._blas import one_blas_thread
 
 FloatArray = NDArray[np.float64]
 
@@ -247,6 +248,7 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 
 
+@one_blas_thread
 def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     penalty: PenaltySpec, X: Any, y: ArrayLike, *,
                     method: Literal["auto", "owlqn", "newglmnet"] = "auto",

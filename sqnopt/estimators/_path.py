@@ -39,6 +39,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from sqnopt.estimators._composite import class_weighted
+from sqnopt.solver._blas import one_blas_thread
 
 __all__ = ["PathCV", "RegularizationPath", "alpha_grid", "alpha_max", "regularization_path"]
 
@@ -205,6 +206,7 @@ def _default_estimator() -> Any:
     return SQNClassifier()
 
 
+@one_blas_thread
 def regularization_path(X: Any, y: ArrayLike, *, estimator: Any = None,
                         alphas: ArrayLike | None = None, n_alphas: int = 50,
                         eps: float | None = None,
@@ -298,6 +300,7 @@ class PathCV(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         tags.input_tags.sparse = inner_tags.input_tags.sparse
         return tags
 
+    @one_blas_thread
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> PathCV:
         """Score each fold's path on its held-out rows, pick ``alpha_``, refit on all rows."""
         est = self.estimator if self.estimator is not None else _default_estimator()

@@ -1,14 +1,23 @@
-"""Limit BLAS threading while the iteration loop runs.
+"""Limit BLAS threading while the iteration loop runs, and for a whole fit.
 
 The loop's BLAS/LAPACK calls are small (vectors of the parameter dimension, RES's n x n
 factorisations at n ~ 100): handing them to a thread pool costs more than it gains (RES on a9a
 ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; docs/report_bfgs.md).
+
+The calls a fit makes around its runs (the validation's sum of squares over the stored values,
+the scores of the majority check) are larger, and OpenBLAS splits them over its threads; its
+idle workers then spin, waiting for the next call, on the cores sqnopt's own pass threads
+(``n_jobs``) need. :func:`one_blas_thread` therefore holds the limit for a whole fit.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import Any
+from typing import Any, Callable, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _blas: list[Any] | None = None
 #: BLAS thread counts are process-wide, but fits run in several threads at once (see
@@ -82,3 +91,14 @@ class blas_threads_limited:
                 _original = None
             elif n_threads < min(_active):
                 _set(min(_active))
+
+
+def one_blas_thread(fit: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fit`` run under :class:`blas_threads_limited` ``(1)`` from start to end (see the
+    module's docstring: OpenBLAS's workers, woken by a call between the runs, would spin on the
+    cores of the passes' threads)."""
+    @functools.wraps(fit)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with blas_threads_limited(1):
+            return fit(*args, **kwargs)
+    return wrapper

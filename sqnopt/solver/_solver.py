@@ -26,6 +26,7 @@ from sqnopt.interfaces import (
     StepRule,
 )
 from sqnopt.registry import get_registry
+from sqnopt.solver._blas import blas_threads_limited
 from sqnopt.solver._build import (
     Callback,
     ComponentSpec,
@@ -293,13 +294,16 @@ class Solver(_Builder, _Runner):
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             classes: ArrayLike | None = None, w0: ArrayLike | None = None) -> SolveResult:
-        """Solve on ``(X, y)`` from ``w0`` (zeros by default); see :meth:`run` for the stops."""
-        state = self.init_state(X, y, sample_weight, classes=classes, w0=w0)
-        state.private = True        # the result may take the iterate's buffer: no copy
-        # a final F(w) left to the result keeps the data alive: only the caller's own arrays,
-        # never a converted copy that would otherwise go with the state
-        state.lazy_objective = _shares_input(state.data.X, X)
-        return self.run(state)
+        """Solve on ``(X, y)`` from ``w0`` (zeros by default); see :meth:`run` for the stops.
+        The ``blas_threads`` limit holds from the validation on (see :mod:`sqnopt.solver._blas`:
+        OpenBLAS workers woken by the validation's sum of squares would spin through the run)."""
+        with blas_threads_limited(self.blas_threads):
+            state = self.init_state(X, y, sample_weight, classes=classes, w0=w0)
+            state.private = True        # the result may take the iterate's buffer: no copy
+            # a final F(w) left to the result keeps the data alive: only the caller's own
+            # arrays, never a converted copy that would otherwise go with the state
+            state.lazy_objective = _shares_input(state.data.X, X)
+            return self.run(state)
 
 
 def _shares_input(Xc: Any, X: Any) -> bool:

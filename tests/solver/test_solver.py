@@ -430,3 +430,46 @@ def test_batch_sizes_beyond_any_data_set_act_as_the_data_set(schedule: Any) -> N
     res = Solver(SquaredHinge(lam=1e-2), Identity(), schedule, Constant(eps=0.1),
                  random_state=0, max_iter=3).fit(X, y)
     assert res.n_samples == 3 * 40
+
+
+@pytest.mark.parametrize("fit", ["Solver", "SQNClassifier", "SQNClassifier-l1", "SQNRegressor",
+                                 "solve_composite"])
+def test_blas_threads_are_limited_for_the_whole_fit(monkeypatch: pytest.MonkeyPatch,
+                                                    fit: str) -> None:
+    """The validation's BLAS call (the sum of squares over the stored values) already runs on
+    one BLAS thread: OpenBLAS's workers, woken by a threaded call there, would spin through
+    the run on the cores the passes' threads need. The user's setting is back afterwards."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from sqnopt import SQNClassifier, SQNRegressor
+    from sqnopt.composite import solve_composite
+    from sqnopt.data import _dataset
+
+    def blas_threads() -> set[int]:
+        return {d["num_threads"] for d in threadpoolctl.threadpool_info()
+                if d["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+    inner = _dataset._squares_finite
+
+    def spy(*args: Any, **kwargs: Any) -> bool:
+        seen.append(blas_threads())
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(_dataset, "_squares_finite", spy)
+    X, y = make_boxes(200, 5, random_state=0)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        if not before or max(before) < 2:
+            pytest.skip("this BLAS runs one thread: nothing to limit")
+        if fit == "Solver":
+            Solver(max_iter=3, random_state=0).fit(X, y)
+        elif fit == "SQNClassifier":
+            SQNClassifier().fit(X, y)
+        elif fit == "SQNClassifier-l1":
+            SQNClassifier(penalty="l1").fit(X, y)
+        elif fit == "SQNRegressor":
+            SQNRegressor().fit(X, y.astype(float))
+        else:
+            solve_composite("logistic", "l1", X, y)
+        assert seen and all(s == {1} for s in seen)
+        assert blas_threads() == before
