@@ -473,3 +473,23 @@ def test_blas_threads_are_limited_for_the_whole_fit(monkeypatch: pytest.MonkeyPa
             solve_composite("logistic", "l1", X, y)
         assert seen and all(s == {1} for s in seen)
         assert blas_threads() == before
+
+
+def test_a_dense_fit_does_not_depend_on_the_callers_blas_threads() -> None:
+    """The BLAS products of a dense fit's set-up (before the run) split over the caller's BLAS
+    threads would round differently on one and on two; under the whole-fit limit the
+    coefficients are the same bits whatever the caller set."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from sqnopt import SQNClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 150))
+    y = np.argmax(X @ rng.normal(size=(150, 4)) + rng.gumbel(size=(3000, 4)), axis=1)
+    coefs = []
+    for limit in (1, 2):
+        with threadpoolctl.threadpool_limits(limit, user_api="blas"):
+            if limit == 2 and max(d["num_threads"] for d in threadpoolctl.threadpool_info()
+                                  if d["user_api"] == "blas") < 2:
+                pytest.skip("this BLAS runs one thread: nothing to compare")
+            coefs.append(SQNClassifier(random_state=0).fit(X, y).coef_)
+    np.testing.assert_array_equal(coefs[0], coefs[1])
