@@ -32,7 +32,6 @@ from sqnopt.estimators._validation import check_frame_columns, fast_fit_data
 from sqnopt.interfaces import PROBABILISTIC, Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History, SolveResult
-from sqnopt.solver._blas import one_blas_thread
 from sqnopt.training import DEFAULT_CURVATURE, ConvergenceWarning, Trainer
 
 FloatArray = NDArray[np.float64]
@@ -329,7 +328,6 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._trainer = trainer
         return trainer
 
-    @one_blas_thread
     def fit(self, X: Any, y: ArrayLike | None = None,
             sample_weight: ArrayLike | None = None) -> SQNClassifier:
         """Fit on ``(X, y)``: up to ``max_iter`` passes with early stopping on ``tol``.
@@ -397,7 +395,6 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         fitted: SQNClassifier = _fit_on_stream(self, stream)
         return fitted
 
-    @one_blas_thread
     def partial_fit(self, X: Any, y: ArrayLike, classes: ArrayLike | None = None,
                     sample_weight: ArrayLike | None = None) -> SQNClassifier:
         """One pass over the batch ``(X, y)``, continuing the whole solver state.

@@ -31,7 +31,6 @@ from sqnopt.estimators._validation import fast_regression_data
 from sqnopt.interfaces import Objective
 from sqnopt.model import LinearModel
 from sqnopt.solver import History
-from sqnopt.solver._blas import one_blas_thread
 from sqnopt.training import DEFAULT_CURVATURE, ConvergenceWarning, Trainer
 
 FloatArray = NDArray[np.float64]
@@ -238,7 +237,6 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                                reset=reset, ensure_all_finite=False)
         return Xv, yv
 
-    @one_blas_thread
     def fit(self, X: Any, y: ArrayLike | None = None,
             sample_weight: ArrayLike | None = None) -> SQNRegressor:
         """Fit on ``(X, y)``: up to ``max_iter`` passes, ending once the gradient is below
@@ -291,7 +289,6 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         fitted: SQNRegressor = _fit_on_stream(self, stream)
         return fitted
 
-    @one_blas_thread
     def partial_fit(self, X: Any, y: ArrayLike,
                     sample_weight: ArrayLike | None = None) -> SQNRegressor:
         """One pass over the batch ``(X, y)``, continuing the whole solver state. Batches whose

@@ -7,7 +7,10 @@ ran an order of magnitude slower with OpenBLAS's default threads on 2 cores; doc
 The calls a fit makes around its runs (the validation's sum of squares over the stored values,
 the scores of the majority check) are larger, and OpenBLAS splits them over its threads; its
 idle workers then spin, waiting for the next call, on the cores sqnopt's own pass threads
-(``n_jobs``) need. :func:`one_blas_thread` therefore holds the limit for a whole fit.
+(``n_jobs``) need. :func:`one_blas_thread` therefore holds the limit for a whole fit: on the
+trainer's ``fit``, ``partial_fit`` and ``fit_stream`` (every estimator's stochastic-driver
+fit), on :func:`sqnopt.composite.solve_composite` and on the regularization paths;
+``Solver.fit`` holds its own ``blas_threads`` limit the same way.
 """
 
 from __future__ import annotations

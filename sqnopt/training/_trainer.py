@@ -29,7 +29,7 @@ from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
 from sqnopt import recipes
 from sqnopt.solver import IterationInfo, SolveResult, Solver, SolverState, Status
-from sqnopt.solver._blas import blas_threads_limited
+from sqnopt.solver._blas import one_blas_thread
 from sqnopt.solver._result import PendingObjective
 from sqnopt.steps import Constant
 from sqnopt.solver._solver import ComponentSpec, RandomState, make_bit_generator
@@ -246,6 +246,7 @@ class Trainer:
         self._race_checkpoints: list[dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ public API
+    @one_blas_thread
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             progress: ProgressBar | None = None,
             checkpoint: Callable[[Checkpoint], object] | None = None,
@@ -404,6 +405,7 @@ class Trainer:
                            self.results_, stacklevel=3, index=index, n_jobs=self.n_jobs)
         return self.model_
 
+    @one_blas_thread
     def partial_fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
                     classes: ArrayLike | None = None,
                     progress: ProgressBar | None = None) -> LinearModel | None:
@@ -518,6 +520,7 @@ class Trainer:
 
         return self._fit_chunks(chunks, classes, int(Xc.shape[1]), n, progress, init)
 
+    @one_blas_thread
     def fit_stream(self, stream: Any, *, progress: ProgressBar | None = None) -> LinearModel:
         """Train on data that arrive as a re-iterable stream of ``(X_chunk, y_chunk)`` pairs
         (:func:`sqnopt.datasets.stream_svmlight` and the other streams of
@@ -588,52 +591,48 @@ class Trainer:
         self.validation_loss_: list[list[float]] = []
         self._stop_asked = False
         done = 0
-        # One BLAS thread for the whole fit, not only inside each ``run``: the learner is one
-        # thread whose BLAS calls are small, and OpenBLAS's idle workers spin after every call
-        # made between runs (per chunk), taking the core the stream's reader parses on.
-        with blas_threads_limited(1):
-            try:
-                for p in range(passes):
-                    row = picked = 0
-                    for X, y, w in chunks():
-                        Xc = check_matrix(X)
-                        if Xc.shape[1] != n_features:
-                            raise ValueError(f"a chunk has {Xc.shape[1]} features, the data "
-                                             f"{n_features}; every chunk must have the same "
-                                             "columns")
-                        yarr = np.asarray(y).ravel()
-                        n = int(Xc.shape[0])
-                        if floor is not None and p == 0:
-                            _check_min_target(yarr, floor, row, objective.name)
-                        if holdout is not None:
-                            m = holdout.mask(row, n, picked)
-                            picked += int(m.sum())
-                            if m.any():
-                                if p == 0:
-                                    held.append((Xc[m], yarr[m], None if w is None else w[m]))
-                                keep = ~m
-                                Xc, yarr = Xc[keep], yarr[keep]
-                                w = None if w is None else w[keep]
-                        row += n
-                        if Xc.shape[0]:
-                            run.chunk(Xc, yarr, w, first_pass=p == 0)
-                        if bar is not None:
-                            bar.update(p * (n_rows or 0) + row)
-                        if self._stop_asked:    # a callback returned True: the fit ends here
-                            break
-                    done = p + 1
-                    if run.setup is None:
-                        raise ValueError("no rows to train on (every row was held out, or "
-                                         "the data are empty)")
-                    run.end_race()
-                    if p == 0 and held:
-                        run.hold_out(held)
-                        held = []
-                    self.validation_loss_.append(run.end_pass())
-                    if run.all_stopped or self._stop_asked:
+        try:
+            for p in range(passes):
+                row = picked = 0
+                for X, y, w in chunks():
+                    Xc = check_matrix(X)
+                    if Xc.shape[1] != n_features:
+                        raise ValueError(f"a chunk has {Xc.shape[1]} features, the data "
+                                         f"{n_features}; every chunk must have the same "
+                                         "columns")
+                    yarr = np.asarray(y).ravel()
+                    n = int(Xc.shape[0])
+                    if floor is not None and p == 0:
+                        _check_min_target(yarr, floor, row, objective.name)
+                    if holdout is not None:
+                        m = holdout.mask(row, n, picked)
+                        picked += int(m.sum())
+                        if m.any():
+                            if p == 0:
+                                held.append((Xc[m], yarr[m], None if w is None else w[m]))
+                            keep = ~m
+                            Xc, yarr = Xc[keep], yarr[keep]
+                            w = None if w is None else w[keep]
+                    row += n
+                    if Xc.shape[0]:
+                        run.chunk(Xc, yarr, w, first_pass=p == 0)
+                    if bar is not None:
+                        bar.update(p * (n_rows or 0) + row)
+                    if self._stop_asked:    # a callback returned True: the fit ends here
                         break
-            finally:
-                self._close_bar()
+                done = p + 1
+                if run.setup is None:
+                    raise ValueError("no rows to train on (every row was held out, or "
+                                     "the data are empty)")
+                run.end_race()
+                if p == 0 and held:
+                    run.hold_out(held)
+                    held = []
+                self.validation_loss_.append(run.end_pass())
+                if run.all_stopped or self._stop_asked:
+                    break
+        finally:
+            self._close_bar()
         return self._finish_chunks(run, done)
 
     def _finish_chunks(self, run: _ChunkedRun, done: int) -> LinearModel:
