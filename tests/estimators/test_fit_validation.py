@@ -5,7 +5,6 @@ scikit-learn would reject or convert, which ``fit`` then hands to scikit-learn."
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,8 @@ from hypothesis.extra import numpy as hnp
 from sklearn.utils._unique import attach_unique
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
+
+from fast_validation import check_fast_path, outcome
 
 from sqnopt.estimators import SQNClassifier
 from sqnopt.estimators import _classifier
@@ -127,17 +128,6 @@ CASES: list[tuple[str, Any, Any, bool]] = [
 ]
 
 
-def _outcome(f: Any) -> tuple[Any, list[tuple[type, str, str]]]:
-    """``f()``'s result or raised exception (type and message) and its warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out: Any = f()
-        except Exception as exc:  # noqa: BLE001 - the error is what is compared
-            out = (type(exc), str(exc))
-    return out, [(w.category, str(w.message), w.filename) for w in caught]
-
-
 def _scikit_learn(est: Any, X: Any, y: Any) -> tuple[Any, Any]:
     Xv, yv = validate_data(est, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                            order="C")
@@ -157,33 +147,12 @@ def _estimator(with_names: bool) -> SQNClassifier:
 @pytest.mark.parametrize("name,X,y,fast", CASES, ids=[c[0] for c in CASES])
 def test_fast_validation_is_scikit_learns(name, X, y, fast, with_names):
     ref_est, fast_est = _estimator(with_names), _estimator(with_names)
-    before = dict(vars(fast_est))
-    ref, ref_warnings = _outcome(lambda: _scikit_learn(ref_est, X, y))
-    got, got_warnings = _outcome(lambda: fast_fit_data(fast_est, X, y))
-    if not fast:
-        assert got is None and not got_warnings, name
-        assert vars(fast_est).keys() == before.keys() and all(
-            vars(fast_est)[k] is v for k, v in before.items())
-        return
-    assert got is not None, f"{name}: the fast path did not answer"
-    assert got_warnings == ref_warnings     # category, message and the line's file
-    Xr, yr = ref
-    Xf, yf = got
-    if sp.issparse(X):      # passed through unconverted by both
-        assert Xr is X and Xf is X
-        Xr = Xf = X.toarray()
-    for a, b in ((Xr, Xf), (yr, yf)):
-        assert type(a) is type(b) is np.ndarray
-        assert a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
-        assert a.flags.c_contiguous and b.flags.c_contiguous
-        np.testing.assert_array_equal(a, b)
-        # the same memory: a view of what was passed where scikit-learn's is, else a copy
-        assert np.shares_memory(a, X if a is Xr else y) == np.shares_memory(
-            b, X if b is Xf else y)
-    assert sp.issparse(X) or Xf is X or not X.flags.c_contiguous   # no copy of a usable array
-    assert vars(fast_est).keys() == vars(ref_est).keys()
-    assert fast_est.n_features_in_ == ref_est.n_features_in_
-    assert type(fast_est.n_features_in_) is type(ref_est.n_features_in_)
+    got = check_fast_path(name, X, y, fast, ref_est, fast_est,
+                          lambda: _scikit_learn(ref_est, X, y),
+                          lambda: fast_fit_data(fast_est, X, y), with_file=True)
+    if got is not None:
+        Xf = got[0][0]
+        assert sp.issparse(X) or Xf is X or not X.flags.c_contiguous   # no copy of a usable array
 
 
 def test_fast_validation_leaves_the_input_unmodified():
@@ -201,9 +170,9 @@ def test_fit_raises_and_warns_as_scikit_learn(name, X, y, fast, monkeypatch):
     def fit() -> Any:
         return SQNClassifier(max_iter=2, tol=None, random_state=0).fit(X, y).coef_
 
-    got, got_warnings = _outcome(fit)
+    got, got_warnings = outcome(fit, with_file=True)
     monkeypatch.setattr(_classifier, "fast_fit_data", lambda *a: None)
-    ref, ref_warnings = _outcome(fit)
+    ref, ref_warnings = outcome(fit, with_file=True)
     assert [(c, m) for c, m, _ in got_warnings] == [(c, m) for c, m, _ in ref_warnings]
     if isinstance(ref, tuple):
         assert got == ref
@@ -219,8 +188,8 @@ def test_float_labels_are_judged_as_scikit_learn_judges_them(y):
     """Any float labels: the fast path answers only where scikit-learn accepts them, and then
     with scikit-learn's labels and warnings."""
     X = np.zeros((y.shape[0], 2))
-    ref, ref_warnings = _outcome(lambda: _scikit_learn(SQNClassifier(), X, y))
-    got, got_warnings = _outcome(lambda: fast_fit_data(SQNClassifier(), X, y))
+    ref, ref_warnings = outcome(lambda: _scikit_learn(SQNClassifier(), X, y), with_file=True)
+    got, got_warnings = outcome(lambda: fast_fit_data(SQNClassifier(), X, y), with_file=True)
     if got is None:
         assert not got_warnings
         return

@@ -5,13 +5,14 @@ scikit-learn would reject, convert or warn about, which ``fit`` then hands to sc
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
+
+from fast_validation import check_fast_path, outcome
 
 from sqnopt.estimators import SQNRegressor
 from sqnopt.estimators import _regressor
@@ -66,16 +67,6 @@ CASES: list[tuple[str, Any, Any, bool]] = [
 ]
 
 
-def _outcome(f: Any) -> tuple[Any, list[tuple[type, str]]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out: Any = f()
-        except Exception as exc:  # noqa: BLE001 - the error is what is compared
-            out = (type(exc), str(exc))
-    return out, [(w.category, str(w.message)) for w in caught]
-
-
 def _scikit_learn(est: Any, X: Any, y: Any) -> tuple[Any, Any]:
     return validate_data(est, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                          order="C", y_numeric=True, reset=True, ensure_all_finite=False)
@@ -93,31 +84,11 @@ def _estimator(with_names: bool) -> SQNRegressor:
 @pytest.mark.parametrize("name,X,y,fast", CASES, ids=[c[0] for c in CASES])
 def test_fast_regression_validation_is_scikit_learns(name, X, y, fast, with_names):
     ref_est, fast_est = _estimator(with_names), _estimator(with_names)
-    before = dict(vars(fast_est))
-    ref, ref_warnings = _outcome(lambda: _scikit_learn(ref_est, X, y))
-    got, got_warnings = _outcome(lambda: fast_regression_data(fast_est, X, y))
-    if not fast:
-        assert got is None and not got_warnings, name
-        assert vars(fast_est).keys() == before.keys() and all(
-            vars(fast_est)[k] is v for k, v in before.items())
-        return
-    assert got is not None, f"{name}: the fast path did not answer"
-    assert got_warnings == ref_warnings == []
-    Xr, yr = ref
-    Xf, yf = got
-    if sp.issparse(X):      # passed through unconverted by both
-        assert Xr is X and Xf is X
-        Xr = Xf = X.toarray()
-    for a, b in ((Xr, Xf), (yr, yf)):
-        assert type(a) is type(b) is np.ndarray
-        assert a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
-        assert a.flags.c_contiguous and b.flags.c_contiguous
-        np.testing.assert_array_equal(a, b)
-        assert np.shares_memory(a, X if a is Xr else y) == np.shares_memory(
-            b, X if b is Xf else y)
-    assert vars(fast_est).keys() == vars(ref_est).keys()
-    assert fast_est.n_features_in_ == ref_est.n_features_in_
-    assert type(fast_est.n_features_in_) is type(ref_est.n_features_in_)
+    got = check_fast_path(name, X, y, fast, ref_est, fast_est,
+                          lambda: _scikit_learn(ref_est, X, y),
+                          lambda: fast_regression_data(fast_est, X, y))
+    if got is not None:
+        assert got[1] == []     # no warnings
 
 
 @pytest.mark.parametrize("name,X,y,fast", CASES, ids=[c[0] for c in CASES])
@@ -127,9 +98,9 @@ def test_regressor_fit_raises_and_warns_as_scikit_learn(name, X, y, fast, monkey
     def fit() -> Any:
         return SQNRegressor(max_iter=2, tol=None, random_state=0).fit(X, y).coef_
 
-    got, got_warnings = _outcome(fit)
+    got, got_warnings = outcome(fit)
     monkeypatch.setattr(_regressor, "fast_regression_data", lambda *a: None)
-    ref, ref_warnings = _outcome(fit)
+    ref, ref_warnings = outcome(fit)
     assert got_warnings == ref_warnings
     if isinstance(ref, tuple):
         assert got == ref

@@ -94,12 +94,17 @@ def test_partial_fit_continues_after_pickling() -> None:
     np.testing.assert_array_equal(whole.coef_, split.coef_)
 
 
-def test_regressor_stream_fit_with_l1_is_sparse() -> None:
-    rng = np.random.default_rng(4)
+def _regression(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """4000 dense rows, 4 informative features of 30 (real-valued targets with noise)."""
+    rng = np.random.default_rng(seed)
     X = rng.normal(size=(4000, 30))
     w = np.zeros(30)
     w[:4] = [1.0, -2.0, 0.5, 1.5]
-    y = X @ w + 0.1 * rng.normal(size=4000)
+    return X, X @ w + 0.1 * rng.normal(size=4000)
+
+
+def test_regressor_stream_fit_with_l1_is_sparse() -> None:
+    X, y = _regression(4)
     est = SQNRegressor(penalty="l1", alpha=0.05, random_state=0, max_iter=5)
     est.fit(stream_arrays(X, y, chunk_size=1000, label_kind="regression"))
     assert np.all(est.coef_[:4] != 0.0)
@@ -107,11 +112,7 @@ def test_regressor_stream_fit_with_l1_is_sparse() -> None:
 
 
 def test_regressor_partial_fit_with_l1_is_sparse_and_refuses_a_changed_penalty() -> None:
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(4000, 30))
-    w = np.zeros(30)
-    w[:4] = [1.0, -2.0, 0.5, 1.5]
-    y = X @ w + 0.1 * rng.normal(size=4000)
+    X, y = _regression(5)
     fits = []
     for _ in range(2):
         est = SQNRegressor(penalty="l1", alpha=0.05, random_state=0)
