@@ -11,6 +11,15 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def as_fitted_on_a_frame(est: Any, with_names: bool) -> Any:
+    """``est`` with the feature names and count a fit on a 3-column data frame leaves
+    (``with_names``), or as it is."""
+    if with_names:
+        est.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
+        est.n_features_in_ = 3
+    return est
+
+
 def outcome(f: Callable[[], Any], *, with_file: bool = False) -> tuple[Any, list[tuple[Any, ...]]]:
     """``f()``'s result or raised exception (type and message) and its warnings (category,
     message and, with ``with_file``, the file the warning names)."""

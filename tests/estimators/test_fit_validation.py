@@ -17,7 +17,7 @@ from sklearn.utils._unique import attach_unique
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from fast_validation import check_fast_path, outcome
+from fast_validation import as_fitted_on_a_frame, check_fast_path, outcome
 
 from sqnopt.estimators import SQNClassifier
 from sqnopt.estimators import _classifier
@@ -135,18 +135,11 @@ def _scikit_learn(est: Any, X: Any, y: Any) -> tuple[Any, Any]:
     return Xv, yv
 
 
-def _estimator(with_names: bool) -> SQNClassifier:
-    est = SQNClassifier()
-    if with_names:   # as left by a fit on a data frame
-        est.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
-        est.n_features_in_ = 3
-    return est
-
-
 @pytest.mark.parametrize("with_names", [False, True])
 @pytest.mark.parametrize("name,X,y,fast", CASES, ids=[c[0] for c in CASES])
 def test_fast_validation_is_scikit_learns(name, X, y, fast, with_names):
-    ref_est, fast_est = _estimator(with_names), _estimator(with_names)
+    ref_est = as_fitted_on_a_frame(SQNClassifier(), with_names)
+    fast_est = as_fitted_on_a_frame(SQNClassifier(), with_names)
     got = check_fast_path(name, X, y, fast, ref_est, fast_est,
                           lambda: _scikit_learn(ref_est, X, y),
                           lambda: fast_fit_data(fast_est, X, y), with_file=True)

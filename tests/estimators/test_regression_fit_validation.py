@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-from fast_validation import check_fast_path, outcome
+from fast_validation import as_fitted_on_a_frame, check_fast_path, outcome
 
 from sqnopt.estimators import SQNRegressor
 from sqnopt.estimators import _regressor
@@ -72,18 +72,11 @@ def _scikit_learn(est: Any, X: Any, y: Any) -> tuple[Any, Any]:
                          order="C", y_numeric=True, reset=True, ensure_all_finite=False)
 
 
-def _estimator(with_names: bool) -> SQNRegressor:
-    est = SQNRegressor()
-    if with_names:   # as left by a fit on a data frame
-        est.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
-        est.n_features_in_ = 3
-    return est
-
-
 @pytest.mark.parametrize("with_names", [False, True])
 @pytest.mark.parametrize("name,X,y,fast", CASES, ids=[c[0] for c in CASES])
 def test_fast_regression_validation_is_scikit_learns(name, X, y, fast, with_names):
-    ref_est, fast_est = _estimator(with_names), _estimator(with_names)
+    ref_est = as_fitted_on_a_frame(SQNRegressor(), with_names)
+    fast_est = as_fitted_on_a_frame(SQNRegressor(), with_names)
     got = check_fast_path(name, X, y, fast, ref_est, fast_est,
                           lambda: _scikit_learn(ref_est, X, y),
                           lambda: fast_regression_data(fast_est, X, y))
