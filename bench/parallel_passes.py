@@ -254,18 +254,29 @@ def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
 def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
               fit_passes: int, blas_ab: bool = False) -> dict[str, Any]:
     """Whole fits per thread count; with ``blas_ab`` also the fit without its whole-fit BLAS
-    limit (``SQNClassifier.fit.__wrapped__``: BLAS limited only inside each run, as before the
-    limit covered the fit), interleaved in the same rounds."""
+    limit (the trainer's ``fit`` replaced by ``Trainer.fit.__wrapped__`` for that variant: BLAS
+    limited only inside each run, as before the limit covered the fit -- except the large-data
+    recipe's chunked fit, which had its own limit then), interleaved in the same rounds."""
     from sqnopt import SQNClassifier
+    from sqnopt.training import Trainer
+
+    limited = Trainer.fit
+
+    def fit_in_runs_only(est: Any, X: Any, y: Any) -> Any:
+        Trainer.fit = limited.__wrapped__  # type: ignore[attr-defined, method-assign]
+        try:
+            return est.fit(X, y)
+        finally:
+            Trainer.fit = limited  # type: ignore[method-assign]
 
     X, y = prob["X"], prob["y"]
     if prob["name"] == "ctr1e6":
         params: dict[str, Any] = dict(alpha=prob["alpha"], max_iter=fit_passes, tol=None)
     else:
         params = dict(alpha=prob["alpha"], fit_intercept=False)
-    variants = {"": SQNClassifier.fit}
+    variants: dict[str, Callable[[Any, Any, Any], Any]] = {"": SQNClassifier.fit}
     if blas_ab:
-        variants["blas_free"] = SQNClassifier.fit.__wrapped__  # type: ignore[attr-defined]
+        variants["blas_free"] = fit_in_runs_only
     best = {v: {t: float("inf") for t in threads} for v in variants}
     coefs: dict[tuple[str, int], Any] = {}
     n_iter = {}
