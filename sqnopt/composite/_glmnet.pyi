@@ -33,3 +33,10 @@ def glmnet_run(
     dense_after: int = 1,
     subset_max: int = 0,
 ) -> tuple[int, int, float, float, int]: ...
+
+def _face_cg_policy(
+    after: int | None = None,
+    every: int | None = None,
+    steps: int | None = None,
+    tol: float | None = None,
+) -> tuple[int, int, int, float]: ...

@@ -37,8 +37,8 @@ class CompositeResult:
     ``objective`` the value after each iteration (the start first), ``pg_max`` the largest
     entry of the pseudo-gradient at ``w`` (0 exactly at a minimiser), ``nnz`` the nonzero
     weights of ``coef`` (exact zeros: the L1 term's sparsity). ``n_evaluations`` counts the
-    value-and-gradient passes (OWL-QN) or the coordinate sweeps and the exact models' search
-    steps (newGLMNET); ``method`` names the method that ran."""
+    value-and-gradient passes (OWL-QN) or the coordinate sweeps, the exact models' search
+    steps and the face CG's products (newGLMNET); ``method`` names the method that ran."""
 
     w: FloatArray
     coef: FloatArray
@@ -210,7 +210,7 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     warm start, near its solution, where the exact model pays at once -- else 1).
     ``columns``: ``X``'s CSC arrays from :func:`_columns`, when the caller has them.
 
-    Returns ``(w, n_iter, status, F, max |pg|, coordinate sweeps and model steps, objective
+    Returns ``(w, n_iter, status, F, max |pg|, sweeps, model steps and CG products, objective
     trace, iterates)``."""
     from sqnopt.composite._glmnet import glmnet_run
     from sqnopt.curvature._newton import NewtonKernel

@@ -123,6 +123,9 @@ def _xorshift(state: list[int]) -> int:
 
 #: the dense model's constants (those of the compiled loop)
 RHO, PIVOT, MODEL_TOL, DENSE_SWEEPS = 1e-8, 1e-14, 1e-9, 10
+#: the face CG's policy (``sqnopt.composite._glmnet``'s ``CG_AFTER``, ``CG_EVERY``, ``CG_STEPS``,
+#: ``CG_TOL``)
+CG_AFTER, CG_EVERY, CG_STEPS, CG_TOL = 3, 3, 30, 0.1
 
 
 def _dense_cd_numpy(H: FloatArray, nf: int, w: FloatArray, g: FloatArray, l1: float,
@@ -236,6 +239,80 @@ def _feature_sign_numpy(H: FloatArray, nf: int, w: FloatArray, g: FloatArray, l1
     return -2, u
 
 
+def _face_cg_numpy(cols: list[tuple[Any, Any]], nf: int, active: list[int], w: FloatArray,
+                   d: FloatArray, xd: FloatArray, g: FloatArray, h: FloatArray,
+                   D: FloatArray, lam: float, l1: float, tol: float, max_steps: int
+                   ) -> tuple[FloatArray, FloatArray]:
+    """The twin of ``_face_cg``: Jacobi-preconditioned CG on the model's face (the active
+    coordinates with ``w + d != 0``, and the intercept), each step cut at the face's boundary
+    (the coordinate reaching zero leaves the face, CG restarts). Returns ``(d, xd)``."""
+    nu = 1e-12
+    d, xd = d.copy(), xd.copy()
+    face: list[int] = []
+    r: list[float] = []
+    for j in active:
+        u = w[j] + d[j]
+        if j < nf and u == 0.0:
+            continue
+        ix, xv = cols[j]
+        gj = g[j] + float((D[ix] * xd[ix]) @ xv)
+        if j < nf:
+            gj += (lam + nu) * d[j] + (l1 if u > 0.0 else -l1)
+        else:
+            gj += nu * d[j]
+        face.append(j)
+        r.append(gj)
+
+    def restart() -> tuple[FloatArray, FloatArray, float, float]:
+        rr = np.array(r)
+        z = rr / h[face] if face else np.zeros(0)
+        return rr, -z, float(rr @ z), float(np.sum(np.abs(rr)))
+
+    ra, p, rz, r1 = restart()
+    steps = 0
+    while steps < max_steps and face and r1 > tol and rz > 0.0:
+        steps += 1
+        t = np.zeros(xd.shape[0])
+        for a, j in enumerate(face):
+            ix, xv = cols[j]
+            t[ix] += p[a] * xv
+        hp = np.array([float((D[cols[j][0]] * t[cols[j][0]]) @ cols[j][1])
+                       + ((lam if j < nf else 0.0) + nu) * p[a] for a, j in enumerate(face)])
+        php = float(p @ hp)
+        if not php > 0.0:
+            break
+        alpha = rz / php
+        amax, hit = math.inf, -1
+        for a, j in enumerate(face):
+            if j < nf:
+                u = w[j] + d[j]
+                if u * p[a] < 0.0 and -u / p[a] < amax:
+                    amax, hit = -u / p[a], a
+        if amax <= alpha:
+            alpha = amax
+        else:
+            hit = -1
+        d[face] += alpha * p
+        ra = ra + alpha * hp
+        xd += alpha * t
+        if hit >= 0:
+            j = face[hit]
+            fix = -w[j] - d[j]
+            d[j] = -w[j]
+            ix, xv = cols[j]
+            xd[ix] += fix * xv
+            r = list(ra)
+            face[hit], r[hit] = face[-1], r[-1]
+            face.pop()
+            r.pop()
+            ra, p, rz, r1 = restart()
+            continue
+        z = ra / h[face]
+        rz_new, r1 = float(ra @ z), float(np.sum(np.abs(ra)))
+        p = -z + (rz_new / rz) * p
+        rz = rz_new
+    return d, xd
+
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
                  tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
                  shrink: bool = True, dense: bool = False, dense_after: int = 1,
@@ -249,7 +326,9 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     feature-sign search) from the first outer iteration after one whose coordinate descent
     took more than ``dense_after`` sweeps (``0``: from the start); with ``subset_max`` instead,
     the model is solved so on its working set (the nonzeros and the violating zeros) when
-    that holds at most ``subset_max`` coordinates.
+    that holds at most ``subset_max`` coordinates; when that exact model is due but its set is
+    larger, the sweeps are helped by conjugate gradients on the model's face
+    (:func:`_face_cg_numpy`).
 
     Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
     import scipy.sparse as sp
@@ -309,6 +388,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
             return w, values, iterates, MAX_ITER
         active = [j for j in range(n) if not (shrink and j < nf and w[j] == 0.0
                                                and abs(g[j]) < l1 - m_prev / N)]
+        active_set = set(active)
         m_prev = gmax
         d = np.zeros(n)
         xd = np.zeros(N)
@@ -342,6 +422,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                 d = u - w
                 xd = np.asarray(X1 @ d).ravel()
         n_sweep = 0
+        face_cg = dense_now and code != 0       # an exact model was due but out of reach
         for _ in range(max_inner if code != 0 else 0):
             n_sweep += 1
             m_in, m_in1 = 0.0, 0.0
@@ -372,6 +453,10 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                     xd[ix] += z * xv
             if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
                 break
+            if face_cg and n_sweep >= CG_AFTER and (n_sweep - CG_AFTER) % CG_EVERY == 0:
+                d, xd = _face_cg_numpy(cols, nf, [j for j in range(n) if j in active_set], w, d,
+                                       xd, g, h, D, lam, l1, CG_TOL * eps_in * gnorm1_init,
+                                       CG_STEPS)
         delta = float(g @ d) + l1 * (float(np.sum(np.abs(w[:nf] + d[:nf])))
                                      - float(np.sum(np.abs(w[:nf]))))
         beta = 1.0

@@ -278,6 +278,64 @@ def test_working_set_model_matches_numpy_twin(fit_intercept: bool, subset_max: i
     assert k < n_iter            # stopped at working precision: the exact models converged
 
 
+
+def _one_hot(n: int = 400, fields: int = 6, levels: int = 8, seed: int = 5
+             ) -> tuple[Any, np.ndarray]:
+    """Categorical fields one-hot: each group of columns sums to the column of ones, the
+    nearly flat directions on which coordinate descent crawls."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, levels, size=(n, fields)) + levels * np.arange(fields)
+    X = sp.csr_matrix((np.ones(n * fields), (np.repeat(np.arange(n), fields), cats.ravel())),
+                      shape=(n, fields * levels))
+    y = np.where(X @ rng.normal(size=fields * levels) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_face_cg_matches_numpy_twin_and_helps_the_sweeps(fit_intercept: bool) -> None:
+    """When the exact model is due but its working set exceeds the cap (4 here), coordinate
+    descent solves it, helped by conjugate gradients on the model's face (``_face_cg``): the
+    compiled loop against its twin iterate by iterate (CG on collinear columns amplifies the
+    rounding of the two implementations' sums: 1e-9), the twin's policy the compiled one's,
+    and the face CG taken -- without it (no CG steps) the 12 outer iterations end elsewhere
+    and further from optimality."""
+    from sqnopt.composite import reference
+    from sqnopt.composite._glmnet import _face_cg_policy, glmnet_run
+    from sqnopt.composite._solve import _columns
+
+    X, y = _one_hot()
+    N = X.shape[0]
+    data = prepare(X, y, fit_intercept=fit_intercept)
+    _, kernel, pen, problem = composite_problem(LogLoss(lam=0.0), L1(0.002), data)
+    assert _face_cg_policy() == (reference.CG_AFTER, reference.CG_EVERY, reference.CG_STEPS,
+                                 reference.CG_TOL)
+    n_iter = 12
+
+    def run() -> tuple[int, float, np.ndarray, np.ndarray]:
+        w = np.zeros(problem.n_params)
+        trace = np.full(n_iter + 1, np.nan)
+        iterates = np.zeros((n_iter + 1, problem.n_params))
+        k, _, _, gmax, _ = glmnet_run(kernel, pen, *_columns(X, problem.n_features),
+                                      np.arange(N, dtype=np.intp), w, np.zeros(N), n_iter, 0.0,
+                                      1000, 1.0, 30, True, trace, iterates, None, 0, 4)
+        return k, gmax, trace[: k + 1], iterates[: k + 1]
+
+    k, gmax, trace, iterates = run()
+    old = _face_cg_policy(steps=0)
+    try:
+        k0, gmax0, _, iterates0 = run()
+    finally:
+        _face_cg_policy(*old)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    _, values, twin_iterates, _ = glmnet_numpy(kernel, twin_pen, X, np.zeros(problem.n_params),
+                                               tol=0.0, max_iter=n_iter, dense_after=0,
+                                               subset_max=4)
+    assert _compare_iterates(iterates, twin_iterates, trace, values, 1e-12, 1e-9) >= 8
+    assert not np.array_equal(iterates[-1], iterates0[-1])
+    assert gmax < 0.1 * gmax0
+    assert np.all(np.diff(trace) <= 0.0)
+
 def test_dense_model_solves_collinear_one_hot_data_in_few_outer_iterations() -> None:
     """a9a's columns are one-hot groups (each group sums to a column of ones): the model's
     Hessian is nearly singular along differences of groups and coordinate descent on it
