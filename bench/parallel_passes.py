@@ -5,6 +5,7 @@ break-even of the block policy, and the pool's fixed cost.
     python bench/parallel_passes.py --passes-only --datasets news20 criteo
     python bench/parallel_passes.py --fits-only --datasets ctr1e6 --fit-passes 10
     python bench/parallel_passes.py --fits-only --blas-ab   # also without the whole-fit BLAS limit
+    python bench/parallel_passes.py --fits-only --penalty l1 --datasets news20 criteo
     python bench/parallel_passes.py --break-even          # the block policy's break-even
     python bench/parallel_passes.py --threads 1 4 --rounds 7 --record bench/results/parallel_passes/NAME.json
     python bench/parallel_passes.py --quick               # smoke run: 5 x 10^4 generated rows
@@ -29,6 +30,8 @@ a loaded machine shows what the wall-time speed-up cannot.
 **Fits.** ``SQNClassifier(n_jobs=k)`` at its defaults (race alpha; on ``ctr1e6`` a budget of
 ``--fit-passes`` passes without a tolerance, the work of a fit of that length), interleaved over
 the thread counts, best of ``--fit-rounds`` rounds; the coefficients must be equal bit for bit.
+``--penalty l1`` (or ``elasticnet``) times the L1 fits instead (the composite solvers, full
+batch: newGLMNET on the binary problems).
 
 **Break-even.** The margin gradient and the line search's derivative sums on sparse rows (10
 entries) and dense rows (100 features) of growing size, as the serial loop (one block), as the
@@ -252,7 +255,7 @@ def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
 
 
 def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
-              fit_passes: int, blas_ab: bool = False) -> dict[str, Any]:
+              fit_passes: int, blas_ab: bool = False, penalty: str = "l2") -> dict[str, Any]:
     """Whole fits per thread count; with ``blas_ab`` also the fit without its whole-fit BLAS
     limit (the trainer's ``fit`` replaced by ``Trainer.fit.__wrapped__`` for that variant: BLAS
     limited only inside each run, as before the limit covered the fit -- except the large-data
@@ -274,6 +277,8 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
         params: dict[str, Any] = dict(alpha=prob["alpha"], max_iter=fit_passes, tol=None)
     else:
         params = dict(alpha=prob["alpha"], fit_intercept=False)
+    if penalty != "l2":
+        params["penalty"] = penalty
     variants: dict[str, Callable[[Any, Any, Any], Any]] = {"": SQNClassifier.fit}
     if blas_ab:
         variants["blas_free"] = fit_in_runs_only
@@ -475,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--break-even", action="store_true")
     ap.add_argument("--blas-ab", action="store_true",
                     help="fits also without the whole-fit BLAS limit (only inside each run)")
+    ap.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
+                    help="the fits' penalty (l1, elasticnet: the composite solvers' fits)")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: the generated stream at 5 x 10^4 rows and 2^14 columns "
@@ -513,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"(load average {tab['load']})")
                 record["passes"].append(tab)
             if not args.passes_only:
-                ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes, args.blas_ab)
+                ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes, args.blas_ab,
+                               args.penalty)
                 ft["load"] = load_average()
                 print_fits(ft, args.threads)
                 print(f"(load average {ft['load']})")

@@ -78,6 +78,7 @@ from libc.string cimport memset
 
 from scipy.linalg.cython_lapack cimport dpotrf
 
+from sqnopt._parallel cimport ENTRY_WORK, ROW_WORK, block_bounds, plan_blocks, run_tasks
 from sqnopt.curvature._newton cimport NewtonKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.penalties._base cimport PenaltyKernel
@@ -572,6 +573,80 @@ def _face_cg_policy(after=None, every=None, steps=None, tol=None):
         CG_TOL = tol
     return old
 
+cdef struct _PassJob:
+    void* objective                 # the ObjectiveKernel (borrowed)
+    const double* s                 # the scores
+    const double* coef              # d loss / d score per sample (weighted)
+    double* D                       # out: curvature per sample
+    double* g                       # out: the gradient's loss part, per column
+    double* hd                      # out: diag(X'DX), per column
+    const Py_ssize_t* ip
+    const Py_ssize_t* ix
+    const double* xv
+    Py_ssize_t N
+    Py_ssize_t nf
+    Py_ssize_t n_blocks
+    double invN
+
+
+cdef void _factor_rows(ObjectiveKernel objective, const double* s, double* D, Py_ssize_t i0,
+                       Py_ssize_t i1, double invN) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(i0, i1):
+        D[i] = objective.cy_score_hessian_factor(i, s[i]) * invN
+
+
+cdef void _factor_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
+    cdef _PassJob* job = <_PassJob*> ctx
+    cdef Py_ssize_t i0, i1
+    block_bounds(job.N, job.n_blocks, b, &i0, &i1)
+    _factor_rows(<ObjectiveKernel> job.objective, job.s, job.D, i0, i1, job.invN)
+
+
+cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
+    """``g_j = sum_i coef_i x_ij`` and ``hd_j = sum_i D_i x_ij^2`` for the stored columns
+    ``[j0, j1)``, each in the order of its entries."""
+    cdef Py_ssize_t j, p, i
+    cdef double acc, hjj, x
+    for j in range(j0, j1):
+        acc = 0.0
+        hjj = 0.0
+        for p in range(job.ip[j], job.ip[j + 1]):
+            i = job.ix[p]
+            x = job.xv[p]
+            acc += job.coef[i] * x
+            hjj += job.D[i] * x * x
+        job.g[j] = acc
+        job.hd[j] = hjj
+
+
+cdef void _column_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
+    cdef _PassJob* job = <_PassJob*> ctx
+    cdef Py_ssize_t j0, j1
+    block_bounds(job.nf, job.n_blocks, b, &j0, &j1)
+    _column_sums(job, j0, j1)
+
+
+cdef void _curvature_and_columns(ObjectiveKernel objective, _PassJob* job) noexcept nogil:
+    """The outer iteration's two passes, each split over the data's threads: the curvature
+    ``D_i`` of every sample from its score (blocks of rows), then every stored column's sums
+    (blocks of columns). Every output entry is one sum computed whole by one thread, in the
+    serial loop's order: the same bits for every thread count and block plan."""
+    cdef int threads = objective.data.n_threads
+    cdef Py_ssize_t nnz = job.ip[job.nf]
+    job.objective = <void*> objective
+    job.n_blocks = plan_blocks(job.N, ROW_WORK, 0)
+    if job.n_blocks > 1 and threads > 1:
+        run_tasks(threads, job.n_blocks, _factor_task, job)
+    else:
+        _factor_rows(objective, job.s, job.D, 0, job.N, job.invN)
+    job.n_blocks = plan_blocks(job.nf, 2 * ENTRY_WORK * (<double> nnz / max(job.nf, 1)) + 1, 0)
+    if job.n_blocks > 1 and threads > 1:
+        run_tasks(threads, job.n_blocks, _column_task, job)
+    else:
+        _column_sums(job, 0, job.nf)
+
+
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
                       Py_ssize_t nf, bint intercept, Py_ssize_t nW, Py_ssize_t nfW, double lam,
                       double* H, Py_ssize_t* ridx, double* rval) noexcept nogil:
@@ -742,6 +817,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double* swap
     cdef double loss_t = 0.0
     cdef bint have_loss = False        # loss and coef at w are the accepted trial's
+    cdef _PassJob pj
     cdef double* wp = &w[0]
     cdef double* sp = &scores[0]
     cdef const Py_ssize_t* ip = &indptr[0]
@@ -756,6 +832,15 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef unsigned long long rng = SEED
     cdef int status = C_GLMNET_MAX_ITER
     cdef bint accepted, is_reg
+    pj.D = D
+    pj.g = g
+    pj.hd = hd
+    pj.ip = ip
+    pj.ix = ix
+    pj.xv = xv
+    pj.N = N
+    pj.nf = nf
+    pj.invN = invN
     m_prev = float("inf")
     try:
         with nogil:
@@ -779,23 +864,19 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 if k < n_iterates:
                     for j in range(n):
                         iterates[k, j] = wp[j]
-                for i in range(N):
-                    D[i] = objective.cy_score_hessian_factor(i, sp[i]) * invN
+                pj.s = sp
+                pj.coef = coef
+                _curvature_and_columns(objective, &pj)
                 gmax = 0.0
                 gnorm1 = 0.0
                 for j in range(n):
                     is_reg = j < nf
-                    acc = 0.0
-                    hjj = 0.0
                     if is_reg:
-                        for p in range(ip[j], ip[j + 1]):
-                            i = ix[p]
-                            x = xv[p]
-                            acc += coef[i] * x
-                            hjj += D[i] * x * x
-                        g[j] = acc * invN + lam * wp[j]
-                        hd[j] = hjj + lam + NU
+                        g[j] = g[j] * invN + lam * wp[j]
+                        hd[j] = hd[j] + lam + NU
                     else:
+                        acc = 0.0
+                        hjj = 0.0
                         for i in range(N):
                             acc += coef[i]
                             hjj += D[i]

@@ -255,8 +255,8 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     fit_intercept: bool = True,
                     sample_weight: ArrayLike | None = None, w0: ArrayLike | None = None,
                     tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
-                    memory: int = 10, column_cache: dict[str, Any] | None = None
-                    ) -> CompositeResult:
+                    memory: int = 10, column_cache: dict[str, Any] | None = None,
+                    n_jobs: int | None = None) -> CompositeResult:
     r"""Minimise ``F(w) = f(w) + P(w)``: the smooth ``objective`` plus the ``penalty``
     (``"l1"``, ``"l2"``, ``"elasticnet"``, ``(name, params)`` or a
     :class:`~sqnopt.interfaces.Penalty`), on dense or CSR data, full batch and deterministic.
@@ -275,7 +275,13 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     ``column_cache``: a dict the caller keeps across solves on the very same ``X`` object
     (the fits of a regularization path): newGLMNET's column copy of ``X`` is made once and
     kept there, with ``X`` itself (a solve on another object makes a new copy).
+
+    ``n_jobs``: the threads of the passes over the data (scikit-learn's meaning, see
+    :mod:`sqnopt._jobs`): the objective's full-batch passes (OWL-QN, newGLMNET's line search
+    and exact models) split their rows, newGLMNET's gradient its columns; each output is
+    summed in the same order on every thread count, so the result does not depend on it.
     """
+    from sqnopt._jobs import effective_n_jobs
     from sqnopt.data import prepare
     from sqnopt.solver._build import resolve_component
 
@@ -292,8 +298,10 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
     if not (isinstance(max_iter, int) and max_iter >= 0):
         raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
+    threads = effective_n_jobs(n_jobs)
     data = prepare(X, y, sample_weight=sample_weight, fit_intercept=bool(fit_intercept),
                    label_kind=obj.label_kind)
+    data.rows.set_threads(threads)
     smooth, kernel, pen_k, problem = composite_problem(obj, pen, data)
     chosen = choose_composite_method(kernel) if method == "auto" else method
     start = time.perf_counter()

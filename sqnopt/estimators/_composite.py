@@ -201,7 +201,8 @@ def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
     cache = getattr(est, "_column_cache", None)
     kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter,
-                              column_cache={} if cache is None else cache)
+                              column_cache={} if cache is None else cache,
+                              n_jobs=getattr(est, "n_jobs", None))
     strategy: Strategy
     starts = _warm_starts(est, X, classes)
 

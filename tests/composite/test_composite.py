@@ -395,3 +395,46 @@ def test_regression_losses_with_l1_reach_a_zero_pseudo_gradient(loss: str, model
     ref = solve_composite(obj, L1(0.02), X, y, method="owlqn", tol=1e-9, max_iter=5000)
     assert f == pytest.approx(ref.fun, rel=1e-9)
     np.testing.assert_array_equal(w_[:12] == 0.0, ref.coef[0] == 0.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_composite_solves_are_the_same_bits_on_every_thread_count(
+        method: str, fit_intercept: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``n_jobs`` reaches the passes (the prepared rows' thread count) and changes nothing in
+    the result: 1, 2 and 4 threads (more than this machine's cores) give the same iterates,
+    on a problem whose passes split into blocks -- newGLMNET's curvature pass over the rows
+    and gradient over the columns, OWL-QN's loss and gradient -- and on its estimator."""
+    import sqnopt.data
+    from sqnopt import SQNClassifier
+    from sqnopt._parallel import plan
+
+    rng = np.random.default_rng(11)
+    N, d = 10_000, 400
+    X = sp.random(N, d, density=0.05, format="csr", random_state=rng)
+    y = np.where(X @ np.where(rng.random(d) < 0.1, rng.normal(size=d), 0.0)
+                 + 0.1 * rng.normal(size=N) > 0, 1.0, -1.0)
+    assert plan(N, 16) > 1 and plan(d, 2 * X.nnz / d + 1) > 1    # the passes split
+    prepared: list[Any] = []
+    prepare = sqnopt.data.prepare
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        data = prepare(*args, **kwargs)
+        prepared.append(data.rows)
+        return data
+
+    monkeypatch.setattr(sqnopt.data, "prepare", spy)
+    results = [solve_composite(LogLoss(lam=0.0), L1(3e-3), X, y, method=method,
+                               fit_intercept=fit_intercept, tol=1e-9, n_jobs=k)
+               for k in (1, 2, 4)]
+    assert [rows.n_threads for rows in prepared] == [1, 2, 4]
+    for r in results[1:]:
+        assert np.array_equal(r.w, results[0].w)
+        assert (r.n_iter, r.fun, r.n_evaluations) == (results[0].n_iter, results[0].fun,
+                                                      results[0].n_evaluations)
+    assert results[0].converged and 0 < results[0].nnz < d
+    coefs = [SQNClassifier(penalty="l1", alpha=3e-3, curvature=method, n_jobs=k,
+                           fit_intercept=fit_intercept).fit(X, y).coef_ for k in (1, 2)]
+    assert np.array_equal(coefs[0], coefs[1])
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        solve_composite(LogLoss(lam=0.0), L1(3e-3), X, y, method=method, n_jobs=0)
