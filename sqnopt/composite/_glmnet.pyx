@@ -432,12 +432,45 @@ cdef int _feature_sign(const double* H, Py_ssize_t n, Py_ssize_t nf, const doubl
     return -2
 
 
-cdef Py_ssize_t _face_cg(Py_ssize_t n, Py_ssize_t nf, Py_ssize_t N, const char* active,
-                         const double* w, double* d, double* xd, const double* g,
-                         const double* hd, const double* D, const Py_ssize_t* ip,
-                         const Py_ssize_t* ix, const double* xv, double lam, double l1,
-                         double tol, Py_ssize_t max_steps, Py_ssize_t* face,
-                         double* work) noexcept nogil:
+# X by columns: the stored columns j < nf (CSC), the intercept's (j = nf) the column of ones
+# over the N rows, not stored
+cdef struct _Cols:
+    const Py_ssize_t* ip
+    const Py_ssize_t* ix
+    const double* xv
+    Py_ssize_t nf
+    Py_ssize_t N
+
+
+cdef inline double _col_wdot(const _Cols* X, Py_ssize_t j, const double* D,
+                             const double* v) noexcept nogil:
+    """``sum_i D_i v_i x_ij``: column ``j`` of ``X' diag(D) v``, in the column's order."""
+    cdef double acc = 0.0
+    cdef Py_ssize_t p, i
+    if j < X.nf:
+        for p in range(X.ip[j], X.ip[j + 1]):
+            acc += D[X.ix[p]] * v[X.ix[p]] * X.xv[p]
+    else:
+        for i in range(X.N):
+            acc += D[i] * v[i]
+    return acc
+
+
+cdef inline void _col_axpy(const _Cols* X, Py_ssize_t j, double z, double* out) noexcept nogil:
+    """``out += z x_j``: column ``j`` of ``X`` scaled into a vector over the rows."""
+    cdef Py_ssize_t p, i
+    if j < X.nf:
+        for p in range(X.ip[j], X.ip[j + 1]):
+            out[X.ix[p]] += z * X.xv[p]
+    else:
+        for i in range(X.N):
+            out[i] += z
+
+
+cdef Py_ssize_t _face_cg(const _Cols* X, Py_ssize_t n, const char* active, const double* w,
+                         double* d, double* xd, const double* g, const double* hd,
+                         const double* D, double lam, double l1, double tol,
+                         Py_ssize_t max_steps, Py_ssize_t* face, double* work) noexcept nogil:
     """Conjugate gradients on the face of the model ``q(d) = g'd + (1/2) d'Hd + l1 ||w + d||_1``
     (``H = X'DX + lam I_reg + nu I``) at the current ``d``: the coordinates of the sweep set
     whose ``u = w + d`` is nonzero (and the intercept) move, keeping their signs ``theta``,
@@ -459,20 +492,16 @@ cdef Py_ssize_t _face_cg(Py_ssize_t n, Py_ssize_t nf, Py_ssize_t N, const char* 
     cdef double* z = work + 2 * n
     cdef double* hp = work + 3 * n
     cdef double* t = work + 4 * n
-    cdef Py_ssize_t nface = 0, a, j, q, i, steps = 0, hit
+    cdef Py_ssize_t nface = 0, a, j, i, steps = 0, hit, nf = X.nf, N = X.N
     cdef double u, acc, rz = 0.0, rz_new, php, alpha, amax, beta, r1 = 0.0, fix
     for j in range(n):
         u = w[j] + d[j]
         if not active[j] or (j < nf and u == 0.0):
             continue
-        acc = 0.0
+        acc = _col_wdot(X, j, D, xd)
         if j < nf:
-            for q in range(ip[j], ip[j + 1]):
-                acc += D[ix[q]] * xd[ix[q]] * xv[q]
             r[nface] = g[j] + acc + (lam + NU) * d[j] + (l1 if u > 0.0 else -l1)
         else:
-            for i in range(N):
-                acc += D[i] * xd[i]
             r[nface] = g[j] + acc + NU * d[j]
         face[nface] = j
         z[nface] = r[nface] / hd[j]
@@ -484,25 +513,12 @@ cdef Py_ssize_t _face_cg(Py_ssize_t n, Py_ssize_t nf, Py_ssize_t N, const char* 
         steps += 1
         memset(t, 0, N * sizeof(double))
         for a in range(nface):
-            j = face[a]
-            if j < nf:
-                for q in range(ip[j], ip[j + 1]):
-                    t[ix[q]] += p[a] * xv[q]
-            else:
-                for i in range(N):
-                    t[i] += p[a]
+            _col_axpy(X, face[a], p[a], t)
         php = 0.0
         for a in range(nface):
             j = face[a]
-            acc = 0.0
-            if j < nf:
-                for q in range(ip[j], ip[j + 1]):
-                    acc += D[ix[q]] * t[ix[q]] * xv[q]
-                hp[a] = acc + (lam + NU) * p[a]
-            else:
-                for i in range(N):
-                    acc += D[i] * t[i]
-                hp[a] = acc + NU * p[a]
+            acc = _col_wdot(X, j, D, t)
+            hp[a] = acc + ((lam + NU) if j < nf else NU) * p[a]
             php += p[a] * hp[a]
         if not (php > 0.0):
             break
@@ -531,8 +547,7 @@ cdef Py_ssize_t _face_cg(Py_ssize_t n, Py_ssize_t nf, Py_ssize_t N, const char* 
             j = face[hit]
             fix = -w[j] - d[j]
             d[j] = -w[j]
-            for q in range(ip[j], ip[j + 1]):
-                xd[ix[q]] += fix * xv[q]
+            _col_axpy(X, j, fix, xd)
             nface -= 1
             face[hit] = face[nface]
             r[hit] = r[nface]
@@ -818,6 +833,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double loss_t = 0.0
     cdef bint have_loss = False        # loss and coef at w are the accepted trial's
     cdef _PassJob pj
+    cdef _Cols cols
     cdef double* wp = &w[0]
     cdef double* sp = &scores[0]
     cdef const Py_ssize_t* ip = &indptr[0]
@@ -832,6 +848,11 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef unsigned long long rng = SEED
     cdef int status = C_GLMNET_MAX_ITER
     cdef bint accepted, is_reg
+    cols.ip = ip
+    cols.ix = ix
+    cols.xv = xv
+    cols.nf = nf
+    cols.N = N
     pj.D = D
     pj.g = g
     pj.hd = hd
@@ -966,12 +987,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     # X d from the exact model's step, column by column
                     for j in range(n):
                         if d[j] != 0.0:
-                            if j < nf:
-                                for p in range(ip[j], ip[j + 1]):
-                                    xd[ix[p]] += d[j] * xv[p]
-                            else:
-                                for i in range(N):
-                                    xd[i] += d[j]
+                            _col_axpy(&cols, j, d[j], xd)
                 # the set over its cap, or the search stopped short (a dependent column,
                 # rounding): coordinate descent on the model, from zero, as without it
                 # ---- coordinate descent on the quadratic model (none after an exact solve)
@@ -999,15 +1015,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     for q in range(n_active):
                         j = order[q]
                         is_reg = j < nf
-                        acc = 0.0
-                        if is_reg:
-                            for p in range(ip[j], ip[j + 1]):
-                                acc += D[ix[p]] * xd[ix[p]] * xv[p]
-                            gj = g[j] + acc + (lam + NU) * d[j]
-                        else:
-                            for i in range(N):
-                                acc += D[i] * xd[i]
-                            gj = g[j] + acc + NU * d[j]
+                        acc = _col_wdot(&cols, j, D, xd)
+                        gj = g[j] + acc + ((lam + NU) if is_reg else NU) * d[j]
                         hjj = hd[j]
                         u = wp[j] + d[j]
                         v = _violation(u, gj, l1, is_reg)
@@ -1031,18 +1040,12 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             dn = d[j] + z
                         if z != 0.0:
                             d[j] = dn
-                            if is_reg:
-                                for p in range(ip[j], ip[j + 1]):
-                                    xd[ix[p]] += z * xv[p]
-                            else:
-                                for i in range(N):
-                                    xd[i] += z
+                            _col_axpy(&cols, j, z, xd)
                     if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
                         break
                     if face_cg and n_sweep >= CG_AFTER and (n_sweep - CG_AFTER) % CG_EVERY == 0:
-                        sweeps += _face_cg(n, nf, N, active, wp, d, xd, g, hd, D, ip, ix, xv, lam,
-                                           l1, CG_TOL * eps_in * gnorm1_init, CG_STEPS, face,
-                                           cgb)
+                        sweeps += _face_cg(&cols, n, active, wp, d, xd, g, hd, D, lam, l1,
+                                           CG_TOL * eps_in * gnorm1_init, CG_STEPS, face, cgb)
                 # ---- line search on F along d, from the scores
                 delta = 0.0
                 l1_new = 0.0
