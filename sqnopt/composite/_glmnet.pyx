@@ -572,7 +572,6 @@ cdef Py_ssize_t _face_cg(const _Cols* X, Py_ssize_t n, const char* active, const
     return steps
 
 
-
 def _face_cg_policy(after=None, every=None, steps=None, tol=None):
     """The face CG's constants (``CG_AFTER``, ``CG_EVERY``, ``CG_STEPS``, ``CG_TOL``), each
     replaced when given; returns the previous ones (for experiments and tests)."""
@@ -588,6 +587,7 @@ def _face_cg_policy(after=None, every=None, steps=None, tol=None):
         CG_TOL = tol
     return old
 
+
 cdef struct _PassJob:
     void* objective                 # the ObjectiveKernel (borrowed)
     const double* s                 # the scores
@@ -595,11 +595,7 @@ cdef struct _PassJob:
     double* D                       # out: curvature per sample
     double* g                       # out: the gradient's loss part, per column
     double* hd                      # out: diag(X'DX), per column
-    const Py_ssize_t* ip
-    const Py_ssize_t* ix
-    const double* xv
-    Py_ssize_t N
-    Py_ssize_t nf
+    _Cols X
     Py_ssize_t n_blocks
     double invN
 
@@ -614,7 +610,7 @@ cdef void _factor_rows(ObjectiveKernel objective, const double* s, double* D, Py
 cdef void _factor_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
     cdef _PassJob* job = <_PassJob*> ctx
     cdef Py_ssize_t i0, i1
-    block_bounds(job.N, job.n_blocks, b, &i0, &i1)
+    block_bounds(job.X.N, job.n_blocks, b, &i0, &i1)
     _factor_rows(<ObjectiveKernel> job.objective, job.s, job.D, i0, i1, job.invN)
 
 
@@ -626,9 +622,9 @@ cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexce
     for j in range(j0, j1):
         acc = 0.0
         hjj = 0.0
-        for p in range(job.ip[j], job.ip[j + 1]):
-            i = job.ix[p]
-            x = job.xv[p]
+        for p in range(job.X.ip[j], job.X.ip[j + 1]):
+            i = job.X.ix[p]
+            x = job.X.xv[p]
             acc += job.coef[i] * x
             hjj += job.D[i] * x * x
         job.g[j] = acc
@@ -638,7 +634,7 @@ cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexce
 cdef void _column_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
     cdef _PassJob* job = <_PassJob*> ctx
     cdef Py_ssize_t j0, j1
-    block_bounds(job.nf, job.n_blocks, b, &j0, &j1)
+    block_bounds(job.X.nf, job.n_blocks, b, &j0, &j1)
     _column_sums(job, j0, j1)
 
 
@@ -648,18 +644,18 @@ cdef void _curvature_and_columns(ObjectiveKernel objective, _PassJob* job) noexc
     (blocks of columns). Every output entry is one sum computed whole by one thread, in the
     serial loop's order: the same bits for every thread count and block plan."""
     cdef int threads = objective.data.n_threads
-    cdef Py_ssize_t nnz = job.ip[job.nf]
+    cdef Py_ssize_t N = job.X.N, nf = job.X.nf, nnz = job.X.ip[nf]
     job.objective = <void*> objective
-    job.n_blocks = plan_blocks(job.N, ROW_WORK, 0)
+    job.n_blocks = plan_blocks(N, ROW_WORK, 0)
     if job.n_blocks > 1 and threads > 1:
         run_tasks(threads, job.n_blocks, _factor_task, job)
     else:
-        _factor_rows(objective, job.s, job.D, 0, job.N, job.invN)
-    job.n_blocks = plan_blocks(job.nf, 2 * ENTRY_WORK * (<double> nnz / max(job.nf, 1)) + 1, 0)
+        _factor_rows(objective, job.s, job.D, 0, N, job.invN)
+    job.n_blocks = plan_blocks(nf, 2 * ENTRY_WORK * (<double> nnz / max(nf, 1)) + 1, 0)
     if job.n_blocks > 1 and threads > 1:
         run_tasks(threads, job.n_blocks, _column_task, job)
     else:
-        _column_sums(job, 0, job.nf)
+        _column_sums(job, 0, nf)
 
 
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
@@ -856,11 +852,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     pj.D = D
     pj.g = g
     pj.hd = hd
-    pj.ip = ip
-    pj.ix = ix
-    pj.xv = xv
-    pj.N = N
-    pj.nf = nf
+    pj.X = cols
     pj.invN = invN
     m_prev = float("inf")
     try:
