@@ -10,7 +10,7 @@ Problems (each at its estimator's defaults but the penalty's ``alpha`` and ``tol
   ``alpha = 1/N``, no intercept), where ``../shared/datasets`` has it;
 * ``lasso-sparse``, ``poisson-sparse``: ``make_rcv1_like(20 000, 3 000)`` (seed 0) with real
   targets ``0.3 x.beta`` plus noise, or Poisson counts of ``exp(0.3 x.beta)`` (clipped), L1 at
-  ``alpha = 1e-5`` -- some 2 600 nonzeros, more than the exact model's cap;
+  ``alpha = 1e-5`` -- 2 600 to 2 800 nonzeros, more than the exact model's cap.
 
 ``SQNClassifier(penalty="l1")`` / ``SQNRegressor(penalty="l1")`` fit each, with the face CG's
 policy as shipped and with its steps set to 0 (``sqnopt.composite._glmnet._face_cg_policy``:
