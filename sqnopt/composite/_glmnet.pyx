@@ -826,8 +826,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double* st = xd + N           # trial scores, N
     cdef double* ct = st + N           # the trial's coef (swapped with coef on acceptance), N
     cdef double* swap
-    cdef double loss_t = 0.0
-    cdef bint have_loss = False        # loss and coef at w are the accepted trial's
+    cdef double loss_t = 0.0           # the loss at the scores whose derivatives coef holds
     cdef _PassJob pj
     cdef _Cols cols
     cdef double* wp = &w[0]
@@ -839,8 +838,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double lam = objective.lam, l1 = penalty.l1, invN = 1.0 / N
     cdef double f = 0.0, fn, loss, reg_old, l1_old, gmax = 0.0, m_prev, m_in, m_in1
     cdef double gnorm1 = 0.0, gnorm1_init = 0.0, eps_in = eta
-    cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, x, v
-    cdef Py_ssize_t k = 0, j, p, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
+    cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, v
+    cdef Py_ssize_t k = 0, j, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
     cdef unsigned long long rng = SEED
     cdef int status = C_GLMNET_MAX_ITER
     cdef bint accepted, is_reg
@@ -857,12 +856,12 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     m_prev = float("inf")
     try:
         with nogil:
+            # the start's loss and derivatives; after it, each accepted trial's (its pass
+            # computes them anyway)
+            loss_t = objective.cy_scores_loss(rp, N, sp, coef) * invN
             while True:
                 # ---- f, g and D at w from the scores
-                if have_loss:
-                    loss = loss_t
-                else:
-                    loss = objective.cy_scores_loss(rp, N, sp, coef) * invN
+                loss = loss_t
                 reg_old = 0.0
                 l1_old = 0.0
                 for j in range(nf):
@@ -1076,7 +1075,6 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 swap = coef
                 coef = ct
                 ct = swap
-                have_loss = True
                 if n_sweep == 1:
                     eps_in *= 0.25
                 if use_dense and n_sweep > dense_after:

@@ -388,7 +388,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
             return w, values, iterates, MAX_ITER
         active = [j for j in range(n) if not (shrink and j < nf and w[j] == 0.0
                                                and abs(g[j]) < l1 - m_prev / N)]
-        active_set = set(active)
+        face_order = sorted(active)         # the face CG's order (the sweeps shuffle theirs)
         m_prev = gmax
         d = np.zeros(n)
         xd = np.zeros(N)
@@ -454,9 +454,8 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
             if m_in1 <= eps_in * gnorm1_init or m_in <= 0.5 * tol:
                 break
             if face_cg and n_sweep >= CG_AFTER and (n_sweep - CG_AFTER) % CG_EVERY == 0:
-                d, xd = _face_cg_numpy(cols, nf, [j for j in range(n) if j in active_set], w, d,
-                                       xd, g, h, D, lam, l1, CG_TOL * eps_in * gnorm1_init,
-                                       CG_STEPS)
+                d, xd = _face_cg_numpy(cols, nf, face_order, w, d, xd, g, h, D, lam, l1,
+                                       CG_TOL * eps_in * gnorm1_init, CG_STEPS)
         delta = float(g @ d) + l1 * (float(np.sum(np.abs(w[:nf] + d[:nf])))
                                      - float(np.sum(np.abs(w[:nf]))))
         beta = 1.0
