@@ -460,7 +460,9 @@ def goals(record: dict[str, Any], threads: list[int]) -> list[str]:
                    f"{'' if tab['identical'] else ' (OUTPUTS DIFFER)'}")
     for ft in record.get("fits", []):
         r = ft["seconds"][t0] / ft["seconds"][t1]
-        out.append(f"goal: SQNClassifier fit on {ft['dataset']} >= {FIT_GOAL}x with n_jobs={t1}: "
+        penalty = ft["params"].get("penalty", "l2")
+        est = "SQNClassifier" if penalty == "l2" else f"SQNClassifier(penalty={penalty!r})"
+        out.append(f"goal: {est} fit on {ft['dataset']} >= {FIT_GOAL}x with n_jobs={t1}: "
                    f"{r:.2f}x, {'met' if r >= FIT_GOAL else 'not met'}"
                    f"{'' if ft['identical_coef'] else ' (COEFFICIENTS DIFFER)'}")
     return out

@@ -33,14 +33,18 @@ the LIBSVM sets and the Criteo sample of ``shared/datasets`` when present. Write
 ``in-memory-chunks``: ``SQNClassifier()`` at its defaults on the generated 10^6-row CTR data in
 memory (the large-data regime), with the data taken as one chunk against chunks of
 :data:`sqnopt.training._streaming.IN_MEMORY_CHUNK` rows (``--chunks``), alternating for
-``--rounds``: fit seconds to early stopping, passes and held-out log loss. Writes
-``bench/results/in_memory_chunks.json`` (or ``--out``).
+``--rounds``: fit seconds to early stopping, passes and held-out log loss. ``--copies-ab``
+also runs each fit with the chunks taken by SciPy's indexing (a slice of rows, then the rows
+the held-out split keeps, both copied every pass, as before
+:class:`sqnopt.training._streaming.ChunkRows`), interleaved, and records whether the
+coefficients are the same bits. Writes ``bench/results/in_memory_chunks.json`` (or ``--out``).
 
     python -m bench.streaming partial-fit                   # chunks of 50 and 1000, 5 orders
     python -m bench.streaming partial-fit --chunk 50 --reps 3 --out /tmp/pf.json
     python -m bench.streaming step-race                     # every data set, segments 250 1000 4000
     python -m bench.streaming step-race --datasets a9a ctr1e6 --segments 1000
     python -m bench.streaming in-memory-chunks              # one chunk against 10^5-row ones
+    python -m bench.streaming in-memory-chunks --chunks 100000 --copies-ab
 """
 
 from __future__ import annotations
@@ -280,27 +284,52 @@ def in_memory_chunks_main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.streaming in-memory-chunks")
     ap.add_argument("--chunks", type=int, nargs="+", default=[10**9, _streaming.IN_MEMORY_CHUNK])
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--copies-ab", action="store_true",
+                    help="also fit with the chunks copied by SciPy's indexing")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "in_memory_chunks.json")
     args = ap.parse_args(argv)
+    from sqnopt.training import _trainer
+
     Xtr, Xte, ytr, yte = _ctr()
     saved = _streaming.IN_MEMORY_CHUNK
+    take, row_range = _streaming.ChunkRows.take, _trainer.checked_row_range
+    variants = ["buffers", "scipy copies"] if args.copies_ab else ["buffers"]
     runs: list[dict[str, Any]] = []
+    coefs: dict[str, Any] = {}
+    same = True
     try:
         for rnd in range(args.rounds):
             for chunk in args.chunks:
-                _streaming.IN_MEMORY_CHUNK = chunk
-                t = time.perf_counter()
-                est = SQNClassifier(random_state=0).fit(Xtr, ytr)
-                seconds = time.perf_counter() - t
-                loss = float(log_loss(yte, est.predict_proba(Xte), labels=est.classes_))
-                runs.append({"round": rnd, "chunk": chunk, "seconds": seconds,
-                             "passes": int(np.max(est.n_iter_)), "held_out_log_loss": loss})
-                print(f"round {rnd}: chunks of {chunk:>10} rows: {seconds:6.1f} s, "
-                      f"{runs[-1]['passes']} passes, held-out log loss {loss:.5f}", flush=True)
+                for variant in variants:
+                    _streaming.IN_MEMORY_CHUNK = chunk
+                    if variant == "scipy copies":
+                        _streaming.ChunkRows.take = (  # type: ignore[method-assign]
+                            lambda self, X, keep: X[keep])
+                        _trainer.checked_row_range = lambda X, a, b: X[a:b]
+                    t = time.perf_counter()
+                    try:
+                        est = SQNClassifier(random_state=0).fit(Xtr, ytr)
+                    finally:
+                        _streaming.ChunkRows.take = take  # type: ignore[method-assign]
+                        _trainer.checked_row_range = row_range
+                    seconds = time.perf_counter() - t
+                    loss = float(log_loss(yte, est.predict_proba(Xte), labels=est.classes_))
+                    key = f"{chunk} {variant}"
+                    same = same and np.array_equal(coefs.setdefault(key, est.coef_), est.coef_)
+                    if args.copies_ab and variant == "scipy copies":
+                        same = same and np.array_equal(coefs[f"{chunk} buffers"], est.coef_)
+                    runs.append({"round": rnd, "chunk": chunk, "variant": variant,
+                                 "seconds": seconds, "passes": int(np.max(est.n_iter_)),
+                                 "held_out_log_loss": loss})
+                    print(f"round {rnd}: chunks of {chunk:>10} rows, {variant}: "
+                          f"{seconds:6.1f} s, {runs[-1]['passes']} passes, held-out log loss "
+                          f"{loss:.5f}", flush=True)
     finally:
         _streaming.IN_MEMORY_CHUNK = saved
-    record = {"bench": "in_memory_chunks", "machine": _runinfo.machine(), "runs": runs}
+    record = {"bench": "in_memory_chunks", "machine": _runinfo.machine(), "runs": runs,
+              "identical_coef": same}
+    print(f"identical coefficients (rounds, variants): {same}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")

@@ -343,6 +343,37 @@ def check_matrix(X: Any, *, name: str = "X", fit: bool = False,
     return out_arr
 
 
+def checked_row_range(X: Matrix, start: int, stop: int) -> Matrix:
+    """Rows ``start .. stop - 1`` of a matrix :func:`check_matrix` returned, without copying
+    its values: a dense array's slice (a view), or for a canonical CSR a CSR over views of its
+    values and column indices with its own ``indptr`` (``stop - start + 1`` entries), marked as
+    checked -- the in-memory large-data fit walks its data in chunks of rows this way, every
+    pass, where slicing copied every chunk."""
+    if not sp.issparse(X):
+        return X[start:stop]
+    if not _is_checked(X):
+        raise ValueError("checked_row_range needs a CSR matrix returned by check_matrix")
+    indptr = np.asarray(X.indptr)
+    lo, hi = int(indptr[start]), int(indptr[stop])
+    return checked_csr(np.asarray(X.data)[lo:hi], X.indices[lo:hi],
+                       indptr[start:stop + 1] - indptr.dtype.type(lo),
+                       (stop - start, int(X.shape[1])))
+
+
+def checked_csr(data: NDArray[Any], indices: NDArray[Any], indptr: NDArray[Any],
+                shape: tuple[int, int]) -> Any:
+    """A CSR matrix over read-only views of ``(data, indices, indptr)``, marked as checked:
+    for arrays sqnopt took from a matrix :func:`check_matrix` returned (its rows, gathered or
+    sliced), which are a valid canonical structure by construction. SciPy's constructor would
+    copy values and indices that are a small part of a larger array (its ``prune``), the
+    copy a slice of rows exists to avoid: the arrays are set on an empty matrix instead."""
+    out = sp.csr_matrix(shape, dtype=data.dtype)
+    out.data, out.indices, out.indptr = _read_only(data), _read_only(indices), _read_only(indptr)
+    out.has_canonical_format = True
+    setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
+    return out
+
+
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
     v = a.view()
     v.setflags(write=False)

@@ -123,6 +123,10 @@ cdef class RowData:
     cdef const double* y
     cdef const double* sample_weight
     cdef const double* grad_weight
+    # CSR rows: their ``indptr`` (row i's stored entries are [row_ptr[i], row_ptr[i + 1])), for
+    # loops that only count entries (a pass's block plan) without a virtual call per row;
+    # NULL for dense rows.
+    cdef const Py_ssize_t* row_ptr
 
     cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil
     cdef void row_axpy(self, Py_ssize_t i, double alpha, double* out) noexcept nogil

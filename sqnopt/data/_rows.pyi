@@ -83,3 +83,6 @@ class CSRRows32(RowData):
 
 def csr_scores(X: object, coef_t: NDArray[np.float64],  # const double[:, ::1] coef_t
                n_threads: int = 1) -> NDArray[np.float64]: ...
+def copy_segments(src: NDArray[np.generic], dst: NDArray[np.generic],
+                  starts: NDArray[np.intp], lengths: NDArray[np.intp],
+                  offsets: NDArray[np.intp]) -> None: ...

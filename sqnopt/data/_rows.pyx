@@ -4,6 +4,7 @@
 import numpy as np
 
 from libc.math cimport NAN
+from libc.string cimport memcpy
 
 from sqnopt._parallel cimport ENTRY_WORK, block_bounds, plan_blocks, run_tasks
 from sqnopt._vec cimport vprefetch, vprefetch_rest
@@ -268,6 +269,7 @@ cdef class CSRRows64(RowData):
         self.nnz = indptr[indptr.shape[0] - 1]
         self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
                           grad_weight)
+        self.row_ptr = &self.indptr[0]
 
     cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
         cdef Py_ssize_t start = self.indptr[i]
@@ -332,6 +334,7 @@ cdef class CSRRows32(RowData):
         self.nnz = indptr[indptr.shape[0] - 1]
         self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
                           grad_weight)
+        self.row_ptr = &self.indptr[0]
 
     cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
         cdef Py_ssize_t start = self.indptr[i]
@@ -469,3 +472,33 @@ def csr_scores(X, coef_t, int n_threads=1):
         else:
             run_tasks(n_threads, job.n_blocks, _scores_task, &job)
     return out
+
+
+def copy_segments(src, dst, const Py_ssize_t[::1] starts, const Py_ssize_t[::1] lengths,
+                  const Py_ssize_t[::1] offsets):
+    """``dst[offsets[k] : offsets[k] + lengths[k]] = src[starts[k] : starts[k] + lengths[k]]``
+    for every ``k``: the rows of a CSR matrix (its values or its column indices) gathered into
+    a buffer, one ``memcpy`` per row (``src`` and ``dst`` C-contiguous 1-D arrays of the same
+    dtype). Every segment is checked to lie within both arrays before anything is copied."""
+    if src.dtype != dst.dtype or src.ndim != 1 or dst.ndim != 1:
+        raise ValueError("copy_segments: src and dst must be 1-D arrays of the same dtype")
+    if not (src.flags.c_contiguous and dst.flags.c_contiguous):
+        raise ValueError("copy_segments: src and dst must be C-contiguous")
+    if not (starts.shape[0] == lengths.shape[0] == offsets.shape[0]):
+        raise ValueError("copy_segments: starts, lengths and offsets differ in length")
+    cdef Py_ssize_t k, n = starts.shape[0], isz = src.itemsize
+    cdef Py_ssize_t n_src = src.shape[0], n_dst = dst.shape[0]
+    cdef bint bad = False
+    for k in range(n):
+        bad |= (lengths[k] < 0 or starts[k] < 0 or offsets[k] < 0
+                or starts[k] + lengths[k] > n_src or offsets[k] + lengths[k] > n_dst)
+    if bad:
+        raise ValueError("copy_segments: a segment lies outside src or dst")
+    if n == 0 or n_src == 0 or n_dst == 0:
+        return
+    cdef const unsigned char[::1] s = src.view(np.uint8)
+    cdef unsigned char[::1] d = dst.view(np.uint8)
+    with nogil:
+        for k in range(n):
+            if lengths[k] > 0:
+                memcpy(&d[offsets[k] * isz], &s[starts[k] * isz], lengths[k] * isz)

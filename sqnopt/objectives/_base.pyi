@@ -77,3 +77,6 @@ class MarginObjectiveKernel(ObjectiveKernel):
     def py_loss_and_dloss_dmargin(
         self, margin: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]: ...
+
+def _block_bounds_for_tests(data: RowData, batch: NDArray[np.intp] | None,
+                            n_blocks: int) -> NDArray[np.intp]: ...

@@ -49,23 +49,29 @@ cdef void _block_bounds(RowData data, const Py_ssize_t* batch, Py_ssize_t size, 
     documents of very unequal lengths. The bounds depend on the rows and ``B`` only (never on
     the threads), so the sums they reduce are the same bits on every thread count."""
     cdef Py_ssize_t t, b, i, lo
-    cdef double total = 0.0, cum = 0.0
+    cdef long long total = 0, cum = 0     # work units: whole numbers, exact in a double
+    cdef const Py_ssize_t* ptr = data.row_ptr
     if not data.is_sparse:
         for b in range(B):
             block_bounds(size, B, b, &bounds[b], &lo)
         bounds[B] = size
         return
-    for t in range(size):
-        i = batch[t] if batch != NULL else t
-        total += ENTRY_WORK * <double> data.row_nnz(i) + ROW_WORK
+    # (CSR rows count their entries from indptr, other sparse rows through row_nnz)
+    if batch == NULL and ptr != NULL:
+        total = ENTRY_WORK * (ptr[size] - ptr[0]) + ROW_WORK * <long long> size
+    else:
+        for t in range(size):
+            i = batch[t] if batch != NULL else t
+            total += ENTRY_WORK * (ptr[i + 1] - ptr[i] if ptr != NULL
+                                   else data.row_nnz(i)) + ROW_WORK
     bounds[0] = 0
     b = 1
     for t in range(size):
         if b >= B:
             break
         i = batch[t] if batch != NULL else t
-        cum += ENTRY_WORK * <double> data.row_nnz(i) + ROW_WORK
-        while b < B and cum * B >= total * b:
+        cum += ENTRY_WORK * (ptr[i + 1] - ptr[i] if ptr != NULL else data.row_nnz(i)) + ROW_WORK
+        while b < B and <double> cum * B >= <double> total * b:
             bounds[b] = t + 1
             b += 1
     # every block keeps at least one position (a row heavier than a block's share)
@@ -77,6 +83,25 @@ cdef void _block_bounds(RowData data, const Py_ssize_t* batch, Py_ssize_t size, 
     for b in range(B - 1, 0, -1):
         if bounds[b] > bounds[b + 1] - 1:
             bounds[b] = bounds[b + 1] - 1
+
+
+def _block_bounds_for_tests(RowData data, batch, Py_ssize_t n_blocks):
+    """The block bounds ``_block_bounds`` cuts for ``n_blocks`` blocks of the positions of
+    ``batch`` (``None``: every row in order), as an array of ``n_blocks + 1`` positions (tests)."""
+    cdef const Py_ssize_t[::1] bb
+    cdef Py_ssize_t size = data.n_samples if batch is None else len(batch)
+    if n_blocks < 1 or n_blocks > size:
+        raise ValueError("n_blocks must be in [1, the batch size]")
+    out = np.zeros(n_blocks + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] o = out
+    if batch is None:
+        _block_bounds(data, NULL, size, n_blocks, &o[0])
+        return out
+    bb = np.ascontiguousarray(batch, dtype=np.intp)
+    if size and (np.min(bb) < 0 or np.max(bb) >= data.n_samples):
+        raise IndexError("batch index out of range")
+    _block_bounds(data, &bb[0], size, n_blocks, &o[0])
+    return out
 
 
 cdef class ObjectiveKernel:

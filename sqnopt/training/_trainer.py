@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from sqnopt._text import short_list
 from sqnopt.checkpoint import Checkpoint
 from sqnopt.data import check_matrix, check_targets, encode_labels
+from sqnopt.data._dataset import checked_row_range
 from sqnopt.interfaces import SMOOTH, Penalty, StepRule
 from sqnopt.model import LinearModel
 from sqnopt.progress import ProgressBar
@@ -54,6 +55,7 @@ from sqnopt.training._progress import Callback, open_bar, report
 from sqnopt.training import _streaming
 from sqnopt.training._streaming import (
     HELD_OUT_TOL,
+    ChunkRows,
     HeldOut,
     StepRace,
     StreamHoldout,
@@ -516,7 +518,7 @@ class Trainer:
         def chunks() -> Iterator[Chunk]:
             for a in range(0, n, size):
                 b = min(a + size, n)
-                yield Xc[a:b], yarr[a:b], weights[a:b]
+                yield checked_row_range(Xc, a, b), yarr[a:b], weights[a:b]
 
         return self._fit_chunks(chunks, classes, int(Xc.shape[1]), n, progress, init)
 
@@ -587,6 +589,7 @@ class Trainer:
         passes = int(math.ceil(float(self.max_epochs)))
         bar = self._start_bar(progress, None if n_rows is None else n_rows * passes)
         run = _ChunkedRun(self, classes, n_features, seeds[0], init)
+        rows = ChunkRows()
         held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
         self.validation_loss_: list[list[float]] = []
         self._stop_asked = False
@@ -611,7 +614,7 @@ class Trainer:
                             if p == 0:
                                 held.append((Xc[m], yarr[m], None if w is None else w[m]))
                             keep = ~m
-                            Xc, yarr = Xc[keep], yarr[keep]
+                            Xc, yarr = rows.take(Xc, keep), yarr[keep]
                             w = None if w is None else w[keep]
                     row += n
                     if Xc.shape[0]:
@@ -628,9 +631,12 @@ class Trainer:
                 if p == 0 and held:
                     run.hold_out(held)
                     held = []
+                n_stopped = sum(run.stopped)
                 self.validation_loss_.append(run.end_pass())
                 if run.all_stopped or self._stop_asked:
                     break
+                if sum(run.stopped) > n_stopped:
+                    rows.retire()   # the stopped sub-problems stay bound to their last chunk
         finally:
             self._close_bar()
         return self._finish_chunks(run, done)

@@ -284,3 +284,93 @@ def test_a_callback_that_returns_true_ends_a_fit_over_chunks() -> None:
     m = SQNClassifier(max_iter=5, tol=None, callback=lambda i: every.append(i.n_samples)).fit(
         stream_arrays(X, y, chunk_size=500))
     assert m.n_iter_ == 5 and max(every) > 500
+
+
+@pytest.mark.parametrize("kind", ["csr64", "csr32", "dense"])
+def test_chunk_rows_are_the_kept_rows_in_buffers_used_again(kind: str) -> None:
+    """``ChunkRows.take`` gives the rows SciPy's / NumPy's indexing gives (values, indices,
+    order, dtype), marked checked; its two buffer sets alternate, so the third chunk is written
+    where the first was, and after ``retire`` into memory of its own."""
+    from sqnopt.data import check_matrix
+    from sqnopt.training._streaming import ChunkRows
+
+    rng = np.random.default_rng(3)
+
+    def chunk(n: int) -> tuple[object, np.ndarray]:
+        X, _ = _logistic_data(n, seed=int(rng.integers(100)))
+        Xc = (check_matrix(X.astype(np.float32)) if kind == "csr32" else
+              check_matrix(X.toarray()) if kind == "dense" else check_matrix(X))
+        return Xc, rng.random(n) < 0.8
+
+    def dense(M: object) -> np.ndarray:
+        return M.toarray() if sp.issparse(M) else np.asarray(M)  # type: ignore[union-attr]
+
+    rows = ChunkRows()
+    taken = []
+    for n in (300, 280, 310, 290):      # the third is larger than the first: the buffer grows
+        Xc, keep = chunk(n)
+        got = rows.take(Xc, keep)
+        want = Xc[keep]
+        np.testing.assert_array_equal(dense(got), dense(want))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if sp.issparse(got):
+            np.testing.assert_array_equal(got.indices, want.indices)
+            np.testing.assert_array_equal(got.indptr, want.indptr)
+            assert check_matrix(got) is got        # marked checked: passed on as it is
+        taken.append((got, dense(got).copy()))
+    data = [g.data if sp.issparse(g) else g for g, _ in taken]
+    assert np.shares_memory(data[1], data[3]) and not np.shares_memory(data[0], data[1])
+    rows.retire()
+    Xc, keep = chunk(200)
+    fresh = rows.take(Xc, keep)
+    fresh_data = fresh.data if sp.issparse(fresh) else fresh
+    assert not any(np.shares_memory(fresh_data, d) for d in data)
+    np.testing.assert_array_equal(dense(taken[3][0]), taken[3][1])   # left as it was
+
+
+def test_copy_segments_refuses_segments_outside_its_arrays() -> None:
+    from sqnopt.data._rows import copy_segments
+
+    src = np.arange(10.0)
+    dst = np.zeros(6)
+    ip = np.intp
+    copy_segments(src, dst, np.array([7, 0], ip), np.array([3, 2], ip), np.array([0, 3], ip))
+    np.testing.assert_array_equal(dst, [7, 8, 9, 0, 1, 0])
+    for starts, lengths, offsets in (([8], [3], [0]), ([0], [3], [4]), ([-1], [1], [0]),
+                                     ([0], [-1], [0])):
+        with pytest.raises(ValueError, match="outside"):
+            copy_segments(src, dst, np.array(starts, ip), np.array(lengths, ip),
+                          np.array(offsets, ip))
+    with pytest.raises(ValueError, match="same dtype"):
+        copy_segments(src, dst.astype(np.float32), np.array([0], ip), np.array([1], ip),
+                      np.array([0], ip))
+
+
+def test_a_sub_problem_that_stops_keeps_its_rows(large: None, monkeypatch: pytest.MonkeyPatch
+                                                 ) -> None:
+    """One-vs-rest sub-problems stop on their held-out losses at different passes; one that
+    stopped stays bound to its last chunk, whose buffer the others' later chunks must not
+    overwrite (five chunks a pass: the buffer sets' turns change from pass to pass): the
+    results -- coefficients, and the objective values at them, computed at the end of the fit
+    on each sub-problem's rows -- equal those of the fit whose kept rows are SciPy's copies.
+    Without ``ChunkRows.retire`` the values of the sub-problems that stopped first differ."""
+    from sqnopt.training import _streaming
+
+    monkeypatch.setattr(_streaming, "IN_MEMORY_CHUNK", 1800)
+    rng = np.random.default_rng(13)
+    X, _ = _logistic_data(9000, seed=13)
+    scores = X @ rng.normal(size=(X.shape[1], 3)) * np.array([0.3, 1.0, 3.0])
+    y = np.argmax(scores + rng.gumbel(size=scores.shape), axis=1)
+
+    def fit() -> tuple[np.ndarray, list[float], list[int]]:
+        clf = SQNClassifier(random_state=0, n_iter_no_change=1, max_iter=12,
+                            multiclass="ovr").fit(X, y)
+        return (clf.coef_, [float(r.fun) for r in clf._trainer.results_],
+                [len(v) for v in clf.validation_loss_])
+
+    coef, fun, training = fit()
+    assert len(set(training)) > 2      # sub-problems stopped at two different passes
+    monkeypatch.setattr(_streaming.ChunkRows, "take", lambda self, Xc, keep: Xc[keep])
+    plain_coef, plain_fun, _ = fit()
+    np.testing.assert_array_equal(coef, plain_coef)
+    assert fun == plain_fun

@@ -252,3 +252,41 @@ def test_blocks_of_unequal_rows_are_bit_identical_and_add_up(loss: str, storage:
             _assert_same(value, results[threads][key], True, f"{key}, {threads} threads")
     for key, value in serial.items():
         _assert_same(value, results[1][key], False, key)
+
+
+def _equal_work_bounds(nnz: np.ndarray, n_blocks: int) -> np.ndarray:
+    """The block bounds of the policy, from the rows' stored entries: block ``b`` starts after
+    the first position whose cumulative work (an entry 1 unit, a row 16) reaches ``b / B`` of
+    the total; then every block keeps at least one position."""
+    work = np.cumsum(nnz.astype(np.int64) + 16)
+    total = int(work[-1])
+    bounds = [0] + [int(np.argmax(work * n_blocks >= total * b)) + 1 for b in range(1, n_blocks)]
+    bounds.append(len(nnz))
+    for b in range(1, n_blocks):
+        bounds[b] = max(bounds[b], bounds[b - 1] + 1)
+    for b in range(n_blocks - 1, 0, -1):
+        bounds[b] = min(bounds[b], bounds[b + 1] - 1)
+    return np.array(bounds)
+
+
+@pytest.mark.parametrize("storage", ["csr64", "csr32", "dense64"])
+def test_blocks_are_cut_at_equal_work(storage: str) -> None:
+    """The bounds of a pass's blocks, for every row in order (no batch), a shuffled batch and
+    a subset with repeats: equal work over the batch's rows for CSR (counted from ``indptr``),
+    equal counts for dense rows."""
+    from sqnopt.objectives._base import _block_bounds_for_tests
+
+    X = _skewed(storage) if storage.startswith("csr") else _matrix(storage)
+    data = _rows(X, _binary_labels(), True)
+    rng = np.random.default_rng(4)
+    row_nnz = (np.diff(X.indptr) if sp.issparse(X) else np.full(N, X.shape[1]))
+    for batch in (None, rng.permutation(N), rng.integers(0, N, 250)):
+        rows = np.arange(N) if batch is None else batch
+        for B in (1, 2, 3, 8, 48):
+            got = _block_bounds_for_tests(data, batch, B)
+            if sp.issparse(X):
+                want = _equal_work_bounds(row_nnz[rows], B)
+            else:
+                q, r = divmod(len(rows), B)
+                want = np.concatenate([[0], np.cumsum([q + (b < r) for b in range(B)])])
+            assert_array_equal(got, want, err_msg=f"B={B}")
