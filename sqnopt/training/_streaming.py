@@ -38,8 +38,8 @@ from sqnopt.steps import Constant
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
-__all__ = ["ChunkRows", "HELD_OUT_TOL", "HeldOut", "IN_MEMORY_CHUNK", "MAX_HELD_OUT", "StepRace", "StreamHoldout",
-           "progressive"]
+__all__ = ["ChunkRows", "HELD_OUT_TOL", "HeldOut", "IN_MEMORY_CHUNK", "MAX_HELD_OUT", "StepRace",
+           "StreamHoldout", "progressive"]
 
 #: A stream holds out at most this many rows (kept in memory): the held-out loss of a
 #: logistic model is then known to a few tenths of a percent, and the difference between two
@@ -103,14 +103,14 @@ class ChunkRows:
     """The training rows of the chunks of a fit over chunks (those a chunk keeps once its
     held-out rows are taken out), gathered into buffers that are used again for later chunks.
 
-    Taking the kept rows with SciPy's indexing allocated a new matrix per chunk and pass, and
-    writing it faulted in fresh memory pages every time (a fifth of an in-memory large-data
-    fit's time on a one-hot stream of 10^6 rows). Two sets of buffers alternate: the solvers
-    are bound to the chunk in one while the next chunk is gathered into the other, and move to
-    it before the first is written again. A sub-problem that stops training stays bound to its
-    last chunk: :meth:`retire` then leaves both sets to whatever holds them and starts new
-    ones. The rows, their order and their values are those SciPy's indexing gives, so the fit
-    is the same."""
+    Indexing would allocate a new matrix for every chunk of every pass, whose fresh memory the
+    system must fault in and zero each time, at a cost comparable to the copy itself. Two sets
+    of buffers alternate instead: the solvers are bound to the chunk in one while the next chunk
+    is gathered into the other, and move to it before the first is written again. A
+    sub-problem that stops training (on its held-out loss, or diverged) stays bound to its last
+    chunk: :meth:`retire` then leaves both sets to whatever holds them and starts new ones. The
+    rows, their order and their values are those SciPy's indexing gives, so the fit is the
+    same."""
 
     def __init__(self) -> None:
         self._sets: list[dict[str, Any] | None] = [None, None]

@@ -618,7 +618,10 @@ class Trainer:
                             w = None if w is None else w[keep]
                     row += n
                     if Xc.shape[0]:
+                        n_stopped = sum(run.stopped)
                         run.chunk(Xc, yarr, w, first_pass=p == 0)
+                        if sum(run.stopped) > n_stopped:
+                            rows.retire()   # a diverged sub-problem stays bound to this chunk
                     if bar is not None:
                         bar.update(p * (n_rows or 0) + row)
                     if self._stop_asked:    # a callback returned True: the fit ends here
@@ -636,7 +639,7 @@ class Trainer:
                 if run.all_stopped or self._stop_asked:
                     break
                 if sum(run.stopped) > n_stopped:
-                    rows.retire()   # the stopped sub-problems stay bound to their last chunk
+                    rows.retire()   # the sub-problems that stopped stay bound to their chunk
         finally:
             self._close_bar()
         return self._finish_chunks(run, done)
