@@ -305,19 +305,17 @@ def check_matrix(X: Any, *, name: str = "X", fit: bool = False,
                 and csr.has_canonical_format):
             # Nothing to convert: read-only views of the caller's arrays (never written here;
             # the caller's arrays keep their own flags).
-            out = sp.csr_matrix((_read_only(data), _read_only(np.asarray(csr.indices)),
-                                 _read_only(np.asarray(csr.indptr))), shape=csr.shape, copy=False)
-            out.has_canonical_format = True
-            setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
-            return out
+            # (SciPy's constructor, not checked_csr: it gives the index arrays one dtype)
+            return _mark_checked(sp.csr_matrix(
+                (_read_only(data), _read_only(np.asarray(csr.indices)),
+                 _read_only(np.asarray(csr.indptr))), shape=csr.shape, copy=False))
         out = sp.csr_matrix((data.astype(dtype, copy=True), np.array(csr.indices[:nnz], copy=True),
                              np.array(csr.indptr, copy=True)), shape=csr.shape)
         if not out.has_canonical_format:
             out.sum_duplicates()  # operates on our copy
         out.indices.setflags(write=False)
         out.indptr.setflags(write=False)
-        setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
-        return out
+        return _mark_checked(out)
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"{name}: expected an array-like or a scipy.sparse matrix, got "
                         f"{type(X).__name__}")
@@ -364,11 +362,17 @@ def checked_csr(data: NDArray[Any], indices: NDArray[Any], indptr: NDArray[Any],
                 shape: tuple[int, int]) -> Any:
     """A CSR matrix over read-only views of ``(data, indices, indptr)``, marked as checked:
     for arrays sqnopt took from a matrix :func:`check_matrix` returned (its rows, gathered or
-    sliced), which are a valid canonical structure by construction. SciPy's constructor would
-    copy values and indices that are a small part of a larger array (its ``prune``), the
-    copy a slice of rows exists to avoid: the arrays are set on an empty matrix instead."""
+    sliced), which are a valid canonical structure by construction, with the index dtypes of
+    that matrix. SciPy's constructor would copy values and indices that are a small part of a
+    larger array (its ``prune``), the copy a slice of rows exists to avoid: the arrays are set
+    on an empty matrix instead."""
     out = sp.csr_matrix(shape, dtype=data.dtype)
     out.data, out.indices, out.indptr = _read_only(data), _read_only(indices), _read_only(indptr)
+    return _mark_checked(out)
+
+
+def _mark_checked(out: Any) -> Any:
+    """Mark a canonical CSR matrix with read-only index arrays as checked (``_is_checked``)."""
     out.has_canonical_format = True
     setattr(out, _CHECKED, (out.indices, out.indptr, out.shape, out.data))
     return out

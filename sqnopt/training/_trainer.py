@@ -589,7 +589,6 @@ class Trainer:
         passes = int(math.ceil(float(self.max_epochs)))
         bar = self._start_bar(progress, None if n_rows is None else n_rows * passes)
         run = _ChunkedRun(self, classes, n_features, seeds[0], init)
-        rows = ChunkRows()
         held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
         self.validation_loss_: list[list[float]] = []
         self._stop_asked = False
@@ -614,14 +613,11 @@ class Trainer:
                             if p == 0:
                                 held.append((Xc[m], yarr[m], None if w is None else w[m]))
                             keep = ~m
-                            Xc, yarr = rows.take(Xc, keep), yarr[keep]
+                            Xc, yarr = run.rows.take(Xc, keep), yarr[keep]
                             w = None if w is None else w[keep]
                     row += n
                     if Xc.shape[0]:
-                        n_stopped = sum(run.stopped)
                         run.chunk(Xc, yarr, w, first_pass=p == 0)
-                        if sum(run.stopped) > n_stopped:
-                            rows.retire()   # a diverged sub-problem stays bound to this chunk
                     if bar is not None:
                         bar.update(p * (n_rows or 0) + row)
                     if self._stop_asked:    # a callback returned True: the fit ends here
@@ -634,12 +630,9 @@ class Trainer:
                 if p == 0 and held:
                     run.hold_out(held)
                     held = []
-                n_stopped = sum(run.stopped)
                 self.validation_loss_.append(run.end_pass())
                 if run.all_stopped or self._stop_asked:
                     break
-                if sum(run.stopped) > n_stopped:
-                    rows.retire()   # the sub-problems that stopped stay bound to their chunk
         finally:
             self._close_bar()
         return self._finish_chunks(run, done)
@@ -855,6 +848,7 @@ class _ChunkedRun:
         self.stall: list[int] = []
         self.stopped: list[bool] = []
         self.prev: list[tuple[float, float]] = []
+        self.rows = ChunkRows()     # the buffers of the chunks' kept rows
 
     @property
     def all_stopped(self) -> bool:
@@ -929,13 +923,19 @@ class _ChunkedRun:
                 res = self.solvers[j].run(self.states[j], max_samples=rest)
                 self.last[j] = res
                 if res.status is Status.DIVERGED:
-                    self.stopped[j] = True
+                    self._stop(j)
+
+    def _stop(self, j: int) -> None:
+        """Sub-problem ``j`` trains no more; it stays bound to its last chunk, so the chunks
+        after it are gathered into new buffers (:meth:`ChunkRows.retire`)."""
+        self.stopped[j] = True
+        self.rows.retire()
 
     def _adopt(self, j: int) -> None:
         winner = self.races[j].winner
         winner.report_divergence()
         if winner.state.diverged:
-            self.stopped[j] = True
+            self._stop(j)
         while len(self.solvers) <= j:
             self.solvers.append(winner.solver)
             self.states.append(winner.state)
@@ -995,7 +995,7 @@ class _ChunkedRun:
                 if t.tol is not None and score < self.best[j]:
                     self.best[j], self.best_w[j] = score, np.array(w)
             if t.tol is not None and self.stall[j] >= t.n_iter_no_change:
-                self.stopped[j] = True
+                self._stop(j)
         return losses
 
     def results(self) -> tuple[list[SolveResult], list[str]]:
