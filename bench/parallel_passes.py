@@ -219,6 +219,20 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
         passes["Hessian-vector product"] = lambda: (k.hessian_product(w, full, v, hv),
                                                     hv.copy())
         del D
+    # not kernel passes: prediction's scorer on up to t threads (the fit's accuracy check runs
+    # it too), against SciPy's product and the squared row norms the default's choice reads
+    by_threads: dict[str, Callable[[int], Any]] = {}
+    serial: dict[str, Callable[[], Any]] = {}
+    X = prob["X"]
+    if sp.issparse(X):
+        from sqnopt.data import check_matrix, csr_scores
+        from sqnopt.data._norms import row_sq_norms
+
+        Xc = check_matrix(X)
+        wt = np.ascontiguousarray(rng.normal(size=(Xc.shape[1], K_scores(k))) * 1e-2)
+        by_threads["prediction scores (csr_scores)"] = lambda t: csr_scores(Xc, wt, t)
+        serial["SciPy X @ w (prediction scores, 1 thread)"] = lambda: Xc @ wt
+        serial["squared row norms (row_sq_norms)"] = lambda: row_sq_norms(Xc)
     entries = rows.nnz / N + int(rows.has_intercept)
     K = k.n_scores
     blocks = {"loss+gradient": _parallel.plan(N, K * (2 * entries + 16), n),
@@ -241,11 +255,30 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
                     ref[name] = out
                 elif not _same(ref[name], out):
                     same = False
+        for name, fnt in by_threads.items():
+            for t in threads:
+                tw, tc, out, tb, tq = _timed(lambda: fnt(t))
+                slot = best.setdefault(name, {})
+                if tw < slot.get(t, float("inf")):
+                    slot[t] = tw
+                    cpu.setdefault(name, {})[t] = tc
+                    busiest.setdefault(name, {})[t] = tb
+                    waited.setdefault(name, {})[t] = tq
+                if name not in ref:
+                    ref[name] = out
+                elif not _same(ref[name], out):
+                    same = False
+    serial_best = {name: min(_timed(fn)[0] for _ in range(rounds)) for name, fn in serial.items()}
     rows.set_threads(1)
     return {"dataset": prob["name"], "shape": [int(N), int(rows.n_features)],
             "nnz": int(rows.nnz), "n_params": int(n), "blocks": blocks, "identical": same,
             "seconds": best, "cpu_seconds": cpu, "busiest_thread_cpu": busiest,
-            "waited_for_cpu": waited}
+            "waited_for_cpu": waited, "serial_seconds": serial_best}
+
+
+def K_scores(k: Any) -> int:
+    """Scores per row of the kernel's model (one for a binary margin loss)."""
+    return max(int(k.n_scores), 1)
 
 
 def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
@@ -404,6 +437,8 @@ def print_passes(tab: dict[str, Any], threads: list[int]) -> None:
                   for t in threads[1:]]
         cells += [_fmt_ms(tab["waited_for_cpu"][name][t]) for t in threads[1:]]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    for name, sec in tab.get("serial_seconds", {}).items():
+        print(f"{name}: {_fmt_ms(sec)}")
 
 
 def print_fits(tab: dict[str, Any], threads: list[int]) -> None:

@@ -11,6 +11,7 @@ cdef class NewtonCGKernel(CurvatureKernel):
     cdef double[::1] r
     cdef double[::1] p
     cdef double[::1] q
+    cdef double[::1] part               # CG's dots, one per chunk of the vectors
     cdef double[::1] z                  # the preconditioned residual M^-1 r
     cdef double[::1] M                  # the preconditioner's diagonal at the last batch
     cdef readonly double diagonal_weight  # a of M = a diag(H) + (1 - a) lam; < 0: no preconditioner

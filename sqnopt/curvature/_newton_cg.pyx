@@ -34,10 +34,85 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
+from sqnopt._parallel cimport run_tasks
 from sqnopt._vec cimport sq_dot
 from sqnopt.checkpoint import CheckpointError, state_array, state_value
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
+
+
+# ---- CG's vector steps, in chunks ---------------------------------------------------------------
+# The steps between two Hessian-vector products (the dot p'q, the updates of the iterate and the
+# residual with the dot r'M^-1 r, the new search direction) run over fixed chunks of the vectors:
+# each chunk's dot is summed alone and the chunks' dots are added in chunk order, so on any thread
+# count the result is the serial loop's bits (one chunk: the plain dot). With more threads the
+# chunks are shared out (a long vector: Amdahl's serial part of a fit between parallel passes).
+
+cdef enum:
+    _CG_CHUNK = 4096            # entries per chunk
+    _CG_SPLIT_CHUNKS = 4        # fewer chunks run on the calling thread (the pool's round trip
+                                # costs about one chunk's update)
+    _CG_DOT = 0
+    _CG_UPDATE = 1
+    _CG_DIRECTION = 2
+
+
+cdef struct _CGJob:
+    int step
+    Py_ssize_t n
+    double* out
+    double* r
+    double* p
+    const double* q
+    double* z                   # r itself without a preconditioner
+    const double* M             # NULL: no preconditioner
+    double alpha
+    double beta
+    double* part                # one dot per chunk
+
+
+cdef void _cg_chunk(void* ctx, Py_ssize_t c, int worker) noexcept nogil:
+    cdef _CGJob* job = <_CGJob*> ctx
+    cdef Py_ssize_t j, j0 = c * _CG_CHUNK, j1 = min(job.n, j0 + _CG_CHUNK)
+    cdef double a = job.alpha, b = job.beta
+    cdef double* out = job.out
+    cdef double* r = job.r
+    cdef double* p = job.p
+    cdef const double* q = job.q
+    cdef double* z = job.z
+    cdef const double* M = job.M
+    if job.step == _CG_DOT:
+        job.part[c] = sq_dot(p + j0, q + j0, j1 - j0)
+    elif job.step == _CG_UPDATE:
+        for j in range(j0, j1):
+            out[j] += a * p[j]
+            r[j] -= a * q[j]
+        if M != NULL:
+            for j in range(j0, j1):
+                z[j] = r[j] / M[j]
+        job.part[c] = sq_dot(r + j0, z + j0, j1 - j0)
+    else:
+        for j in range(j0, j1):
+            p[j] = z[j] + b * p[j]
+
+
+cdef double _cg_step(_CGJob* job, int step, int n_threads) noexcept nogil:
+    """Run ``step`` over every chunk (on up to ``n_threads`` threads for a long vector) and
+    return the chunks' dots added in chunk order (0 for the direction update)."""
+    cdef Py_ssize_t c, n_chunks = (job.n + _CG_CHUNK - 1) // _CG_CHUNK
+    cdef double s
+    job.step = step
+    if n_threads > 1 and n_chunks >= _CG_SPLIT_CHUNKS:
+        run_tasks(n_threads, n_chunks, _cg_chunk, job)
+    else:
+        for c in range(n_chunks):
+            _cg_chunk(job, c, 0)
+    if step == _CG_DIRECTION:
+        return 0.0
+    s = job.part[0]
+    for c in range(1, n_chunks):
+        s += job.part[c]
+    return s
 
 
 cdef class NewtonCGKernel(CurvatureKernel):
@@ -52,6 +127,7 @@ cdef class NewtonCGKernel(CurvatureKernel):
         self.r = np.zeros(dim)
         self.p = np.zeros(dim)
         self.q = np.zeros(dim)
+        self.part = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1)
         if diagonal_weight > 1.0:
             raise ValueError("diagonal_weight must be <= 1 (negative: no preconditioner)")
         self.diagonal_weight = diagonal_weight
@@ -117,7 +193,9 @@ cdef class NewtonCGKernel(CurvatureKernel):
         cdef double* q = &self.q[0]
         cdef double* z = r              # M^-1 r (r itself without a preconditioner)
         cdef const double* M = NULL
-        cdef double rr, rr_new, pq, alpha, beta, gnorm, target
+        cdef double rr, rr_new, pq, gnorm, target
+        cdef _CGJob job
+        cdef int nt
         if not self.have_batch:
             memcpy(out, grad, n * sizeof(double))
             self.last_iterations = 0
@@ -125,6 +203,15 @@ cdef class NewtonCGKernel(CurvatureKernel):
         if self.preconditioned:
             z = &self.z[0]
             M = &self.M[0]
+        nt = self.obj.data.n_threads
+        job.n = n
+        job.out = out
+        job.r = r
+        job.p = p
+        job.q = q
+        job.z = z
+        job.M = M
+        job.part = &self.part[0]
         memset(out, 0, n * sizeof(double))
         memcpy(r, grad, n * sizeof(double))
         gnorm = sqrt(sq_dot(r, r, n))
@@ -140,23 +227,16 @@ cdef class NewtonCGKernel(CurvatureKernel):
             self.obj.cy_hessian_product(&self.batch[0], self.size, &self.D[0], p, q)
             self.extra_samples += self.size
             k += 1
-            pq = sq_dot(p, q, n)
+            pq = _cg_step(&job, _CG_DOT, nt)
             if not (pq > 0.0):          # no positive curvature along p: stop here
                 if k == 1:
                     memcpy(out, grad, n * sizeof(double))
                 break
-            alpha = rr / pq
-            for j in range(n):
-                out[j] += alpha * p[j]
-                r[j] -= alpha * q[j]
-            if M != NULL:
-                for j in range(n):
-                    z[j] = r[j] / M[j]
-            rr_new = sq_dot(r, z, n)
-            beta = rr_new / rr
+            job.alpha = rr / pq
+            rr_new = _cg_step(&job, _CG_UPDATE, nt)     # out += alpha p, r -= alpha q; r'M^-1 r
+            job.beta = rr_new / rr
             rr = rr_new
-            for j in range(n):
-                p[j] = z[j] + beta * p[j]
+            _cg_step(&job, _CG_DIRECTION, nt)           # p = M^-1 r + beta p
         self.last_iterations = k
         self.total_iterations += k
 

@@ -21,6 +21,11 @@ def row_sq_norms(X: Any) -> FloatArray:
     """``||x_i||^2`` of every row of ``X`` (dense or sparse)."""
     if sp.issparse(X):
         Xc = sp.csr_matrix(X)
+        if Xc.data.dtype in (np.float32, np.float64):
+            # (compiled: one read of the stored values, no array of their squares)
+            from sqnopt.data._rows import csr_row_sqnorms
+
+            return csr_row_sqnorms(np.asarray(Xc.indptr, dtype=np.intp), Xc.data)
         data = np.asarray(Xc.data, dtype=np.float64)
         out: FloatArray = np.zeros(Xc.shape[0])
         filled = np.diff(Xc.indptr) > 0

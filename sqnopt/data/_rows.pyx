@@ -400,23 +400,54 @@ cdef struct _ScoresJob:
     Py_ssize_t n_blocks
 
 
+cdef enum:
+    _SCORES_TILE = 16      # scores of a row summed at once (a local array, not ``out``)
+
+
 cdef void _scores_rows(const _ScoresJob* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """``out[i, k] = sum_p x_ip coef_t[j_p, k]`` for rows ``[r0, r1)``, each sum from 0 in
     the order of the row's entries: SciPy's CSR product (``csr_matvec`` / ``csr_matvecs``), so the
-    same bits as ``X @ coef.T``."""
-    cdef Py_ssize_t i, p, k, K = job.K
-    cdef double a
-    cdef double* o
+    same bits as ``X @ coef.T``. The sums run in locals (a scalar for one score, an array of up
+    to ``_SCORES_TILE`` for more), written once per row: summed in ``out`` itself, each entry's
+    add waited for the store of the previous one (``out`` may alias ``coef_t`` for the
+    compiler), six times slower than SciPy on one score."""
+    cdef Py_ssize_t i, p, k, k0, kt, K = job.K, p0, p1
+    cdef double a, s
+    cdef double acc[_SCORES_TILE]
     cdef const double* c
+    cdef const double* d64 = job.d64
+    cdef const float* d32 = job.d32
+    cdef const int* ind = job.indices
+    cdef const double* ct = job.coef_t
+    if K == 1:
+        for i in range(r0, r1):
+            p0 = job.indptr[i]
+            p1 = job.indptr[i + 1]
+            s = 0.0
+            if d64 != NULL:
+                for p in range(p0, p1):
+                    s += d64[p] * ct[ind[p]]
+            else:
+                for p in range(p0, p1):
+                    s += (<double> d32[p]) * ct[ind[p]]
+            job.out[i] = s
+        return
     for i in range(r0, r1):
-        o = job.out + i * K
-        for k in range(K):
-            o[k] = 0.0
-        for p in range(job.indptr[i], job.indptr[i + 1]):
-            a = job.d64[p] if job.d64 != NULL else <double> job.d32[p]
-            c = job.coef_t + job.indices[p] * K
-            for k in range(K):
-                o[k] += a * c[k]
+        p0 = job.indptr[i]
+        p1 = job.indptr[i + 1]
+        k0 = 0
+        while k0 < K:
+            kt = min(<Py_ssize_t> _SCORES_TILE, K - k0)
+            for k in range(kt):
+                acc[k] = 0.0
+            for p in range(p0, p1):
+                a = d64[p] if d64 != NULL else <double> d32[p]
+                c = ct + ind[p] * K + k0
+                for k in range(kt):
+                    acc[k] += a * c[k]
+            for k in range(kt):
+                job.out[i * K + k0 + k] = acc[k]
+            k0 += _SCORES_TILE
 
 
 cdef void _scores_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
@@ -471,6 +502,43 @@ def csr_scores(X, coef_t, int n_threads=1):
             _scores_rows(&job, 0, n_rows)
         else:
             run_tasks(n_threads, job.n_blocks, _scores_task, &job)
+    return out
+
+
+def csr_row_sqnorms(const Py_ssize_t[::1] indptr, values):
+    """``sum_p x_ip^2`` of every row of a CSR matrix given by its ``indptr`` (as ``intp``) and
+    stored ``values`` (float32 or float64): each row's squares summed from 0 in the order of its
+    entries, in one read of the values (NumPy's ``reduceat`` of ``values * values`` wrote the
+    squares to a new array first). Rows do not interact: an empty row's norm is 0."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, p
+    cdef const double[::1] d64
+    cdef const float[::1] d32
+    cdef double s, x
+    if n < 0:
+        raise ValueError("csr_row_sqnorms: indptr is empty")
+    out = np.zeros(n)
+    cdef double[::1] o = out
+    if values.dtype == np.float32:
+        d32 = values
+        if indptr[n] > d32.shape[0] or indptr[0] < 0:
+            raise ValueError("csr_row_sqnorms: indptr points outside the values")
+        with nogil:
+            for i in range(n):
+                s = 0.0
+                for p in range(indptr[i], indptr[i + 1]):
+                    x = <double> d32[p]
+                    s += x * x
+                o[i] = s
+    else:
+        d64 = values
+        if indptr[n] > d64.shape[0] or indptr[0] < 0:
+            raise ValueError("csr_row_sqnorms: indptr points outside the values")
+        with nogil:
+            for i in range(n):
+                s = 0.0
+                for p in range(indptr[i], indptr[i + 1]):
+                    s += d64[p] * d64[p]
+                o[i] = s
     return out
 
 

@@ -48,9 +48,10 @@ cdef void _block_bounds(RowData data, const Py_ssize_t* batch, Py_ssize_t size, 
     ``b / B`` of the total -- equal row counts left a thread idle for a third of a pass over
     documents of very unequal lengths. The bounds depend on the rows and ``B`` only (never on
     the threads), so the sums they reduce are the same bits on every thread count."""
-    cdef Py_ssize_t t, b, i, lo
+    cdef Py_ssize_t t, b, i, lo, hi, mid
     cdef long long total = 0, cum = 0     # work units: whole numbers, exact in a double
     cdef const Py_ssize_t* ptr = data.row_ptr
+    cdef bint rows_in_order = True        # position t is row t (no batch, or the identity)
     if not data.is_sparse:
         for b in range(B):
             block_bounds(size, B, b, &bounds[b], &lo)
@@ -62,18 +63,36 @@ cdef void _block_bounds(RowData data, const Py_ssize_t* batch, Py_ssize_t size, 
     else:
         for t in range(size):
             i = batch[t] if batch != NULL else t
+            if i != t:
+                rows_in_order = False
             total += ENTRY_WORK * (ptr[i + 1] - ptr[i] if ptr != NULL
                                    else data.row_nnz(i)) + ROW_WORK
     bounds[0] = 0
-    b = 1
-    for t in range(size):
-        if b >= B:
-            break
-        i = batch[t] if batch != NULL else t
-        cum += ENTRY_WORK * (ptr[i + 1] - ptr[i] if ptr != NULL else data.row_nnz(i)) + ROW_WORK
-        while b < B and <double> cum * B >= <double> total * b:
-            bounds[b] = t + 1
-            b += 1
+    if rows_in_order and ptr != NULL:
+        # positions are rows 0, 1, ...: the work before position t + 1 is read off indptr, so
+        # each bound is a binary search for the first t whose work reaches b / B of the total
+        # (the same bounds as the loop below, without reading every row)
+        for b in range(1, B):
+            lo = 0
+            hi = size - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                cum = ENTRY_WORK * (ptr[mid + 1] - ptr[0]) + ROW_WORK * <long long> (mid + 1)
+                if <double> cum * B >= <double> total * b:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            bounds[b] = lo + 1
+    else:
+        b = 1
+        for t in range(size):
+            if b >= B:
+                break
+            i = batch[t] if batch != NULL else t
+            cum += ENTRY_WORK * (ptr[i + 1] - ptr[i] if ptr != NULL else data.row_nnz(i)) + ROW_WORK
+            while b < B and <double> cum * B >= <double> total * b:
+                bounds[b] = t + 1
+                b += 1
     # every block keeps at least one position (a row heavier than a block's share)
     for b in range(1, B):
         lo = bounds[b - 1] + 1

@@ -24,3 +24,15 @@ def test_sparse_rows_match_the_dense_norms(dense: np.ndarray) -> None:
         np.testing.assert_array_equal(got, expect)
     np.testing.assert_array_equal(row_sq_norms(dense), expect)
     assert row_sq_norms(sp.csr_matrix(dense.astype(np.int64))).dtype == np.float64
+    # float32 values are squared in float64 (the compiled reader of the stored values)
+    small = dense.astype(np.float32)
+    np.testing.assert_array_equal(row_sq_norms(sp.csr_matrix(small)),
+                                  np.einsum("ij,ij->i", small.astype(np.float64),
+                                            small.astype(np.float64)))
+
+
+def test_compiled_row_norms_refuse_an_indptr_past_the_values() -> None:
+    from sqnopt.data._rows import csr_row_sqnorms
+
+    with pytest.raises(ValueError, match="outside the values"):
+        csr_row_sqnorms(np.array([0, 2, 5], dtype=np.intp), np.ones(4))

@@ -105,6 +105,27 @@ def test_estimator_coef_is_identical_for_1_2_and_4_threads(curvature: str) -> No
         assert fits[n].n_iter_ == fits[1].n_iter_
 
 
+@pytest.mark.parametrize("preconditioner", ["diagonal", None])
+def test_newton_cg_vector_steps_are_identical_for_1_2_and_4_threads(preconditioner: str | None
+                                                                   ) -> None:
+    """Wide data (more parameters than CG splits its vector steps at: 4 chunks of 4096): the
+    CG iterations' dots are summed per chunk and added in chunk order on every thread count,
+    so the fit is the same bits; a preconditioned and a plain CG."""
+    X, y = _sparse_binary(3000, 24_000, 0.002, seed=3)
+    assert X.shape[1] + 1 > 4 * 4096
+    fits = {}
+    for n in THREADS:
+        s = Solver(objective="logloss", curvature=("newton_cg", {"preconditioner":
+                                                                  preconditioner}),
+                   schedule="full", step="score_line", curvature_schedule="full",
+                   random_state=0, max_epochs=8, n_jobs=n)
+        fits[n] = s.fit(X, np.where(y > 0, 1.0, -1.0))
+    assert fits[1].n_curvature_samples > 4 * X.shape[0]     # several CG steps ran
+    for n in (2, 4):
+        assert_array_equal(fits[n].w, fits[1].w)
+        assert fits[n].n_curvature_samples == fits[1].n_curvature_samples
+
+
 def test_estimator_softmax_coef_is_identical_for_1_2_and_4_threads() -> None:
     X, y = _dense_classes(8000, 60, 4)
     fits = {n: SQNClassifier(alpha=1e-3, random_state=0, n_jobs=n).fit(X, y) for n in THREADS}
@@ -189,7 +210,7 @@ def test_cli_n_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
 # ---- prediction -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("k", [1, 4, 21])   # 21: more scores than the kernel sums at once
 def test_csr_scores_are_scipys_bits_on_any_thread_count(dtype: Any, k: int) -> None:
     from sqnopt.data import check_matrix, csr_scores
 

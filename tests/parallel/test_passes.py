@@ -271,16 +271,18 @@ def _equal_work_bounds(nnz: np.ndarray, n_blocks: int) -> np.ndarray:
 
 @pytest.mark.parametrize("storage", ["csr64", "csr32", "dense64"])
 def test_blocks_are_cut_at_equal_work(storage: str) -> None:
-    """The bounds of a pass's blocks, for every row in order (no batch), a shuffled batch and
-    a subset with repeats: equal work over the batch's rows for CSR (counted from ``indptr``),
-    equal counts for dense rows."""
+    """The bounds of a pass's blocks, for every row in order (no batch, and the batch of every
+    row in order, both cut by binary search in ``indptr``), a prefix of the rows in order, a
+    shuffled batch and a subset with repeats: equal work over the batch's rows for CSR (counted
+    from ``indptr``), equal counts for dense rows."""
     from sqnopt.objectives._base import _block_bounds_for_tests
 
     X = _skewed(storage) if storage.startswith("csr") else _matrix(storage)
     data = _rows(X, _binary_labels(), True)
     rng = np.random.default_rng(4)
     row_nnz = (np.diff(X.indptr) if sp.issparse(X) else np.full(N, X.shape[1]))
-    for batch in (None, rng.permutation(N), rng.integers(0, N, 250)):
+    for batch in (None, np.arange(N), np.arange(N // 3), rng.permutation(N),
+                  rng.integers(0, N, 250)):
         rows = np.arange(N) if batch is None else batch
         for B in (1, 2, 3, 8, 48):
             got = _block_bounds_for_tests(data, batch, B)
