@@ -505,40 +505,42 @@ def csr_scores(X, coef_t, int n_threads=1):
     return out
 
 
+cdef void _row_sqnorms(const Py_ssize_t* indptr, const real_t* values, Py_ssize_t n,
+                       double* out) noexcept nogil:
+    cdef Py_ssize_t i, p
+    cdef double s, x
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            x = <double> values[p]
+            s += x * x
+        out[i] = s
+
+
 def csr_row_sqnorms(const Py_ssize_t[::1] indptr, values):
     """``sum_p x_ip^2`` of every row of a CSR matrix given by its ``indptr`` (as ``intp``) and
     stored ``values`` (float32 or float64): each row's squares summed from 0 in the order of its
     entries, in one read of the values (NumPy's ``reduceat`` of ``values * values`` wrote the
     squares to a new array first). Rows do not interact: an empty row's norm is 0."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, p
+    cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef const double[::1] d64
     cdef const float[::1] d32
-    cdef double s, x
     if n < 0:
         raise ValueError("csr_row_sqnorms: indptr is empty")
+    if indptr[0] < 0 or indptr[n] > values.shape[0]:
+        raise ValueError("csr_row_sqnorms: indptr points outside the values")
     out = np.zeros(n)
     cdef double[::1] o = out
+    if n == 0 or indptr[n] == 0:
+        return out
     if values.dtype == np.float32:
         d32 = values
-        if indptr[n] > d32.shape[0] or indptr[0] < 0:
-            raise ValueError("csr_row_sqnorms: indptr points outside the values")
         with nogil:
-            for i in range(n):
-                s = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    x = <double> d32[p]
-                    s += x * x
-                o[i] = s
+            _row_sqnorms(&indptr[0], &d32[0], n, &o[0])
     else:
         d64 = values
-        if indptr[n] > d64.shape[0] or indptr[0] < 0:
-            raise ValueError("csr_row_sqnorms: indptr points outside the values")
         with nogil:
-            for i in range(n):
-                s = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    s += d64[p] * d64[p]
-                o[i] = s
+            _row_sqnorms(&indptr[0], &d64[0], n, &o[0])
     return out
 
 
