@@ -288,12 +288,13 @@ def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
 
 
 def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
-              fit_passes: int, blas_ab: bool = False, penalty: str = "l2") -> dict[str, Any]:
+              fit_passes: int, blas_ab: bool = False, penalty: str = "l2",
+              policy_ab: float | None = None) -> dict[str, Any]:
     """Whole fits per thread count; with ``blas_ab`` also the fit without its whole-fit BLAS
     limit (the trainer's ``fit`` replaced by ``Trainer.fit.__wrapped__`` for that variant: BLAS
     limited only inside each run, as before the limit covered the fit -- except the large-data
     recipe's chunked fit, which had its own limit then), interleaved in the same rounds."""
-    from sqnopt import SQNClassifier
+    from sqnopt import SQNClassifier, _parallel
     from sqnopt.training import Trainer
 
     limited = Trainer.fit
@@ -312,9 +313,18 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
         params = dict(alpha=prob["alpha"], fit_intercept=False)
     if penalty != "l2":
         params["penalty"] = penalty
+    def fit_other_policy(est: Any, X: Any, y: Any) -> Any:
+        old = _parallel._set_block_policy(min_block_work=policy_ab)
+        try:
+            return est.fit(X, y)
+        finally:
+            _parallel._set_block_policy(**old)
+
     variants: dict[str, Callable[[Any, Any, Any], Any]] = {"": SQNClassifier.fit}
     if blas_ab:
         variants["blas_free"] = fit_in_runs_only
+    if policy_ab is not None:
+        variants["policy"] = fit_other_policy
     best = {v: {t: float("inf") for t in threads} for v in variants}
     coefs: dict[tuple[str, int], Any] = {}
     n_iter = {}
@@ -331,6 +341,9 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
     same = all(np.array_equal(coefs[("", t)], coefs[("", threads[0])]) for t in threads)
     out = {"dataset": prob["name"], "params": {k: v for k, v in params.items()},
            "n_iter": n_iter, "identical_coef": same, "seconds": best[""]}
+    if policy_ab is not None:
+        # the other block policy sums some passes in other blocks: other (equally valid) bits
+        out["seconds_min_block_work_" + f"{policy_ab:g}"] = best["policy"]
     if blas_ab:
         out["seconds_blas_limited_in_runs_only"] = best["blas_free"]
         # BLAS calls outside the runs (a dense problem's set-up) run on the library's own
@@ -449,6 +462,12 @@ def print_fits(tab: dict[str, Any], threads: list[int]) -> None:
     print(f"fit {tab['dataset']} {tab['params']}: {', '.join(cells)}; speed-up "
           f"{', '.join(ratios)}; passes {tab['n_iter']}; identical coef_: "
           f"{tab['identical_coef']}")
+    for key, other in tab.items():
+        if key.startswith("seconds_min_block_work_"):
+            cells = [f"n_jobs={t}: {_fmt_ms(other[t])}" for t in threads]
+            print(f"  the same fits with min_block_work = {key.rsplit('_', 1)[1]}: "
+                  f"{', '.join(cells)}; speed-up x{other[t0] / other[threads[-1]]:.2f} "
+                  f"(n_jobs={threads[-1]})")
     free = tab.get("seconds_blas_limited_in_runs_only")
     if free is not None:
         cells = [f"n_jobs={t}: {_fmt_ms(free[t])} ({free[t] / sec[t]:.2f}x the fit's time)"
@@ -519,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="fits also without the whole-fit BLAS limit (only inside each run)")
     ap.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
                     help="the fits' penalty (l1, elasticnet: the composite solvers' fits)")
+    ap.add_argument("--policy-ab", type=float, metavar="MIN_BLOCK_WORK",
+                    help="fits also under this min_block_work, interleaved in the same rounds")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: the generated stream at 5 x 10^4 rows and 2^14 columns "
@@ -558,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                 record["passes"].append(tab)
             if not args.passes_only:
                 ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes, args.blas_ab,
-                               args.penalty)
+                               args.penalty, args.policy_ab)
                 ft["load"] = load_average()
                 print_fits(ft, args.threads)
                 print(f"(load average {ft['load']})")

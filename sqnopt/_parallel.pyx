@@ -38,13 +38,13 @@ cdef extern from "_pool.h" nogil:
 
 # ---- the block policy -------------------------------------------------------------------------
 
-cdef double _min_block_work = 65536.0
+cdef double _min_block_work = 32768.0
 cdef double _reduce_ratio = 8.0
 cdef double _max_vector_bytes = 256.0 * 1024 * 1024
 cdef Py_ssize_t _max_blocks = 256
 
 #: the defaults, for :func:`block_policy` and tests that restore them
-DEFAULT_POLICY = {"min_block_work": 65536.0, "reduce_ratio": 8.0,
+DEFAULT_POLICY = {"min_block_work": 32768.0, "reduce_ratio": 8.0,
                   "max_vector_bytes": 256.0 * 1024 * 1024, "max_blocks": 256}
 
 

@@ -152,11 +152,15 @@ def test_every_pass_is_bit_identical_for_any_thread_count(small_blocks: None, na
 @pytest.mark.parametrize("storage", ["dense64", "csr32"])
 @pytest.mark.parametrize("name,build", _kernels(), ids=[k[0] for k in _kernels()])
 def test_blocks_add_up_to_the_serial_pass(name: str, build: Any, storage: str) -> None:
-    """The blocked passes equal the serial loop's (one block under the default policy at this
-    size) to rounding: every row is in exactly one block."""
+    """The blocked passes equal the serial loop's (one block: a policy that splits nothing)
+    to rounding: every row is in exactly one block."""
     kern = build(storage, True if name != "stacked" else False)
-    assert _parallel.plan(N, 200, kern.n_params) == 1     # the heaviest pass here: 198 units
-    serial = _all_passes(kern)
+    old = _parallel._set_block_policy(min_block_work=1e18)
+    try:
+        assert _parallel.plan(N, 200, kern.n_params) == 1  # the heaviest pass here: 198 units
+        serial = _all_passes(kern)
+    finally:
+        _parallel._set_block_policy(**old)
     old = _parallel._set_block_policy(min_block_work=64, reduce_ratio=1e-3, max_blocks=48)
     try:
         kern.data.set_threads(2)
