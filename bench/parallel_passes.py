@@ -229,7 +229,7 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
         from sqnopt.data._norms import row_sq_norms
 
         Xc = check_matrix(X)
-        wt = np.ascontiguousarray(rng.normal(size=(Xc.shape[1], K_scores(k))) * 1e-2)
+        wt = np.ascontiguousarray(rng.normal(size=(Xc.shape[1], k.n_scores)) * 1e-2)
         by_threads["prediction scores (csr_scores)"] = lambda t: csr_scores(Xc, wt, t)
         serial["SciPy X @ w (prediction scores, 1 thread)"] = lambda: Xc @ wt
         serial["squared row norms (row_sq_norms)"] = lambda: row_sq_norms(Xc)
@@ -275,10 +275,6 @@ def pass_table(prob: dict[str, Any], threads: list[int], rounds: int) -> dict[st
             "seconds": best, "cpu_seconds": cpu, "busiest_thread_cpu": busiest,
             "waited_for_cpu": waited, "serial_seconds": serial_best}
 
-
-def K_scores(k: Any) -> int:
-    """Scores per row of the kernel's model (one for a binary margin loss)."""
-    return max(int(k.n_scores), 1)
 
 
 def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:

@@ -507,14 +507,9 @@ def csr_scores(X, coef_t, int n_threads=1):
 
 cdef void _row_sqnorms(const Py_ssize_t* indptr, const real_t* values, Py_ssize_t n,
                        double* out) noexcept nogil:
-    cdef Py_ssize_t i, p
-    cdef double s, x
-    for i in range(n):
-        s = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            x = <double> values[p]
-            s += x * x
-        out[i] = s
+    cdef Py_ssize_t i
+    for i in range(n):      # (the row views' own squared norm, RowData.row_sqnorm's arithmetic)
+        out[i] = _sparse_sqnorm(values + indptr[i], indptr[i + 1] - indptr[i])
 
 
 def csr_row_sqnorms(const Py_ssize_t[::1] indptr, values):
