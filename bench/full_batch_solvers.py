@@ -22,6 +22,18 @@ their defaults, best of ``--repeats`` (``--no-fits`` skips them)::
 
     OPENBLAS_NUM_THREADS=1 python bench/full_batch_solvers.py --newton-cost \
         --datasets a9a,w8a,mushrooms,dna
+
+``--quadratic-cost``: the same choice for a quadratic objective (ridge: ``QUADRATIC_NEWTON_PASSES``),
+where the alternative is conjugate gradients on the objective itself
+(:func:`sqnopt.recipes.quadratic_cg`). On ``make_boxes`` features (20 000 dense rows of
+``--widths`` uniform columns plus a constant, ridge targets by the race's ``linear_targets``,
+``alpha = 1/N``) and on the race's diabetes data: ``SQNRegressor(curvature="newton")`` and
+``SQNRegressor(curvature=quadratic_cg())`` at the default ``tol`` and with ``tol=None,
+max_iter=1`` (one outer iteration: the race's budget), best of ``--repeats``, each fit on a
+new estimator after a collection as the race times them, with the relative excess reached and
+the rule's estimate of the Newton cost in passes::
+
+    OPENBLAS_NUM_THREADS=1 python bench/full_batch_solvers.py --quadratic-cost
 """
 
 from __future__ import annotations
@@ -118,6 +130,53 @@ def newton_cost(datasets: list[str], repeats: int, fits: bool) -> None:
         print(line)
 
 
+def quadratic_cost(widths: list[int], repeats: int) -> None:
+    """The ``--quadratic-cost`` table (module docstring)."""
+    import gc
+
+    from race.regression import _with_constant, linear_targets, load_diabetes
+
+    from sqnopt import SQNRegressor
+    from sqnopt.datasets import make_boxes
+    from sqnopt.recipes import newton_cost_passes, quadratic_cg
+
+    sets: list[tuple[str, Any, Any]] = []
+    Xd, yd = load_diabetes(None)[:2]
+    sets.append(("diabetes", Xd, yd))
+    for d in widths:
+        X = _with_constant(make_boxes(20_000, d, random_state=0)[0])
+        y = linear_targets(X, X[:1], "squared", 0, 1.0)[0]
+        sets.append((f"boxes 20000 x {d}+1", X, y))
+    print("| data | rule's Newton cost (passes) | newton, tol 1e-4 | quadratic_cg, tol 1e-4 "
+          "| newton, 1 iteration | quadratic_cg, 1 iteration | cg / newton (tol, 1 it.) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, X, y in sets:
+        N = X.shape[0]
+        ref = SQNRegressor(alpha=1.0 / N, fit_intercept=False, tol=1e-12).fit(X, y).coef_
+
+        def f(w: Any, X: Any = X, y: Any = y, N: int = N) -> float:
+            r = X @ w - y
+            return float(0.5 * r @ r / N + 0.5 / N * w @ w)
+
+        fstar = f(ref)
+        cells, secs = [], {}
+        for label, curv, kw in (("newton", "newton", {}), ("cg", quadratic_cg(), {}),
+                                ("newton1", "newton", dict(tol=None, max_iter=1)),
+                                ("cg1", quadratic_cg(), dict(tol=None, max_iter=1))):
+            best, est = float("inf"), None
+            for _ in range(repeats):
+                est = SQNRegressor(alpha=1.0 / N, fit_intercept=False, curvature=curv, **kw)
+                gc.collect()
+                t0 = time.perf_counter()
+                est.fit(X, y)
+                best = min(best, time.perf_counter() - t0)
+            assert est is not None
+            secs[label] = best
+            cells.append(f"{1e3 * best:.3g} ms ({max(f(est.coef_) - fstar, 0.0) / fstar:.0e})")
+        print(f"| {name} | {newton_cost_passes(X, 1):.3g} | " + " | ".join(cells)
+              + f" | {secs['cg'] / secs['newton']:.2f} / {secs['cg1'] / secs['newton1']:.2f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=None,
@@ -128,7 +187,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="the cost of one exact Newton iteration in passes, and whole fits")
     ap.add_argument("--repeats", type=int, default=3, help="--newton-cost: best of this many")
     ap.add_argument("--no-fits", action="store_true", help="--newton-cost: no whole fits")
+    ap.add_argument("--quadratic-cost", action="store_true",
+                    help="ridge: Newton against conjugate gradients by width (dense rows)")
+    ap.add_argument("--widths", default="10,25,50,75,100,150,200",
+                    help="--quadratic-cost: the column counts of the generated dense rows")
     args = ap.parse_args(argv)
+    if args.quadratic_cost:
+        quadratic_cost([int(v) for v in args.widths.split(",")], max(args.repeats, 5))
+        return 0
     if args.newton_cost:
         newton_cost((args.datasets or "a9a,w8a,mushrooms,dna").split(","), args.repeats,
                     not args.no_fits)

@@ -119,15 +119,21 @@ HESSIAN_FRACTION = 10
 #: most this many passes (:func:`newton_cost_passes`); measured by
 #: ``bench/full_batch_solvers.py --newton-cost``.
 NEWTON_PASSES = 20.0
-#: The same budget for a quadratic objective (capability ``quadratic``: squared error), whose
+#: The budget for a quadratic objective (capability ``quadratic``: squared error), whose
 #: Hessian does not change: Newton's method forms and factors it once and reaches the
-#: minimiser in one step, where a smooth objective takes about five Newton iterations, each
-#: forming it anew; so five times ``NEWTON_PASSES`` for the one formation (measured on the
-#: race's ridge problems, docs/report_race.md).
-QUADRATIC_NEWTON_PASSES = 5.0 * NEWTON_PASSES
+#: minimiser in one step. Its alternative there is not L-BFGS but conjugate gradients on the
+#: objective itself (:func:`quadratic_cg`), which solves well-conditioned dense rows in about
+#: ten passes; on dense rows the Hessian's multiply-adds run at BLAS speed, so Newton is the
+#: faster below about a dozen estimated passes and CG beyond (measured by
+#: ``bench/full_batch_solvers.py --quadratic-cost``: dense rows of 25 to 200 columns).
+QUADRATIC_NEWTON_PASSES = 12.0
 #: Conjugate gradients on a quadratic objective too large for Newton's method
-#: (:func:`quadratic_cg`): the relative residual at which CG stops, and its cap of products.
-QUADRATIC_FORCING = 1e-3
+#: (:func:`quadratic_cg`): the relative residual at which CG stops when the run has no
+#: gradient tolerance (``tol=None``: a budget of outer iterations; with a tolerance the run's
+#: own test ends CG, ``gtol_stop``), and its cap of products. ``7e-4``: one outer iteration
+#: reaches a relative excess below ``1e-4`` on the race's dense and sparse ridge problems
+#: (``1e-3`` stops one product short of it on the dense one).
+QUADRATIC_FORCING = 7e-4
 QUADRATIC_CG_ITER = 500
 #: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
 #: when forming and factoring the bound costs at most this many passes
@@ -512,16 +518,20 @@ def quadratic_cg() -> CurvatureModel:
     LSQR computes, Paige & Saunders 1982), and stopping it early to take another outer
     iteration only restarts it -- a gradient pass and a line search more, and the Krylov
     space built so far thrown away. :class:`~sqnopt.curvature.TruncatedNewton`'s own default
-    forcing (``0.25``) is made for losses whose Hessian changes; here a small fixed forcing
-    keeps the whole solve in one CG run, and the outer loop's own stop test (the estimator's
-    ``tol`` on the gradient) decides whether a second one is needed. CG is preconditioned by
+    forcing (``0.25``) is made for losses whose Hessian changes. Here, when the run has a
+    gradient tolerance (the estimator's ``tol``), CG runs until the largest entry of its
+    residual is half of it (``gtol_stop``): the residual being the next gradient, the outer
+    loop's own test then holds after this one run, whatever the scale of the first gradient
+    (a relative forcing either stops short of the test, costing a second run, or goes past
+    it). Without one (``tol=None`` and a budget of outer iterations), a small fixed forcing
+    keeps the whole solve in one CG run. CG is preconditioned by
     the Hessian's diagonal mixed with the regulariser's (Hsia, Chiang & Lin, ACML 2018: one
     pass to form, as the Hessian does not change): the columns of sparse data differ in scale
     by orders of magnitude (rare and frequent terms), which the diagonal takes out."""
     from sqnopt.curvature import TruncatedNewton
 
     return TruncatedNewton(forcing=QUADRATIC_FORCING, max_iter=QUADRATIC_CG_ITER,
-                           preconditioner="diagonal")
+                           preconditioner="diagonal", gtol_stop=True)
 
 
 def _tuned(curvature: CurvatureModel, by_name: bool, lam: float, X: Any,

@@ -32,6 +32,11 @@ cdef class CurvatureKernel:
     # (e.g. Hessian-vector products over its curvature batch); the driver adds them to the
     # curvature samples of the cost accounting and resets the count.
     cdef public Py_ssize_t extra_samples
+    # The run's gradient tolerance (``gtol``: the driver stops once the largest absolute entry
+    # of a full-batch gradient is at most this; 0: none), set by the driver before each run. A
+    # model whose inner solve's residual is the gradient at the next iterate (CG on a quadratic
+    # objective) may end that solve there instead of iterating past the run's own test.
+    cdef public double run_gtol
     # The kernel makes the update itself (a composite step: the L2 term of the objective in
     # closed form): the driver calls ``cy_composite_step`` with the iterate, the minibatch
     # gradient and the step instead of ``cy_direction`` and ``w - eps d``

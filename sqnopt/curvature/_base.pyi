@@ -21,6 +21,7 @@ class CurvatureKernel:
     @property
     def direction_is_gradient(self) -> bool: ...
     extra_samples: int
+    run_gtol: float
     @property
     def composite_step(self) -> bool: ...
     @property

@@ -27,6 +27,7 @@ cdef class CurvatureKernel:
         self.needs_curvature_batch = False
         self.direction_is_gradient = False
         self.extra_samples = 0
+        self.run_gtol = 0.0
         self.composite_step = False
         self.adagrad_accumulator = False
 

@@ -531,12 +531,26 @@ class NewtonCG(CurvatureModel):
     diagonal_weight
         The weight :math:`a` in ``[0, 1]`` of the diagonal in :math:`M` (``1``: plain Jacobi;
         Hsia et al. recommend ``0.01``).
+    gtol_stop
+        ``True``: CG also stops once the largest absolute entry of its residual
+        :math:`r = g - H d` is at most half the run's gradient tolerance (``gtol``, which the
+        driver hands the kernel as ``run_gtol``). On a quadratic objective whose Hessian is the
+        curvature batch's (the whole data set), :math:`r` is the gradient at the next iterate
+        :math:`w - d`, so the run's own test then holds after this one direction, where a
+        relative ``forcing`` either stops short of it (another outer iteration, its
+        gradient pass and a new Krylov space) or runs past it; so while the run has a
+        ``gtol`` the forcing is not used (``max_iter`` still caps the products). The half
+        leaves room for the rounding that separates the recurrence's residual from the
+        gradient the driver computes. Elsewhere :math:`r` is the gradient of the Newton model
+        only, and the run's test decides as before. :func:`sqnopt.recipes.quadratic_cg` sets
+        it.
     """
 
     max_iter: int = 20
     forcing: float | Literal["relative", "eisenstat_walker"] | None = None
     preconditioner: Literal["diagonal"] | None = None
     diagonal_weight: float = 0.01
+    gtol_stop: bool = False
     name = "newton_cg"
     needs_curvature_batch = True
     requires = frozenset({HESSIAN_VECTOR})
@@ -561,6 +575,9 @@ class NewtonCG(CurvatureModel):
         if self.diagonal_weight > 1.0:
             raise ValueError(f"{type(self).__name__}: diagonal_weight must be in [0, 1], got "
                              f"{self.diagonal_weight!r}")
+        if not isinstance(self.gtol_stop, bool):
+            raise TypeError(f"{type(self).__name__}: gtol_stop must be True or False, got "
+                            f"{self.gtol_stop!r}")
 
     def memory_bytes(self, problem: Problem) -> int:
         K = max(problem.n_blocks, 1)
@@ -570,7 +587,8 @@ class NewtonCG(CurvatureModel):
         return NewtonCGKernel(problem.n_params, problem.n_samples, max(problem.n_blocks, 1),
                               int(self.max_iter),
                               _forcing_code(self.forcing),
-                              float(self.diagonal_weight) if self.preconditioner else -1.0)
+                              float(self.diagonal_weight) if self.preconditioner else -1.0,
+                              bool(self.gtol_stop))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ cdef class NewtonCGKernel(CurvatureKernel):
     cdef readonly Py_ssize_t max_iter
     cdef readonly double forcing        # relative residual target; 0: min(0.5, sqrt(|g|));
                                         # -1: min(0.5, sqrt(|g| / |g_0|)); -2: Eisenstat-Walker
+    cdef readonly bint gtol_stop        # CG also stops once max_j |r_j| <= run_gtol / 2
+    cdef double[::1] part_max           # max_j |r_j|, one per chunk of the vectors
     cdef double g0norm                  # |g| at the first direction (-1: none yet)
     cdef double gprev                   # |g| at the last direction
     cdef double eta_prev                # the forcing term used there

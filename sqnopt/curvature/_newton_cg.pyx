@@ -29,7 +29,7 @@ the scale of the objective); ``-2``, Eisenstat & Walker's choice 2 (SIAM J. Sci.
 ``max(eta_k, 0.9 eta_{k-1}^2)`` when ``0.9 eta_{k-1}^2 > 0.1``, at most 0.5.
 """
 
-from libc.math cimport fmin, isfinite, sqrt
+from libc.math cimport fabs, fmin, isfinite, sqrt
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -69,12 +69,13 @@ cdef struct _CGJob:
     double alpha
     double beta
     double* part                # one dot per chunk
+    double* part_max            # NULL, or max_j |r_j| per chunk (the update step)
 
 
 cdef void _cg_chunk(void* ctx, Py_ssize_t c, int worker) noexcept nogil:
     cdef _CGJob* job = <_CGJob*> ctx
     cdef Py_ssize_t j, j0 = c * _CG_CHUNK, j1 = min(job.n, j0 + _CG_CHUNK)
-    cdef double a = job.alpha, b = job.beta
+    cdef double a = job.alpha, b = job.beta, big
     cdef double* out = job.out
     cdef double* r = job.r
     cdef double* p = job.p
@@ -91,6 +92,12 @@ cdef void _cg_chunk(void* ctx, Py_ssize_t c, int worker) noexcept nogil:
             for j in range(j0, j1):
                 z[j] = r[j] / M[j]
         job.part[c] = sq_dot(r + j0, z + j0, j1 - j0)
+        if job.part_max != NULL:
+            big = 0.0
+            for j in range(j0, j1):
+                if fabs(r[j]) > big:
+                    big = fabs(r[j])
+            job.part_max[c] = big
     else:
         for j in range(j0, j1):
             p[j] = z[j] + b * p[j]
@@ -117,7 +124,8 @@ cdef double _cg_step(_CGJob* job, int step, int n_threads) noexcept nogil:
 
 cdef class NewtonCGKernel(CurvatureKernel):
     def __init__(self, Py_ssize_t dim, Py_ssize_t n_samples, Py_ssize_t hess_size,
-                 Py_ssize_t max_iter, double forcing, double diagonal_weight=-1.0):
+                 Py_ssize_t max_iter, double forcing, double diagonal_weight=-1.0,
+                 bint gtol_stop=False):
         CurvatureKernel.__init__(self, dim)
         if max_iter < 1:
             raise ValueError("max_iter must be >= 1")
@@ -128,6 +136,8 @@ cdef class NewtonCGKernel(CurvatureKernel):
         self.p = np.zeros(dim)
         self.q = np.zeros(dim)
         self.part = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1)
+        self.part_max = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1)
+        self.gtol_stop = gtol_stop
         if diagonal_weight > 1.0:
             raise ValueError("diagonal_weight must be <= 1 (negative: no preconditioner)")
         self.diagonal_weight = diagonal_weight
@@ -193,7 +203,8 @@ cdef class NewtonCGKernel(CurvatureKernel):
         cdef double* q = &self.q[0]
         cdef double* z = r              # M^-1 r (r itself without a preconditioner)
         cdef const double* M = NULL
-        cdef double rr, rr_new, pq, gnorm, target
+        cdef double rr, rr_new, pq, gnorm, target, big, rtol = 0.5 * self.run_gtol
+        cdef Py_ssize_t c, n_chunks = (n + _CG_CHUNK - 1) // _CG_CHUNK
         cdef _CGJob job
         cdef int nt
         if not self.have_batch:
@@ -212,6 +223,7 @@ cdef class NewtonCGKernel(CurvatureKernel):
         job.z = z
         job.M = M
         job.part = &self.part[0]
+        job.part_max = &self.part_max[0] if (self.gtol_stop and rtol > 0.0) else NULL
         memset(out, 0, n * sizeof(double))
         memcpy(r, grad, n * sizeof(double))
         gnorm = sqrt(sq_dot(r, r, n))
@@ -222,6 +234,8 @@ cdef class NewtonCGKernel(CurvatureKernel):
         rr = sq_dot(r, z, n)            # r' M^-1 r
         target = self._forcing_term(gnorm)
         target = target * sqrt(rr)
+        if job.part_max != NULL:
+            target = 0.0                # the run's gtol alone ends CG (besides max_iter)
         k = 0
         while k < self.max_iter and sqrt(rr) > target:
             self.obj.cy_hessian_product(&self.batch[0], self.size, &self.D[0], p, q)
@@ -234,6 +248,14 @@ cdef class NewtonCGKernel(CurvatureKernel):
                 break
             job.alpha = rr / pq
             rr_new = _cg_step(&job, _CG_UPDATE, nt)     # out += alpha p, r -= alpha q; r'M^-1 r
+            if job.part_max != NULL:
+                # r = g - H d, the gradient at w - d on a quadratic: the run's test holds there
+                big = 0.0
+                for c in range(n_chunks):
+                    if job.part_max[c] > big:
+                        big = job.part_max[c]
+                if big <= rtol:
+                    break
             job.beta = rr_new / rr
             rr = rr_new
             _cg_step(&job, _CG_DIRECTION, nt)           # p = M^-1 r + beta p

@@ -671,9 +671,11 @@ class NewtonCGKernelNumPy:
     needs_curvature_batch = True
 
     def __init__(self, dim: int, max_iter: int, forcing: float,
-                 diagonal_weight: float = -1.0) -> None:
+                 diagonal_weight: float = -1.0, gtol_stop: bool = False) -> None:
         self.dim, self.max_iter, self.forcing = dim, max_iter, forcing
         self.diagonal_weight = diagonal_weight
+        self.gtol_stop = gtol_stop
+        self.run_gtol = 0.0             # the run's gtol, set by the driver
         self.M: FloatArray | None = None
         self.g0norm: float | None = None
         self.gprev, self.eta_prev = 0.0, 0.5
@@ -739,6 +741,8 @@ class NewtonCGKernelNumPy:
         p = z.copy()
         rr, k = float(r @ z), 0         # r' M^-1 r: Alg. 5.3 stops on its square root
         target = eta * np.sqrt(rr)
+        if self.gtol_stop and self.run_gtol > 0:
+            target = 0.0                # the run's gtol alone ends CG (besides max_iter)
         while k < self.max_iter and np.sqrt(rr) > target:
             q = self._hv(p)
             k += 1
@@ -752,6 +756,8 @@ class NewtonCGKernelNumPy:
             r -= alpha * q
             z = r / M if M is not None else r
             rr_new = float(r @ z)
+            if self.gtol_stop and self.run_gtol > 0 and np.max(np.abs(r)) <= 0.5 * self.run_gtol:
+                break                   # r: the gradient at w - d on a quadratic
             p = z + (rr_new / rr) * p
             rr = rr_new
         self.last_iterations = k
@@ -772,6 +778,7 @@ class NewtonCGNumPy(CurvatureModel):
     forcing: float | str | None = None
     preconditioner: str | None = None
     diagonal_weight: float = 0.01
+    gtol_stop: bool = False
     name = "newton_cg_numpy"
     needs_curvature_batch = True
     requires = frozenset({HESSIAN_VECTOR})
@@ -782,7 +789,8 @@ class NewtonCGNumPy(CurvatureModel):
         forcing = (rules[self.forcing] if isinstance(self.forcing, str)
                    else float(self.forcing or 0.0))
         return NewtonCGKernelNumPy(problem.n_params, self.max_iter, forcing,
-                                   self.diagonal_weight if self.preconditioner else -1.0)
+                                   self.diagonal_weight if self.preconditioner else -1.0,
+                                   self.gtol_stop)
 
 
 @dataclass(frozen=True)

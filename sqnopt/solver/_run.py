@@ -186,6 +186,11 @@ class _Runner(_SolverConfig):
         if self.monitor is not None and not math.isfinite(state.monitor.f_ref):
             self._start_monitor(state)
         loop_tols = bool(state.loop.tests_full_batch)   # the loop tests full batches itself
+        # the curvature kernel sees the run's gradient tolerance (CurvatureKernel.run_gtol)
+        try:
+            setattr(state.curvature, "run_gtol", float(lim.gtol or 0.0))
+        except AttributeError:  # a plugin's Python kernel with fixed attributes: not used there
+            pass
         if loop_tols:
             loop: Any = state.loop
             loop.gtol = float(lim.gtol or 0.0)

@@ -193,3 +193,77 @@ def test_adaptive_forcing_terms_of_the_twin():
     ew2 = NewtonCGNumPy(forcing="eisenstat_walker").init(problem)
     # a slow decrease keeps eta up: 0.9 * 0.5^2 = 0.225 > 0.1 bounds the next from below
     assert [ew2._eta(n) for n in (1.0, 0.9, 0.1)] == pytest.approx([0.5, 0.5, 0.225])
+
+
+# ------------------------------------------------------------------ the run's gtol ends CG
+def _ridge_state(gtol_stop: bool, twin: bool = False, max_iter: int = 200):
+    from sqnopt.objectives import SquaredError
+
+    X, _ = _scaled_boxes(300, 12, 6)
+    y = X @ np.linspace(-1.0, 1.0, 12) + 0.1 * np.random.default_rng(2).normal(size=300)
+    model = (NewtonCGNumPy if twin else NewtonCG)(max_iter=max_iter, forcing=0.5,
+                                                  preconditioner="diagonal",
+                                                  gtol_stop=gtol_stop)
+    state = Solver(SquaredError(lam=1e-3), model, Full(), Armijo(),
+                   curvature_schedule=Full(), max_iter=1).init_state(X, y)
+    k = state.objective
+    allb = np.arange(300, dtype=np.intp)
+    w = np.zeros(k.n_params)
+    g = np.zeros(k.n_params)
+    k.gradient(w, allb, g)
+    assert state.curvature.observe_batch(k, w, allb) == BATCH_OBSERVED
+    return state, k, w, allb, g
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["compiled", "numpy-twin"])
+def test_gtol_stop_runs_cg_until_the_next_gradient_is_half_the_run_gtol(twin):
+    gtol = 1e-6
+    state, k, w, allb, g = _ridge_state(True, twin)
+    state.curvature.run_gtol = gtol
+    d = np.zeros_like(g)
+    state.curvature.direction(g, d)
+    n = state.curvature.last_iterations
+    # a quadratic: the gradient at w - d is g - H d, CG's residual; the forcing (0.5) is
+    # not used while the run has a gtol
+    g_next = np.zeros_like(g)
+    k.gradient(w - d, allb, g_next)
+    assert np.max(np.abs(g_next)) <= 0.5 * gtol * (1 + 1e-6)
+    # ... and CG stops at the first product that gets there
+    short, k2, w2, allb2, g2 = _ridge_state(True, twin, max_iter=n - 1)
+    short.curvature.run_gtol = gtol
+    d2 = np.zeros_like(g2)
+    short.curvature.direction(g2, d2)
+    k2.gradient(w2 - d2, allb2, g_next)
+    assert np.max(np.abs(g_next)) > 0.5 * gtol
+    # without a run gtol, the forcing stops it after a few products, as without gtol_stop
+    for stop in (True, False):
+        other = _ridge_state(stop, twin)[0]
+        other.curvature.run_gtol = 0.0 if stop else gtol
+        other.curvature.direction(g, d)
+        assert other.curvature.last_iterations < n
+
+
+def test_gtol_stop_compiled_matches_its_twin():
+    dirs, iters = [], []
+    for twin in (False, True):
+        state, k, w, allb, g = _ridge_state(True, twin)
+        state.curvature.run_gtol = 1e-7
+        d = np.zeros_like(g)
+        state.curvature.direction(g, d)
+        dirs.append(d)
+        iters.append(state.curvature.last_iterations)
+    assert iters[0] == iters[1] > 3
+    np.testing.assert_allclose(dirs[0], dirs[1], rtol=1e-9, atol=1e-14)
+
+
+def test_the_driver_hands_the_run_gtol_to_the_curvature_kernel():
+    from sqnopt.objectives import SquaredError
+
+    X, _ = _scaled_boxes(300, 12, 6)
+    y = X @ np.linspace(-1.0, 1.0, 12)
+    solver = Solver(SquaredError(lam=1e-3), recipes.quadratic_cg(), Full(), Armijo(),
+                    curvature_schedule=Full(), gtol=3e-7, max_iter=5)
+    res = solver.fit(X, y)
+    assert res.status is Status.GTOL and res.n_iter == 1     # one CG run met the test
+    state = solver.init_state(X, y)
+    assert state.curvature.run_gtol == 0.0     # set by run, for the run

@@ -4,7 +4,8 @@ The squared error declares the capability ``quadratic`` (its Hessian ``X'CX / su
 is the same at every iterate), and ``curvature="auto"`` uses it: Newton's method, whose one
 step from ``w = 0`` is the closed form, where forming the Hessian once is affordable
 (``recipes.QUADRATIC_NEWTON_PASSES``); else one preconditioned conjugate-gradient run on the
-objective (``recipes.quadratic_cg``). Newton's Hessian on dense rows is formed by BLAS, checked
+objective (``recipes.quadratic_cg``), which goes on until the next gradient meets the run's
+``tol``. Newton's Hessian on dense rows is formed by BLAS, checked
 here against the pair loop of sparse rows. Huber and Poisson are not quadratic and keep their
 choices.
 """
@@ -78,14 +79,18 @@ def test_squared_error_is_quadratic_and_the_others_are_not() -> None:
 
 
 # ------------------------------------------------------------------------- the auto choice
-def test_auto_takes_newton_for_a_quadratic_whose_hessian_costs_one_newton_budget_more() -> None:
-    # 2000 x 100 dense: forming the Hessian costs about 26 passes, beyond a smooth objective's
-    # Newton budget (it would form it at every one of several iterations) but within a
-    # quadratic's (formed once)
+def test_auto_takes_newton_for_a_quadratic_within_its_budget_and_cg_beyond() -> None:
+    # 2000 x 30 dense: forming the Hessian costs about 8 passes, within a quadratic's budget
+    X, _ = _dense(2000, 30)
+    assert newton_cost_passes(X, 1, fit_intercept=True) <= QUADRATIC_NEWTON_PASSES
+    assert isinstance(default_curvature(SquaredError(lam=1e-4), X, 0), Newton)
+    # 2000 x 100: about 26 passes; conjugate gradients on the objective, stopped by the
+    # run's own tolerance
     X, _ = _dense(2000, 100)
     cost = newton_cost_passes(X, 1, fit_intercept=True)
-    assert NEWTON_PASSES < cost <= QUADRATIC_NEWTON_PASSES
-    assert isinstance(default_curvature(SquaredError(lam=1e-4), X, 0), Newton)
+    assert cost > max(NEWTON_PASSES, QUADRATIC_NEWTON_PASSES)
+    made = default_curvature(SquaredError(lam=1e-4), X, 0)
+    assert isinstance(made, TruncatedNewton) and made.gtol_stop
     for other in (Huber(lam=1e-4), Poisson(lam=1e-4)):     # not quadratic: no Newton here
         assert not isinstance(default_curvature(other, X, 0), Newton)
 
@@ -96,6 +101,7 @@ def test_auto_takes_one_preconditioned_cg_run_for_a_large_sparse_quadratic() -> 
     made = default_curvature(SquaredError(lam=1e-4), X, 0)
     assert isinstance(made, TruncatedNewton)
     assert made.forcing == QUADRATIC_FORCING and made.preconditioner == "diagonal"
+    assert made.gtol_stop
     # not quadratic: the choices of smooth objectives (tall sparse data keeps L-BFGS)
     assert type(default_curvature(Poisson(lam=1e-4), X, 0)) is LBFGS
     assert type(default_curvature(Huber(lam=1e-4), X, 0)) is not TruncatedNewton
@@ -106,7 +112,7 @@ def test_auto_takes_one_preconditioned_cg_run_for_a_large_sparse_quadratic() -> 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 def test_default_dense_ridge_is_the_closed_form_after_one_newton_step(intercept: bool,
                                                                      weighted: bool) -> None:
-    X, y = _dense(2000, 100)
+    X, y = _dense(2000, 30)
     sw = np.random.default_rng(1).uniform(0.2, 3.0, size=X.shape[0]) if weighted else None
     alpha = 1e-4
     est = SQNRegressor(alpha=alpha, fit_intercept=intercept, max_iter=1, tol=None,
@@ -120,7 +126,7 @@ def test_default_dense_ridge_is_the_closed_form_after_one_newton_step(intercept:
 def test_default_dense_ridge_stops_at_tol_after_the_one_step() -> None:
     # the step, then the gradient at the new iterate (its stop test): one Newton iteration,
     # one Hessian (n_iter_ counts passes; the solve's record counts iterations)
-    X, y = _dense(2000, 100)
+    X, y = _dense(2000, 30)
     est = SQNRegressor(alpha=1e-4).fit(X, y)
     solve = est._trainer.results_[0]
     assert est.converged_ and solve.n_iter == 1
@@ -129,10 +135,24 @@ def test_default_dense_ridge_stops_at_tol_after_the_one_step() -> None:
     assert _rel(est.coef_, coef) < 1e-10
 
 
+def test_default_wide_dense_ridge_meets_tol_after_one_cg_run() -> None:
+    # beyond Newton's budget: one CG run, which goes on until the next gradient meets the
+    # run's tol (the relative forcing alone stops earlier and costs a second run)
+    X, y = _dense(2000, 100)
+    coef, b = _closed_form(X, y, 1e-4, intercept=True)
+    for tol in (1e-4, 1e-7):
+        est = SQNRegressor(alpha=1e-4, tol=tol).fit(X, y)
+        solve = est._trainer.results_[0]
+        assert est.converged_ and solve.n_iter == 1, tol
+        assert solve.grad_norm <= tol
+    assert _rel(est.coef_, coef) < 1e-5
+
+
 def test_float32_dense_ridge_takes_the_gathered_blas_path() -> None:
     X, y = _dense(1500, 90)
     X32 = X.astype(np.float32)
-    est = SQNRegressor(alpha=1e-3, fit_intercept=False, max_iter=1, tol=None).fit(X32, y)
+    est = SQNRegressor(alpha=1e-3, fit_intercept=False, max_iter=1, tol=None,
+                       curvature="newton").fit(X32, y)
     coef, _ = _closed_form(X32.astype(np.float64), y, 1e-3)
     assert _rel(est.coef_, coef) < 1e-10
 
