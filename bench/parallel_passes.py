@@ -31,7 +31,10 @@ a loaded machine shows what the wall-time speed-up cannot.
 ``--fit-passes`` passes without a tolerance, the work of a fit of that length), interleaved over
 the thread counts, best of ``--fit-rounds`` rounds; the coefficients must be equal bit for bit.
 ``--penalty l1`` (or ``elasticnet``) times the L1 fits instead (the composite solvers, full
-batch: newGLMNET on the binary problems).
+batch: newGLMNET on the binary problems). Where the fit takes the large-data recipe
+(per-example AdaGrad: ``ctr1e6``), the wall time of its compiled solves is reported too: each
+example's update reads the weights the previous one wrote, so that time is sequential on any
+thread count, and its share of the one-thread fit bounds the speed-up (Amdahl's law).
 
 **Break-even.** The margin gradient and the line search's derivative sums on sparse rows (10
 entries) and dense rows (100 features) of growing size, as the serial loop (one block), as the
@@ -324,6 +327,7 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
     best = {v: {t: float("inf") for t in threads} for v in variants}
     coefs: dict[tuple[str, int], Any] = {}
     n_iter = {}
+    solve = {t: float("inf") for t in threads}   # the compiled solves' own wall time
     for _ in range(rounds):
         for v, fit in variants.items():
             for t in threads:
@@ -334,9 +338,20 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
                 coefs.setdefault((v, t), est.coef_)
                 if v == "":
                     n_iter[t] = int(est.n_iter_)
+                    solve[t] = min(solve[t], sum(float(r.wall_time)
+                                                 for r in est._trainer.results_))
     same = all(np.array_equal(coefs[("", t)], coefs[("", threads[0])]) for t in threads)
     out = {"dataset": prob["name"], "params": {k: v for k, v in params.items()},
-           "n_iter": n_iter, "identical_coef": same, "seconds": best[""]}
+           "n_iter": n_iter, "identical_coef": same, "seconds": best[""],
+           "solve_seconds": solve}
+    last = est._trainer.results_[-1]
+    if last.path == "adaptive" and last.n_samples == last.n_iter:
+        # the large-data recipe: per-example updates, each reading the previous one's
+        # weights -- a chain no thread count shortens. Its solves' time bounds the speed-up
+        # (Amdahl): at most T1 / (S + (T1 - S) / k) on k threads, T1 / S on any number
+        t1, sv = best[""][threads[0]], solve[threads[0]]
+        out["sequential_share"] = sv / t1
+        out["amdahl_bound"] = {t: t1 / (sv + (t1 - sv) / t) for t in threads}
     if policy_ab is not None:
         # the other block policy sums some passes in other blocks: other (equally valid) bits
         out["seconds_min_block_work_" + f"{policy_ab:g}"] = best["policy"]
@@ -458,6 +473,12 @@ def print_fits(tab: dict[str, Any], threads: list[int]) -> None:
     print(f"fit {tab['dataset']} {tab['params']}: {', '.join(cells)}; speed-up "
           f"{', '.join(ratios)}; passes {tab['n_iter']}; identical coef_: "
           f"{tab['identical_coef']}")
+    if "sequential_share" in tab:
+        bound = tab["amdahl_bound"]
+        print(f"  per-example solves (sequential): {tab['sequential_share']:.0%} of the "
+              f"n_jobs={t0} fit; Amdahl's bound on the speed-up: "
+              + ", ".join(f"x{bound[t]:.2f} (n_jobs={t})" for t in threads[1:])
+              + f", x{1.0 / tab['sequential_share']:.2f} on any number of threads")
     for key, other in tab.items():
         if key.startswith("seconds_min_block_work_"):
             cells = [f"n_jobs={t}: {_fmt_ms(other[t])}" for t in threads]
