@@ -444,37 +444,17 @@ cdef struct _Cols:
 
 cdef inline double _col_wdot(const _Cols* X, Py_ssize_t j, const double* D,
                              const double* v) noexcept nogil:
-    """``sum_i D_i v_i x_ij``: column ``j`` of ``X' diag(D) v`` (summed as :func:`_col_dot`
-    sums ``(D_i v_i) x_ij``)."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef Py_ssize_t p, i, p0, p1
-    cdef const Py_ssize_t* ix = X.ix
-    cdef const double* xv = X.xv
+    """``sum_i D_i v_i x_ij``: column ``j`` of ``X' diag(D) v``, in the column's order (one
+    chain: each entry's two scattered loads, not the additions, bound this loop)."""
+    cdef double acc = 0.0
+    cdef Py_ssize_t p, i
     if j < X.nf:
-        p0 = X.ip[j]
-        p1 = X.ip[j + 1]
-        p = p0
-        while p + 4 <= p1:
-            a0 += D[ix[p]] * v[ix[p]] * xv[p]
-            a1 += D[ix[p + 1]] * v[ix[p + 1]] * xv[p + 1]
-            a2 += D[ix[p + 2]] * v[ix[p + 2]] * xv[p + 2]
-            a3 += D[ix[p + 3]] * v[ix[p + 3]] * xv[p + 3]
-            p += 4
-        while p < p1:
-            a0 += D[ix[p]] * v[ix[p]] * xv[p]
-            p += 1
+        for p in range(X.ip[j], X.ip[j + 1]):
+            acc += D[X.ix[p]] * v[X.ix[p]] * X.xv[p]
     else:
-        i = 0
-        while i + 4 <= X.N:
-            a0 += D[i] * v[i]
-            a1 += D[i + 1] * v[i + 1]
-            a2 += D[i + 2] * v[i + 2]
-            a3 += D[i + 3] * v[i + 3]
-            i += 4
-        while i < X.N:
-            a0 += D[i] * v[i]
-            i += 1
-    return (a0 + a1) + (a2 + a3)
+        for i in range(X.N):
+            acc += D[i] * v[i]
+    return acc
 
 
 cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexcept nogil:
@@ -482,8 +462,7 @@ cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexc
     sums in turn (entry ``p`` of the column to sum ``p mod 4``; the rest of a length not a
     multiple of four to the first), added as ``(s0 + s1) + (s2 + s3)``: four independent
     chains of additions rather than one, whose latency bounds the loop; the same order on any
-    thread count (a column is summed by one thread). With ``v = D t`` formed first it is
-    :func:`_col_wdot`'s sum of the same products."""
+    thread count (a column is summed by one thread)."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     cdef Py_ssize_t p, i, p0, p1
     cdef const Py_ssize_t* ix = X.ix
@@ -579,7 +558,7 @@ cdef Py_ssize_t _face_cg(const _Cols* X, Py_ssize_t n, const char* active, const
         php = 0.0
         for a in range(nface):
             j = face[a]
-            acc = _col_dot(X, j, dt)        # = _col_wdot(X, j, D, t), the same products
+            acc = _col_dot(X, j, dt)        # X_F' (D t)
             hp[a] = acc + ((lam + NU) if j < nf else NU) * p[a]
             php += p[a] * hp[a]
         if not (php > 0.0):
