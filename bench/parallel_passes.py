@@ -9,6 +9,7 @@ break-even of the block policy, and the pool's fixed cost.
     python bench/parallel_passes.py --break-even          # the block policy's break-even
     python bench/parallel_passes.py --threads 1 4 --rounds 7 --record bench/results/parallel_passes/NAME.json
     python bench/parallel_passes.py --quick               # smoke run: 5 x 10^4 generated rows
+    OPENBLAS_NUM_THREADS=2 python bench/parallel_passes.py --blas-spin --datasets news20
 
 Data sets: the race's problems where ``../shared/datasets`` has them (``news20``: LIBSVM news20
 as binary TF-IDF, ``criteo``: the shipped Criteo sample one-hot + hashed, both logistic with the
@@ -41,6 +42,13 @@ entries) and dense rows (100 features) of growing size, as the serial loop (one 
 policy's blocks on 1 thread, and on 2 threads; and the pool's round trip
 (:func:`sqnopt._parallel.fork_join_seconds`). The policy's ``min_block_work`` is chosen so that
 a pass split into two blocks of that work is at least as fast on 2 threads as the serial loop.
+
+**BLAS spin.** ``--blas-spin``: ``SQNClassifier(n_jobs=2)`` fits (the race's alpha, default
+``tol``) each after a collection, alternately with and without a BLAS matrix-vector product
+(2000 x 2000) just before, best and median of ``--fit-rounds`` x 3 fits each, under whatever
+``OPENBLAS_NUM_THREADS`` and ``OPENBLAS_THREAD_TIMEOUT`` the environment sets: with more than
+one BLAS thread, OpenBLAS's workers keep spinning for a while after the product, on the core
+the fit's second thread needs (docs/parallel.md, "BLAS threads").
 
 Everything prints the load average at the start and at the end of each part: on a shared
 machine the speed-ups are understated (a second thread may not get a core); rerun on a quiet
@@ -365,6 +373,38 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
     return out
 
 
+# ---- BLAS spin ---------------------------------------------------------------------------------
+
+def blas_spin(prob: dict[str, Any], rounds: int) -> dict[str, Any]:
+    """``n_jobs=2`` fits right after a multi-threaded BLAS call and without one (module
+    docstring)."""
+    import gc
+
+    from threadpoolctl import threadpool_info
+
+    from sqnopt import SQNClassifier
+
+    rng = np.random.default_rng(0)
+    A, v = rng.random((2000, 2000)), rng.random(2000)
+    times: dict[str, list[float]] = {"no BLAS call before": [], "a BLAS product before": []}
+    for _ in range(3 * rounds):
+        for name in times:
+            est = SQNClassifier(alpha=prob["alpha"], fit_intercept=False, random_state=0,
+                                n_jobs=2)
+            gc.collect()
+            if name != "no BLAS call before":
+                A @ v
+            t0 = time.perf_counter()
+            est.fit(prob["X"], prob["y"])
+            times[name].append(time.perf_counter() - t0)
+    return {"dataset": prob["name"],
+            "blas_threads": [int(i["num_threads"]) for i in threadpool_info()
+                             if i.get("user_api") == "blas"],
+            "thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
+            "seconds": {k: {"best": min(t), "median": float(np.median(t))}
+                        for k, t in times.items()}}
+
+
 # ---- break-even -------------------------------------------------------------------------------
 
 def break_even(rounds: int, sizes: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000, 32000,
@@ -551,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--passes-only", action="store_true")
     part.add_argument("--fits-only", action="store_true")
     part.add_argument("--break-even", action="store_true")
+    part.add_argument("--blas-spin", action="store_true",
+                      help="n_jobs=2 fits right after a BLAS call and without one")
     ap.add_argument("--blas-ab", action="store_true",
                     help="fits also without the whole-fit BLAS limit (only inside each run)")
     ap.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
@@ -580,7 +622,16 @@ def main(argv: list[str] | None = None) -> int:
         "load_start": load_average(), "stamp": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
     print(f"load average {record['load_start']}; threads {args.threads}; policy "
           f"{record['policy']}")
-    if args.break_even:
+    if args.blas_spin:
+        record["blas_spin"] = []
+        for prob in problems(args.datasets, ctr_rows, ctr_bits):
+            res = blas_spin(prob, args.fit_rounds)
+            print(f"{res['dataset']} (BLAS threads {res['blas_threads']}, "
+                  f"OPENBLAS_THREAD_TIMEOUT={res['thread_timeout']}): " + "; ".join(
+                      f"{k}: best {_fmt_ms(v['best'])}, median {_fmt_ms(v['median'])}"
+                      for k, v in res["seconds"].items()))
+            record["blas_spin"].append(res)
+    elif args.break_even:
         res = break_even(args.rounds, (2000, 16000) if args.quick else
                          (1000, 2000, 4000, 8000, 16000, 32000, 64000))
         print_break_even(res)
@@ -601,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_fits(ft, args.threads)
                 print(f"(load average {ft['load']})")
                 record["fits"].append(ft)
-    if not args.break_even and len(args.threads) > 1:
+    if not (args.break_even or args.blas_spin) and len(args.threads) > 1:
         record["goals"] = goals(record, args.threads)
         for line in record["goals"]:
             print(line)

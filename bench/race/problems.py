@@ -40,6 +40,22 @@ LOSS_CURVATURE = {"logistic": 0.25, "sqhinge": 2.0, "hinge": 1.0, "softmax": 0.5
                   "l1_logistic": 0.25}
 
 
+_BLAS: list[Any] = []
+
+
+def _one_blas_thread() -> Any:
+    """A context that holds BLAS at one thread while the race evaluates a contender's
+    iterate (never timed). With ``--cores`` > 1 the peers get that many BLAS threads, and
+    OpenBLAS's workers keep spinning for about a tenth of a second after a call they shared
+    (``OPENBLAS_THREAD_TIMEOUT``), on the cores of whatever runs next: the race's own
+    bookkeeping between two timed fits would otherwise slow the second one down."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 @dataclass
 class Problem:
     """One race problem: training data, a test set, the loss and ``alpha``."""
@@ -95,13 +111,15 @@ class Problem:
         return LOSS_CURVATURE[self.loss] * self.row_sqnorm_max() + self.alpha
 
     def objective(self, w: Any) -> float:
-        return objective(self.loss, self.alpha, self.X, self.y, w, self.n_classes)
+        with _one_blas_thread():
+            return objective(self.loss, self.alpha, self.X, self.y, w, self.n_classes)
 
     def excess(self, w: Any) -> float:
         return self.objective(w) / self.f_star - 1.0
 
     def accuracy(self, w: Any) -> float:
-        return accuracy(self.loss, self.X_test, self.y_test, w, self.n_classes)
+        with _one_blas_thread():
+            return accuracy(self.loss, self.X_test, self.y_test, w, self.n_classes)
 
     def fingerprint(self) -> str:
         """A hash of the data, loss and alpha (the key of the ``F*`` cache)."""
