@@ -212,6 +212,13 @@ class CurvatureKernelLike(Protocol):
     driver calls ``composite_update(w, g, eps, w_next)`` (``g`` the minibatch gradient of the
     whole objective; returns 0, or -1 when the step would not be finite, with nothing changed)
     instead of ``direction`` and ``w - eps d``.
+
+    Set by the driver: ``run_gtol`` -- before each run the driver sets this attribute to the
+    run's gradient tolerance (``gtol``; 0.0 when the run has none; compiled kernels declare it
+    on ``sqnopt.curvature._base.CurvatureKernel``, a Python kernel that cannot take the
+    attribute is left alone). A model whose inner solve's residual is the gradient at the next
+    iterate (conjugate gradients on a quadratic: ``NewtonCG(gtol_stop=True)``) may end that
+    solve once the residual meets it.
     """
 
     @property
