@@ -27,6 +27,15 @@ Forcing codes besides a fixed ``eta > 0`` and the sequence above (``0``): ``-1``
 the scale of the objective); ``-2``, Eisenstat & Walker's choice 2 (SIAM J. Sci. Comput. 1996):
 ``eta_0 = 0.5``, ``eta_k = 0.9 (||g_k|| / ||g_{k-1}||)^2``, safeguarded by
 ``max(eta_k, 0.9 eta_{k-1}^2)`` when ``0.9 eta_{k-1}^2 > 0.1``, at most 0.5.
+
+With ``gtol_stop`` and a run that has a gradient tolerance (``run_gtol > 0``, set by the driver
+before each run) the forcing is not used: CG goes on until ``max_j |r_j| <= run_gtol / 2``
+(or ``max_iter`` products). On a quadratic objective whose Hessian is the batch's, the residual
+``r = g - H d`` is the gradient at the next iterate ``w - d``, so the run's own test then holds
+after this one direction (Hestenes & Stiefel 1952: CG on the Newton system is CG on the
+objective); the half is room for the rounding that separates the recurrence's residual from
+the gradient the driver computes. The largest entry is taken per chunk in the update step
+(a maximum: the same on any thread count).
 """
 
 from libc.math cimport fabs, fmin, isfinite, sqrt
