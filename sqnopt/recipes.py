@@ -132,7 +132,7 @@ QUADRATIC_NEWTON_PASSES = 12.0
 #: gradient tolerance (``tol=None``: a budget of outer iterations; with a tolerance the run's
 #: own test ends CG, ``gtol_stop``), and its cap of products. ``7e-4``: one outer iteration
 #: reaches a relative excess below ``1e-4`` on the race's dense and sparse ridge problems
-#: (``1e-3`` stops one product short of it on the dense one).
+#: (``bench/results/race_regression_cg``).
 QUADRATIC_FORCING = 7e-4
 QUADRATIC_CG_ITER = 500
 #: ``curvature="auto"`` takes L-BFGS preconditioned by Böhning's bound (:class:`BoundLBFGS`)
