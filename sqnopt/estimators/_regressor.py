@@ -88,7 +88,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         else L-BFGS; each solves the training objective to ``tol`` on the whole data set.
         Squared error is quadratic (one Newton step solves it): Newton wherever its Hessian,
         formed once, is affordable, else one run of preconditioned conjugate gradients on the
-        objective (:func:`sqnopt.recipes.quadratic_cg`).
+        objective until the gradient meets ``tol`` (:func:`sqnopt.recipes.quadratic_cg`).
     max_iter, tol, n_iter_no_change, early_stopping, validation_fraction, random_state,
     history_every, verbose, warm_start, callback, n_jobs
         As for :class:`SQNClassifier`: ``tol`` bounds the largest absolute entry of the
