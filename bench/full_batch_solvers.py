@@ -134,7 +134,7 @@ def quadratic_cost(widths: list[int], repeats: int) -> None:
     """The ``--quadratic-cost`` table (module docstring)."""
     import gc
 
-    from race.regression import _with_constant, linear_targets, load_diabetes
+    from race.regression import _with_constant, linear_targets, load_diabetes, objective
 
     from sqnopt import SQNRegressor
     from sqnopt.datasets import make_boxes
@@ -155,8 +155,7 @@ def quadratic_cost(widths: list[int], repeats: int) -> None:
         ref = SQNRegressor(alpha=1.0 / N, fit_intercept=False, tol=1e-12).fit(X, y).coef_
 
         def f(w: Any, X: Any = X, y: Any = y, N: int = N) -> float:
-            r = X @ w - y
-            return float(0.5 * r @ r / N + 0.5 / N * w @ w)
+            return objective("squared", 1.0 / N, X, y, w)    # the race's ridge objective
 
         fstar = f(ref)
         cells, secs = [], {}

@@ -125,7 +125,7 @@ NEWTON_PASSES = 20.0
 #: objective itself (:func:`quadratic_cg`), which solves well-conditioned dense rows in about
 #: ten passes; on dense rows the Hessian's multiply-adds run at BLAS speed, so Newton is the
 #: faster below about a dozen estimated passes and CG beyond (measured by
-#: ``bench/full_batch_solvers.py --quadratic-cost``: dense rows of 25 to 200 columns).
+#: ``bench/full_batch_solvers.py --quadratic-cost``: dense rows of 10 to 200 columns).
 QUADRATIC_NEWTON_PASSES = 12.0
 #: Conjugate gradients on a quadratic objective too large for Newton's method
 #: (:func:`quadratic_cg`): the relative residual at which CG stops when the run has no

@@ -40,20 +40,16 @@ LOSS_CURVATURE = {"logistic": 0.25, "sqhinge": 2.0, "hinge": 1.0, "softmax": 0.5
                   "l1_logistic": 0.25}
 
 
-_BLAS: list[Any] = []
-
-
 def _one_blas_thread() -> Any:
-    """A context that holds BLAS at one thread while the race evaluates a contender's
-    iterate (never timed). With ``--cores`` > 1 the peers get that many BLAS threads, and
-    OpenBLAS's workers keep spinning for about a tenth of a second after a call they shared
-    (``OPENBLAS_THREAD_TIMEOUT``), on the cores of whatever runs next: the race's own
-    bookkeeping between two timed fits would otherwise slow the second one down."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
+    """sqnopt's own BLAS limit (:class:`sqnopt.solver._blas.blas_threads_limited`) at one
+    thread, while the race evaluates a contender's iterate (never timed). With ``--cores`` > 1
+    the peers get that many BLAS threads, and OpenBLAS's workers keep spinning for a while after
+    a call they shared (until ``OPENBLAS_THREAD_TIMEOUT``), on the cores of whatever runs next:
+    the race's own bookkeeping between two timed fits would otherwise slow the second one
+    down."""
+    from sqnopt.solver._blas import blas_threads_limited
 
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return blas_threads_limited(1)
 
 
 @dataclass

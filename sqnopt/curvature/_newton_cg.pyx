@@ -145,7 +145,7 @@ cdef class NewtonCGKernel(CurvatureKernel):
         self.p = np.zeros(dim)
         self.q = np.zeros(dim)
         self.part = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1)
-        self.part_max = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1)
+        self.part_max = np.zeros((dim + _CG_CHUNK - 1) // _CG_CHUNK + 1 if gtol_stop else 1)
         self.gtol_stop = gtol_stop
         if diagonal_weight > 1.0:
             raise ValueError("diagonal_weight must be <= 1 (negative: no preconditioner)")
