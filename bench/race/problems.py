@@ -117,6 +117,14 @@ class Problem:
         with _one_blas_thread():
             return accuracy(self.loss, self.X_test, self.y_test, w, self.n_classes)
 
+    def majority_accuracy(self) -> float | None:
+        """The test accuracy of always predicting the most frequent test label (None for the
+        regression losses): a classifier below it has learnt nothing a constant would not."""
+        if self.loss in REGRESSION_LOSSES:
+            return None
+        _, counts = np.unique(np.asarray(self.y_test), return_counts=True)
+        return float(counts.max() / counts.sum())
+
     def fingerprint(self) -> str:
         """A hash of the data, loss and alpha (the key of the ``F*`` cache)."""
         h = hashlib.sha256()

@@ -120,7 +120,9 @@ def render(record: Mapping[str, Any], plots_rel: str | None, *,
                    f"α = {p['alpha']:.3g}. F* = {p['f_star']:.10g}"
                    + (" (lowered from the reference)" if p.get("f_star_lowered") else "")
                    + f"; test {test_name} at w*: "
-                   f"{_fmt_acc(p['reference'].get('test_accuracy'))}."
+                   f"{_fmt_acc(p['reference'].get('test_accuracy'))}"
+                   + (f" (majority class: {_fmt_acc(p['majority_accuracy'])})"
+                      if p.get("majority_accuracy") is not None else "") + "."
                    + f" Time cap of the discovery round: {p['cap']:g} s × "
                    f"{cfg.get('cap_scale', 1)}.\n")
         if plots_rel is not None:
