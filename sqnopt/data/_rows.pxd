@@ -168,3 +168,35 @@ cdef class CSRRows32(RowData):
     cdef const float[::1] data
     cdef const int[::1] indices
     cdef const Py_ssize_t[::1] indptr
+
+
+# ---- hints for a pass over a batch's rows (defined in _rows.pyx; see its HINT_AHEAD) ----
+cdef Py_ssize_t HINT_AHEAD
+cdef Py_ssize_t HINT_REST_AHEAD
+
+
+cdef inline void hint_batch_start(RowData data, const Py_ssize_t* batch, Py_ssize_t t0,
+                                  Py_ssize_t t1) noexcept nogil:
+    """The hints of a batch loop's first ``HINT_AHEAD`` positions (all of a minibatch's)."""
+    cdef Py_ssize_t t
+    for t in range(t0, min(t1, t0 + HINT_AHEAD)):
+        data.row_prefetch(batch[t])
+
+
+cdef inline void hint_batch_ahead(RowData data, const Py_ssize_t* batch, Py_ssize_t t,
+                                  Py_ssize_t t1, bint dense) noexcept nogil:
+    """The hints issued at position ``t`` of a batch loop: the row ``HINT_AHEAD`` positions
+    ahead (``row_prefetch``) and, for dense rows, the rest of the row ``HINT_REST_AHEAD``
+    positions ahead (``row_prefetch_next``)."""
+    if t + HINT_AHEAD < t1:
+        data.row_prefetch(batch[t + HINT_AHEAD])
+    if dense and HINT_REST_AHEAD > 0 and t + HINT_REST_AHEAD < t1:
+        data.row_prefetch_next(batch[t + HINT_REST_AHEAD])
+
+
+cdef inline bint batch_scattered(const Py_ssize_t* batch, Py_ssize_t t0,
+                                 Py_ssize_t t1) noexcept nogil:
+    """Whether positions ``[t0, t1)`` of ``batch`` may hold rows out of order: not a run of
+    consecutive rows by its ends. Rows in order (the identity batch of a full pass) are
+    streamed by the hardware's prefetcher and get no hints."""
+    return batch != NULL and t1 - t0 > 1 and batch[t1 - 1] - batch[t0] != t1 - 1 - t0

@@ -3,6 +3,10 @@
 import numpy as np
 from numpy.typing import NDArray
 
+def _row_hints(
+    ahead: int | None = None, rest_ahead: int | None = None
+) -> tuple[int, int]: ...
+
 class RowData:
     """Row access over a design matrix (dense C-contiguous or CSR; float32 or float64)."""
 

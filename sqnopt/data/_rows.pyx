@@ -10,6 +10,30 @@ from sqnopt._parallel cimport ENTRY_WORK, block_bounds, plan_blocks, run_tasks
 from sqnopt._vec cimport vprefetch, vprefetch_rest
 
 
+#: Hints for a pass over a batch's rows (a minibatch, a growing batch, a subsample; the
+#: objectives' passes, ``hint_batch_start`` / ``hint_batch_ahead`` in ``_rows.pxd``): the lines
+#: of the row ``HINT_AHEAD`` positions ahead (``row_prefetch``: a CSR row's all, a dense row's
+#: first) and, for dense rows, the rest of the row ``HINT_REST_AHEAD`` positions ahead, so that
+#: a row out of cache arrives while the rows before it are used. Hinting every row of a batch
+#: before the loop and only the next row's rest (the earlier rule) left a batch of rows in no
+#: order, larger than the cache, waiting on memory row after row (``bench/row_hints.py``).
+HINT_AHEAD = 16
+HINT_REST_AHEAD = 8
+
+
+def _row_hints(ahead=None, rest_ahead=None):
+    """The batch passes' hint distances ``(HINT_AHEAD, HINT_REST_AHEAD)``, each replaced when
+    given (``rest_ahead=0``: no hints of a dense row's rest); returns the previous ones (for
+    ``bench/row_hints.py``, which compares them with the earlier rule)."""
+    global HINT_AHEAD, HINT_REST_AHEAD
+    old = (HINT_AHEAD, HINT_REST_AHEAD)
+    if ahead is not None:
+        HINT_AHEAD = ahead
+    if rest_ahead is not None:
+        HINT_REST_AHEAD = rest_ahead
+    return old
+
+
 cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
     # The first line only: a dense row is contiguous and the hardware prefetcher streams the
     # rest once the row is read. Hinting every line of a minibatch at once (65 lines at n = 100,

@@ -12,8 +12,9 @@ from sqnopt._parallel cimport (
     run_tasks,
 )
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
-from sqnopt.data._rows cimport RowData, view_axpy, view_dot, view_prefetch_rest
-
+from sqnopt.data._rows cimport (
+    RowData, batch_scattered, hint_batch_ahead, hint_batch_start, view_axpy, view_dot,
+    view_prefetch_rest)
 
 cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
     """Whether every entry of ``w[:n]`` is zero (false at the first nonzero one; NaN is nonzero)."""
@@ -798,18 +799,23 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef const double* cw = job.weights
         cdef double inv = job.scale
         cdef double z, m, yi, gi, dl, h, c, x, ut, a, s1 = 0.0, total = 0.0
+        cdef bint dense = not self.data.is_sparse
+        # a batch whose rows are in no order gets hints ahead (the gradient's always)
+        cdef bint hint = batch_scattered(batch, t0, t1)
         sums[0] = 0.0
         sums[1] = 0.0
+        if hint and kind != PASS_GRADIENT:
+            hint_batch_start(self.data, batch, t0, t1)
         if kind == PASS_GRADIENT:
             # The rows through their views: one virtual call per row for the row (row_view) and
             # one for the loss, instead of one per operation (hint, dot, loss, derivative, axpy).
             # Same arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
-            for t in range(t0, t1):
-                self.data.row_prefetch(batch[t])
+            hint_batch_start(self.data, batch, t0, t1)
             if t0 < t1:
                 nnz = self.data.row_view(batch[t0], &d64, &d32, &ind)
             for t in range(t0, t1):
                 i = batch[t]
+                hint_batch_ahead(self.data, batch, t, t1, dense)
                 if t + 1 < t1:    # the next row's view, and its hint while this row is used
                     nnz_next = self.data.row_view(batch[t + 1], &next64, &next32, &next_ind)
                     view_prefetch_rest(next64, next32, next_ind, nnz_next)
@@ -864,6 +870,8 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         elif kind == PASS_SCORE_DERIV:
             cw = self.data.grad_weight
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 yi = y[i]
                 gi = cw[i]
@@ -912,17 +920,25 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
             sums[1] = total
         elif kind == PASS_ROWS_AXPY:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 if cin[t] != 0.0:
                     self.data.row_axpy(batch[t], inv * cin[t], out)
         elif kind == PASS_ROWS_DOT:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 cout[t] = self.data.row_dot(batch[t], job.v)
         elif kind == PASS_ROWS_SQNORM:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 cout[t] = (cin[t] * cin[t]) * self.data.row_sqnorm(batch[t])
         elif kind == PASS_HESS_FACTORS:
             cw = self.data.grad_weight
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 z = self.data.row_dot(i, w)
                 if real_y:      # (a score past the loss's domain: Poisson's exp overflow)
@@ -937,12 +953,16 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 cout[t] = cw[i] * self.d2loss_dmargin2(m)
         elif kind == PASS_HESS_PRODUCT:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 if cin[t] != 0.0:
                     c = inv * cin[t] * self.data.row_dot(batch[t], job.v)
                     if c != 0.0:
                         self.data.row_axpy(batch[t], c, out)
         elif kind == PASS_HESS_DIAG:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 c = inv * cin[t]
                 if c == 0.0:
                     continue

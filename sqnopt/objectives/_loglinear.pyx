@@ -15,7 +15,7 @@ from libc.string cimport memset
 
 from sqnopt._parallel cimport ROW_WORK
 from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
-from sqnopt.data._rows cimport RowData
+from sqnopt.data._rows cimport RowData, batch_scattered, hint_batch_ahead, hint_batch_start
 from sqnopt.objectives._base cimport (
     PASS_BOUND, PASS_BOUND_MATVEC, PASS_FULL_GRADIENT, PASS_GRADIENT, PASS_HESS_FACTORS,
     PASS_HESS_PRODUCT, PASS_ROWS_AXPY, PASS_ROWS_DOT, PASS_ROWS_SQNORM, PASS_SCORE_DERIV,
@@ -501,10 +501,17 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef const double* cw = job.weights
         cdef double inv = job.scale
         cdef double a, m, tot, gi, pu, q, c, logz, s1 = 0.0, total = 0.0
+        cdef bint dense = not self.data.is_sparse
+        # a batch whose rows are in no order gets hints ahead (see _rows.pyx, HINT_AHEAD)
+        cdef bint hint = batch_scattered(batch, t0, t1)
         sums[0] = 0.0
         sums[1] = 0.0
+        if hint and kind != PASS_SCORES_LOSS and kind != PASS_SCORES_LINE:
+            hint_batch_start(self.data, batch, t0, t1)
         if kind == PASS_GRADIENT:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 gi = cw[i]
                 total += gi * self._accumulate(w, i, inv * gi, out, s, beta)
@@ -520,6 +527,8 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
             sums[0] = total
         elif kind == PASS_SCORE_DERIV:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 self.scores(i, w, s)
                 total += _softmax_sample(s, cout + t * K, K, self.data.grad_weight[i],
@@ -565,21 +574,29 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
             sums[1] = total
         elif kind == PASS_ROWS_AXPY:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 for y in range(K):
                     beta[y] = inv * cin[t * K + y]
                 self.features_axpy(batch[t], beta, out)
         elif kind == PASS_ROWS_DOT:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 self.features_dot(batch[t], job.v, cout + t * K)
         elif kind == PASS_ROWS_SQNORM:
             # softmax's (its cy_rows_sqnorm): orthogonal class blocks, (sum_k coef_k^2) ||x||^2
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 tot = 0.0
                 for y in range(K):
                     tot += cin[t * K + y] * cin[t * K + y]
                 cout[t] = tot * self.data.row_sqnorm(batch[t])
         elif kind == PASS_HESS_FACTORS:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 p = cout + t * K
                 gi = self.data.grad_weight[i]
@@ -598,6 +615,8 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                     p[y] = gi * p[y] / tot
         elif kind == PASS_HESS_PRODUCT:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 gp = cin + t * K
                 gi = 0.0
@@ -614,6 +633,8 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                 self.features_axpy(i, beta, out)
         elif kind == PASS_BOUND:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 fac = cout + t * self.factor_size
                 self.scores(i, w, s)
@@ -631,6 +652,8 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                     self.features_axpy(i, u, out)
         elif kind == PASS_BOUND_MATVEC:
             for t in range(t0, t1):
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 i = batch[t]
                 self.features_dot(i, job.v, u)
                 bound_factor_apply(cin + t * self.factor_size, K, u, beta)

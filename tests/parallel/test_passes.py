@@ -149,6 +149,45 @@ def test_every_pass_is_bit_identical_for_any_thread_count(small_blocks: None, na
             _assert_same(value, results[threads][key], True, f"{key}, {threads} threads")
 
 
+@pytest.mark.parametrize("storage", STORAGES)
+@pytest.mark.parametrize("name,build", _kernels(), ids=[k[0] for k in _kernels()])
+def test_row_hints_change_no_bit(name: str, build: Any, storage: str) -> None:
+    """The batch passes' memory hints (``sqnopt.data._rows.HINT_AHEAD``) at any distances --
+    one row ahead, past every batch, the rest of dense rows not hinted -- read only rows of the
+    batch and give the same bits as the shipped ones, on batches of every size from one row
+    (``_all_passes``: the whole set and a batch of rows in no order, with repeats), on one
+    thread and on two."""
+    from sqnopt.data._rows import _row_hints
+
+    kern = build(storage, name != "stacked")
+    shipped = _row_hints()
+    base = _all_passes(kern)
+    rng = np.random.default_rng(8)
+    small = {}
+    for size in (1, 2, 3, 17):
+        b = rng.integers(0, N, size).astype(np.intp)
+        g = np.empty(kern.n_params)
+        small[size] = (kern.gradient(np.full(kern.n_params, 0.1), b, g), g.copy())
+    for policy in ((1, 1), (2, 0), (2 ** 40, 0), (3, 2 ** 40)):
+        _row_hints(*policy)
+        try:
+            for threads in (1, 2):
+                kern.data.set_threads(threads)
+                got = _all_passes(kern)
+                for key, value in base.items():
+                    _assert_same(value, got[key], True, f"{key}, hints {policy}, {threads} threads")
+            kern.data.set_threads(1)
+            rng = np.random.default_rng(8)
+            for size, value in small.items():
+                b = rng.integers(0, N, size).astype(np.intp)
+                g = np.empty(kern.n_params)
+                _assert_same(value, (kern.gradient(np.full(kern.n_params, 0.1), b, g), g), True,
+                             f"gradient on {size} rows, hints {policy}")
+        finally:
+            _row_hints(*shipped)
+    assert _row_hints() == shipped
+
+
 @pytest.mark.parametrize("storage", ["dense64", "csr32"])
 @pytest.mark.parametrize("name,build", _kernels(), ids=[k[0] for k in _kernels()])
 def test_blocks_add_up_to_the_serial_pass(name: str, build: Any, storage: str) -> None:
