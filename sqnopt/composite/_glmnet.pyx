@@ -10,7 +10,10 @@ Outer iteration at ``w`` (scores ``s = Xw + b`` kept):
 
 1. ``g = grad f(w)`` and the per-sample curvature ``D_i = c_i loss_i''(s_i) / N`` from the
    scores (``cy_scores_loss``, ``cy_score_hessian_factor``), column by column on a CSC copy of
-   ``X`` (the intercept a column of ones);
+   ``X`` (the intercept a column of ones); ``D`` and the diagonal ``H_jj`` only when the
+   coordinate descent below uses them (while the exact model described further down is due,
+   the whole Hessian's formation computes its own ``D`` from the scores and the working set's
+   takes ``D`` alone, so the passes wait until a model falls back to the sweeps);
 2. the quadratic model ``q(d) = g'd + (1/2) d'Hd + l1 ||w_reg + d_reg||_1`` with the exact
    Hessian ``H = X'DX + lam I_reg + nu I`` (``nu = 1e-12`` keeps it positive definite), minimised
    approximately by coordinate descent on ``d`` (each sweep over the active coordinates in a
@@ -639,6 +642,8 @@ cdef struct _PassJob:
     _Cols X
     Py_ssize_t n_blocks
     double invN
+    bint want_g                     # the column pass computes g
+    bint want_hd                    # the column pass computes hd (from D)
 
 
 cdef void _factor_rows(ObjectiveKernel objective, const double* s, double* D, Py_ssize_t i0,
@@ -656,20 +661,35 @@ cdef void _factor_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
 
 
 cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
-    """``g_j = sum_i coef_i x_ij`` and ``hd_j = sum_i D_i x_ij^2`` for the stored columns
-    ``[j0, j1)``, each in the order of its entries."""
+    """``g_j = sum_i coef_i x_ij`` (``want_g``) and ``hd_j = sum_i D_i x_ij^2`` (``want_hd``)
+    for the stored columns ``[j0, j1)``, each in the order of its entries (the same bits
+    whether computed together or apart)."""
     cdef Py_ssize_t j, p, i
     cdef double acc, hjj, x
-    for j in range(j0, j1):
-        acc = 0.0
-        hjj = 0.0
-        for p in range(job.X.ip[j], job.X.ip[j + 1]):
-            i = job.X.ix[p]
-            x = job.X.xv[p]
-            acc += job.coef[i] * x
-            hjj += job.D[i] * x * x
-        job.g[j] = acc
-        job.hd[j] = hjj
+    if job.want_g and job.want_hd:
+        for j in range(j0, j1):
+            acc = 0.0
+            hjj = 0.0
+            for p in range(job.X.ip[j], job.X.ip[j + 1]):
+                i = job.X.ix[p]
+                x = job.X.xv[p]
+                acc += job.coef[i] * x
+                hjj += job.D[i] * x * x
+            job.g[j] = acc
+            job.hd[j] = hjj
+    elif job.want_g:
+        for j in range(j0, j1):
+            acc = 0.0
+            for p in range(job.X.ip[j], job.X.ip[j + 1]):
+                acc += job.coef[job.X.ix[p]] * job.X.xv[p]
+            job.g[j] = acc
+    elif job.want_hd:
+        for j in range(j0, j1):
+            hjj = 0.0
+            for p in range(job.X.ip[j], job.X.ip[j + 1]):
+                x = job.X.xv[p]
+                hjj += job.D[job.X.ix[p]] * x * x
+            job.hd[j] = hjj
 
 
 cdef void _column_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
@@ -679,24 +699,49 @@ cdef void _column_task(void* ctx, Py_ssize_t b, int worker) noexcept nogil:
     _column_sums(job, j0, j1)
 
 
-cdef void _curvature_and_columns(ObjectiveKernel objective, _PassJob* job) noexcept nogil:
-    """The outer iteration's two passes, each split over the data's threads: the curvature
-    ``D_i`` of every sample from its score (blocks of rows), then every stored column's sums
-    (blocks of columns). Every output entry is one sum computed whole by one thread, in the
-    serial loop's order: the same bits for every thread count and block plan."""
+cdef void _factor_pass(ObjectiveKernel objective, _PassJob* job) noexcept nogil:
+    """The curvature ``D_i`` of every sample from its score, split over the data's threads in
+    blocks of rows (each entry computed whole by one thread: the same bits on any count)."""
     cdef int threads = objective.data.n_threads
-    cdef Py_ssize_t N = job.X.N, nf = job.X.nf, nnz = job.X.ip[nf]
     job.objective = <void*> objective
-    job.n_blocks = plan_blocks(N, ROW_WORK, 0)
+    job.n_blocks = plan_blocks(job.X.N, ROW_WORK, 0)
     if job.n_blocks > 1 and threads > 1:
         run_tasks(threads, job.n_blocks, _factor_task, job)
     else:
-        _factor_rows(objective, job.s, job.D, 0, N, job.invN)
-    job.n_blocks = plan_blocks(nf, 2 * ENTRY_WORK * (<double> nnz / max(nf, 1)) + 1, 0)
+        _factor_rows(objective, job.s, job.D, 0, job.X.N, job.invN)
+
+
+cdef void _column_pass(ObjectiveKernel objective, _PassJob* job, bint want_g,
+                       bint want_hd) noexcept nogil:
+    """Every stored column's sums (:func:`_column_sums`: ``g`` and / or ``hd``), split over the
+    data's threads in blocks of columns; every output entry is one sum computed whole by one
+    thread, in the serial loop's order: the same bits for every thread count and block plan."""
+    cdef int threads = objective.data.n_threads
+    cdef Py_ssize_t nf = job.X.nf, nnz = job.X.ip[nf]
+    job.objective = <void*> objective
+    job.want_g = want_g
+    job.want_hd = want_hd
+    job.n_blocks = plan_blocks(nf, (<int> want_g + <int> want_hd) * ENTRY_WORK
+                               * (<double> nnz / max(nf, 1)) + 1, 0)
     if job.n_blocks > 1 and threads > 1:
         run_tasks(threads, job.n_blocks, _column_task, job)
     else:
         _column_sums(job, 0, nf)
+
+
+cdef void _finish_hd(const _PassJob* job, Py_ssize_t n, Py_ssize_t nf, double lam) noexcept nogil:
+    """``H_jj`` of the model from the column pass's ``hd``: the regulariser and ``nu`` added,
+    the intercept's (the column of ones, not stored) the sum of ``D``."""
+    cdef Py_ssize_t j, i
+    cdef double hjj
+    for j in range(n):
+        if j < nf:
+            job.hd[j] = job.hd[j] + lam + NU
+        else:
+            hjj = 0.0
+            for i in range(job.X.N):
+                hjj += job.D[i]
+            job.hd[j] = hjj + NU
 
 
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
@@ -883,7 +928,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef Py_ssize_t k = 0, j, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
     cdef unsigned long long rng = SEED
     cdef int status = C_GLMNET_MAX_ITER
-    cdef bint accepted, is_reg
+    cdef bint accepted, is_reg, have_D = False, have_hd = False, subset_over = False
     cols.ip = ip
     cols.ix = ix
     cols.xv = xv
@@ -919,22 +964,29 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         iterates[k, j] = wp[j]
                 pj.s = sp
                 pj.coef = coef
-                _curvature_and_columns(objective, &pj)
+                # the curvature D and the model's diagonal serve coordinate descent on the data;
+                # while an exact model is due (it forms its own Hessian: the whole one from
+                # the scores, the working set's from D) they wait until needed -- unless the
+                # working set was over its cap last time, when the sweeps will likely need
+                # them too and one pass over the columns computes both sums
+                have_D = not dense_now or subset_over
+                have_hd = have_D
+                if have_D:
+                    _factor_pass(objective, &pj)
+                _column_pass(objective, &pj, True, have_hd)
+                if have_hd:
+                    _finish_hd(&pj, n, nf, lam)
                 gmax = 0.0
                 gnorm1 = 0.0
                 for j in range(n):
                     is_reg = j < nf
                     if is_reg:
                         g[j] = g[j] * invN + lam * wp[j]
-                        hd[j] = hd[j] + lam + NU
                     else:
                         acc = 0.0
-                        hjj = 0.0
                         for i in range(N):
                             acc += coef[i]
-                            hjj += D[i]
                         g[j] = acc * invN
-                        hd[j] = hjj + NU
                     v = _violation(wp[j], g[j], l1, is_reg)
                     gnorm1 += v
                     if v > gmax or not (v == v):
@@ -970,6 +1022,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                                 break
                             Wl[nW] = j
                             nW += 1
+                    subset_over = nW < 0
                     if nW >= 0:
                         nfW = nW
                         if intercept:
@@ -979,6 +1032,9 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             pos[Wl[q]] = q
                             gW[q] = g[Wl[q]]
                             wW[q] = wp[Wl[q]]
+                        if not have_D:
+                            _factor_pass(objective, &pj)
+                            have_D = True
                         if _form_subset(objective, D, pos, nf, intercept, nW, nfW, lam, HW,
                                         ridx, rval) != 0:
                             status = C_GLMNET_NONFINITE
@@ -1023,6 +1079,14 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                 # the set over its cap, or the search stopped short (a dependent column,
                 # rounding): coordinate descent on the model, from zero, as without it
                 # ---- coordinate descent on the quadratic model (none after an exact solve)
+                if fcode != 0:
+                    if not have_D:
+                        _factor_pass(objective, &pj)
+                        have_D = True
+                    if not have_hd:
+                        _column_pass(objective, &pj, False, True)
+                        _finish_hd(&pj, n, nf, lam)
+                        have_hd = True
                 n_active = 0
                 for j in range(n):
                     if active[j]:
