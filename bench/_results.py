@@ -45,6 +45,20 @@ def write_json(path: Path, obj: Any, digits: int = DIGITS) -> None:
     write_text_atomic(path, dumps(obj, digits))
 
 
+def close_record(record: dict[str, Any], path: Path | None, digits: int = 4) -> None:
+    """The end of a small benchmark's run: the load average at the end stamped on its
+    ``record`` and printed, and the record written to ``path`` (when given) as compact JSON
+    with floats at ``digits`` significant digits."""
+    import os
+
+    record["load_end"] = list(os.getloadavg())
+    print(f"load average at the end {record['load_end']}")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, record, digits)
+        print(f"wrote {path}")
+
+
 def quantize_png(data: bytes, colors: int = 128) -> bytes:
     """A palette PNG (``colors`` entries, median cut) of an RGB(A) PNG: line plots lose
     nothing visible and shrink 3-5x."""

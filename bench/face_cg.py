@@ -129,14 +129,9 @@ def main(argv: list[str] | None = None) -> int:
               f"({row['n_iter']['cg']} outer iterations), sweeps only "
               f"{best['sweeps only'] * 1e3:.0f} ms ({row['n_iter']['sweeps only']}); "
               f"x{best['sweeps only'] / best['cg']:.2f}; same objective: {same}")
-    record["load_end"] = list(os.getloadavg())
-    print(f"load average at the end {record['load_end']}")
-    if args.record is not None:
-        from _results import dumps
+    from _results import close_record
 
-        args.record.parent.mkdir(parents=True, exist_ok=True)
-        args.record.write_text(dumps(record, digits=4))
-        print(f"wrote {args.record}")
+    close_record(record, args.record)
     return 0
 
 

@@ -154,14 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fit regression-dense / poisson {X.shape}: shipped {fit_best['shipped'] * 1e3:.2f} "
           f"ms, earlier {fit_best['earlier'] * 1e3:.2f} ms "
           f"(x{record['fit']['earlier_over_shipped']:.2f}); same coefficients: {same}")
-    record["load_end"] = list(os.getloadavg())
-    print(f"load average at the end {record['load_end']}")
-    if args.record is not None:
-        from _results import dumps
+    from _results import close_record
 
-        args.record.parent.mkdir(parents=True, exist_ok=True)
-        args.record.write_text(dumps(record, digits=4))
-        print(f"wrote {args.record}")
+    close_record(record, args.record)
     return 0
 
 
