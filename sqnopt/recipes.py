@@ -24,7 +24,9 @@ own batches (Newton-CG)     of a tenth of the data (at least 1000) drawn afresh 
                             (Byrd, Chin, Neveitt & Nocedal 2011)
 learns from secant pairs,   progressive batching with a line search (Friedlander & Schmidt 2012;
 or Newton-scaled            Byrd, Chin, Nocedal & Wu 2012): batches ``Geometric(1000, 2)`` of distinct
-directions (BFGS family)    samples growing to the whole data set, each step found by
+directions (BFGS family)    samples growing to the whole data set, each extending the last (its
+                            gradient at the new iterate is the accepted step's, so only the new
+                            rows are evaluated), each step found by
                             ``Armijo()`` backtracking on its batch; from then on it is the
                             deterministic method, whose tolerances the loop tests for free;
                             L-BFGS named without parameters keeps up to 30 pairs where its

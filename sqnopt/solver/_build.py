@@ -393,7 +393,10 @@ class _Builder(_SolverConfig):
         if self.sampling == "shuffle":
             return ShuffleSampler(n, bitgen)
         if self.sampling == "subset":
-            return SubsetSampler(n, bitgen)
+            # growing batches of the plain minibatch gradient extend the last one, whose
+            # gradient the driver then reuses (an estimator sizing its batches from their
+            # samples' spread draws them afresh)
+            return SubsetSampler(n, bitgen, nested=bool(self.gradient.plain))
         if self.sampling == "weighted":
             return WeightedSampler(n, bitgen, data.sample_weight)
         return UniformSampler(n, bitgen)

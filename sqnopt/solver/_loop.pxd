@@ -200,6 +200,10 @@ cdef class CompiledLoop:
     cdef ProjectionKernel proj
     cdef Sampler sampler
     cdef double[::1] w, w_next, g, g_next, d, v, r, w_avg
+    cdef double[::1] g_tail                # a growing batch's new rows' gradient
+    cdef Py_ssize_t[::1] rest              # the rows outside the previous batch, in order
+    cdef char[::1] mark
+    cdef Py_ssize_t _rest_of_previous(self, Py_ssize_t n) noexcept nogil
     cdef Py_ssize_t[::1] batch, cbatch
     # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
     # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).

@@ -15,7 +15,12 @@ order every iteration), the gradient stage of the next iteration is that same ev
 ``s(w_{t+1}, B_t)``, and is reused instead of recomputed (``n_reused_samples``, advance variant
 ``keep``); the objective's minibatch gradient must be a deterministic function of ``(w,
 batch)``. The same holds for an estimator that declares ``batch_gradient`` (its estimate is
-``s(w, B)``); its ``cy_estimate`` is then not called for that iteration. With an
+``s(w, B)``); its ``cy_estimate`` is then not called for that iteration. When ``B_{t+1}``
+*extends* ``B_t`` (a growing batch of the subset sampler: ``B_t``'s rows first, in order) or is
+the whole data set in order after a ``B_t`` of distinct rows, the plain gradient reuses it too:
+``s(w, B_{t+1}) = (p s(w, B_t) + q s(w, R)) / (p + q)`` with ``R`` the ``q`` other rows (the
+new rows, or the rows outside ``B_t`` in order) -- each a mean over its rows plus the same
+regulariser -- so only ``R`` is evaluated (``n_reused_samples`` counts the ``p`` reused). With an
 ``overlap_pairs`` estimator (multi-batch L-BFGS) no pair is formed after the step: the estimator
 supplies the pair of the previous step, ``(w_t - w_{t-1}, grad F_O(w_t) - grad F_O(w_{t-1}))`` on
 the samples ``O`` shared by ``B_{t-1}`` and ``B_t``, and the model takes it before the direction
@@ -296,6 +301,9 @@ cdef class CompiledLoop:
         self.w_next = w_next
         self.g = grad
         self.g_next = grad_next
+        self.g_tail = np.zeros(grad_next.shape[0])
+        self.rest = np.zeros(batch.shape[0], dtype=np.intp)
+        self.mark = np.zeros(batch.shape[0], dtype=np.int8)
         self.d = direction
         self.v = v
         self.r = r
@@ -568,6 +576,25 @@ cdef class CompiledLoop:
             return _run_stages(self, n_iter, max_samples, c, <Traced> 0)
         return _run_stages(self, n_iter, max_samples, c, <Untraced> 0)
 
+    cdef Py_ssize_t _rest_of_previous(self, Py_ssize_t n) noexcept nogil:
+        """The rows of ``[0, n)`` outside the previous batch into ``rest``, in order; returns
+        their count, or -1 when the previous batch repeats a row."""
+        cdef Py_ssize_t t, i, m = 0, p = self.prev_size
+        cdef bint distinct = True
+        for t in range(p):
+            i = self.prev_batch[t]
+            if self.mark[i]:
+                distinct = False
+            self.mark[i] = 1
+        if distinct:
+            for i in range(n):
+                if not self.mark[i]:
+                    self.rest[m] = i
+                    m += 1
+        for t in range(p):
+            self.mark[self.prev_batch[t]] = 0
+        return m if distinct else -1
+
     cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         """``sum_s g_i`` over the batch (the data's gradient weights; ``size`` without data)."""
         cdef Py_ssize_t t
@@ -688,6 +715,7 @@ cdef int _run_stages(CompiledLoop self, Py_ssize_t n_iter, Py_ssize_t max_sample
     cdef double* tmp
     cdef double* g = &self.g[0]
     cdef double* g_next = &self.g_next[0]
+    cdef Py_ssize_t p_, q_
     cdef double* d_home = &self.d[0]
     cdef double* d = d_home
     cdef double* v = &self.v[0]
@@ -744,6 +772,31 @@ cdef int _run_stages(CompiledLoop self, Py_ssize_t n_iter, Py_ssize_t max_sample
             c.n_reused_samples += size
             if v_grad == GRADIENT_OVERLAP_ESTIMATE:
                 self.est.cy_reused(w, g, size)
+        elif (v_grad == GRADIENT_PLAIN and self.have_next and self.next_plain
+                and 0 < self.prev_size < size
+                and memcmp(batch, &self.prev_batch[0], self.prev_size * sizeof(Py_ssize_t)) == 0):
+            # B_t extends B_{t-1}: s(w_t, B_{t-1}) was evaluated last iteration (module doc)
+            p_ = self.prev_size
+            q_ = size - p_
+            loss = self.obj.cy_gradient(w, batch + p_, q_, &self.g_tail[0])
+            for j in range(n):
+                g[j] = (p_ * g_next[j] + q_ * self.g_tail[j]) / size
+            loss = (p_ * self.loss_next + q_ * loss) / size
+            c.n_reused_samples += p_
+            c.n_grad_evals += 1
+        elif (v_grad == GRADIENT_PLAIN and self.have_next and self.next_plain
+                and 0 < self.prev_size < size and self.sampler.whole_at_n
+                and size >= self.sampler.n_samples
+                and self._rest_of_previous(self.sampler.n_samples) > 0):
+            # B_t is the whole set and B_{t-1} distinct rows: the rest of the rows in order
+            p_ = self.prev_size
+            q_ = self.sampler.n_samples - p_
+            loss = self.obj.cy_gradient(w, &self.rest[0], q_, &self.g_tail[0])
+            for j in range(n):
+                g[j] = (p_ * g_next[j] + q_ * self.g_tail[j]) / (p_ + q_)
+            loss = (p_ * self.loss_next + q_ * loss) / (p_ + q_)
+            c.n_reused_samples += p_
+            c.n_grad_evals += 1
         elif v_grad == GRADIENT_PLAIN:
             loss = self.obj.cy_gradient(w, batch, size, g)
             c.n_grad_evals += 1

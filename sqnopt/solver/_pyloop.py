@@ -141,6 +141,24 @@ def _draw_overlapping(loop: PythonLoop, it: _Iteration) -> int:
     return status
 
 
+def _reuse_previous(loop: PythonLoop, batch: np.ndarray, size: int) -> np.ndarray | None:
+    """The rows whose gradient the compiled loop evaluates when this batch extends the
+    previous one (its new rows), or is the whole data set in order after a previous batch of
+    distinct rows (the other rows, in order); None when the previous gradient is not reused."""
+    p = loop.prev_size
+    if not (loop.have_next and loop.next_plain and 0 < p < size):
+        return None
+    prev = loop.prev_batch[:p]
+    if np.array_equal(batch[:p], prev):
+        return batch[p:size]
+    n = loop.sampler.n_samples
+    if loop.sampler.whole_at_n and size >= n and np.unique(prev).shape[0] == p:
+        keep = np.ones(n, dtype=bool)
+        keep[prev] = False
+        return np.flatnonzero(keep).astype(np.intp)
+    return None
+
+
 def _gradient(variant: str) -> StageFunction:
     """The gradient stage's variant ``variant`` (one function per variant)."""
     overlap, plain = variant == "overlap_estimate", variant == "plain"
@@ -155,6 +173,17 @@ def _gradient(variant: str) -> StageFunction:
             c.n_reused_samples += size
             if overlap:
                 cast(Any, loop.est).reused(w, g, size)
+        elif plain and _reuse_previous(loop, batch, size) is not None:
+            # the previous batch's gradient at w, evaluated last iteration, and the rest's
+            rows = cast(np.ndarray, _reuse_previous(loop, batch, size))
+            p = loop.prev_size
+            q = rows.shape[0]
+            tail = np.empty_like(g)
+            loss_rest = float(loop.obj.gradient(w, rows, tail))
+            g[:] = (p * loop.g_next + q * tail) / (p + q)
+            loss = (p * loop.loss_next + q * loss_rest) / (p + q)
+            c.n_reused_samples += p
+            c.n_grad_evals += 1
         elif plain:
             loss = float(loop.obj.gradient(w, batch, g))
             c.n_grad_evals += 1

@@ -28,6 +28,8 @@ cdef class ShuffleSampler(Sampler):
 
 cdef class SubsetSampler(Sampler):
     cdef Py_ssize_t[::1] _perm
+    cdef readonly bint nested              # growing draws extend the previous one
+    cdef Py_ssize_t _last                  # the previous draw's size (0: the whole set)
 
 
 cdef class WeightedSampler(Sampler):

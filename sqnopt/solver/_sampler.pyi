@@ -29,7 +29,12 @@ class ShuffleSampler(Sampler):
     @property
     def n_epochs(self) -> int: ...
 
-class SubsetSampler(Sampler): ...
+class SubsetSampler(Sampler):
+    def __init__(
+        self, n_samples: int, bit_generator: np.random.BitGenerator, nested: bool = False
+    ) -> None: ...
+    @property
+    def nested(self) -> bool: ...
 
 class WeightedSampler(Sampler):
     def __init__(

@@ -9,8 +9,14 @@ All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once fro
   consecutive slices (a batch that crosses an epoch boundary continues in the next permutation).
 
 * ``SubsetSampler``   — each batch is a uniformly random subset of distinct indices (partial
-  Fisher-Yates), batches are independent (the sampling of semistochastic growing-batch methods,
-  Friedlander & Schmidt 2012).
+  Fisher-Yates: the sampling of semistochastic growing-batch methods, Friedlander & Schmidt
+  2012). ``nested=True`` (the solver's choice for the plain minibatch gradient): a batch
+  larger than the one drawn before it extends it -- the previous batch's indices first, in
+  their order, then new distinct ones (the shuffle continued from where it stopped) -- so it
+  is still a uniformly random subset of its size, and the driver evaluates the gradient of
+  the new indices only (the previous batch's, at the same iterate, is the accepted step's own
+  evaluation). A batch no larger than the previous one is drawn afresh; without ``nested``
+  every batch is.
 
 For these three, a batch of ``n_samples`` or more is the *full batch*: every index once, in
 order, with no random draw (so ``Full()`` schedules and growing batches that reach their cap give
@@ -149,27 +155,39 @@ cdef class ShuffleSampler(Sampler):
 
 
 cdef class SubsetSampler(Sampler):
-    def __init__(self, Py_ssize_t n_samples, bit_generator):
+    def __init__(self, Py_ssize_t n_samples, bit_generator, bint nested=False):
         Sampler.__init__(self, n_samples, bit_generator)
         self.whole_at_n = True
+        self.nested = nested
         self._perm = np.arange(n_samples, dtype=np.intp)
+        self._last = 0
 
     def get_state(self) -> dict:
         state = Sampler.get_state(self)
         state["perm"] = np.array(self._perm)
+        state["last"] = int(self._last)
         return state
 
     def set_state(self, state) -> None:
         Sampler.set_state(self, state)
+        last = (state_value(state, "last", int, self, lo=0, hi=self.n_samples)
+                if "last" in state else 0)
         restore_permutation(self._perm, state, "perm", self)
+        self._last = last
 
     cdef int cy_draw(self, Py_ssize_t size, Py_ssize_t* out) noexcept nogil:
-        cdef Py_ssize_t t, j, tmp, n = self.n_samples
+        cdef Py_ssize_t t, j, tmp, n = self.n_samples, start = 0
         if size >= n:                   # the whole data set, in order
             _full_batch(n, out)
             self.n_drawn += n
+            self._last = 0
             return 0
-        for t in range(size):           # partial Fisher-Yates: perm[0:size] is a uniform subset
+        if self.nested and self._last < size:   # a growing batch extends the previous draw
+            start = self._last
+        for t in range(start):
+            out[t] = self._perm[t]
+        self._last = size
+        for t in range(start, size):    # partial Fisher-Yates: perm[0:size] is a uniform subset
             j = t + <Py_ssize_t> bounded_uint64(self._rng, <uint64_t> (n - t))
             tmp = self._perm[t]
             self._perm[t] = self._perm[j]

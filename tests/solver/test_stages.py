@@ -20,6 +20,7 @@ from sqnopt import (
     Decaying,
     Fixed,
     Full,
+    Geometric,
     HessianLBFGS,
     Identity,
     L2Ball,
@@ -58,6 +59,10 @@ COMPOSITIONS: dict[str, dict[str, Any]] = {
     "full_batch_gtol_stop": dict(curvature=Identity(), schedule=Full(), step=Constant(0.5),
                                  gtol=0.05),
     "armijo_lbfgs": dict(curvature=LBFGS(5), schedule=Full(), step=Armijo(), gtol=1e-12),
+    # the default recipe's growing batches: each extends the last (the gradient reused for its
+    # rows), then the whole set (the rows outside the last batch evaluated)
+    "growing_armijo_lbfgs": dict(curvature=LBFGS(5), schedule=Geometric(b1=10, rate=2.0),
+                                 step=Armijo(), sampling="subset", gtol=1e-12),
     "wolfe_identity": dict(curvature=Identity(), schedule=Fixed(10), step=Wolfe()),
     "polyak": dict(curvature=Identity(), schedule=Fixed(6), step=Polyak(eps_max=0.5)),
     "sqb": dict(objective=BinaryLogistic(lam=1e-2), curvature=QuadraticBound(),
