@@ -301,9 +301,6 @@ cdef class CompiledLoop:
         self.w_next = w_next
         self.g = grad
         self.g_next = grad_next
-        self.g_tail = np.zeros(grad_next.shape[0])
-        self.rest = np.zeros(batch.shape[0], dtype=np.intp)
-        self.mark = np.zeros(batch.shape[0], dtype=np.int8)
         self.d = direction
         self.v = v
         self.r = r
@@ -320,6 +317,12 @@ cdef class CompiledLoop:
         self._plan()
         self.prev_batch = np.zeros(
             batch.shape[0] if self.plan[STAGE_ADVANCE] == ADVANCE_KEEP else 1, dtype=np.intp)
+        # a growing batch's reuse of the previous one (the plain gradient kept for reuse)
+        reuse = (self.plan[STAGE_ADVANCE] == ADVANCE_KEEP
+                 and self.plan[STAGE_GRADIENT] == GRADIENT_PLAIN)
+        self.g_tail = np.zeros(self.n if reuse else 1)
+        self.rest = np.zeros(sampler.n_samples if reuse else 1, dtype=np.intp)
+        self.mark = np.zeros(sampler.n_samples if reuse else 1, dtype=np.int8)
         self.w_saved = np.zeros(self.n)
         self.prev_size = 0
         self.have_next = False
