@@ -394,9 +394,11 @@ class _Builder(_SolverConfig):
             return ShuffleSampler(n, bitgen)
         if self.sampling == "subset":
             # growing batches of the plain minibatch gradient extend the last one, whose
-            # gradient the driver then reuses (an estimator sizing its batches from their
-            # samples' spread draws them afresh)
-            return SubsetSampler(n, bitgen, nested=bool(self.gradient.plain))
+            # gradient the driver then reuses; afresh for an estimator sizing its batches from
+            # their samples' spread, and where curvature batches are drawn between them (the
+            # next gradient batch would extend the curvature batch: nothing to reuse)
+            return SubsetSampler(n, bitgen, nested=bool(self.gradient.plain)
+                                 and not self.curvature.needs_curvature_batch)
         if self.sampling == "weighted":
             return WeightedSampler(n, bitgen, data.sample_weight)
         return UniformSampler(n, bitgen)

@@ -84,9 +84,9 @@ class Solver(_Builder, _Runner):
         ``"uniform"`` (i.i.d. with replacement), ``"shuffle"`` (without replacement, reshuffled
         each epoch), ``"subset"`` (each batch a uniformly random subset of distinct samples, so
         a batch of size N is the whole data set: the sampling of growing-batch methods such as
-        SQB; with the plain minibatch gradient a growing batch extends the one before it, whose
-        gradient at the accepted step the driver reuses, evaluating only the new samples;
-        otherwise batches are independent) or ``"weighted"`` (i.i.d. with probability
+        SQB; with the plain minibatch gradient and no curvature batches a growing batch
+        extends the one before it, whose gradient at the accepted step the driver reuses,
+        evaluating only the new samples; otherwise batches are independent) or ``"weighted"`` (i.i.d. with probability
         proportional to sample weights, which then do not enter the minibatch gradient).
     batch_sequence
         Inject the exact sequence of sample indices to use (tests, reproducing other codes).

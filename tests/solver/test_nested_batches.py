@@ -93,3 +93,19 @@ def test_the_driver_evaluates_only_the_new_rows_of_a_growing_batch(boxes: Any) -
     twin = _growing(X, y, "python")
     np.testing.assert_array_equal(res.w, twin.w)
     assert res.n_reused_samples == twin.n_reused_samples
+
+
+def test_the_solver_nests_only_plain_gradients_without_curvature_batches(boxes: Any) -> None:
+    from sqnopt import Fixed, HessianLBFGS, ProgressiveBatch
+
+    X, y = boxes
+
+    def nested(**kw: Any) -> bool:
+        state = Solver(LogLoss(lam=1e-2), sampling="subset", random_state=0, **kw).init_state(X, y)
+        return bool(state.sampler.nested)
+
+    assert nested(curvature=LBFGS(5), schedule=Geometric(b1=10, rate=2.0), step=Armijo())
+    assert not nested(curvature=LBFGS(5), schedule=Fixed(8), step=Armijo(),
+                      gradient=ProgressiveBatch())
+    assert not nested(curvature=HessianLBFGS(5), schedule=Geometric(b1=10, rate=2.0),
+                      curvature_schedule=Fixed(20), step=Armijo())
