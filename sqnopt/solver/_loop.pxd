@@ -203,7 +203,9 @@ cdef class CompiledLoop:
     cdef double[::1] g_tail                # a growing batch's new rows' gradient
     cdef Py_ssize_t[::1] rest              # the rows outside the previous batch, in order
     cdef char[::1] mark
-    cdef Py_ssize_t _rest_of_previous(self, Py_ssize_t n) noexcept nogil
+    cdef const Py_ssize_t* rest_rows       # the rows a reused gradient does not cover
+    cdef Py_ssize_t n_rest
+    cdef Py_ssize_t _reused_rest(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil
     cdef Py_ssize_t[::1] batch, cbatch
     # The secant gradient kept for reuse: s(w, prev_batch) is in g_next when have_next, w being
     # the current iterate (w_saved: a copy taken when a run returns, checked on the next run).

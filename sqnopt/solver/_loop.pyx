@@ -579,11 +579,22 @@ cdef class CompiledLoop:
             return _run_stages(self, n_iter, max_samples, c, <Traced> 0)
         return _run_stages(self, n_iter, max_samples, c, <Untraced> 0)
 
-    cdef Py_ssize_t _rest_of_previous(self, Py_ssize_t n) noexcept nogil:
-        """The rows of ``[0, n)`` outside the previous batch into ``rest``, in order; returns
-        their count, or -1 when the previous batch repeats a row."""
-        cdef Py_ssize_t t, i, m = 0, p = self.prev_size
+    cdef Py_ssize_t _reused_rest(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
+        """When the plain gradient kept from the last iteration, ``s(w, B_{t-1})``, covers part
+        of ``batch``: point ``rest_rows`` at the other rows -- the new rows of a batch that
+        extends ``B_{t-1}``, or the rows outside a ``B_{t-1}`` of distinct rows when ``batch``
+        is the whole set in order -- and return their count ``n_rest``; else 0."""
+        cdef Py_ssize_t t, i, m = 0, p = self.prev_size, n = self.sampler.n_samples
         cdef bint distinct = True
+        self.n_rest = 0
+        if not (self.have_next and self.next_plain and 0 < p < size):
+            return 0
+        if memcmp(batch, &self.prev_batch[0], p * sizeof(Py_ssize_t)) == 0:
+            self.rest_rows = batch + p
+            self.n_rest = size - p
+            return self.n_rest
+        if not (self.sampler.whole_at_n and size >= n):
+            return 0
         for t in range(p):
             i = self.prev_batch[t]
             if self.mark[i]:
@@ -596,7 +607,10 @@ cdef class CompiledLoop:
                     m += 1
         for t in range(p):
             self.mark[self.prev_batch[t]] = 0
-        return m if distinct else -1
+        if distinct:
+            self.rest_rows = &self.rest[0]
+            self.n_rest = m
+        return self.n_rest
 
     cdef double _batch_weight(self, const Py_ssize_t* batch, Py_ssize_t size) noexcept nogil:
         """``sum_s g_i`` over the batch (the data's gradient weights; ``size`` without data)."""
@@ -775,26 +789,12 @@ cdef int _run_stages(CompiledLoop self, Py_ssize_t n_iter, Py_ssize_t max_sample
             c.n_reused_samples += size
             if v_grad == GRADIENT_OVERLAP_ESTIMATE:
                 self.est.cy_reused(w, g, size)
-        elif (v_grad == GRADIENT_PLAIN and self.have_next and self.next_plain
-                and 0 < self.prev_size < size
-                and memcmp(batch, &self.prev_batch[0], self.prev_size * sizeof(Py_ssize_t)) == 0):
-            # B_t extends B_{t-1}: s(w_t, B_{t-1}) was evaluated last iteration (module doc)
+        elif v_grad == GRADIENT_PLAIN and self._reused_rest(batch, size) > 0:
+            # B_t extends B_{t-1}, or is the whole set after it: s(w_t, B_{t-1}) was evaluated
+            # last iteration, only the rest of the rows is (module docstring)
             p_ = self.prev_size
-            q_ = size - p_
-            loss = self.obj.cy_gradient(w, batch + p_, q_, &self.g_tail[0])
-            for j in range(n):
-                g[j] = (p_ * g_next[j] + q_ * self.g_tail[j]) / size
-            loss = (p_ * self.loss_next + q_ * loss) / size
-            c.n_reused_samples += p_
-            c.n_grad_evals += 1
-        elif (v_grad == GRADIENT_PLAIN and self.have_next and self.next_plain
-                and 0 < self.prev_size < size and self.sampler.whole_at_n
-                and size >= self.sampler.n_samples
-                and self._rest_of_previous(self.sampler.n_samples) > 0):
-            # B_t is the whole set and B_{t-1} distinct rows: the rest of the rows in order
-            p_ = self.prev_size
-            q_ = self.sampler.n_samples - p_
-            loss = self.obj.cy_gradient(w, &self.rest[0], q_, &self.g_tail[0])
+            q_ = self.n_rest
+            loss = self.obj.cy_gradient(w, self.rest_rows, q_, &self.g_tail[0])
             for j in range(n):
                 g[j] = (p_ * g_next[j] + q_ * self.g_tail[j]) / (p_ + q_)
             loss = (p_ * self.loss_next + q_ * loss) / (p_ + q_)

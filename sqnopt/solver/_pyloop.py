@@ -173,9 +173,8 @@ def _gradient(variant: str) -> StageFunction:
             c.n_reused_samples += size
             if overlap:
                 cast(Any, loop.est).reused(w, g, size)
-        elif plain and _reuse_previous(loop, batch, size) is not None:
+        elif plain and (rows := _reuse_previous(loop, batch, size)) is not None:
             # the previous batch's gradient at w, evaluated last iteration, and the rest's
-            rows = cast(np.ndarray, _reuse_previous(loop, batch, size))
             p = loop.prev_size
             q = rows.shape[0]
             tail = np.empty_like(g)

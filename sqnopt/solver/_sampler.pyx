@@ -11,13 +11,12 @@ All randomness of a solve comes from one NumPy ``BitGenerator`` (seeded once fro
 * ``SubsetSampler``   — each batch is a uniformly random subset of distinct indices (partial
   Fisher-Yates: the sampling of semistochastic growing-batch methods, Friedlander & Schmidt
   2012). ``nested=True`` (the solver's choice for the plain minibatch gradient without
-  curvature batches): a batch
-  larger than the one drawn before it extends it -- the previous batch's indices first, in
-  their order, then new distinct ones (the shuffle continued from where it stopped) -- so it
-  is still a uniformly random subset of its size, and the driver evaluates the gradient of
-  the new indices only (the previous batch's, at the same iterate, is the accepted step's own
-  evaluation). A batch no larger than the previous one is drawn afresh; without ``nested``
-  every batch is.
+  curvature batches): a batch larger than the one drawn before it extends it -- the previous
+  batch's indices first, in their order, then new distinct ones (the shuffle continued from
+  where it stopped) -- so it is still a uniformly random subset of its size, and the driver
+  evaluates the gradient of the new indices only (the previous batch's, at the same iterate,
+  is the accepted step's own evaluation). A batch no larger than the previous one is drawn
+  afresh; without ``nested`` every batch is.
 
 For these three, a batch of ``n_samples`` or more is the *full batch*: every index once, in
 order, with no random draw (so ``Full()`` schedules and growing batches that reach their cap give
