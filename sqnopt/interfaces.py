@@ -155,6 +155,8 @@ class Problem:
     capabilities: frozenset[str]  #: what the objective provides
     #: the objective's :attr:`Objective.curvature_bound` (``None``: it declares none)
     curvature_bound: float | None = None
+    #: the objective's :attr:`Objective.start_curvature` (``None``: it declares none)
+    start_curvature: float | None = None
 
 
 def kernel_compiled(kernel: object) -> bool:
@@ -506,6 +508,12 @@ class Objective(Component):
     #: multi-output losses, of the spectral norm of its Hessian in the scores); ``None`` when the
     #: loss is not smooth. Automatic step sizes scale with it.
     curvature_bound: ClassVar[float | None] = None
+    #: The loss's second derivative with respect to the score at score 0, where it is the same
+    #: for every target (Poisson's ``exp(0) = 1``): the Hessian at ``w = 0``, where solves start,
+    #: is then ``start_curvature X'SX / sum(s) + lam D``, which
+    #: :class:`~sqnopt.curvature.BoundLBFGS` takes as its preconditioner for a loss without a
+    #: curvature bound. ``None``: not declared.
+    start_curvature: ClassVar[float | None] = None
     #: The largest linear score at which the loss is finite (the Poisson loss's ``exp`` overflows
     #: beyond ``log(DBL_MAX)``); ``None``: every finite score. The conformance checks keep their
     #: extreme points within it.

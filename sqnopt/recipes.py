@@ -55,7 +55,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from sqnopt.curvature._components import lbfgs_memory  # L-BFGS's tuning (LBFGS.tuned)
+from sqnopt.curvature._components import (  # L-BFGS's tuning (LBFGS.tuned)
+    SAMPLED_BOUND_ROWS_PER_PARAM, lbfgs_memory)
 from sqnopt.data._norms import (
     max_sample_smoothness_step,
     row_sq_norms as _row_sq_norms,
@@ -388,7 +389,8 @@ def newton_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> fl
     return float((form + n * n + n ** 3 / 3.0) / (2.0 * K * nnz))
 
 
-def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> float:
+def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False, *,
+                      rows: int | None = None) -> float:
     r"""What forming and factoring :class:`~sqnopt.curvature.BoundLBFGS`'s bound
     ``M_1 = c X'SX / N + lam I`` costs, in passes over the data:
     ``(form + dim^3 / 3) / (2 K nnz)`` with ``dim`` the features (and the intercept), ``K`` the
@@ -397,10 +399,12 @@ def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> flo
     pairs of each row's ``m_i`` entries when that is at most a quarter of ``N dim^2`` (the
     kernel's own rule); over a gradient pass's (a dot and an axpy per entry and block). BLAS
     runs the ``dsyrk`` several times faster per multiply-add than a pass runs its own, so this
-    overstates the time of dense data."""
+    overstates the time of dense data. ``rows``: the matrix formed from a sample of that many
+    rows (``BoundLBFGS(rows=m)``), whose product costs ``m / N`` of the whole one's."""
     n_rows, p = X.shape
     dim = p + (1 if fit_intercept else 0)
     K = float(max(n_blocks, 1))
+    frac = 1.0 if rows is None or rows >= n_rows else rows / float(max(n_rows, 1))
     form = n_rows * dim * dim / 2.0
     if sp.issparse(X):
         m = _row_entries(X)
@@ -411,7 +415,7 @@ def bound_cost_passes(X: Any, n_blocks: int, fit_intercept: bool = False) -> flo
     else:
         nnz = float(n_rows) * float(p)
     nnz = max(nnz + (n_rows if fit_intercept else 0), 1.0)
-    return float((form + dim ** 3 / 3.0) / (2.0 * K * nnz))
+    return float((frac * form + dim ** 3 / 3.0) / (2.0 * K * nnz))
 
 
 def default_curvature(objective: Objective, X: Any, n_classes: int, *,
@@ -461,6 +465,15 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
       most ``BOUND_PASSES`` passes (:func:`bound_cost_passes`: many samples per feature and,
       for the softmax, many classes sharing one factor -- dense images, dna). ``M`` takes out
       the features' correlations and uncentred scale, which make plain L-BFGS crawl there.
+    * The same preconditioned L-BFGS with its matrix formed from a sample of the rows
+      (``BoundLBFGS(rows="auto")``: ``SAMPLED_BOUND_ROWS_PER_PARAM`` rows per entry of the
+      block) for a loss without a curvature bound whose curvature at score 0 is the same for
+      every target (:attr:`~sqnopt.interfaces.Objective.start_curvature`: Poisson), under the
+      same conditions with the sample's cost: ``M`` is then an estimate of the Hessian at
+      ``w = 0`` (at ``m / N`` of its cost), which takes out the features' correlations and
+      scales as the bound does -- on such data plain L-BFGS needed several times the passes,
+      as scikit-learn's ``PoissonRegressor`` does (docs/report_race.md, "A sampled
+      Hessian preconditions Poisson's L-BFGS").
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10 to 30:
       :func:`lbfgs_memory`), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
@@ -504,7 +517,24 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
             and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
                                   fit_intercept=True) <= BOUND_PASSES):
         return _default(BoundLBFGS)
+    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
+            and objective.curvature_bound is None and objective.start_curvature is not None
+            and objective.start_curvature > 0 and X.shape[1] + 1 <= BOUND_MAX_DIM
+            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
+                                  fit_intercept=True,
+                                  rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1))
+            <= BOUND_PASSES):
+        return _sampled_bound()
     return _default(LBFGS)
+
+
+@functools.cache
+def _sampled_bound() -> CurvatureModel:
+    """The default's :class:`~sqnopt.curvature.BoundLBFGS` on a sample of the rows (one
+    shared instance, as :func:`_default`'s)."""
+    from sqnopt.curvature import BoundLBFGS
+
+    return BoundLBFGS(rows="auto")
 
 
 @functools.cache

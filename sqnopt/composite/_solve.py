@@ -102,7 +102,8 @@ def composite_problem(objective: Objective, penalty: Penalty, data: Any
     problem = Problem(n_samples=data.n_samples, n_features=data.n_features, dim=dim,
                       n_blocks=n_blocks, n_params=n_blocks * dim, lam=lam,
                       fit_intercept=data.fit_intercept, capabilities=smooth.capabilities,
-                      curvature_bound=smooth.curvature_bound)
+                      curvature_bound=smooth.curvature_bound,
+                      start_curvature=smooth.start_curvature)
     pen = penalty.init(problem)
     if not isinstance(pen, PenaltyKernel):
         raise TypeError(f"{penalty.describe()} has no compiled kernel (a PenaltyKernel): the "

@@ -38,6 +38,10 @@ EIG_MIN_DIM = 250
 #: L-BFGS memory at the defaults").
 LBFGS_MIN_MEMORY = 10
 LBFGS_MAX_MEMORY = 30
+#: ``BoundLBFGS(rows="auto")``: the rows of the sample its matrix is formed from, per entry of
+#: a parameter block (measured on Poisson regression: docs/report_race.md, "A sampled
+#: Hessian preconditions Poisson's L-BFGS").
+SAMPLED_BOUND_ROWS_PER_PARAM = 20
 BadPairRule = Literal["skip", "damp"]
 NonfiniteRule = Literal["reset", "error"]
 
@@ -228,13 +232,30 @@ class BoundLBFGS(LBFGS):
     Where it pays: few features (``dim^2`` memory, the bound's ``N dim^2`` cost next to the
     passes it saves); :func:`sqnopt.recipes.default_curvature` picks it by that cost.
 
+    **A sample of the rows.** With ``rows = m`` (fewer than the ``N`` rows) ``M_1`` is formed
+    from a systematic sample of ``m`` rows, every ``N/m``-th (the same rows on every start and
+    restore), at ``m/N`` of the cost: an estimate of the matrix rather than a bound. For a loss
+    without a curvature bound whose curvature at score 0 is the same for every target
+    (:attr:`~sqnopt.interfaces.Objective.start_curvature`: Poisson's ``exp(0) = 1``), ``c`` is
+    that curvature and ``M`` estimates the Hessian at ``w = 0``, where the solves start -- a
+    sampled Hessian as in subsampled Newton methods (Byrd, Chin, Neveitt & Nocedal 2011, "On the
+    use of stochastic Hessian information in optimization methods for machine learning", SIAM
+    J. Optim. 21), here formed once and corrected by the pairs and ``gamma_t``. The default
+    takes it so for such losses (``rows="auto"``: ``SAMPLED_BOUND_ROWS_PER_PARAM`` rows per
+    entry of a parameter block).
+
     Parameters
     ----------
     memory, gamma0
         As for :class:`LBFGS`.
     bound
         ``c``, the loss's curvature bound; ``"auto"`` (default): the objective's
-        :attr:`~sqnopt.interfaces.Objective.curvature_bound`.
+        :attr:`~sqnopt.interfaces.Objective.curvature_bound`, or where it declares none its
+        :attr:`~sqnopt.interfaces.Objective.start_curvature`.
+    rows
+        The rows ``M_1`` is formed from: ``None`` (default) every row; an integer ``m >= 1`` a
+        systematic sample of ``m`` rows when there are more; ``"auto"``
+        ``SAMPLED_BOUND_ROWS_PER_PARAM`` times the parameter block's length.
 
     The safeguards are :class:`LBFGS`'s except ``on_bad_pair``, which must be ``"skip"`` (no
     Powell damping). Requires the ``dense_hessian`` layout (``K`` blocks of ``[x_i, 1]``-linear
@@ -244,6 +265,7 @@ class BoundLBFGS(LBFGS):
     """
 
     bound: float | Literal["auto"] = "auto"
+    rows: int | Literal["auto"] | None = None
     name = "bound_lbfgs"
     requires = frozenset({SMOOTH, DENSE_HESSIAN})
 
@@ -251,20 +273,37 @@ class BoundLBFGS(LBFGS):
         super().__post_init__()
         if self.bound != "auto":
             _check_number("BoundLBFGS", "bound", self.bound, low=0.0, strict=True)
+        r = self.rows
+        if not (r is None or r == "auto"
+                or (isinstance(r, int) and not isinstance(r, bool) and r >= 1)):
+            raise ValueError(f"BoundLBFGS: rows must be None (every row), 'auto' or an integer "
+                             f">= 1, got {r!r}")
         if self.on_bad_pair != "skip":
             raise ValueError("BoundLBFGS: on_bad_pair must be 'skip' (Powell damping needs B v "
                              "of the two-loop matrix, not formed with a preconditioner); use "
                              "LBFGS(on_bad_pair='damp')")
 
     def resolved_bound(self, problem: Problem) -> float:
-        """``c``: the ``bound`` given, or the objective's curvature bound."""
+        """``c``: the ``bound`` given, or the objective's curvature bound, or its curvature at
+        score 0 where it declares no bound."""
         if self.bound != "auto":
             return float(self.bound)
-        if problem.curvature_bound is None or not problem.curvature_bound > 0:
-            raise ValueError(f"curvature model {self.describe()} needs the objective's "
-                             "curvature bound (a smooth loss declares curvature_bound); pass "
-                             "BoundLBFGS(bound=c) with c >= the loss's second derivative")
-        return float(problem.curvature_bound)
+        for c in (problem.curvature_bound, problem.start_curvature):
+            if c is not None and c > 0:
+                return float(c)
+        raise ValueError(f"curvature model {self.describe()} needs the objective's curvature "
+                         "bound or its curvature at score 0 (a smooth loss declares "
+                         "curvature_bound or start_curvature); pass BoundLBFGS(bound=c) with c "
+                         ">= the loss's second derivative")
+
+    def resolved_rows(self, problem: Problem) -> int:
+        """The sample's size (0: every row): ``rows``, with ``"auto"`` resolved to
+        ``SAMPLED_BOUND_ROWS_PER_PARAM * dim``; 0 when that covers the data set."""
+        if self.rows is None:
+            return 0
+        m = (SAMPLED_BOUND_ROWS_PER_PARAM * problem.dim if self.rows == "auto"
+             else int(self.rows))
+        return 0 if m >= problem.n_samples else m
 
     def memory_bytes(self, problem: Problem) -> int:
         return super().memory_bytes(problem) + 8 * (problem.n_params + problem.dim
@@ -275,7 +314,7 @@ class BoundLBFGS(LBFGS):
         return BoundLBFGSKernel(problem.dim, max(problem.n_blocks, 1),
                                 self.resolved_bound(problem), self.memory, float(self.gamma0),
                                 float(sg["min_curvature"]),  # type: ignore[arg-type]
-                                bool(sg["reset_on_nonfinite"]))
+                                bool(sg["reset_on_nonfinite"]), self.resolved_rows(problem))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,16 @@ vector, which are the columns of a column-major ``dim x K`` matrix (``2 dim^2 K`
 multiply-adds). The pairs model what the bound misses (the probabilities' weights), while
 ``M`` removes the correlation and the uncentred scale of the features that make plain L-BFGS
 crawl on dense data such as images.
+
+With ``rows = m < N`` the kernel forms ``M_1`` from a systematic sample of the rows, ``i_t =
+floor(t N / m)`` for ``t = 0 .. m - 1`` (every ``N/m``-th row, so rows sorted by any key are
+covered evenly, and the same rows on every bind: no random state), weighted by their sample
+weights' sum: an estimate of the matrix at ``m / N`` of its cost. It is then a preconditioner,
+no longer a bound; for a loss without a curvature bound (Poisson's ``exp``) ``c`` is the loss's
+curvature at score 0 and ``M`` estimates the Hessian at ``w = 0``, where the solves start -- the
+sampled starting Hessian of subsampled Newton methods (Byrd, Chin, Neveitt & Nocedal 2011, "On
+the use of stochastic Hessian information in optimization methods for machine learning", SIAM
+J. Optim. 21), kept fixed and corrected by the pairs.
 """
 
 import numpy as np
@@ -48,16 +58,39 @@ from sqnopt.objectives._base cimport ObjectiveKernel
 cdef Py_ssize_t CHUNK = 256
 
 
-cdef void _gram_pairs(RowData data, double* G, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t _sample_row(Py_ssize_t t, Py_ssize_t n_samples,
+                                   Py_ssize_t m) noexcept nogil:
+    """Row ``t`` of the systematic sample of ``m`` of ``n_samples`` rows: ``floor(t N / m)``
+    (``m = N``: row ``t``)."""
+    return (t * n_samples) // m
+
+
+cdef void _sample_sums(RowData data, Py_ssize_t m, double* total,
+                       double* pair_work) noexcept nogil:
+    """The sample's weight sum and, for sparse rows, ``sum_i m_i^2`` over its rows."""
+    cdef Py_ssize_t t, i, nnz
+    total[0] = 0.0
+    pair_work[0] = 0.0
+    for t in range(m):
+        i = _sample_row(t, data.n_samples, m)
+        total[0] += data.sample_weight[i]
+        if data.is_sparse:
+            nnz = data.row_nnz(i)
+            pair_work[0] += <double> nnz * nnz
+
+
+cdef void _gram_pairs(RowData data, double* G, Py_ssize_t n, Py_ssize_t m) noexcept nogil:
     """``G`` (lower triangle, column-major ``n x n``, zeroed) ``+= sum_i s_i [x_i, 1][x_i, 1]'``
-    from the pairs of each sparse row's entries: ``sum_i m_i^2`` multiply-adds for rows of
-    ``m_i`` entries (duplicate indices add up as the row's sum would)."""
-    cdef Py_ssize_t i, a, b, ja, jb, nnz
+    over the ``m`` rows of the systematic sample (all rows when ``m = N``) from the pairs of
+    each sparse row's entries: ``sum_i m_i^2`` multiply-adds for rows of ``m_i`` entries
+    (duplicate indices add up as the row's sum would)."""
+    cdef Py_ssize_t i, t, a, b, ja, jb, nnz
     cdef const double* d64
     cdef const float* d32
     cdef const int* ind
     cdef double s, xa
-    for i in range(data.n_samples):
+    for t in range(m):
+        i = _sample_row(t, data.n_samples, m)
         s = data.sample_weight[i]
         nnz = data.row_view(i, &d64, &d32, &ind)
         for a in range(nnz):
@@ -73,8 +106,9 @@ cdef void _gram_pairs(RowData data, double* G, Py_ssize_t n) noexcept nogil:
             G[(n - 1) * n + n - 1] += s
 
 
-cdef int _gram(RowData data, double* G, double* buf, Py_ssize_t n) noexcept nogil:
-    """``G`` (lower triangle, column-major ``n x n``) ``= sum_i s_i [x_i, 1][x_i, 1]'``."""
+cdef int _gram(RowData data, double* G, double* buf, Py_ssize_t n, Py_ssize_t m) noexcept nogil:
+    """``G`` (lower triangle, column-major ``n x n``) ``= sum_i s_i [x_i, 1][x_i, 1]'`` over
+    the ``m`` rows of the systematic sample (all rows when ``m = N``)."""
     cdef Py_ssize_t i, j, t, start, rows, nnz
     cdef const double* d64
     cdef const float* d32
@@ -86,12 +120,12 @@ cdef int _gram(RowData data, double* G, double* buf, Py_ssize_t n) noexcept nogi
     cdef char trans = b'N'
     cdef int nn = <int> n, kk, ld = <int> n
     start = 0
-    while start < data.n_samples:
-        rows = data.n_samples - start
+    while start < m:
+        rows = m - start
         if rows > CHUNK:
             rows = CHUNK
         for t in range(rows):
-            i = start + t
+            i = _sample_row(start + t, data.n_samples, m)
             sw = sqrt(data.sample_weight[i])
             row = &buf[t * n]
             memset(row, 0, n * sizeof(double))
@@ -123,9 +157,11 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
 
     def __init__(self, Py_ssize_t block, Py_ssize_t n_blocks, double bound,
                  Py_ssize_t memory=10, double gamma0=1.0, double min_curvature=0.0,
-                 bint reset_on_nonfinite=True):
+                 bint reset_on_nonfinite=True, Py_ssize_t rows=0):
         if block < 1 or n_blocks < 1:
             raise ValueError(f"block and n_blocks must be >= 1, got {block}, {n_blocks}")
+        if rows < 0:
+            raise ValueError(f"rows must be >= 0 (0: every row), got {rows}")
         if not (isfinite(bound) and bound > 0.0):
             raise ValueError(f"bound must be a finite number > 0, got {bound}")
         LBFGSKernel.__init__(self, block * n_blocks, memory, gamma0, min_curvature, False, 0.2,
@@ -137,6 +173,7 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
         self.mr = np.zeros(block * n_blocks)
         self.has_bound = False
         self.n_rows = 0
+        self.max_rows = rows
         self.sparse_pairs = False
         self._bound_to = None
         self._info = 0
@@ -206,20 +243,21 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
                              f"{data.dim}")
         cdef Py_ssize_t n = self.block, i, j, nreg = data.n_features
         cdef double total = 0.0, scale, lam = obj.lam, pair_work = 0.0
-        cdef Py_ssize_t m
+        cdef Py_ssize_t used = data.n_samples
         cdef bint pairs
-        buf = np.empty(max(min(data.n_samples, CHUNK), 1) * n)
-        cdef double[::1] bv = buf
         cdef char uplo = b'L'
         cdef int nn = <int> n, info = 0
-        for i in range(data.n_samples):
-            total += data.sample_weight[i]
-            if data.is_sparse:
-                m = data.row_nnz(i)
-                pair_work += <double> m * m
+        if 0 < self.max_rows < data.n_samples:
+            used = self.max_rows
+        _sample_sums(data, used, &total, &pair_work)
+        if used < data.n_samples and not (isfinite(total) and total > 0.0):
+            used = data.n_samples       # the sampled rows carry no weight: every row
+            _sample_sums(data, used, &total, &pair_work)
+        buf = np.empty(max(min(used, CHUNK), 1) * n)
+        cdef double[::1] bv = buf
         # sparse rows: the pairs of their entries where that is under a quarter of the dense
         # product's multiply-adds (BLAS runs those several times faster)
-        pairs = data.is_sparse and 4.0 * pair_work <= <double> data.n_samples * n * n
+        pairs = data.is_sparse and 4.0 * pair_work <= <double> used * n * n
         if not (isfinite(total) and total > 0.0):
             raise ValueError("BoundLBFGSKernel: the sample weights sum to "
                              f"{total}; the bound needs a positive total weight")
@@ -227,9 +265,9 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
         with nogil:
             memset(&self.L[0, 0], 0, n * n * sizeof(double))
             if pairs:
-                _gram_pairs(data, &self.L[0, 0], n)
+                _gram_pairs(data, &self.L[0, 0], n, used)
             else:
-                _gram(data, &self.L[0, 0], &bv[0], n)
+                _gram(data, &self.L[0, 0], &bv[0], n, used)
             scale = self.bound / total
             # column-major lower triangle = row-major upper triangle: L[j, i] with i >= j is
             # entry (i, j) of the column-major matrix
@@ -245,7 +283,7 @@ cdef class BoundLBFGSKernel(LBFGSKernel):
                 f"the bound c X'X/N + lam I is not positive definite (LAPACK dpotrf info={info}): "
                 "the preconditioned L-BFGS needs lam > 0 or linearly independent features; use "
                 "curvature='lbfgs'")
-        self.n_rows = data.n_samples
+        self.n_rows = used
         self.sparse_pairs = pairs
         self.has_bound = True
         self._bound_to = objective

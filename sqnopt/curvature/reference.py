@@ -265,17 +265,26 @@ class BoundLBFGSKernelNumPy(LBFGSKernelNumPy):
     the rows of the objective's data (its Python ``axpy``)."""
 
     def __init__(self, block: int, n_blocks: int, bound: float, memory: int, gamma0: float,
-                 **safeguards: Any) -> None:
-        self.block, self.n_blocks, self.bound = block, n_blocks, bound
+                 rows: int = 0, **safeguards: Any) -> None:
+        self.block, self.n_blocks, self.bound, self.rows = block, n_blocks, bound, rows
         self.Minv: FloatArray | None = None
         super().__init__(block * n_blocks, memory, gamma0, **safeguards)
 
     def bind(self, objective: Any) -> None:
         data = objective.data
-        s = np.asarray(data.sample_weights, dtype=np.float64)
-        rows = np.zeros((data.n_samples, self.block))
-        for i in range(data.n_samples):
-            data.axpy(i, 1.0, rows[i])
+        N = data.n_samples
+        weights = np.asarray(data.sample_weights, dtype=np.float64)
+        # the systematic sample floor(t N / m) of m rows (all when m = 0 or m >= N, or when the
+        # sample's weights sum to 0)
+        take = np.arange(N)
+        if 0 < self.rows < N:
+            sample = (np.arange(self.rows) * N) // self.rows
+            if weights[sample].sum() > 0:
+                take = sample
+        s = weights[take]
+        rows = np.zeros((len(take), self.block))
+        for t, i in enumerate(take):
+            data.axpy(int(i), 1.0, rows[t])
         M1 = self.bound * (rows.T * s) @ rows / s.sum()
         M1[np.arange(data.n_features), np.arange(data.n_features)] += objective.lam
         Minv = np.kron(np.eye(self.n_blocks), np.linalg.inv(M1))
@@ -354,6 +363,7 @@ class BoundLBFGSNumPy(_SecantNumPyModel):
     memory: int = 10
     gamma0: float = 1.0
     bound: float | Literal["auto"] = "auto"
+    rows: int | Literal["auto"] | None = None
     name = "bound_lbfgs_numpy"
     requires = frozenset({SMOOTH, DENSE_HESSIAN})
 
@@ -362,10 +372,12 @@ class BoundLBFGSNumPy(_SecantNumPyModel):
         return 8 * problem.n_params * (2 * self.memory + 1) + _dense_bytes(problem)
 
     def init(self, problem: Problem) -> BoundLBFGSKernelNumPy:
-        c = problem.curvature_bound if self.bound == "auto" else self.bound
-        assert c is not None
-        return BoundLBFGSKernelNumPy(problem.dim, max(problem.n_blocks, 1), float(c),
-                                     self.memory, self.gamma0, **_safeguards(self))
+        from sqnopt.curvature import BoundLBFGS
+
+        model = BoundLBFGS(bound=self.bound, rows=self.rows)
+        return BoundLBFGSKernelNumPy(problem.dim, max(problem.n_blocks, 1),
+                                     model.resolved_bound(problem), self.memory, self.gamma0,
+                                     model.resolved_rows(problem), **_safeguards(self))
 
 
 @dataclass(frozen=True)

@@ -116,11 +116,15 @@ class Poisson(_RegressionObjective):
     differs by a constant). Predictions are ``exp(w . x + b)``. A score beyond ``log(DBL_MAX)``
     (``exp`` would overflow) gives ``+inf``: a line search rejects such a step and a run that
     reaches one stops as diverged. The curvature ``exp(s)`` has no bound, so the recipes use no
-    Lipschitz-bound-based choice for it.
+    Lipschitz-bound-based choice for it; at ``s = 0`` it is 1 for every target
+    (``start_curvature``), which the default's preconditioner takes
+    (:func:`sqnopt.recipes.default_curvature`).
     """
 
     name = "poisson"
     curvature_bound = None
+    #: ``exp(0)``: the Hessian at ``w = 0`` is ``X'SX / sum(s) + lam D`` whatever the targets
+    start_curvature = 1.0
     max_score = POISSON_MAX_SCORE
     link = "log"
     min_target = 0.0

@@ -250,7 +250,8 @@ class _Builder(_SolverConfig):
                           n_blocks=n_blocks, n_params=n_blocks * dim,
                           lam=float(self.objective.lam), fit_intercept=data.fit_intercept,
                           capabilities=self.objective.capabilities,
-                          curvature_bound=self.objective.curvature_bound)
+                          curvature_bound=self.objective.curvature_bound,
+                          start_curvature=self.objective.start_curvature)
         obj_k, sched_k, csched_k = self._data_kernels(data, problem)
         _check_memory(self.curvature, problem)
         grad_k: GradientKernelLike = _kernel(self.gradient, self.gradient.init(problem),

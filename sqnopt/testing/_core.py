@@ -277,7 +277,8 @@ def problem_of(objective: Objective, data: Any) -> Problem:
                    n_blocks=n_blocks, n_params=n_blocks * dim,
                    lam=float(getattr(objective, "lam", 0.0)), fit_intercept=data.fit_intercept,
                    capabilities=objective.capabilities,
-                   curvature_bound=objective.curvature_bound)
+                   curvature_bound=objective.curvature_bound,
+                   start_curvature=objective.start_curvature)
 
 
 @dataclass

@@ -234,3 +234,165 @@ def test_recipe_picks_the_bound_where_it_pays(n: int, p: int, k: int, density: f
             <= BOUND_PASSES
     assert default_curvature(Softmax(lam=0.0) if k > 2 else LogLoss(lam=0.0), X, k).name \
         == "lbfgs"                                # not strongly convex: never the bound
+
+
+# ---- the matrix from a sample of the rows (BoundLBFGS(rows=m); Poisson's default) ------------
+
+def _systematic(n: int, m: int) -> np.ndarray:
+    return (np.arange(m) * n) // m
+
+
+@pytest.mark.parametrize("sparse", [None, 0.0, 4.0], ids=["dense", "sparse-dsyrk",
+                                                          "sparse-pairs"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_sampled_matrix_is_the_systematic_samples(sparse: float | None, intercept: bool) -> None:
+    """``rows=m``: the matrix of rows floor(t N / m), weighted by their own weights' sum, in
+    each storage; a sample as large as the data set is every row, bit for bit; binding again
+    forms the same factor (no random state: a restored solve gets the same matrix)."""
+    X, y = _classes(700, 9, 3, seed=11)
+    X[X < (2.0 if sparse is None else sparse)] = 0.0
+    w = np.random.default_rng(12).uniform(0.5, 2.0, size=700)
+    Xin = sp.csr_matrix(X) if sparse else X
+    obj = Softmax(lam=1e-2)
+    ok = obj.init(prepare(Xin, y, sample_weight=w, fit_intercept=intercept,
+                          label_kind=obj.label_kind))
+    dim = 10 if intercept else 9
+    k = BoundLBFGSKernel(dim, 3, 0.5, memory=4, rows=263)
+    k.bind(ok)
+    take = _systematic(700, 263)
+    assert len(np.unique(take)) == 263 and take[-1] >= 697   # spread over the whole set
+    M = _bound_matrix(X[take], 0.5, 1e-2, w[take], intercept)
+    np.testing.assert_allclose(k.factor() @ k.factor().T, M, rtol=1e-10, atol=1e-12)
+    assert (k.n_rows, k.max_rows) == (263, 263)
+    again = BoundLBFGSKernel(dim, 3, 0.5, memory=4, rows=263)
+    again.bind(ok)
+    np.testing.assert_array_equal(again.factor(), k.factor())
+    every, large = (BoundLBFGSKernel(dim, 3, 0.5, memory=4, rows=r) for r in (0, 700))
+    every.bind(ok)
+    large.bind(ok)
+    np.testing.assert_array_equal(large.factor(), every.factor())
+    assert large.n_rows == every.n_rows == 700
+
+
+def test_sampled_rows_without_weight_fall_back_to_every_row() -> None:
+    X, y = _classes(300, 5, 2, seed=13)
+    y = np.where(y == 0, -1.0, 1.0)
+    w = np.ones(300)
+    w[_systematic(300, 30)] = 0.0                 # the sample carries no weight
+    ok = LogLoss(lam=1e-2).init(prepare(X, y, sample_weight=w, label_kind="binary"))
+    k = BoundLBFGSKernel(5, 1, 0.25, rows=30)
+    k.bind(ok)
+    assert k.n_rows == 300
+    np.testing.assert_allclose(k.factor() @ k.factor().T,
+                               _bound_matrix(X, 0.25, 1e-2, w, False), rtol=1e-10, atol=1e-12)
+
+
+def _poisson_data(n: int, p: int, seed: int, spread: float = 2.0) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+    """Correlated features of scales spanning ``exp(+-spread)``, Poisson counts of a log-linear
+    mean: the conditioning that makes plain L-BFGS crawl."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) @ (rng.normal(size=(p, p)) / np.sqrt(p) + np.eye(p))
+    X *= np.exp(rng.uniform(-spread, spread, size=p))
+    w = rng.normal(size=p) * 0.5 / np.sqrt(p) / X.std(axis=0)
+    y = rng.poisson(np.exp(np.clip(X @ w + 0.3, -8.0, 4.0))).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_sampled_bound_twin_iterate_by_iterate_on_poisson(intercept: bool) -> None:
+    """Poisson (no curvature bound: ``bound="auto"`` takes its curvature at score 0, 1), the
+    matrix from 60 of 400 rows: the compiled kernel and the NumPy twin agree to rounding."""
+    from sqnopt.objectives import Poisson
+
+    X, y = _poisson_data(400, 6, seed=14, spread=0.5)
+    seq = np.random.default_rng(15).integers(0, 400, size=20 * 30)
+    traces = []
+    for model in (BoundLBFGS(memory=4, rows=60), BoundLBFGSNumPy(memory=4, rows=60)):
+        its: dict[int, np.ndarray] = {}
+
+        def record(info: object, its: dict[int, np.ndarray] = its) -> None:
+            its.setdefault(info.iteration, info.w.copy())  # type: ignore[attr-defined]
+
+        res = Solver(Poisson(lam=1e-2), model, Fixed(20), Constant(eps=0.2),
+                     batch_sequence=seq, fit_intercept=intercept, report_every=1,
+                     callback=record).fit(X, y)
+        traces.append((np.array([its[t] for t in sorted(its)]), res))
+    (w_c, r_c), (w_t, r_t) = traces
+    assert r_c.compiled and not r_t.compiled and len(w_c) == len(w_t) == 30
+    assert np.all(np.isfinite(w_c)) and np.abs(w_c[-1]).max() > 1e-3
+    np.testing.assert_allclose(w_c, w_t, rtol=1e-8, atol=1e-10)
+
+
+def test_rows_and_the_start_curvature_are_resolved_and_validated() -> None:
+    base = dict(n_samples=1000, n_features=9, dim=10, n_blocks=1, n_params=10, lam=1e-2,
+                fit_intercept=True, capabilities=frozenset())
+    problem = Problem(**base, start_curvature=1.0)          # type: ignore[arg-type]
+    assert BoundLBFGS().resolved_bound(problem) == 1.0       # no bound: the start's curvature
+    assert BoundLBFGS().resolved_bound(Problem(**base, curvature_bound=0.25,  # type: ignore
+                                               start_curvature=1.0)) == 0.25
+    assert BoundLBFGS(rows="auto").resolved_rows(problem) == 200       # 20 per block entry
+    assert BoundLBFGS(rows=999).resolved_rows(problem) == 999
+    assert BoundLBFGS(rows=1000).resolved_rows(problem) == 0           # the whole set
+    assert BoundLBFGS().resolved_rows(problem) == 0
+    assert BoundLBFGS(rows="auto").init(problem).max_rows == 200
+    small = Problem(**{**base, "n_samples": 150}, start_curvature=1.0)  # type: ignore[arg-type]
+    assert BoundLBFGS(rows="auto").init(small).max_rows == 0
+    for bad in (0, -3, 2.5, "all", True):
+        with pytest.raises(ValueError, match="rows must be None"):
+            BoundLBFGS(rows=bad)                             # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rows must be >= 0"):
+        BoundLBFGSKernel(4, 1, 1.0, rows=-1)
+
+
+def test_sampled_bound_cost_in_passes() -> None:
+    X = np.ones((10_000, 30))
+    whole = bound_cost_passes(X, 1, fit_intercept=True)
+    part = bound_cost_passes(X, 1, fit_intercept=True, rows=620)
+    assert part == pytest.approx((0.062 * 10_000 * 31 ** 2 / 2 + 31 ** 3 / 3)
+                                 / (2 * 10_000 * 31))
+    assert part < whole and bound_cost_passes(X, 1, True, rows=20_000) == whole
+
+
+@pytest.mark.parametrize("n,p,density,expected", [
+    (20_000, 100, None, "bound_lbfgs"),          # the race's dense Poisson problem's shape
+    (8_000, 90, None, "bound_lbfgs"),            # 1820 rows of 8000
+    (50_000, 5_000, 0.002, "lbfgs"),             # a block beyond BOUND_MAX_DIM
+    (5_000, 200, None, "lbfgs"),                 # 4020 rows of 5000: ~42 passes, too costly
+    (2_000, 50, None, "newton"),                 # few parameters: Newton's method first
+])
+def test_recipe_samples_the_start_hessian_for_poisson(n: int, p: int, density: float | None,
+                                                      expected: str) -> None:
+    from sqnopt.objectives import Huber, Poisson
+
+    X = (np.broadcast_to(np.float32(1.0), (n, p)) if density is None
+         else sp.random(n, p, density=density, format="csr", random_state=0))
+    model = default_curvature(Poisson(lam=1.0 / n), X, 0)
+    assert model.name == expected
+    if expected == "bound_lbfgs":
+        assert isinstance(model, BoundLBFGS) and model.rows == "auto" and model.bound == "auto"
+    assert default_curvature(Poisson(lam=0.0), X, 0).name == "lbfgs"   # not strongly convex
+    assert getattr(default_curvature(Huber(lam=1.0 / n), X, 0), "rows", None) is None
+
+
+def test_poisson_default_needs_far_fewer_passes_than_plain_lbfgs() -> None:
+    """At the defaults, on correlated features of spread scales: the sampled start Hessian
+    reaches the tolerance in under a third of the passes plain L-BFGS takes to it (the
+    estimator's own convergence test, the same minimiser)."""
+    from sqnopt import SQNRegressor
+
+    from sqnopt.objectives import Poisson
+
+    X, y = _poisson_data(8000, 90, seed=16)
+    ok = Poisson(lam=1e-3).init(prepare(X, y, fit_intercept=True, label_kind="regression"))
+    assert default_curvature(Poisson(lam=1e-3), X, 0).name == "bound_lbfgs"
+    fits, values = {}, {}
+    for curvature in ("auto", "lbfgs"):
+        est = SQNRegressor(loss="poisson", alpha=1e-3, curvature=curvature, tol=1e-8,
+                           max_iter=3000, random_state=0).fit(X, y)
+        assert est.converged_
+        fits[curvature] = est
+        values[curvature] = ok.value(np.append(est.coef_, est.intercept_))
+    passes = {k: float(e.history_.effective_passes[-1]) for k, e in fits.items()}
+    assert passes["auto"] < passes["lbfgs"] / 3, passes
+    assert values["auto"] == pytest.approx(values["lbfgs"], rel=1e-9)
