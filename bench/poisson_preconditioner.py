@@ -1,6 +1,7 @@
 """Poisson regression's default curvature: L-BFGS preconditioned by the Hessian at ``w = 0``
-formed on a sample of the rows (``BoundLBFGS(rows="auto")``), against plain L-BFGS, the same
-preconditioner on every row, other sample sizes, and scikit-learn's ``PoissonRegressor``.
+formed on a sample of the rows (``BoundLBFGS(rows="auto")``), against plain L-BFGS, Newton's
+method, the same preconditioner on every row, other sample sizes, and scikit-learn's
+``PoissonRegressor``.
 
     python bench/poisson_preconditioner.py
     python bench/poisson_preconditioner.py --rounds 3 \
@@ -15,8 +16,9 @@ prints the default's choice for each):
   independent unit-scale features; ``correlated`` features mixed by a random matrix;
   ``scales`` feature scales spread over ``exp(+-2)``; ``counts10`` mean count about 10, mixed
   features of spread scales; ``wide`` 40 000 x 200, mixed features of spread scales;
-  ``sparse`` 50 000 x 300 CSR rows of 15 stored values, column scales spread over
-  ``exp(+-1)``.
+  ``p20``, ``p50``, ``p75`` 20 000 rows of 20, 50, 75 mixed features of scales spread over
+  ``exp(+-1)`` (shapes where Newton's method is affordable); ``sparse`` 50 000 x 300 CSR rows
+  of 15 stored values, column scales spread over ``exp(+-1)``.
 
 For each contender, budgets of ``max_iter`` (``tol=None``; scikit-learn's ``tol=1e-14`` so that
 ``max_iter`` binds) are swept upwards, each fit timed after ``gc.collect()`` (the race's way),
@@ -75,7 +77,10 @@ def problems() -> dict[str, dict[str, Any]]:
                        ("correlated", (20_000, 100, 0.0, 3.0, 0.0)),
                        ("scales", (20_000, 100, 0.0, 0.0, 2.0)),
                        ("counts10", (20_000, 100, 2.3, 1.0, 0.5)),
-                       ("wide", (40_000, 200, 0.0, 1.0, 1.0))):
+                       ("wide", (40_000, 200, 0.0, 1.0, 1.0)),
+                       ("p20", (20_000, 20, 0.0, 1.0, 1.0)),
+                       ("p50", (20_000, 50, 0.0, 1.0, 1.0)),
+                       ("p75", (20_000, 75, 0.0, 1.0, 1.0))):
         X, y = _generated(*args, seed=0)
         out[name] = {"X": X, "y": y, "alpha": 1e-4, "intercept": True}
     # sparse rows: 15 stored values of spread scales per row among 300 features
@@ -195,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             contenders["default"] = (ours(), our_passes)
             contenders["lbfgs"] = (ours(curvature="lbfgs"), our_passes)
             contenders["every row"] = (ours(curvature=BoundLBFGS()), our_passes)
+            contenders["newton"] = (ours(curvature="newton"), our_passes)
             for k in PER_PARAM:
                 contenders[f"{k} rows/param"] = (ours(curvature=BoundLBFGS(rows=k * dim)),
                                                  our_passes)

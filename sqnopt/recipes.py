@@ -427,6 +427,18 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
     of :func:`hessian_range` holds without its pass over the data (the same choice, as the
     bound is at least the range).
 
+    * First, for a loss without a curvature bound whose curvature at score 0 is the same for
+      every target (:attr:`~sqnopt.interfaces.Objective.start_curvature`: Poisson), L-BFGS
+      preconditioned by the Hessian at ``w = 0`` formed on a sample of the rows
+      (:class:`~sqnopt.curvature.BoundLBFGS` with ``rows="auto"``:
+      ``SAMPLED_BOUND_ROWS_PER_PARAM`` rows per entry of the block), when the data is in
+      memory, the loss is strongly convex, a block has at most ``BOUND_MAX_DIM`` entries and
+      the sample's matrix costs at most ``BOUND_PASSES`` passes (:func:`bound_cost_passes`
+      with ``rows``). The matrix takes out the features' correlations and scales as
+      Böhning's bound does below: on such data plain L-BFGS (and scikit-learn's
+      ``PoissonRegressor``) needed tens to hundreds of passes, and Newton's method, which
+      forms the whole Hessian at every iterate, was slower at every shape measured
+      (docs/report_race.md, "A sampled Hessian preconditions Poisson's L-BFGS").
     * Newton's method (:class:`~sqnopt.curvature.Newton`: the exact Hessian formed and factored
       at every iterate, on the whole data set with a line search) when the objective provides
       the Hessian's layout (``dense_hessian``), is strongly convex (``lam > 0``: the Hessian is
@@ -465,15 +477,6 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
       most ``BOUND_PASSES`` passes (:func:`bound_cost_passes`: many samples per feature and,
       for the softmax, many classes sharing one factor -- dense images, dna). ``M`` takes out
       the features' correlations and uncentred scale, which make plain L-BFGS crawl there.
-    * The same preconditioned L-BFGS with its matrix formed from a sample of the rows
-      (``BoundLBFGS(rows="auto")``: ``SAMPLED_BOUND_ROWS_PER_PARAM`` rows per entry of the
-      block) for a loss without a curvature bound whose curvature at score 0 is the same for
-      every target (:attr:`~sqnopt.interfaces.Objective.start_curvature`: Poisson), under the
-      same conditions with the sample's cost: ``M`` is then an estimate of the Hessian at
-      ``w = 0`` (at ``m / N`` of its cost), which takes out the features' correlations and
-      scales as the bound does -- on such data plain L-BFGS needed several times the passes,
-      as scikit-learn's ``PoissonRegressor`` does (docs/report_race.md, "A sampled
-      Hessian preconditions Poisson's L-BFGS").
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10 to 30:
       :func:`lbfgs_memory`), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
@@ -496,6 +499,17 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
     # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
     in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
     quadratic = QUADRATIC in objective.capabilities
+    # a loss without a curvature bound whose curvature at score 0 is known (Poisson): the
+    # sampled Hessian at the start, before Newton's method (which forms the whole Hessian at
+    # every iterate; the sampled start was faster wherever both apply)
+    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
+            and objective.curvature_bound is None and objective.start_curvature is not None
+            and objective.start_curvature > 0 and X.shape[1] + 1 <= BOUND_MAX_DIM
+            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
+                                  fit_intercept=True,
+                                  rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1))
+            <= BOUND_PASSES):
+        return _sampled_bound()
     if in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities:
         K = objective.n_blocks(max(int(n_classes), 2))
         budget = QUADRATIC_NEWTON_PASSES if quadratic else NEWTON_PASSES
@@ -517,14 +531,6 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
             and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
                                   fit_intercept=True) <= BOUND_PASSES):
         return _default(BoundLBFGS)
-    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
-            and objective.curvature_bound is None and objective.start_curvature is not None
-            and objective.start_curvature > 0 and X.shape[1] + 1 <= BOUND_MAX_DIM
-            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
-                                  fit_intercept=True,
-                                  rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1))
-            <= BOUND_PASSES):
-        return _sampled_bound()
     return _default(LBFGS)
 
 

@@ -359,7 +359,7 @@ def test_sampled_bound_cost_in_passes() -> None:
     (8_000, 90, None, "bound_lbfgs"),            # 1820 rows of 8000
     (50_000, 5_000, 0.002, "lbfgs"),             # a block beyond BOUND_MAX_DIM
     (5_000, 200, None, "lbfgs"),                 # 4020 rows of 5000: ~42 passes, too costly
-    (2_000, 50, None, "newton"),                 # few parameters: Newton's method first
+    (2_000, 50, None, "bound_lbfgs"),            # few parameters: before Newton's method
 ])
 def test_recipe_samples_the_start_hessian_for_poisson(n: int, p: int, density: float | None,
                                                       expected: str) -> None:
