@@ -477,6 +477,12 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
       most ``BOUND_PASSES`` passes (:func:`bound_cost_passes`: many samples per feature and,
       for the softmax, many classes sharing one factor -- dense images, dna). ``M`` takes out
       the features' correlations and uncentred scale, which make plain L-BFGS crawl there.
+      Where the bound on every row costs more but the bound on a sample of
+      ``SAMPLED_BOUND_ROWS_PER_PARAM`` rows per entry of the block does not (many more rows
+      than that), the sampled one (``BoundLBFGS(rows="auto")``): an estimate of the bound,
+      which takes out the same correlations and scales (dense logistic regression with
+      correlated or unevenly scaled features: a few passes where plain L-BFGS needed tens to
+      hundreds; docs/report_race.md, "A sampled Hessian preconditions Poisson's L-BFGS").
     * Otherwise, for a smooth objective, limited-memory BFGS (memory 10 to 30:
       :func:`lbfgs_memory`), whose recipe grows its
       batches to the whole data set and ends as deterministic L-BFGS with a line search --
@@ -501,7 +507,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
     quadratic = QUADRATIC in objective.capabilities
     # a loss without a curvature bound whose curvature at score 0 is known (Poisson): the
     # sampled Hessian at the start, before Newton's method (which forms the whole Hessian at
-    # every iterate; the sampled start was faster wherever both apply)
+    # every iterate; the sampled start was faster on every problem measured)
     if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
             and objective.curvature_bound is None and objective.start_curvature is not None
             and objective.start_curvature > 0 and X.shape[1] + 1 <= BOUND_MAX_DIM
@@ -527,10 +533,13 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
             and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
         return _default(TruncatedNewton)
     if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
-            and objective.curvature_bound is not None and X.shape[1] + 1 <= BOUND_MAX_DIM
-            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
-                                  fit_intercept=True) <= BOUND_PASSES):
-        return _default(BoundLBFGS)
+            and objective.curvature_bound is not None and X.shape[1] + 1 <= BOUND_MAX_DIM):
+        K = objective.n_blocks(max(int(n_classes), 2))
+        if bound_cost_passes(X, K, fit_intercept=True) <= BOUND_PASSES:
+            return _default(BoundLBFGS)
+        if bound_cost_passes(X, K, fit_intercept=True,
+                             rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1)) <= BOUND_PASSES:
+            return _sampled_bound()
     return _default(LBFGS)
 
 

@@ -1,13 +1,16 @@
-"""Poisson regression's default curvature: L-BFGS preconditioned by the Hessian at ``w = 0``
-formed on a sample of the rows (``BoundLBFGS(rows="auto")``), against plain L-BFGS, Newton's
-method, the same preconditioner on every row, other sample sizes, and scikit-learn's
-``PoissonRegressor``.
+"""The default's sampled preconditioner: L-BFGS whose two-loop recursion starts from a matrix
+formed on a sample of the rows (``BoundLBFGS(rows="auto")``, 20 rows per coefficient) -- for
+Poisson regression the Hessian at ``w = 0``, for logistic regression Böhning's bound where the
+bound on every row costs more than its budget -- against plain L-BFGS, Newton's method, the same
+matrix on every row, other sample sizes, and scikit-learn.
 
-    python bench/poisson_preconditioner.py
-    python bench/poisson_preconditioner.py --rounds 3 \
-        --record bench/results/poisson_preconditioner.json
+    python bench/sampled_hessian.py --loss poisson
+    python bench/sampled_hessian.py --loss poisson --rounds 3 \
+        --record bench/results/sampled_hessian/poisson.json
+    python bench/sampled_hessian.py --loss logistic --rounds 2 \
+        --record bench/results/sampled_hessian/logistic.json
 
-Problems (dense rows, where ``curvature="auto"`` takes the sampled preconditioner; the script
+Poisson problems (``SQNRegressor(loss="poisson")`` against ``PoissonRegressor``; the script
 prints the default's choice for each):
 
 * ``race``: the race's ``regression-dense`` Poisson problem (``bench/race/regression.py``,
@@ -20,13 +23,17 @@ prints the default's choice for each):
   ``exp(+-1)`` (shapes where Newton's method is affordable); ``sparse`` 50 000 x 300 CSR rows
   of 15 stored values, column scales spread over ``exp(+-1)``.
 
+Logistic problems (``SQNClassifier()`` against ``LogisticRegression``, binary labels drawn from
+a logistic model, ``alpha = 1/N``): ``plain``, ``correlated``, ``scales`` 100 000 x 200 as
+above, ``mixed`` 50 000 x 400 with mixed features of scales spread over ``exp(+-1)``.
+
 For each contender, budgets of ``max_iter`` (``tol=None``; scikit-learn's ``tol=1e-14`` so that
 ``max_iter`` binds) are swept upwards, each fit timed after ``gc.collect()`` (the race's way),
 best of ``--rounds``, until the fit's relative excess ``(F - F*) / |F*|`` is below each target
 (``F*`` from Newton's method run to a gradient of ``1e-12``). Reported: the time and the
 effective passes (scikit-learn: its iterations) of the first budget below ``1e-4`` and
-``1e-6``. ``--record`` writes a compact
-JSON record (kB).
+``1e-6``. ``--record`` writes a compact JSON record (kB); ``--table RECORD`` prints the
+report's table of one (docs/report_race.md).
 """
 
 from __future__ import annotations
@@ -55,19 +62,45 @@ TARGETS = (1e-4, 1e-6)
 PER_PARAM = (5, 10, 20, 40)
 
 
-def _generated(n: int, p: int, mean_log: float, mix: float, spread: float,
-               seed: int) -> tuple[Any, Any]:
-    rng = np.random.default_rng(seed)
+def _features(n: int, p: int, mix: float, spread: float, rng: Any) -> Any:
+    """Gaussian features, mixed by ``I + mix G / sqrt(p)`` (``G`` Gaussian) when ``mix`` is not
+    0, each column scaled by ``exp(u)``, ``u`` uniform on ``[-spread, spread]``."""
     X = rng.normal(size=(n, p))
     if mix:
         X = X @ (rng.normal(size=(p, p)) * mix / np.sqrt(p) + np.eye(p))
     X *= np.exp(rng.uniform(-spread, spread, size=p))
+    return X
+
+
+def _generated(n: int, p: int, mean_log: float, mix: float, spread: float,
+               seed: int) -> tuple[Any, Any]:
+    rng = np.random.default_rng(seed)
+    X = _features(n, p, mix, spread, rng)
     w = rng.normal(size=p) * 0.5 / np.sqrt(p) / X.std(axis=0)
     y = rng.poisson(np.exp(np.clip(X @ w + mean_log, -10.0, 5.0))).astype(float)
     return X, y
 
 
-def problems() -> dict[str, dict[str, Any]]:
+def _logistic(n: int, p: int, mix: float, spread: float, seed: int) -> tuple[Any, Any]:
+    rng = np.random.default_rng(seed)
+    X = _features(n, p, mix, spread, rng)
+    w = rng.normal(size=p) * 1.5 / np.sqrt(p) / X.std(axis=0)
+    y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ w))), 1, -1)
+    return X, y
+
+
+def logistic_problems() -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, args in (("plain", (100_000, 200, 0.0, 0.0)),
+                       ("correlated", (100_000, 200, 3.0, 0.0)),
+                       ("scales", (100_000, 200, 0.0, 2.0)),
+                       ("mixed", (50_000, 400, 1.0, 1.0))):
+        X, y = _logistic(*args, seed=0)
+        out[name] = {"X": X, "y": y, "alpha": 1.0 / X.shape[0], "intercept": True}
+    return out
+
+
+def poisson_problems() -> dict[str, dict[str, Any]]:
     from race.regression import load_regression_dense
 
     X, targets = load_regression_dense(None)[:2]
@@ -96,9 +129,11 @@ def problems() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _objective(X: Any, y: Any, alpha: float, coef: Any, intercept: float) -> float:
-    s = X @ coef + intercept
-    return float(np.mean(np.exp(s) - y * s) + 0.5 * alpha * coef @ coef)
+def _objective(loss: str, X: Any, y: Any, alpha: float, coef: Any, intercept: float) -> float:
+    s = X @ np.ravel(coef) + float(np.ravel(intercept)[0])
+    data = (np.mean(np.exp(s) - y * s) if loss == "poisson"
+            else np.mean(np.logaddexp(0.0, -y * s)))
+    return float(data + 0.5 * alpha * np.ravel(coef) @ np.ravel(coef))
 
 
 def _budgets(cap: int) -> list[int]:
@@ -144,50 +179,107 @@ class _Fit:
         self.est.fit(self.X, self.y)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from sklearn.linear_model import PoissonRegressor
+def table(record: dict[str, Any]) -> str:
+    """The report's Markdown table of a record: time in ms to 1e-4 / 1e-6 (effective passes;
+    scikit-learn's iterations) per contender, and the default over the fastest scikit-learn
+    solver."""
+    cols = ["default", "lbfgs", "newton", "every row", "sklearn lbfgs", "sklearn newton-cholesky"]
+    lines = ["| problem | default's model | " + " | ".join(cols) + " | ratio |",
+             "|---|---|" + "---|" * len(cols) + "---|"]
+    keys = [f"{t:g}" for t in TARGETS]
 
-    from sqnopt import SQNRegressor
+    def ms(v: float) -> str:
+        return f"{v * 1e3:.1f}" if v < 0.1 else f"{v * 1e3:.0f}"
+
+    for name, p in record["problems"].items():
+        c = p["contenders"]
+        model = p["default_curvature"]
+        model = ("sampled bound" if "rows='auto'" in model else model.split("(")[0])
+        cells = []
+        for label in cols:
+            hits = [c[label].get(k) for k in keys]
+            t = " / ".join("-" if h is None else ms(h["seconds"]) for h in hits)
+            w = " / ".join("-" if h is None else f"{h['work']:.3g}" for h in hits)
+            cells.append(f"{t} ({w})")
+        ratios = []
+        for k in keys:
+            best = [c[lab][k]["seconds"] for lab in c
+                    if lab.startswith("sklearn") and k in c[lab]]
+            ours = c["default"].get(k)
+            ratios.append("-" if not best or ours is None
+                          else f"{ours['seconds'] / min(best):.2f}x")
+        shape = " x ".join(f"{d:,}".replace(",", " ") for d in p["shape"])
+        lines.append(f"| {name}, {shape} | {model} | " + " | ".join(cells)
+                     + f" | {' / '.join(ratios)} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sklearn.linear_model import LogisticRegression, PoissonRegressor
+
+    from sqnopt import SQNClassifier, SQNRegressor
     from sqnopt.curvature import BoundLBFGS
-    from sqnopt.objectives import Poisson
+    from sqnopt.objectives import LogLoss, Poisson
     from sqnopt.recipes import default_curvature
     from sqnopt.solver._blas import blas_threads_limited
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loss", choices=["poisson", "logistic"], default="poisson")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cap", type=int, default=400, help="largest budget of a sweep")
     ap.add_argument("--problems", nargs="*", help="a subset of the problems, by name")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
+    ap.add_argument("--table", type=Path, metavar="RECORD",
+                    help="print the report's table of a record, run nothing")
     args = ap.parse_args(argv)
+    if args.table is not None:
+        import json
+
+        print(table(json.loads(args.table.read_text())))
+        return 0
+    loss = args.loss
     record: dict[str, Any] = {
-        "command": "python bench/poisson_preconditioner.py " + " ".join(
+        "command": "python bench/sampled_hessian.py " + " ".join(
             sys.argv[1:] if argv is None else argv),
-        "load_start": list(os.getloadavg()), "problems": {}}
+        "loss": loss, "load_start": list(os.getloadavg()), "problems": {}}
     print(f"load average {record['load_start']}")
     with blas_threads_limited(1):
-        for name, p in problems().items():
+        problems = poisson_problems() if loss == "poisson" else logistic_problems()
+        for name, p in problems.items():
             if args.problems and name not in args.problems:
                 continue
             X, y, alpha, intercept = p["X"], p["y"], p["alpha"], p["intercept"]
             dim = X.shape[1] + int(intercept)
-            choice = default_curvature(Poisson(lam=alpha), X, 0)
-            ref = SQNRegressor(loss="poisson", alpha=alpha, fit_intercept=intercept,
-                               curvature="newton", tol=1e-12, max_iter=200).fit(X, y)
-            fstar = _objective(X, y, alpha, ref.coef_, ref.intercept_)
+            if loss == "poisson":
+                choice = default_curvature(Poisson(lam=alpha), X, 0)
+            else:
+                choice = default_curvature(LogLoss(lam=alpha), X, 2)
+
+            def estimator(**kw: Any) -> Any:
+                if loss == "poisson":
+                    return SQNRegressor(loss="poisson", alpha=alpha, fit_intercept=intercept,
+                                        **kw)
+                return SQNClassifier(alpha=alpha, fit_intercept=intercept, **kw)
+
+            ref = estimator(curvature="newton", tol=1e-12, max_iter=200).fit(X, y)
+            fstar = _objective(loss, X, y, alpha, ref.coef_, ref.intercept_)
 
             def excess(f: _Fit) -> float:
-                return (_objective(X, y, alpha, f.est.coef_, f.est.intercept_) - fstar) \
+                return (_objective(loss, X, y, alpha, f.est.coef_, f.est.intercept_) - fstar) \
                     / abs(fstar)
 
             def ours(**kw: Any) -> Callable[[int], _Fit]:
-                return lambda b: _Fit(SQNRegressor(
-                    loss="poisson", alpha=alpha, fit_intercept=intercept, max_iter=b, tol=None,
-                    random_state=0, **kw), X, y)
+                return lambda b: _Fit(estimator(max_iter=b, tol=None, random_state=0, **kw),
+                                      X, y)
 
             def sk(solver: str) -> Callable[[int], _Fit]:
-                return lambda b: _Fit(PoissonRegressor(
-                    alpha=alpha, fit_intercept=intercept, solver=solver, max_iter=b,
-                    tol=1e-14), X, y)
+                if loss == "poisson":
+                    return lambda b: _Fit(PoissonRegressor(
+                        alpha=alpha, fit_intercept=intercept, solver=solver, max_iter=b,
+                        tol=1e-14), X, y)
+                return lambda b: _Fit(LogisticRegression(
+                    C=1.0 / (alpha * X.shape[0]), fit_intercept=intercept, solver=solver,
+                    max_iter=b, tol=1e-14), X, y)
 
             contenders: dict[str, tuple[Callable[[int], _Fit], Callable[[_Fit], float]]] = {}
 
@@ -195,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                 return float(f.est.history_.effective_passes[-1])
 
             def sk_iters(f: _Fit) -> float:
-                return float(f.est.n_iter_)
+                return float(np.max(f.est.n_iter_))
 
             contenders["default"] = (ours(), our_passes)
             contenders["lbfgs"] = (ours(curvature="lbfgs"), our_passes)
