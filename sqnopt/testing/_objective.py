@@ -16,7 +16,8 @@ Beyond the checks of every kind:
   losses from given scores agree and their line derivatives match finite differences),
   ``margin`` (a sample's loss depends on ``w`` through ``x_i . w + b`` only), ``probabilistic``
   (``exp(-loss)`` over the possible labels of a sample sums to one), ``strongly_convex`` (``lam
-  > 0``), and the ``curvature_bound`` bounds the loss's curvature in the scores;
+  > 0``), the ``curvature_bound`` bounds the loss's curvature in the scores, and the
+  ``start_curvature`` is that curvature at score 0 (``w = 0``) for every sample;
   ``with_capability`` returns an objective that has the capability and the same ``lam``;
 * the same values on dense float64 and float32 and on CSR (float64 with int32 and int64
   indices, float32) data of the same numbers;
@@ -269,6 +270,10 @@ class ObjectiveSuite(Suite):
         if bound is not None and not (isinstance(bound, (int, float)) and math.isfinite(bound)
                                       and bound > 0):
             fail(f"curvature_bound must be None or a finite number > 0, got {bound!r}")
+        start = getattr(m, "start_curvature", None)
+        if start is not None and not (isinstance(start, (int, float))
+                                      and math.isfinite(start) and start > 0):
+            fail(f"start_curvature must be None or a finite number > 0, got {start!r}")
         for cap in _VOCABULARY:
             other = m.with_capability(cap)
             if other is None:
@@ -680,6 +685,34 @@ class ObjectiveSuite(Suite):
             worst = max(worst, q / cap if cap > 0 else 0.0)
         return f"curvature bound (largest ratio {worst:.3g})"
 
+    def _start_curvature(self, kernel: Any, setup: Setup) -> str:
+        """At ``w = 0`` (every score 0), ``v' Hess l_i v = start_curvature * g_i * |scores of
+        v|^2`` for single samples, whatever their targets."""
+        c = float(self.component.start_curvature)
+        dot = getattr(kernel, "rows_dot", None)
+        if not callable(dot):
+            return "start curvature not checked (no rows_dot)"
+        p = setup.problem.n_params
+        reg = _reg_mask(setup)
+        lam = float(kernel.lam)
+        rng = np.random.default_rng([self.seed, 61])
+        w0, h = np.zeros(p), 1e-6
+        for i in range(0, setup.problem.n_samples, 5):
+            one = np.array([i], dtype=np.intp)
+            v = rng.normal(size=p)
+            u = np.asarray(dot(one, v), dtype=np.float64)
+            if np.any(np.isnan(u)):
+                return "start curvature not checked (rows_dot not provided)"
+            gp, gm = np.zeros(p), np.zeros(p)
+            kernel.gradient(w0 + h * v, one, gp)
+            kernel.gradient(w0 - h * v, one, gm)
+            q = float(v @ (gp - gm)) / (2 * h) - lam * float(reg @ (v * v))
+            want = c * float(setup.data.grad_weight[i]) * float(np.sum(u * u))
+            if not abs(q - want) <= 1e-5 * (abs(want) + abs(q)) + 1e-8:
+                fail(f"start_curvature = {c}: at w = 0 sample {i}'s loss has curvature {q:.6g} "
+                     f"along v, not start_curvature x |scores of v|^2 = {want:.6g}")
+        return "start curvature"
+
     def check_capabilities(self) -> str | None:
         caps = self.component.capabilities
         notes = []
@@ -700,6 +733,8 @@ class ObjectiveSuite(Suite):
                 notes.append(self._probabilistic(setup, w))
             if self.component.curvature_bound is not None and SMOOTH in caps:
                 notes.append(self._curvature_bound(kernel, setup, w))
+        if getattr(self.component, "start_curvature", None) is not None and SMOOTH in caps:
+            notes.append(self._start_curvature(kernel, setup))
         seen = list(dict.fromkeys(note.split(" (")[0] for note in notes))
         return ("checked: " + ", ".join(seen)) if seen else "no checkable capability"
 

@@ -514,6 +514,14 @@ class TightBound(LogLoss):
 
 
 @dataclass(frozen=True)
+class WrongStartCurvature(LogLoss):
+    """The logistic loss's l''(0) is 1/4 for every label, not 1/2."""
+
+    name = "wrong_start_curvature"
+    start_curvature = 0.5
+
+
+@dataclass(frozen=True)
 class HidesScores(LogLoss):
     name = "hides_scores"
 
@@ -556,6 +564,7 @@ def test_objective_breaks() -> None:
     fails(WrongHessian(), "check_capabilities", "hessian_product disagrees")
     fails(NotProbabilistic(), "check_capabilities", "sums to")
     fails(TightBound(), "check_capabilities", "not a bound")
+    fails(WrongStartCurvature(), "check_capabilities", "not start_curvature")
     fails(HidesScores(), "check_declared_flags", "linear_scores")
     fails(ClaimsStrongConvexity(lam=0.0), "check_kernel_contract", "strongly_convex")
     fails(Remembers(), "check_state_round_trip", "keeps state")
