@@ -505,40 +505,36 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
     # out-of-core estimators') cannot bring the whole data set to one Hessian every iteration
     in_memory = sp.issparse(X) or isinstance(X, np.ndarray)
     quadratic = QUADRATIC in objective.capabilities
+    K = objective.n_blocks(max(int(n_classes), 2))
+    # a preconditioner or Newton's Hessian from the rows: they are at hand, the loss gives the
+    # Hessian's layout and is strongly convex
+    formed = in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
+    bound_fits = formed and X.shape[1] + 1 <= BOUND_MAX_DIM
+    sampled_rows = SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1)
     # a loss without a curvature bound whose curvature at score 0 is known (Poisson): the
     # sampled Hessian at the start, before Newton's method (which forms the whole Hessian at
     # every iterate; the sampled start was faster on every problem measured)
-    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
-            and objective.curvature_bound is None and objective.start_curvature is not None
-            and objective.start_curvature > 0 and X.shape[1] + 1 <= BOUND_MAX_DIM
-            and bound_cost_passes(X, objective.n_blocks(max(int(n_classes), 2)),
-                                  fit_intercept=True,
-                                  rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1))
-            <= BOUND_PASSES):
+    if (bound_fits and objective.curvature_bound is None
+            and objective.start_curvature is not None and objective.start_curvature > 0
+            and bound_cost_passes(X, K, fit_intercept=True, rows=sampled_rows) <= BOUND_PASSES):
         return _sampled_bound()
-    if in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities:
-        K = objective.n_blocks(max(int(n_classes), 2))
+    if formed:
         budget = QUADRATIC_NEWTON_PASSES if quadratic else NEWTON_PASSES
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= budget
                 and _range_within(X, float(objective.lam), sum_squares)):
             return _default(Newton)
     if (quadratic and in_memory
-            and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
-            and objective.n_blocks(max(int(n_classes), 2)) == 1):
+            and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities and K == 1):
         return quadratic_cg()
     if (sp.issparse(X) and {HESSIAN_VECTOR, STRONGLY_CONVEX} <= objective.capabilities
-            and X.shape[1] >= X.shape[0]
-            and objective.n_blocks(max(int(n_classes), 2)) == 1
+            and X.shape[1] >= X.shape[0] and K == 1
             and row_norm_spread(X, np.ones(X.shape[0]), True) <= SAGA_SPREAD):
         return _default(TruncatedNewton)
-    if (in_memory and {DENSE_HESSIAN, STRONGLY_CONVEX} <= objective.capabilities
-            and objective.curvature_bound is not None and X.shape[1] + 1 <= BOUND_MAX_DIM):
-        K = objective.n_blocks(max(int(n_classes), 2))
+    if bound_fits and objective.curvature_bound is not None:
         if bound_cost_passes(X, K, fit_intercept=True) <= BOUND_PASSES:
             return _default(BoundLBFGS)
-        if bound_cost_passes(X, K, fit_intercept=True,
-                             rows=SAMPLED_BOUND_ROWS_PER_PARAM * (X.shape[1] + 1)) <= BOUND_PASSES:
+        if bound_cost_passes(X, K, fit_intercept=True, rows=sampled_rows) <= BOUND_PASSES:
             return _sampled_bound()
     return _default(LBFGS)
 

@@ -656,29 +656,42 @@ class ObjectiveSuite(Suite):
                      f"of sample {rows[r]} sums to {total!r}, not 1")
         return "probabilities"
 
-    def _curvature_bound(self, kernel: Any, setup: Setup, w: np.ndarray) -> str:
-        """``v' Hess l_i v <= curvature_bound * |scores of v|^2`` for single samples."""
-        bound = float(self.component.curvature_bound)
+    def _sample_curvatures(self, kernel: Any, setup: Setup, w: np.ndarray, salt: int,
+                           stride: int) -> list[tuple[int, float, float]] | None:
+        """For every ``stride``-th sample ``i``: ``(i, v' Hess l_i(w) v, g_i |scores of v|^2)``
+        along a random ``v`` (central differences of the single-sample gradient, the
+        regulariser's part removed); ``None`` when the kernel gives no ``rows_dot``."""
         dot = getattr(kernel, "rows_dot", None)
         if not callable(dot):
-            return "curvature bound not checked (no rows_dot)"
+            return None
         p = w.shape[0]
         reg = _reg_mask(setup)
         lam = float(kernel.lam)
-        rng = np.random.default_rng([self.seed, 59])
+        rng = np.random.default_rng([self.seed, salt])
         h = 1e-6 * (1.0 + float(np.linalg.norm(w)))
-        worst = 0.0
-        for i in range(0, setup.problem.n_samples, 7):
+        out = []
+        for i in range(0, setup.problem.n_samples, stride):
             one = np.array([i], dtype=np.intp)
             v = rng.normal(size=p)
             u = np.asarray(dot(one, v), dtype=np.float64)
             if np.any(np.isnan(u)):
-                return "curvature bound not checked (rows_dot not provided)"
+                return None
             gp, gm = np.zeros(p), np.zeros(p)
             kernel.gradient(w + h * v, one, gp)
             kernel.gradient(w - h * v, one, gm)
             q = float(v @ (gp - gm)) / (2 * h) - lam * float(reg @ (v * v))
-            cap = bound * float(setup.data.grad_weight[i]) * float(np.sum(u * u))
+            out.append((i, q, float(setup.data.grad_weight[i]) * float(np.sum(u * u))))
+        return out
+
+    def _curvature_bound(self, kernel: Any, setup: Setup, w: np.ndarray) -> str:
+        """``v' Hess l_i v <= curvature_bound * |scores of v|^2`` for single samples."""
+        bound = float(self.component.curvature_bound)
+        found = self._sample_curvatures(kernel, setup, w, 59, 7)
+        if found is None:
+            return "curvature bound not checked (no rows_dot)"
+        worst = 0.0
+        for i, q, scale in found:
+            cap = bound * scale
             if q > cap * (1 + 1e-5) + 1e-8 * (abs(q) + 1):
                 fail(f"curvature_bound = {bound} is not a bound: sample {i}'s loss has curvature "
                      f"{q:.6g} along v, above bound x |scores of v|^2 = {cap:.6g}")
@@ -689,25 +702,11 @@ class ObjectiveSuite(Suite):
         """At ``w = 0`` (every score 0), ``v' Hess l_i v = start_curvature * g_i * |scores of
         v|^2`` for single samples, whatever their targets."""
         c = float(self.component.start_curvature)
-        dot = getattr(kernel, "rows_dot", None)
-        if not callable(dot):
+        found = self._sample_curvatures(kernel, setup, np.zeros(setup.problem.n_params), 61, 5)
+        if found is None:
             return "start curvature not checked (no rows_dot)"
-        p = setup.problem.n_params
-        reg = _reg_mask(setup)
-        lam = float(kernel.lam)
-        rng = np.random.default_rng([self.seed, 61])
-        w0, h = np.zeros(p), 1e-6
-        for i in range(0, setup.problem.n_samples, 5):
-            one = np.array([i], dtype=np.intp)
-            v = rng.normal(size=p)
-            u = np.asarray(dot(one, v), dtype=np.float64)
-            if np.any(np.isnan(u)):
-                return "start curvature not checked (rows_dot not provided)"
-            gp, gm = np.zeros(p), np.zeros(p)
-            kernel.gradient(w0 + h * v, one, gp)
-            kernel.gradient(w0 - h * v, one, gm)
-            q = float(v @ (gp - gm)) / (2 * h) - lam * float(reg @ (v * v))
-            want = c * float(setup.data.grad_weight[i]) * float(np.sum(u * u))
+        for i, q, scale in found:
+            want = c * scale
             if not abs(q - want) <= 1e-5 * (abs(want) + abs(q)) + 1e-8:
                 fail(f"start_curvature = {c}: at w = 0 sample {i}'s loss has curvature {q:.6g} "
                      f"along v, not start_curvature x |scores of v|^2 = {want:.6g}")
