@@ -32,6 +32,7 @@ def glmnet_run(
     dense: NewtonKernel | None = None,
     dense_after: int = 1,
     subset_max: int = 0,
+    dense_columns: bool = False,
 ) -> tuple[int, int, float, float, int]: ...
 
 def _face_cg_policy(

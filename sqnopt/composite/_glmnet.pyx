@@ -10,7 +10,8 @@ Outer iteration at ``w`` (scores ``s = Xw + b`` kept):
 
 1. ``g = grad f(w)`` and the per-sample curvature ``D_i = c_i loss_i''(s_i) / N`` from the
    scores (``cy_scores_loss``, ``cy_score_hessian_factor``), column by column on a CSC copy of
-   ``X`` (the intercept a column of ones); ``D`` and the diagonal ``H_jj`` only when the
+   ``X`` -- or, for dense data, on ``X`` in Fortran order, every entry stored and no row
+   index read (the intercept a column of ones); ``D`` and the diagonal ``H_jj`` only when the
    coordinate descent below uses them (while the exact model described further down is due,
    the whole Hessian's formation computes its own ``D`` from the scores and the working set's
    takes ``D`` alone, so the passes wait until a model falls back to the sweeps);
@@ -439,10 +440,45 @@ cdef int _feature_sign(const double* H, Py_ssize_t n, Py_ssize_t nf, const doubl
 # over the N rows, not stored
 cdef struct _Cols:
     const Py_ssize_t* ip
-    const Py_ssize_t* ix
+    const Py_ssize_t* ix            # NULL: dense columns, column j's entry i at xv[ip[j] + i]
     const double* xv
     Py_ssize_t nf
     Py_ssize_t N
+
+
+cdef inline double _dense_dot3(const double* a, const double* b, const double* x,
+                               Py_ssize_t N) noexcept nogil:
+    """``sum_i a_i b_i x_i`` over a dense column, in four partial sums (entry ``i`` to sum
+    ``i mod 4``, the rest to the first, added as ``(s0 + s1) + (s2 + s3)``): independent
+    chains of additions rather than one."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t i = 0
+    while i + 4 <= N:
+        a0 += a[i] * b[i] * x[i]
+        a1 += a[i + 1] * b[i + 1] * x[i + 1]
+        a2 += a[i + 2] * b[i + 2] * x[i + 2]
+        a3 += a[i + 3] * b[i + 3] * x[i + 3]
+        i += 4
+    while i < N:
+        a0 += a[i] * b[i] * x[i]
+        i += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline double _dense_dot(const double* a, const double* x, Py_ssize_t N) noexcept nogil:
+    """``sum_i a_i x_i`` over a dense column, in four partial sums as :func:`_dense_dot3`."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t i = 0
+    while i + 4 <= N:
+        a0 += a[i] * x[i]
+        a1 += a[i + 1] * x[i + 1]
+        a2 += a[i + 2] * x[i + 2]
+        a3 += a[i + 3] * x[i + 3]
+        i += 4
+    while i < N:
+        a0 += a[i] * x[i]
+        i += 1
+    return (a0 + a1) + (a2 + a3)
 
 
 cdef inline double _col_wdot(const _Cols* X, Py_ssize_t j, const double* D,
@@ -451,7 +487,9 @@ cdef inline double _col_wdot(const _Cols* X, Py_ssize_t j, const double* D,
     chain: each entry's two scattered loads, not the additions, bound this loop)."""
     cdef double acc = 0.0
     cdef Py_ssize_t p, i
-    if j < X.nf:
+    if j < X.nf and X.ix == NULL:
+        acc = _dense_dot3(D, v, X.xv + X.ip[j], X.N)
+    elif j < X.nf:
         for p in range(X.ip[j], X.ip[j + 1]):
             acc += D[X.ix[p]] * v[X.ix[p]] * X.xv[p]
     else:
@@ -470,6 +508,8 @@ cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexc
     cdef Py_ssize_t p, i, p0, p1
     cdef const Py_ssize_t* ix = X.ix
     cdef const double* xv = X.xv
+    if j < X.nf and ix == NULL:
+        return _dense_dot(v, xv + X.ip[j], X.N)
     if j < X.nf:
         p0 = X.ip[j]
         p1 = X.ip[j + 1]
@@ -500,7 +540,12 @@ cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexc
 cdef inline void _col_axpy(const _Cols* X, Py_ssize_t j, double z, double* out) noexcept nogil:
     """``out += z x_j``: column ``j`` of ``X`` scaled into a vector over the rows."""
     cdef Py_ssize_t p, i
-    if j < X.nf:
+    cdef const double* col
+    if j < X.nf and X.ix == NULL:
+        col = X.xv + X.ip[j]
+        for i in range(X.N):
+            out[i] += z * col[i]
+    elif j < X.nf:
         for p in range(X.ip[j], X.ip[j + 1]):
             out[X.ix[p]] += z * X.xv[p]
     else:
@@ -666,7 +711,16 @@ cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexce
     whether computed together or apart)."""
     cdef Py_ssize_t j, p, i
     cdef double acc, hjj, x
-    if job.want_g and job.want_hd:
+    cdef const double* col
+    if job.X.ix == NULL:
+        # dense columns: each sum in four partial sums (the same bits together or apart)
+        for j in range(j0, j1):
+            col = job.X.xv + job.X.ip[j]
+            if job.want_g:
+                job.g[j] = _dense_dot(job.coef, col, job.X.N)
+            if job.want_hd:
+                job.hd[j] = _dense_dot3(job.D, col, col, job.X.N)
+    elif job.want_g and job.want_hd:
         for j in range(j0, j1):
             acc = 0.0
             hjj = 0.0
@@ -800,11 +854,15 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                double[::1] scores, Py_ssize_t max_iter, double tol, Py_ssize_t max_inner=1000,
                double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
                double[::1] trace=None, double[:, ::1] iterates=None,
-               NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0):
+               NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0,
+               bint dense_columns=False):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
-    intercept, when the layout has one, is the column of ones and is not stored); ``rows``:
+    intercept, when the layout has one, is the column of ones and is not stored); with
+    ``dense_columns`` instead every entry stored, column by column (``X`` in Fortran order,
+    ``indptr[j] = j N``, ``indices`` empty): no row indices to read, and the column loops run
+    over contiguous memory; ``rows``:
     ``0..N-1``. ``trace[k]`` and ``iterates[k]`` receive ``F`` and ``w`` after outer iteration
     ``k`` while they have room. With ``dense`` (a Newton kernel sized for the parameters) each
     outer iteration forms ``H`` explicitly with it and solves the model exactly by feature-sign
@@ -825,11 +883,16 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                          "(score_losses and score_hessian_factor)")
     if n != nf and not intercept:
         raise ValueError("inconsistent layout")
-    if indptr.shape[0] != nf + 1 or indices.shape[0] != values.shape[0] or \
-            rows.shape[0] != N or scores.shape[0] != N:
+    if indptr.shape[0] != nf + 1 or rows.shape[0] != N or scores.shape[0] != N or \
+            indices.shape[0] != (0 if dense_columns else values.shape[0]):
         raise ValueError("the columns, rows and scores must match the objective's data")
     if indptr[nf] != values.shape[0]:
         raise ValueError("indptr does not end at the number of stored values")
+    cdef Py_ssize_t jc
+    if dense_columns:
+        for jc in range(nf + 1):
+            if indptr[jc] != jc * N:
+                raise ValueError("dense columns need indptr[j] = j N (X in Fortran order)")
     if max_iter < 0 or max_inner < 1 or max_search < 1 or not (tol >= 0.0) or not (eta > 0.0):
         raise ValueError("max_iter >= 0, max_inner >= 1, max_search >= 1, tol >= 0, eta > 0")
     cdef Py_ssize_t n_trace = 0 if trace is None else trace.shape[0]
@@ -918,7 +981,9 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double* wp = &w[0]
     cdef double* sp = &scores[0]
     cdef const Py_ssize_t* ip = &indptr[0]
-    cdef const Py_ssize_t* ix = &indices[0] if indices.shape[0] else NULL
+    # NULL marks dense columns; sparse columns with no stored value point anywhere valid
+    cdef const Py_ssize_t* ix = NULL if dense_columns else \
+        (&indices[0] if indices.shape[0] else &indptr[0])
     cdef const double* xv = &values[0] if values.shape[0] else NULL
     cdef const Py_ssize_t* rp = &rows[0]
     cdef double lam = objective.lam, l1 = penalty.l1, invN = 1.0 / N

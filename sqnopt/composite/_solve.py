@@ -136,20 +136,45 @@ def owlqn(objective: ObjectiveKernel, penalty: PenaltyKernel, w0: ArrayLike | No
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 
 
-Columns = tuple[NDArray[np.intp], NDArray[np.intp], FloatArray]
+Columns = tuple[NDArray[np.intp], NDArray[np.intp], FloatArray, bool]
 
 
 def _columns(X: Any, n_features: int) -> Columns:
-    """``X`` by columns (CSC with ``intp`` indices, float64 values): newGLMNET's layout."""
+    """``X`` by columns, newGLMNET's layout: ``(indptr, indices, values, dense)``. Sparse
+    ``X``: CSC with ``intp`` indices and float64 values. Dense ``X``: every entry, column
+    after column (Fortran order: ``X`` itself when it is already so stored in float64, else
+    one copy), ``indptr[j] = j N`` and no indices -- a sparse copy of dense data would store
+    an index beside every value and cost a conversion several times the solve's passes."""
     import scipy.sparse as sp
 
-    Xc = sp.csc_matrix(X if sp.issparse(X) else np.asarray(X, dtype=np.float64),
-                       dtype=np.float64)
-    if Xc.shape[1] != n_features:
-        raise ValueError(f"X has {Xc.shape[1]} columns, the objective {n_features} features")
-    return (np.ascontiguousarray(Xc.indptr, dtype=np.intp),
-            np.ascontiguousarray(Xc.indices, dtype=np.intp),
-            np.ascontiguousarray(Xc.data, dtype=np.float64))
+    if sp.issparse(X):
+        Xc = sp.csc_matrix(X, dtype=np.float64)
+        if Xc.shape[1] != n_features:
+            raise ValueError(f"X has {Xc.shape[1]} columns, the objective {n_features} "
+                             "features")
+        return (np.ascontiguousarray(Xc.indptr, dtype=np.intp),
+                np.ascontiguousarray(Xc.indices, dtype=np.intp),
+                np.ascontiguousarray(Xc.data, dtype=np.float64), False)
+    Xd = np.asfortranarray(X, dtype=np.float64)
+    if Xd.ndim != 2 or Xd.shape[1] != n_features:
+        raise ValueError(f"X has shape {Xd.shape}, the objective {n_features} features")
+    N = Xd.shape[0]
+    return (np.arange(n_features + 1, dtype=np.intp) * N, np.zeros(0, dtype=np.intp),
+            Xd.ravel(order="F"), True)
+
+
+def _pair_work(X: Any, intercept: bool) -> float:
+    """``sum_i m_i (m_i + 1) / 2`` over the rows of ``X``, ``m_i`` a row's stored entries
+    (with the intercept's one): the multiply-adds of forming ``X'DX`` row by row."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        m = (np.diff(X.indptr) if X.format == "csr" else
+             np.bincount(X.tocoo().row, minlength=X.shape[0])).astype(np.float64)
+    else:
+        m = np.full(X.shape[0], float(X.shape[1]))
+    m = m + (1.0 if intercept else 0.0)
+    return float(np.sum(m * (m + 1.0)) / 2.0)
 
 
 #: the most parameters whose model ``newglmnet(model="auto")`` forms and solves exactly (its
@@ -164,37 +189,58 @@ ModelSolve = Literal["auto", "cd", "dense", "subset"]
 #: beyond, its models cost more than the outer iterations they save
 MODEL_PASSES = 128
 
+#: forming the exact model from the rows may cost up to this many sweeps: it is formed anew
+#: at every outer iteration, and on dense rows of many features (``N n^2 / 2`` multiply-adds
+#: against a sweep's ``N n``) it would cost more than the few sweeps coordinate descent needs
+#: on well-conditioned data; one-hot and other sparse rows stay far below it
+FORM_PASSES = 16
 
-def _affordable(nnz: int) -> int:
-    """The most coordinates whose exact model costs at most :data:`MODEL_PASSES` sweeps."""
-    return int((3.0 * MODEL_PASSES * max(nnz, 1)) ** (1.0 / 3.0))
+
+def _affordable(nnz: int, n_rows: int | None = None, n_params: int | None = None) -> int:
+    """The most coordinates whose exact model costs at most :data:`MODEL_PASSES` sweeps to
+    factorise (``k^3 / 3``) and, given the rows and parameters, :data:`FORM_PASSES` to form
+    from the rows, whose entries in a set of ``k`` coordinates number about ``k rho`` each
+    (``rho`` the data's density): ``N (k rho)^2 / 2`` multiply-adds -- on dense rows the
+    formation, not the factorisation, is what limits the set."""
+    k = (3.0 * MODEL_PASSES * max(nnz, 1)) ** (1.0 / 3.0)
+    if n_rows and n_params:
+        density = max(nnz, 1) / (n_rows * n_params)
+        k = min(k, (2.0 * FORM_PASSES * max(nnz, 1) / n_rows) ** 0.5 / min(density, 1.0))
+    return int(k)
 
 
-def dense_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None) -> bool:
+def dense_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None,
+                pairs: float | None = None) -> bool:
     """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian of all
     the parameters (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the
     paper's) or exactly on its working set when that is small (``"subset"``): ``"auto"``
     takes the whole dense model up to :data:`DENSE_MODEL_MAX` parameters and the working set's
     above, each while its factorisation costs at most :data:`MODEL_PASSES` sweeps over the
-    ``nnz`` stored values (``None``: not limited). There forming ``H`` costs about one pass
-    of pairs per row and the feature-sign search a few ``n^2`` products, while coordinate
-    descent needs many sweeps over the data when the columns are nearly collinear (one-hot
-    groups), each model then solved loosely -- many more outer iterations."""
+    ``nnz`` stored values (``None``: not limited), and while forming ``H``, ``pairs``
+    multiply-adds (one per pair of entries of a row, :func:`_pair_work`), costs at most
+    :data:`FORM_PASSES` sweeps (every outer iteration forms it anew: on dense rows of many
+    features it costs ``n / 2`` sweeps, where coordinate descent on well-conditioned data
+    needs a few). There the feature-sign search costs a few ``n^2`` products, while
+    coordinate descent needs many sweeps over the data when the columns are nearly collinear
+    (one-hot groups), each model then solved loosely -- many more outer iterations."""
     if model not in ("auto", "cd", "dense", "subset"):
         raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense', "
                          "'subset'")
-    affordable = nnz is None or n_params <= _affordable(nnz)
+    affordable = nnz is None or (n_params <= _affordable(nnz) and
+                                 (pairs is None or pairs <= FORM_PASSES * max(nnz, 1)))
     return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX and affordable)
 
 
-def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None) -> int:
+def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None,
+                 pairs: float | None = None, n_rows: int | None = None) -> int:
     """The largest working set newGLMNET solves exactly (0: none) when it does not form the
     whole Hessian: the nonzero weights and the zeros that violate optimality, up to
     :data:`DENSE_MODEL_MAX` of them and as many as :data:`MODEL_PASSES` affords -- an L1
     solution is sparse, so on wide data its model lives on a few columns."""
-    if dense_model(n_params, model, nnz) or model == "cd":
+    if dense_model(n_params, model, nnz, pairs) or model == "cd":
         return 0
-    return DENSE_MODEL_MAX if nnz is None else min(DENSE_MODEL_MAX, _affordable(nnz))
+    return DENSE_MODEL_MAX if nnz is None else \
+        min(DENSE_MODEL_MAX, _affordable(nnz, n_rows, n_params))
 
 
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
@@ -221,7 +267,7 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
             or not objective.score_hessian_factor:
         raise ValueError("newglmnet needs a loss of one linear score with second derivatives "
                          "(binary margin losses, regression losses); use method='owlqn'")
-    indptr, indices, values = _columns(X, nf) if columns is None else columns
+    indptr, indices, values, dense_columns = _columns(X, nf) if columns is None else columns
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if dense_after is None:
         dense_after = 0 if np.any(w != 0.0) else 1
@@ -239,12 +285,15 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     trace = np.full(max_iter + 1, np.nan)
     iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
     nnz = int(values.shape[0]) + (N if n == nf + 1 else 0)
-    dense = NewtonKernel(n, N, 1) if dense_model(n, model, nnz) else None
+    pairs = _pair_work(X, n == nf + 1)
+    dense = NewtonKernel(n, N, 1) if dense_model(n, model, nnz, pairs) else None
     k, code, f, gmax, sweeps = glmnet_run(objective, penalty, indptr, indices, values,
                                           np.arange(N, dtype=np.intp), w, scores, int(max_iter),
                                           float(tol), int(max_inner), float(eta), 30,
                                           bool(shrink), trace, iterates, dense,
-                                          int(dense_after), subset_model(n, model, nnz))
+                                          int(dense_after),
+                                          subset_model(n, model, nnz, pairs, N),
+                                          dense_columns=bool(dense_columns))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

@@ -261,7 +261,7 @@ def test_working_set_model_matches_numpy_twin(fit_intercept: bool, subset_max: i
 
     assert subset_max >= 8       # the set of the first model (9 nonzeros) exceeds 8
 
-    indptr, indices, values = _columns(X, problem.n_features)
+    indptr, indices, values, _ = _columns(X, problem.n_features)
     n_iter = 12
     w = np.zeros(problem.n_params)
     trace = np.full(n_iter + 1, np.nan)
@@ -315,7 +315,7 @@ def test_face_cg_matches_numpy_twin_and_helps_the_sweeps(fit_intercept: bool) ->
         w = np.zeros(problem.n_params)
         trace = np.full(n_iter + 1, np.nan)
         iterates = np.zeros((n_iter + 1, problem.n_params))
-        k, _, _, gmax, _ = glmnet_run(kernel, pen, *_columns(X, problem.n_features),
+        k, _, _, gmax, _ = glmnet_run(kernel, pen, *_columns(X, problem.n_features)[:3],
                                       np.arange(N, dtype=np.intp), w, np.zeros(N), n_iter, 0.0,
                                       1000, 1.0, 30, True, trace, iterates, None, 0, 4)
         return k, gmax, trace[: k + 1], iterates[: k + 1]
@@ -359,6 +359,118 @@ def test_dense_model_solves_collinear_one_hot_data_in_few_outer_iterations() -> 
     assert status == "gtol" and gmax <= 1e-8 and k <= 12
     assert out["cd"][1] == "max_iter" and out["cd"][3] > 1e-6    # the loose models: far off
     assert f <= out["cd"][2]
+
+
+@pytest.mark.parametrize("subset_max", [6, 60])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("loss", ["logistic", "squared_error"])
+def test_dense_columns_match_sparse_columns_and_the_twin(loss: str, fit_intercept: bool,
+                                                         subset_max: int) -> None:
+    """Dense ``X`` goes to newGLMNET column after column (Fortran order, no row indices): the
+    same solve as on a CSC copy of the same matrix (the dense columns' sums in four partial
+    sums: rounding apart), and iterate by iterate the NumPy twin's -- through coordinate
+    descent, the exact model on a working set over its cap (6: face CG) and under it."""
+    from sqnopt.composite._glmnet import glmnet_run
+    from sqnopt.composite._solve import _columns
+    from sqnopt.objectives import SquaredError
+
+    rng = np.random.default_rng(11)
+    N, nf = 300, 40
+    X = rng.normal(size=(N, nf)) * (rng.random((N, nf)) < 0.6)     # exact zeros in dense X
+    X[:, 3] = X[:, 4] + X[:, 5]                                     # a collinear column
+    w_true = np.where(rng.random(nf) < 0.2, 2.0, 0.0)
+    s = X @ w_true + 0.3 * rng.normal(size=N)
+    if loss == "logistic":
+        y, objective, l1 = np.where(s > 0, 1.0, -1.0), LogLoss(lam=0.0), 0.02
+    else:
+        y, objective, l1 = s, SquaredError(lam=0.0), 0.05
+    data = prepare(X, y, fit_intercept=fit_intercept, label_kind=objective.label_kind)
+    _, kernel, pen, problem = composite_problem(objective, L1(l1), data)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    cols = _columns(X, nf)
+    assert cols[3] and cols[1].shape == (0,) and np.array_equal(cols[0], np.arange(nf + 1) * N)
+    n_iter = 10
+    runs = []
+    for columns in (cols, _columns(sp.csr_matrix(X), nf)):
+        w = np.zeros(problem.n_params)
+        trace = np.full(n_iter + 1, np.nan)
+        iterates = np.zeros((n_iter + 1, problem.n_params))
+        k, *_ = glmnet_run(kernel, pen, *columns[:3], np.arange(N, dtype=np.intp), w,
+                           np.zeros(N), n_iter, 0.0, 1000, 1.0, 30, True, trace, iterates,
+                           None, 0, subset_max, dense_columns=columns[3])
+        runs.append((k, trace[: k + 1], iterates[: k + 1]))
+    (k, trace, iterates), (k_csc, trace_csc, iterates_csc) = runs
+    _, values, twin_iterates, _ = glmnet_numpy(kernel, twin_pen, X, np.zeros(problem.n_params),
+                                               tol=0.0, max_iter=n_iter, dense_after=0,
+                                               subset_max=subset_max)
+    # (the squared error's exact model is the objective: one step to working precision)
+    assert _compare_iterates(iterates, twin_iterates, trace, values, 1e-10, 1e-10) >= 2
+    assert _compare_iterates(iterates, list(iterates_csc), trace, list(trace_csc),
+                             1e-10, 1e-10) >= 2
+    assert 0 < np.count_nonzero(iterates[-1][:nf]) < nf
+
+
+def test_dense_columns_are_checked_and_the_input_is_read_in_place() -> None:
+    from sqnopt.composite._glmnet import glmnet_run
+    from sqnopt.composite._solve import _columns
+
+    rng = np.random.default_rng(2)
+    X = np.asfortranarray(rng.normal(size=(50, 6)))
+    X0 = X.copy()
+    indptr, indices, values, dense = _columns(X, 6)
+    assert dense and np.shares_memory(values, X)       # already Fortran float64: no copy
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    data = prepare(X, y, fit_intercept=True)
+    _, kernel, pen, _ = composite_problem(LogLoss(lam=0.0), L1(0.01), data)
+    w = np.zeros(7)
+    glmnet_run(kernel, pen, indptr, indices, values, np.arange(50, dtype=np.intp), w,
+               np.zeros(50), 5, 1e-8, dense_columns=True)
+    assert np.array_equal(X, X0) and np.count_nonzero(w) > 0
+    bad = indptr.copy()
+    bad[2] += 1
+    with pytest.raises(ValueError, match="Fortran order"):
+        glmnet_run(kernel, pen, bad, indices, values, np.arange(50, dtype=np.intp),
+                   np.zeros(7), np.zeros(50), 5, 1e-8, dense_columns=True)
+    with pytest.raises(ValueError, match="must match"):
+        glmnet_run(kernel, pen, indptr, np.zeros(300, dtype=np.intp), values,
+                   np.arange(50, dtype=np.intp), np.zeros(7), np.zeros(50), 5, 1e-8,
+                   dense_columns=True)
+    with pytest.raises(ValueError, match="features"):
+        _columns(X, 5)
+
+
+def test_exact_models_are_formed_only_where_forming_them_is_cheap() -> None:
+    """The exact model's Hessian is formed from the rows at every outer iteration, one
+    multiply-add per pair of a row's entries: on dense rows of many features that costs
+    ``n / 2`` sweeps, so the whole model is left to coordinate descent there (it was chosen
+    by its factorisation's cost alone: a 5000 x 1000 dense lasso formed 2.5e9 pairs per
+    outer iteration) and the working set's is capped by the rows' density; sparse rows (a
+    few entries each, as in a9a) keep the whole model, wide sparse data its working set's."""
+    import scipy.sparse as sp_
+
+    from sqnopt.composite._solve import (DENSE_MODEL_MAX, FORM_PASSES, MODEL_PASSES,
+                                         _affordable, _pair_work, dense_model, subset_model)
+
+    N, n = 5000, 1000
+    X = np.ones((N, n))
+    nnz, pairs = N * (n + 1), _pair_work(X, True)
+    assert pairs == N * (n + 1) * (n + 2) / 2
+    assert n + 1 <= min(DENSE_MODEL_MAX, _affordable(nnz))      # the factorisation: cheap
+    assert pairs > FORM_PASSES * nnz and not dense_model(n + 1, "auto", nnz, pairs)
+    cap = subset_model(n + 1, "auto", nnz, pairs, N)
+    assert 0 < cap < DENSE_MODEL_MAX
+    assert N * cap ** 2 / 2 <= FORM_PASSES * nnz < N * (cap + 1) ** 2 / 2 * 1.01
+    assert dense_model(n + 1, "dense", nnz, pairs)               # asked for: still formed
+    rng = np.random.default_rng(0)
+    S = sp_.random(20000, 120, density=0.1, format="csr", random_state=rng)
+    m = np.diff(S.indptr).astype(float)
+    assert _pair_work(S, False) == pytest.approx(float(np.sum(m * (m + 1) / 2)))
+    assert _pair_work(S.tocsc(), False) == pytest.approx(_pair_work(S, False))
+    assert dense_model(120, "auto", S.nnz, _pair_work(S, False))
+    wide = sp_.random(10000, 50000, density=0.001, format="csr", random_state=rng)
+    assert subset_model(50001, "auto", wide.nnz, _pair_work(wide, True), 10000) == \
+        min(DENSE_MODEL_MAX, int((3.0 * MODEL_PASSES * wide.nnz) ** (1 / 3)))
 
 
 def test_model_solve_names_are_checked() -> None:
