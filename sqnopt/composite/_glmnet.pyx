@@ -83,6 +83,7 @@ from libc.string cimport memset
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from sqnopt._parallel cimport ENTRY_WORK, ROW_WORK, block_bounds, plan_blocks, run_tasks
+from sqnopt._vec cimport sq_axpy, sq_dot
 from sqnopt.curvature._newton cimport NewtonKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
 from sqnopt.penalties._base cimport PenaltyKernel
@@ -448,9 +449,10 @@ cdef struct _Cols:
 
 cdef inline double _dense_dot3(const double* a, const double* b, const double* x,
                                Py_ssize_t N) noexcept nogil:
-    """``sum_i a_i b_i x_i`` over a dense column, in four partial sums (entry ``i`` to sum
-    ``i mod 4``, the rest to the first, added as ``(s0 + s1) + (s2 + s3)``): independent
-    chains of additions rather than one."""
+    """``sum_i a_i b_i x_i`` over a dense column (a weighted dot: the curvature ``D`` and a
+    vector, or the column twice), in four partial sums (entry ``i`` to sum ``i mod 4``, the
+    rest to the first, added as ``(s0 + s1) + (s2 + s3)``): independent chains of additions
+    rather than one. Plain dots of dense columns are ``sq_dot``'s."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     cdef Py_ssize_t i = 0
     while i + 4 <= N:
@@ -461,22 +463,6 @@ cdef inline double _dense_dot3(const double* a, const double* b, const double* x
         i += 4
     while i < N:
         a0 += a[i] * b[i] * x[i]
-        i += 1
-    return (a0 + a1) + (a2 + a3)
-
-
-cdef inline double _dense_dot(const double* a, const double* x, Py_ssize_t N) noexcept nogil:
-    """``sum_i a_i x_i`` over a dense column, in four partial sums as :func:`_dense_dot3`."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef Py_ssize_t i = 0
-    while i + 4 <= N:
-        a0 += a[i] * x[i]
-        a1 += a[i + 1] * x[i + 1]
-        a2 += a[i + 2] * x[i + 2]
-        a3 += a[i + 3] * x[i + 3]
-        i += 4
-    while i < N:
-        a0 += a[i] * x[i]
         i += 1
     return (a0 + a1) + (a2 + a3)
 
@@ -509,7 +495,7 @@ cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexc
     cdef const Py_ssize_t* ix = X.ix
     cdef const double* xv = X.xv
     if j < X.nf and ix == NULL:
-        return _dense_dot(v, xv + X.ip[j], X.N)
+        return sq_dot(v, xv + X.ip[j], X.N)
     if j < X.nf:
         p0 = X.ip[j]
         p1 = X.ip[j + 1]
@@ -540,11 +526,8 @@ cdef inline double _col_dot(const _Cols* X, Py_ssize_t j, const double* v) noexc
 cdef inline void _col_axpy(const _Cols* X, Py_ssize_t j, double z, double* out) noexcept nogil:
     """``out += z x_j``: column ``j`` of ``X`` scaled into a vector over the rows."""
     cdef Py_ssize_t p, i
-    cdef const double* col
     if j < X.nf and X.ix == NULL:
-        col = X.xv + X.ip[j]
-        for i in range(X.N):
-            out[i] += z * col[i]
+        sq_axpy(z, X.xv + X.ip[j], out, X.N)
     elif j < X.nf:
         for p in range(X.ip[j], X.ip[j + 1]):
             out[X.ix[p]] += z * X.xv[p]
@@ -713,11 +696,11 @@ cdef void _column_sums(const _PassJob* job, Py_ssize_t j0, Py_ssize_t j1) noexce
     cdef double acc, hjj, x
     cdef const double* col
     if job.X.ix == NULL:
-        # dense columns: each sum in four partial sums (the same bits together or apart)
+        # dense columns: each sum whole in its own order (the same bits together or apart)
         for j in range(j0, j1):
             col = job.X.xv + job.X.ip[j]
             if job.want_g:
-                job.g[j] = _dense_dot(job.coef, col, job.X.N)
+                job.g[j] = sq_dot(job.coef, col, job.X.N)
             if job.want_hd:
                 job.hd[j] = _dense_dot3(job.D, col, col, job.X.N)
     elif job.want_g and job.want_hd:
