@@ -46,8 +46,9 @@ of ones -- it crawls: LIBLINEAR's rule then keeps the models loose and the outer
 many. When ``n`` is small the model can instead be formed and solved exactly, which gives
 proximal Newton's fast local convergence (Lee, Sun & Saunders, SIAM J. Optim. 24, 2014:
 superlinear with exact models): ``H = X'DX + lam I_reg`` is formed by the Newton kernel's pass
-(``sum_i nnz_i^2 / 2`` multiply-adds, split over the data's threads), damped by ``rho =
-1e-8 max_j H_jj`` on its diagonal (which keeps the systems of collinear columns positive
+(``sum_i nnz_i^2 / 2`` multiply-adds, split over the data's threads; on dense rows by BLAS,
+``dsyrk`` on the rows scaled by the square roots of the curvature of the kept scores), damped
+by ``rho = 1e-8 max_j H_jj`` on its diagonal (which keeps the systems of collinear columns positive
 definite), and the model ``phi(u) = (1/2) u'Hu - c'u + l1 ||u_reg||_1`` (``u = w + d``,
 ``c = Hw - g``) is minimised by a few sweeps of coordinate descent on ``H`` (``n^2`` each, no
 pass over the data: they find the sign pattern) and then feature-sign search (Lee, Battle,
@@ -1099,8 +1100,15 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             for q in range(nW):
                                 d[Wl[q]] = fu[q] - wW[q]
                 elif dense_now:
-                    # ---- the exact model: H formed explicitly, feature-sign search
-                    if dense._form(objective, rp, N, wp) != 0:
+                    # ---- the exact model: H formed explicitly, feature-sign search; on dense
+                    # rows from the factors of the kept scores by BLAS (the Newton kernel's
+                    # dsyrk), on sparse rows by its pair loop from each row's score
+                    if dense_columns:
+                        _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
+                        fcode = dense._form(objective, rp, N, NULL)
+                    else:
+                        fcode = dense._form(objective, rp, N, wp)
+                    if fcode != 0:
                         status = C_GLMNET_NONFINITE
                         break
                     Hp = &dense.H[0, 0]

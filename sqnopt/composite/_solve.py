@@ -195,6 +195,11 @@ MODEL_PASSES = 128
 #: on well-conditioned data; one-hot and other sparse rows stay far below it
 FORM_PASSES = 16
 
+#: the pair loop's multiply-adds that one of BLAS's costs: on dense rows the whole model's
+#: matrix is formed by ``dsyrk`` (the Newton kernel's Level-3 form of the loop), which runs
+#: at several times the loop's speed -- dense rows of up to a few hundred features afford it
+BLAS_PAIRS = 8
+
 
 def _affordable(nnz: int, n_rows: int | None = None, n_params: int | None = None) -> int:
     """The most coordinates whose exact model costs at most :data:`MODEL_PASSES` sweeps to
@@ -210,7 +215,7 @@ def _affordable(nnz: int, n_rows: int | None = None, n_params: int | None = None
 
 
 def dense_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None,
-                pairs: float | None = None) -> bool:
+                pairs: float | None = None, blas: bool = False) -> bool:
     """Whether newGLMNET solves its quadratic model exactly on the explicit Hessian of all
     the parameters (``"dense"``) rather than by coordinate descent on the data (``"cd"``, the
     paper's) or exactly on its working set when that is small (``"subset"``): ``"auto"``
@@ -220,24 +225,27 @@ def dense_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = Non
     multiply-adds (one per pair of entries of a row, :func:`_pair_work`), costs at most
     :data:`FORM_PASSES` sweeps (every outer iteration forms it anew: on dense rows of many
     features it costs ``n / 2`` sweeps, where coordinate descent on well-conditioned data
-    needs a few). There the feature-sign search costs a few ``n^2`` products, while
+    needs a few; ``blas``: dense rows, formed by BLAS, each pair costing
+    ``1 / BLAS_PAIRS``). There the feature-sign search costs a few ``n^2`` products, while
     coordinate descent needs many sweeps over the data when the columns are nearly collinear
     (one-hot groups), each model then solved loosely -- many more outer iterations."""
     if model not in ("auto", "cd", "dense", "subset"):
         raise ValueError(f"unknown model solve {model!r}; known: 'auto', 'cd', 'dense', "
                          "'subset'")
+    work = None if pairs is None else pairs / (BLAS_PAIRS if blas else 1.0)
     affordable = nnz is None or (n_params <= _affordable(nnz) and
-                                 (pairs is None or pairs <= FORM_PASSES * max(nnz, 1)))
+                                 (work is None or work <= FORM_PASSES * max(nnz, 1)))
     return model == "dense" or (model == "auto" and n_params <= DENSE_MODEL_MAX and affordable)
 
 
 def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = None,
-                 pairs: float | None = None, n_rows: int | None = None) -> int:
+                 pairs: float | None = None, n_rows: int | None = None,
+                 blas: bool = False) -> int:
     """The largest working set newGLMNET solves exactly (0: none) when it does not form the
     whole Hessian: the nonzero weights and the zeros that violate optimality, up to
     :data:`DENSE_MODEL_MAX` of them and as many as :data:`MODEL_PASSES` affords -- an L1
     solution is sparse, so on wide data its model lives on a few columns."""
-    if dense_model(n_params, model, nnz, pairs) or model == "cd":
+    if dense_model(n_params, model, nnz, pairs, blas) or model == "cd":
         return 0
     return DENSE_MODEL_MAX if nnz is None else \
         min(DENSE_MODEL_MAX, _affordable(nnz, n_rows, n_params))
@@ -286,14 +294,15 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     iterates = np.zeros((record_iterates, n)) if record_iterates > 0 else None
     nnz = int(values.shape[0]) + (N if n == nf + 1 else 0)
     pairs = _pair_work(X, n == nf + 1)
-    dense = NewtonKernel(n, N, 1) if dense_model(n, model, nnz, pairs) else None
+    dense_columns = bool(dense_columns)
+    dense = NewtonKernel(n, N, 1) if dense_model(n, model, nnz, pairs, dense_columns) else None
     k, code, f, gmax, sweeps = glmnet_run(objective, penalty, indptr, indices, values,
                                           np.arange(N, dtype=np.intp), w, scores, int(max_iter),
                                           float(tol), int(max_inner), float(eta), 30,
                                           bool(shrink), trace, iterates, dense,
                                           int(dense_after),
-                                          subset_model(n, model, nnz, pairs, N),
-                                          dense_columns=bool(dense_columns))
+                                          subset_model(n, model, nnz, pairs, N, dense_columns),
+                                          dense_columns=dense_columns)
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

@@ -445,7 +445,8 @@ def test_exact_models_are_formed_only_where_forming_them_is_cheap() -> None:
     multiply-add per pair of a row's entries: on dense rows of many features that costs
     ``n / 2`` sweeps, so the whole model is left to coordinate descent there (it was chosen
     by its factorisation's cost alone: a 5000 x 1000 dense lasso formed 2.5e9 pairs per
-    outer iteration) and the working set's is capped by the rows' density; sparse rows (a
+    outer iteration) and the working set's is capped by the rows' density; formed by BLAS
+    (dense rows), a pair costs an eighth, which a few hundred features afford; sparse rows (a
     few entries each, as in a9a) keep the whole model, wide sparse data its working set's."""
     import scipy.sparse as sp_
 
@@ -462,6 +463,13 @@ def test_exact_models_are_formed_only_where_forming_them_is_cheap() -> None:
     assert 0 < cap < DENSE_MODEL_MAX
     assert N * cap ** 2 / 2 <= FORM_PASSES * nnz < N * (cap + 1) ** 2 / 2 * 1.01
     assert dense_model(n + 1, "dense", nnz, pairs)               # asked for: still formed
+    assert not dense_model(n + 1, "auto", nnz, pairs, blas=True)  # n / 2 / 8 > 16 sweeps
+    # a few hundred dense features: the pair loop would cost n / 2 = 100 sweeps, BLAS ~12
+    X2 = np.ones((20000, 200))
+    nnz2, pairs2 = X2.size, _pair_work(X2, False)
+    assert not dense_model(200, "auto", nnz2, pairs2)
+    assert dense_model(200, "auto", nnz2, pairs2, blas=True)
+    assert subset_model(200, "auto", nnz2, pairs2, 20000, blas=True) == 0
     rng = np.random.default_rng(0)
     S = sp_.random(20000, 120, density=0.1, format="csr", random_state=rng)
     m = np.diff(S.indptr).astype(float)
