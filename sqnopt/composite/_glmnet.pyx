@@ -63,7 +63,8 @@ exact model is formed and solved on the working set only -- the nonzero weights 
 whose gradient entry exceeds ``l1`` in magnitude, while they number at most ``subset_max``:
 the other coordinates stay zero in that model's solution, and the next outer iteration's
 gradient, over every coordinate, brings any that then violates optimality into the set (the
-working-set strategy of glmnet; Friedman, Hastie & Tibshirani, J. Stat. Softw. 33, 2010).
+working-set strategy of glmnet; Friedman, Hastie & Tibshirani, J. Stat. Softw. 33, 2010); on
+dense columns that matrix is formed by BLAS from the set's columns (:func:`_form_subset_dense`).
 
 **Conjugate gradients on the model's face.** Where the exact model is due but out of reach
 (its working set over the cap -- wide one-hot data such as criteo's -- or its search stopped
@@ -81,6 +82,7 @@ from libc.math cimport INFINITY, fabs, isfinite, sqrt
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
+from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from sqnopt._parallel cimport ENTRY_WORK, ROW_WORK, block_bounds, plan_blocks, run_tasks
@@ -832,6 +834,66 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
     return 0
 
 
+#: rows of the working set's columns gathered per BLAS call (dense columns)
+cdef Py_ssize_t SUBSET_ROWS = 2048
+
+
+cdef int _form_subset_dense(const _Cols* X, const double* D, const Py_ssize_t* Wl,
+                            Py_ssize_t nW, Py_ssize_t nfW, double lam, double* H) noexcept nogil:
+    """:func:`_form_subset` on dense columns by BLAS: the working set's columns (``Wl``, the
+    intercept's column of ones last) scaled by ``sqrt(D_i)``, gathered ``SUBSET_ROWS`` rows at
+    a time into a column-major block ``A``, ``H += A'A`` by ``dsyrk`` (its lower triangle in
+    column-major order is the row-major upper one), then ``lam`` and the damping on the
+    diagonal. Each column is read where it lies, contiguous, instead of every row's entries
+    scanned for those in the set. Returns 0; 1 (``H`` untouched) when a curvature is negative
+    or not a number (the square roots need ``D_i >= 0``); -2 if memory is short."""
+    cdef Py_ssize_t N = X.N, i, q, j, start, rows
+    cdef double* buf
+    cdef double* col
+    cdef const double* xj
+    cdef double one = 1.0, beta = 0.0, hmax = 0.0
+    cdef char uplo = b'L', trans = b'T'
+    cdef int nn = <int> nW, kk, ld
+    for i in range(N):
+        if not D[i] >= 0.0:
+            return 1
+    buf = <double*> malloc(SUBSET_ROWS * nW * sizeof(double) + N * sizeof(double))
+    if buf == NULL:
+        return -2
+    cdef double* root = buf + SUBSET_ROWS * nW
+    for i in range(N):
+        root[i] = sqrt(D[i])
+    start = 0
+    while start < N:
+        rows = min(SUBSET_ROWS, N - start)
+        for q in range(nW):
+            j = Wl[q]
+            col = buf + q * rows
+            if j < X.nf:
+                xj = X.xv + X.ip[j] + start
+                for i in range(rows):
+                    col[i] = root[start + i] * xj[i]
+            else:
+                for i in range(rows):
+                    col[i] = root[start + i]
+        kk = <int> rows
+        ld = <int> rows
+        dsyrk(&uplo, &trans, &nn, &kk, &one, buf, &ld, &beta, H, &nn)
+        beta = 1.0
+        start += rows
+    free(buf)
+    if N == 0:
+        memset(H, 0, nW * nW * sizeof(double))
+    for q in range(nfW):
+        H[q * nW + q] += lam
+    for q in range(nW):
+        if H[q * nW + q] > hmax:
+            hmax = H[q * nW + q]
+    for q in range(nW):
+        H[q * nW + q] += NU + RHO * hmax
+    return 0
+
+
 def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                const Py_ssize_t[::1] indptr, const Py_ssize_t[::1] indices,
                const double[::1] values, const Py_ssize_t[::1] rows, double[::1] w,
@@ -1084,8 +1146,13 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         if not have_D:
                             _factor_pass(objective, &pj)
                             have_D = True
-                        if _form_subset(objective, D, pos, nf, intercept, nW, nfW, lam, HW,
-                                        ridx, rval) != 0:
+                        # dense columns by BLAS (the pair loop where a curvature is negative)
+                        fcode = _form_subset_dense(&cols, D, Wl, nW, nfW, lam, HW) \
+                            if dense_columns else 1
+                        if fcode == 1:
+                            fcode = _form_subset(objective, D, pos, nf, intercept, nW, nfW,
+                                                 lam, HW, ridx, rval)
+                        if fcode != 0:
                             status = C_GLMNET_NONFINITE
                             break
                         _dense_cd(HW, nW, nfW, wW, gW, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu,
