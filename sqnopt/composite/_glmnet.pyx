@@ -784,6 +784,21 @@ cdef void _finish_hd(const _PassJob* job, Py_ssize_t n, Py_ssize_t nf, double la
             job.hd[j] = hjj + NU
 
 
+cdef void _finish_model(double* H, Py_ssize_t n, Py_ssize_t n_lam, double lam) noexcept nogil:
+    """The exact model's diagonal after its data term: ``lam`` on the first ``n_lam``
+    coordinates (the regularised ones of a working set; 0 where the matrix has it already),
+    then ``nu`` and the damping ``rho = RHO max_j H_jj`` on every one."""
+    cdef Py_ssize_t r
+    cdef double hmax = 0.0
+    for r in range(n_lam):
+        H[r * n + r] += lam
+    for r in range(n):
+        if H[r * n + r] > hmax:
+            hmax = H[r * n + r]
+    for r in range(n):
+        H[r * n + r] += NU + RHO * hmax
+
+
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
                       Py_ssize_t nf, bint intercept, Py_ssize_t nW, Py_ssize_t nfW, double lam,
                       double* H, Py_ssize_t* ridx, double* rval) noexcept nogil:
@@ -796,7 +811,7 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
     cdef const double* d64
     cdef const float* d32
     cdef const int* ind
-    cdef double di, xa, hmax = 0.0
+    cdef double di, xa
     memset(H, 0, nW * nW * sizeof(double))
     for i in range(N):
         di = D[i]
@@ -824,13 +839,7 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
                     H[r * nW + c] += xa * rval[b]
                 else:
                     H[c * nW + r] += xa * rval[b]
-    for r in range(nfW):
-        H[r * nW + r] += lam
-    for r in range(nW):
-        if H[r * nW + r] > hmax:
-            hmax = H[r * nW + r]
-    for r in range(nW):
-        H[r * nW + r] += NU + RHO * hmax
+    _finish_model(H, nW, nfW, lam)
     return 0
 
 
@@ -851,7 +860,7 @@ cdef int _form_subset_dense(const _Cols* X, const double* D, const Py_ssize_t* W
     cdef double* buf
     cdef double* col
     cdef const double* xj
-    cdef double one = 1.0, beta = 0.0, hmax = 0.0
+    cdef double one = 1.0, beta = 0.0
     cdef char uplo = b'L', trans = b'T'
     cdef int nn = <int> nW, kk, ld
     for i in range(N):
@@ -882,15 +891,7 @@ cdef int _form_subset_dense(const _Cols* X, const double* D, const Py_ssize_t* W
         beta = 1.0
         start += rows
     free(buf)
-    if N == 0:
-        memset(H, 0, nW * nW * sizeof(double))
-    for q in range(nfW):
-        H[q * nW + q] += lam
-    for q in range(nW):
-        if H[q * nW + q] > hmax:
-            hmax = H[q * nW + q]
-    for q in range(nW):
-        H[q * nW + q] += NU + RHO * hmax
+    _finish_model(H, nW, nfW, lam)
     return 0
 
 
@@ -1010,7 +1011,6 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef Py_ssize_t* fA = order + max(n, 1)
     cdef Py_ssize_t fsteps = 0
     cdef int fcode = 0
-    cdef double hmax
     cdef double* g = buf
     cdef double* hd = buf + n          # H_jj
     cdef double* d = buf + 2 * n
@@ -1179,12 +1179,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         status = C_GLMNET_NONFINITE
                         break
                     Hp = &dense.H[0, 0]
-                    hmax = 0.0
-                    for j in range(n):
-                        if Hp[j * n + j] > hmax:
-                            hmax = Hp[j * n + j]
-                    for j in range(n):
-                        Hp[j * n + j] += NU + RHO * hmax
+                    _finish_model(Hp, n, 0, 0.0)     # lam is in the Newton kernel's H
                     # a few sweeps on the model for its sign pattern, then the exact solve
                     _dense_cd(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS, fu, fz)
                     fcode = _feature_sign(Hp, n, nf, wp, g, l1, MODEL_TOL * gmax,
