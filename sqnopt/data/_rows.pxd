@@ -105,6 +105,7 @@ cdef class RowData:
     cdef readonly Py_ssize_t dim            # n_features + has_intercept
     cdef readonly bint has_intercept
     cdef readonly Py_ssize_t nnz            # stored entries (dense: n_samples * n_features)
+    cdef readonly Py_ssize_t stored_bytes   # the bytes of the stored values and their indices
     cdef readonly bint is_sparse
     cdef readonly object dtype
     # Threads the kernels' passes over these rows may use (``set_threads``; 1 by default): a
@@ -173,6 +174,9 @@ cdef class CSRRows32(RowData):
 # ---- hints for a pass over a batch's rows (defined in _rows.pyx; see its HINT_AHEAD) ----
 cdef Py_ssize_t HINT_AHEAD
 cdef Py_ssize_t HINT_REST_AHEAD
+cdef Py_ssize_t HINT_ORDERED_BYTES
+cdef Py_ssize_t HINT_ORDERED_DIM
+cdef Py_ssize_t HINT_ORDERED_ROW_BYTES
 
 
 cdef inline void hint_batch_start(RowData data, const Py_ssize_t* batch, Py_ssize_t t0,
@@ -192,6 +196,31 @@ cdef inline void hint_batch_ahead(RowData data, const Py_ssize_t* batch, Py_ssiz
         data.row_prefetch(batch[t + HINT_AHEAD])
     if dense and HINT_REST_AHEAD > 0 and t + HINT_REST_AHEAD < t1:
         data.row_prefetch_next(batch[t + HINT_REST_AHEAD])
+
+
+cdef inline bint hint_in_order(RowData data) noexcept nogil:
+    """Whether a pass that scores each row and adds a multiple of it to a vector hints its
+    rows ahead even when they come in order (see ``HINT_ORDERED_BYTES`` in ``_rows.pyx``)."""
+    return (data.is_sparse and data.stored_bytes > HINT_ORDERED_BYTES
+            and data.dim >= HINT_ORDERED_DIM
+            and data.stored_bytes >= HINT_ORDERED_ROW_BYTES * data.n_samples)
+
+
+cdef inline void hint_rows_start(RowData data, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
+    """:func:`hint_batch_start` for the rows ``i0 .. i1 - 1`` in order (a full pass)."""
+    cdef Py_ssize_t i
+    for i in range(i0, min(i1, i0 + HINT_AHEAD)):
+        data.row_prefetch(i)
+
+
+cdef inline void hint_rows_ahead(RowData data, Py_ssize_t i, Py_ssize_t i1,
+                                 bint dense) noexcept nogil:
+    """:func:`hint_batch_ahead` for rows in order: the row ``HINT_AHEAD`` ahead of ``i``
+    and, for dense rows, the rest of the one ``HINT_REST_AHEAD`` ahead."""
+    if i + HINT_AHEAD < i1:
+        data.row_prefetch(i + HINT_AHEAD)
+    if dense and HINT_REST_AHEAD > 0 and i + HINT_REST_AHEAD < i1:
+        data.row_prefetch_next(i + HINT_REST_AHEAD)
 
 
 cdef inline bint batch_scattered(const Py_ssize_t* batch, Py_ssize_t t0,

@@ -20,6 +20,22 @@ from sqnopt._vec cimport vprefetch, vprefetch_rest
 HINT_AHEAD = 16
 HINT_REST_AHEAD = 8
 
+#: Rows in order (a full pass) are left to the hardware's stream prefetcher, except in the
+#: passes that score a row and then add a multiple of it to a vector (the gradient, the
+#: Hessian-vector product) over long CSR rows: there, on data larger than the last-level cache,
+#: the gathers and scatters into vectors larger than the first-level cache keep the stream
+#: prefetcher from running ahead, and the same hints as a batch in no order make the pass
+#: faster; on data the cache holds, on vectors the first-level cache holds, and on short rows
+#: (a hint's cost per row against little work) the hints only cost instructions
+#: (``bench/row_hints.py --ordered``). Such a pass hints CSR rows in order when their stored
+#: values and indices exceed ``HINT_ORDERED_BYTES``, their dimension is at least
+#: ``HINT_ORDERED_DIM`` and they store ``HINT_ORDERED_ROW_BYTES`` a row or more on average (64
+#: float64 values and their indices); dense rows in order are left to the stream prefetcher,
+#: which follows a contiguous row.
+HINT_ORDERED_BYTES = 32 * 1024 * 1024
+HINT_ORDERED_DIM = 2048
+HINT_ORDERED_ROW_BYTES = 768
+
 
 def _row_hints(ahead=None, rest_ahead=None):
     """The batch passes' hint distances ``(HINT_AHEAD, HINT_REST_AHEAD)``, each replaced when
@@ -31,6 +47,22 @@ def _row_hints(ahead=None, rest_ahead=None):
         HINT_AHEAD = ahead
     if rest_ahead is not None:
         HINT_REST_AHEAD = rest_ahead
+    return old
+
+
+def _ordered_hints(min_bytes=None, min_dim=None, min_row_bytes=None):
+    """The thresholds of hints over rows in order ``(HINT_ORDERED_BYTES, HINT_ORDERED_DIM,
+    HINT_ORDERED_ROW_BYTES)``, each replaced when given (``min_bytes`` very large: never; all
+    0: every CSR pass of that kind); returns the previous ones (for ``bench/row_hints.py``,
+    which times the passes under several rules, and the tests)."""
+    global HINT_ORDERED_BYTES, HINT_ORDERED_DIM, HINT_ORDERED_ROW_BYTES
+    old = (HINT_ORDERED_BYTES, HINT_ORDERED_DIM, HINT_ORDERED_ROW_BYTES)
+    if min_bytes is not None:
+        HINT_ORDERED_BYTES = min_bytes
+    if min_dim is not None:
+        HINT_ORDERED_DIM = min_dim
+    if min_row_bytes is not None:
+        HINT_ORDERED_ROW_BYTES = min_row_bytes
     return old
 
 
@@ -207,6 +239,7 @@ cdef class DenseRows64(RowData):
         self.is_sparse = False
         self.dtype = np.dtype(np.float64)
         self.nnz = X.shape[0] * X.shape[1]
+        self.stored_bytes = self.nnz * sizeof(double)
         self._bind_common(X.shape[0], X.shape[1], has_intercept, y, sample_weight, grad_weight)
 
     cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
@@ -247,6 +280,7 @@ cdef class DenseRows32(RowData):
         self.is_sparse = False
         self.dtype = np.dtype(np.float32)
         self.nnz = X.shape[0] * X.shape[1]
+        self.stored_bytes = self.nnz * sizeof(float)
         self._bind_common(X.shape[0], X.shape[1], has_intercept, y, sample_weight, grad_weight)
 
     cdef double row_dot(self, Py_ssize_t i, const double* w) noexcept nogil:
@@ -291,6 +325,7 @@ cdef class CSRRows64(RowData):
         self.is_sparse = True
         self.dtype = np.dtype(np.float64)
         self.nnz = indptr[indptr.shape[0] - 1]
+        self.stored_bytes = self.nnz * (sizeof(double) + sizeof(int))
         self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
                           grad_weight)
         self.row_ptr = &self.indptr[0]
@@ -356,6 +391,7 @@ cdef class CSRRows32(RowData):
         self.is_sparse = True
         self.dtype = np.dtype(np.float32)
         self.nnz = indptr[indptr.shape[0] - 1]
+        self.stored_bytes = self.nnz * (sizeof(float) + sizeof(int))
         self._bind_common(indptr.shape[0] - 1, n_features, has_intercept, y, sample_weight,
                           grad_weight)
         self.row_ptr = &self.indptr[0]

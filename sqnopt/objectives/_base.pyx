@@ -13,7 +13,8 @@ from sqnopt._parallel cimport (
 )
 from sqnopt._vec cimport sq_axpy, sq_axpy_sqnorm, sq_dot
 from sqnopt.data._rows cimport (
-    RowData, batch_scattered, hint_batch_ahead, hint_batch_start, view_axpy, view_dot,
+    RowData, batch_scattered, hint_batch_ahead, hint_batch_start, hint_in_order,
+    hint_rows_ahead, hint_rows_start, view_axpy, view_dot,
     view_prefetch_rest)
 
 cdef inline bint _all_zero(const double* w, Py_ssize_t n) noexcept nogil:
@@ -802,20 +803,26 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef bint dense = not self.data.is_sparse
         # a batch whose rows are in no order gets hints ahead (the gradient's always)
         cdef bint hint = batch_scattered(batch, t0, t1)
+        # the passes that score a row and add a multiple of it to a vector hint rows in order
+        # too on large data (_rows.pyx, HINT_ORDERED_BYTES)
+        cdef bint ordered = not hint and hint_in_order(self.data)
         sums[0] = 0.0
         sums[1] = 0.0
-        if hint and kind != PASS_GRADIENT:
+        if (hint or (ordered and kind == PASS_HESS_PRODUCT)) and kind != PASS_GRADIENT:
             hint_batch_start(self.data, batch, t0, t1)
         if kind == PASS_GRADIENT:
             # The rows through their views: one virtual call per row for the row (row_view) and
             # one for the loss, instead of one per operation (hint, dot, loss, derivative, axpy).
             # Same arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
-            hint_batch_start(self.data, batch, t0, t1)
+            hint = hint or ordered
+            if hint:
+                hint_batch_start(self.data, batch, t0, t1)
             if t0 < t1:
                 nnz = self.data.row_view(batch[t0], &d64, &d32, &ind)
             for t in range(t0, t1):
                 i = batch[t]
-                hint_batch_ahead(self.data, batch, t, t1, dense)
+                if hint:
+                    hint_batch_ahead(self.data, batch, t, t1, dense)
                 if t + 1 < t1:    # the next row's view, and its hint while this row is used
                     nnz_next = self.data.row_view(batch[t + 1], &next64, &next32, &next_ind)
                     view_prefetch_rest(next64, next32, next_ind, nnz_next)
@@ -843,7 +850,11 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 nnz = nnz_next
             sums[0] = total
         elif kind == PASS_FULL_GRADIENT:
+            if ordered:
+                hint_rows_start(self.data, t0, t1)
             for i in range(t0, t1):
+                if ordered:
+                    hint_rows_ahead(self.data, i, t1, dense)
                 yi = y[i]
                 gi = cw[i]
                 z = self.data.row_dot(i, w)
@@ -953,7 +964,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 cout[t] = cw[i] * self.d2loss_dmargin2(m)
         elif kind == PASS_HESS_PRODUCT:
             for t in range(t0, t1):
-                if hint:
+                if hint or ordered:
                     hint_batch_ahead(self.data, batch, t, t1, dense)
                 if cin[t] != 0.0:
                     c = inv * cin[t] * self.data.row_dot(batch[t], job.v)

@@ -15,7 +15,9 @@ from libc.string cimport memset
 
 from sqnopt._parallel cimport ROW_WORK
 from sqnopt._vec cimport SQNOPT_PREFETCH, sq_axpy, sq_axpy_f32, sq_dot, sq_dot_f32
-from sqnopt.data._rows cimport RowData, batch_scattered, hint_batch_ahead, hint_batch_start
+from sqnopt.data._rows cimport (
+    RowData, batch_scattered, hint_batch_ahead, hint_batch_start, hint_in_order, hint_rows_ahead,
+    hint_rows_start)
 from sqnopt.objectives._base cimport (
     PASS_BOUND, PASS_BOUND_MATVEC, PASS_FULL_GRADIENT, PASS_GRADIENT, PASS_HESS_FACTORS,
     PASS_HESS_PRODUCT, PASS_ROWS_AXPY, PASS_ROWS_DOT, PASS_ROWS_SQNORM, PASS_SCORE_DERIV,
@@ -504,10 +506,17 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef bint dense = not self.data.is_sparse
         # a batch whose rows are in no order gets hints ahead (see _rows.pyx, HINT_AHEAD)
         cdef bint hint = batch_scattered(batch, t0, t1)
+        # the passes that score a row and add a multiple of it to a vector hint rows in order
+        # too on large data (_rows.pyx, HINT_ORDERED_BYTES)
+        cdef bint fused = (kind == PASS_GRADIENT or kind == PASS_HESS_PRODUCT
+                           or kind == PASS_BOUND or kind == PASS_BOUND_MATVEC)
+        cdef bint ordered = not hint and hint_in_order(self.data)
         sums[0] = 0.0
         sums[1] = 0.0
-        if hint and kind != PASS_SCORES_LOSS and kind != PASS_SCORES_LINE:
+        if (hint or (ordered and fused)) and kind != PASS_SCORES_LOSS and kind != PASS_SCORES_LINE:
             hint_batch_start(self.data, batch, t0, t1)
+        if ordered and fused:
+            hint = True
         if kind == PASS_GRADIENT:
             for t in range(t0, t1):
                 if hint:
@@ -517,7 +526,11 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
                 total += gi * self._accumulate(w, i, inv * gi, out, s, beta)
             sums[0] = total
         elif kind == PASS_FULL_GRADIENT:
+            if ordered:
+                hint_rows_start(self.data, t0, t1)
             for i in range(t0, t1):
+                if ordered:
+                    hint_rows_ahead(self.data, i, t1, dense)
                 gi = cw[i]
                 total += gi * self._accumulate(w, i, inv * gi, out, s, beta)
             sums[0] = total

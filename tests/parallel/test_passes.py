@@ -186,6 +186,33 @@ def test_row_hints_change_no_bit(name: str, build: Any, storage: str) -> None:
         finally:
             _row_hints(*shipped)
     assert _row_hints() == shipped
+    # passes over rows in order hinted at any size (thresholds 0) or never: the same bits
+    from sqnopt.data._rows import _ordered_hints
+
+    ordered = _ordered_hints()
+    for policy in ((0, 0, 0), (2 ** 62, 0, 0)):
+        _ordered_hints(*policy)
+        try:
+            for threads in (1, 2):
+                kern.data.set_threads(threads)
+                got = _all_passes(kern)
+                for key, value in base.items():
+                    _assert_same(value, got[key], True,
+                                 f"{key}, in-order hints {policy}, {threads} threads")
+        finally:
+            _ordered_hints(*ordered)
+            kern.data.set_threads(1)
+    assert _ordered_hints() == ordered
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_stored_bytes_count_values_and_indices(storage: str) -> None:
+    """``RowData.stored_bytes``, which decides the hints over rows in order: the values'
+    bytes, plus four per stored value of CSR rows (their column indices)."""
+    kern = _kernels()[0][1](storage, False)
+    data = kern.data
+    per = data.dtype.itemsize + (4 if data.is_sparse else 0)
+    assert data.stored_bytes == data.nnz * per
 
 
 @pytest.mark.parametrize("storage", ["dense64", "csr32"])
