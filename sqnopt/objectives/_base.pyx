@@ -801,7 +801,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         cdef double inv = job.scale
         cdef double z, m, yi, gi, dl, h, c, x, ut, a, s1 = 0.0, total = 0.0
         cdef bint dense = not self.data.is_sparse
-        # a batch whose rows are in no order gets hints ahead (the gradient's always)
+        # a batch whose rows are in no order gets hints ahead (see _rows.pyx, HINT_AHEAD)
         cdef bint hint = batch_scattered(batch, t0, t1)
         # the passes that score a row and add a multiple of it to a vector hint rows in order
         # too on large data (_rows.pyx, HINT_ORDERED_BYTES)
