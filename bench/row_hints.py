@@ -54,6 +54,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,31 +116,33 @@ NEVER = (2 ** 62, 2 ** 62, 2 ** 62)
 ALWAYS = (0, 0, 0)
 
 
-def _ordered_data(rows: int) -> list[tuple[str, Any, Any]]:
-    """``(name, X, y)`` of the ``--ordered`` study (module docstring); the shared data sets
-    only when present."""
-    import scipy.sparse as sp
-
+def _ordered_data(rows: int) -> Iterator[tuple[str, Any, Any]]:
+    """``(name, X, y)`` of the ``--ordered`` study (module docstring), one data set in memory
+    at a time; the shared data sets only when present."""
     from sqnopt.datasets import HashedCTRGenerator, load_a9a, make_boxes, make_rcv1_like
 
-    out: list[tuple[str, Any, Any]] = [("a9a", *load_a9a())]
-    from race import problems as P
+    def made() -> Iterator[tuple[str, Any, Any]]:
+        yield ("a9a", *load_a9a())
+        from race import problems as P
 
-    root = P.datasets_dir(None)
-    for name in ("news20", "criteo"):
-        for prob in P.load_problems([name], ["logistic"], root, quick=False, skipped=[]):
-            out.append((name, prob.X, prob.y))
-    for n, d, per in ((50_000, 5_000, 75), (rows, 47_236, 75), (9 * rows // 5, 47_236, 25)):
-        X, y = make_rcv1_like(n, d, nnz_per_row=per, random_state=0)
-        out.append((f"rcv1-like {n}x{d}, {per} a row", X, y))
-    ctr = HashedCTRGenerator(random_state=0).sample(2 * rows)
-    out.append((f"hashed CTR {2 * rows}", ctr.X, ctr.y))
-    for n, d in ((2 * rows, 100), (rows // 5, 1_000)):
-        X, y = make_boxes(n, d, random_state=0)[:2]
-        out.append((f"dense {n}x{d}", X, y))
-    return [(name, sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else
-             np.ascontiguousarray(X, dtype=np.float64), np.where(np.asarray(y) > 0, 1.0, -1.0))
-            for name, X, y in out]
+        root = P.datasets_dir(None)
+        for name in ("news20", "criteo"):
+            for prob in P.load_problems([name], ["logistic"], root, quick=False, skipped=[]):
+                yield name, prob.X, prob.y
+        for n, d, per in ((50_000, 5_000, 75), (rows, 47_236, 75), (9 * rows // 5, 47_236, 25)):
+            X, y = make_rcv1_like(n, d, nnz_per_row=per, random_state=0)
+            yield f"rcv1-like {n}x{d}, {per} a row", X, y
+        ctr = HashedCTRGenerator(random_state=0).sample(2 * rows)
+        yield f"hashed CTR {2 * rows}", ctr.X, ctr.y
+        for n, d in ((2 * rows, 100), (rows // 5, 1_000)):
+            X, y = make_boxes(n, d, random_state=0)[:2]
+            yield f"dense {n}x{d}", X, y
+
+    import scipy.sparse as sp
+
+    for name, X, y in made():
+        yield (name, sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else
+               np.ascontiguousarray(X, dtype=np.float64), np.where(np.asarray(y) > 0, 1.0, -1.0))
 
 
 def _ordered_fits() -> list[tuple[str, str, Any]]:

@@ -169,8 +169,10 @@ def _pair_work(X: Any, intercept: bool) -> float:
     import scipy.sparse as sp
 
     if sp.issparse(X):
+        # a CSC matrix's indices are its rows: counted in place, no COO copy
         m = (np.diff(X.indptr) if X.format == "csr" else
-             np.bincount(X.tocoo().row, minlength=X.shape[0])).astype(np.float64)
+             np.bincount(X.indices if X.format == "csc" else X.tocoo().row,
+                         minlength=X.shape[0])).astype(np.float64)
     else:
         m = np.full(X.shape[0], float(X.shape[1]))
     m = m + (1.0 if intercept else 0.0)

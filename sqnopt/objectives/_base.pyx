@@ -806,17 +806,16 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
         # the passes that score a row and add a multiple of it to a vector hint rows in order
         # too on large data (_rows.pyx, HINT_ORDERED_BYTES)
         cdef bint ordered = not hint and hint_in_order(self.data)
+        if ordered and (kind == PASS_GRADIENT or kind == PASS_HESS_PRODUCT):
+            hint = True
         sums[0] = 0.0
         sums[1] = 0.0
-        if (hint or (ordered and kind == PASS_HESS_PRODUCT)) and kind != PASS_GRADIENT:
+        if hint:
             hint_batch_start(self.data, batch, t0, t1)
         if kind == PASS_GRADIENT:
             # The rows through their views: one virtual call per row for the row (row_view) and
             # one for the loss, instead of one per operation (hint, dot, loss, derivative, axpy).
             # Same arithmetic as row_dot / row_axpy, so the same bits (tests/kernels/test_vec.py).
-            hint = hint or ordered
-            if hint:
-                hint_batch_start(self.data, batch, t0, t1)
             if t0 < t1:
                 nnz = self.data.row_view(batch[t0], &d64, &d32, &ind)
             for t in range(t0, t1):
@@ -964,7 +963,7 @@ cdef class MarginObjectiveKernel(ObjectiveKernel):
                 cout[t] = cw[i] * self.d2loss_dmargin2(m)
         elif kind == PASS_HESS_PRODUCT:
             for t in range(t0, t1):
-                if hint or ordered:
+                if hint:
                     hint_batch_ahead(self.data, batch, t, t1, dense)
                 if cin[t] != 0.0:
                     c = inv * cin[t] * self.data.row_dot(batch[t], job.v)

@@ -511,12 +511,12 @@ cdef class LogLinearKernel(BoundObjectiveKernel):
         cdef bint fused = (kind == PASS_GRADIENT or kind == PASS_HESS_PRODUCT
                            or kind == PASS_BOUND or kind == PASS_BOUND_MATVEC)
         cdef bint ordered = not hint and hint_in_order(self.data)
-        sums[0] = 0.0
-        sums[1] = 0.0
-        if (hint or (ordered and fused)) and kind != PASS_SCORES_LOSS and kind != PASS_SCORES_LINE:
-            hint_batch_start(self.data, batch, t0, t1)
         if ordered and fused:
             hint = True
+        sums[0] = 0.0
+        sums[1] = 0.0
+        if hint and kind != PASS_SCORES_LOSS and kind != PASS_SCORES_LINE:
+            hint_batch_start(self.data, batch, t0, t1)
         if kind == PASS_GRADIENT:
             for t in range(t0, t1):
                 if hint:
