@@ -14,6 +14,15 @@ the grid is :func:`sqnopt.estimators.alpha_grid` of ``SQNClassifier()`` with the
   with ``C = 1 / (alpha n)`` (the same objective; ``newton-cholesky`` only up to 10^4
   features, its dense Hessian's limit).
 
+A data set named ``lasso-NxD`` (e.g. ``lasso-5000x1000``; ``--penalty l1`` or
+``elasticnet``) is dense least squares instead: ``make_regression(N, D, n_informative=D/20,
+noise=5)`` (seed 0, the target standardised), ``SQNRegressor`` with the penalty, and the
+contenders ``sqnopt path`` (its solves on the Gram matrix formed once), ``sqnopt path on the
+rows`` (the same path with the Gram matrix switched off: newGLMNET's passes over the rows, in
+the same process), ``sqnopt cold``, scikit-learn's ``lasso_path`` / ``enet_path`` (on the
+centred data, as ``LassoCV`` runs it; the centring counted) and ``Lasso`` / ``ElasticNet``
+cold at each alpha.
+
 The seconds of each contender over the whole grid, best of ``--rounds`` rounds interleaved, and
 the ratio of the sqnopt path to the fastest scikit-learn solver's cold fits. The load average is
 printed at the start and the end; ``--record`` writes a compact JSON record (kB).
@@ -41,6 +50,17 @@ SOLVERS = {"l2": ("lbfgs", "liblinear", "newton-cholesky"), "l1": ("liblinear", 
            "elasticnet": ("saga",)}
 
 
+def _regression(name: str) -> tuple[Any, np.ndarray] | None:
+    """The dense least-squares problem ``lasso-NxD``, or None for another name."""
+    if not name.startswith("lasso-"):
+        return None
+    from sklearn.datasets import make_regression
+
+    n, d = (int(v) for v in name[len("lasso-"):].split("x"))
+    X, y = make_regression(n, d, n_informative=max(d // 20, 1), noise=5.0, random_state=0)
+    return X, (y - y.mean()) / y.std()
+
+
 def _load(name: str) -> tuple[Any, np.ndarray]:
     from race.problems import datasets_dir, load_problems
 
@@ -51,10 +71,10 @@ def _load(name: str) -> tuple[Any, np.ndarray]:
     raise SystemExit("; ".join(skipped) or f"no logistic problem for {name}")
 
 
-def _estimator(penalty: str, **kw: Any) -> Any:
-    from sqnopt.estimators import SQNClassifier
+def _estimator(penalty: str, regression: bool = False, **kw: Any) -> Any:
+    from sqnopt.estimators import SQNClassifier, SQNRegressor
 
-    est = SQNClassifier(random_state=0, **kw)
+    est = (SQNRegressor if regression else SQNClassifier)(random_state=0, **kw)
     if penalty != "l2":
         if "penalty" not in est.get_params():
             raise SystemExit(f"this sqnopt has no penalty={penalty!r}")
@@ -95,6 +115,49 @@ def contenders(X: Any, y: np.ndarray, grid: np.ndarray,
     return out
 
 
+def regression_contenders(X: Any, y: np.ndarray, grid: np.ndarray,
+                          penalty: str) -> dict[str, Callable[[], None]]:
+    """The contenders of a dense least-squares path (the module docstring)."""
+    from sklearn.linear_model import ElasticNet, Lasso, enet_path
+
+    import sqnopt.composite._solve as solve
+    from sqnopt.estimators import regularization_path
+
+    if penalty == "l2":
+        raise SystemExit("the least-squares paths take --penalty l1 or elasticnet")
+    l1_ratio = 1.0 if penalty == "l1" else 0.5
+
+    def path() -> None:
+        regularization_path(X, y, estimator=_estimator(penalty, True), alphas=grid)
+
+    def rows() -> None:
+        applies = solve.gram_applies
+        solve.gram_applies = lambda smooth, data: False
+        try:
+            path()
+        finally:
+            solve.gram_applies = applies
+
+    def cold() -> None:
+        for a in grid:
+            _estimator(penalty, True, alpha=float(a)).fit(X, y)
+
+    def sk_path() -> None:
+        enet_path(X - X.mean(axis=0), y - y.mean(), l1_ratio=l1_ratio, alphas=grid)
+
+    def sk_cold() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # ConvergenceWarning at the defaults
+            for a in grid:
+                (Lasso(alpha=float(a)) if penalty == "l1" else
+                 ElasticNet(alpha=float(a), l1_ratio=l1_ratio)).fit(X, y)
+
+    name = "lasso_path" if penalty == "l1" else "enet_path"
+    return {"sqnopt path": path, "sqnopt path on the rows": rows, "sqnopt cold": cold,
+            f"sklearn {name}": sk_path,
+            f"sklearn {'Lasso' if penalty == 'l1' else 'ElasticNet'} cold": sk_cold}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["a9a", "news20"])
@@ -112,10 +175,16 @@ def main(argv: list[str] | None = None) -> int:
                               "n_alphas": args.n_alphas, "datasets": []}
     print(f"load average {os.getloadavg()}; penalty {args.penalty}, {args.n_alphas} alphas")
     for name in args.datasets:
-        X, y = _load(name)
-        est = _estimator(args.penalty)
-        grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=_l1_share(est))
-        runs = contenders(X, y, grid, args.penalty)
+        generated = _regression(name)
+        X, y = _load(name) if generated is None else generated
+        est = _estimator(args.penalty, generated is not None)
+        if generated is None:
+            grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=_l1_share(est))
+            runs = contenders(X, y, grid, args.penalty)
+        else:
+            grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=_l1_share(est),
+                              loss="squared_error")
+            runs = regression_contenders(X, y, grid, args.penalty)
         best = {k: float("inf") for k in runs}
         for _ in range(args.rounds):
             for k, fn in runs.items():
@@ -125,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         peer = min((v, k) for k, v in best.items() if k.startswith("sklearn"))
         print(f"\n{name}: {X.shape[0]} x {X.shape[1]}, alphas {grid[0]:.3g} .. {grid[-1]:.3g}")
         for k, v in best.items():
-            print(f"  {k:28s} {v:8.2f} s   {v / peer[0]:6.2f}x the fastest scikit-learn")
+            print(f"  {k:28s} {v:8.3f} s   {v / peer[0]:6.2f}x the fastest scikit-learn")
         print(f"  path speed-up over {peer[1]}: {peer[0] / best['sqnopt path']:.2f}x; over "
               f"sqnopt cold: {best['sqnopt cold'] / best['sqnopt path']:.2f}x")
         record["datasets"].append({"name": name, "shape": list(X.shape),

@@ -5,17 +5,22 @@ r"""Composite objectives: a smooth loss plus an L1 or elastic-net penalty.
 (``alpha (l1_ratio ||w_reg||_1 + (1 - l1_ratio)/2 ||w_reg||^2)``, intercepts never penalised).
 :func:`solve_composite` minimises it full batch and deterministically with OWL-QN (orthant-wise
 L-BFGS; Andrew & Gao, ICML 2007) or newGLMNET (proximal Newton with coordinate descent; Yuan,
-Ho & Lin, JMLR 2012); :mod:`sqnopt.composite.reference` holds the NumPy twins of both loops.
+Ho & Lin, JMLR 2012) -- on a quadratic loss over the solves of a path, from its Gram matrix
+formed once (:func:`gram_newglmnet`); :mod:`sqnopt.composite.reference` holds the NumPy twins
+of the loops.
 """
 
 from sqnopt.composite._solve import (
     CompositeResult,
+    Gram,
     choose_composite_method,
     composite_problem,
+    form_gram,
+    gram_newglmnet,
     newglmnet,
     owlqn,
     solve_composite,
 )
 
-__all__ = ["CompositeResult", "choose_composite_method", "composite_problem", "newglmnet",
-           "owlqn", "solve_composite"]
+__all__ = ["CompositeResult", "Gram", "choose_composite_method", "composite_problem",
+           "form_gram", "gram_newglmnet", "newglmnet", "owlqn", "solve_composite"]

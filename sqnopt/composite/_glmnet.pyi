@@ -11,6 +11,22 @@ GLMNET_MAX_ITER: int
 GLMNET_GTOL: int
 GLMNET_PRECISION: int
 GLMNET_NONFINITE: int
+MODEL_TOLERANCE: float
+
+class QuadraticModel:
+    n: int
+    def __init__(self, n: int) -> None: ...
+    def solve(
+        self,
+        H: NDArray[np.float64],
+        g: NDArray[np.float64],
+        w: NDArray[np.float64],
+        u: NDArray[np.float64],
+        nf: int,
+        l1: float,
+        lam: float,
+        eps: float,
+    ) -> tuple[int, int]: ...
 
 def glmnet_run(
     objective: ObjectiveKernel,

@@ -82,6 +82,8 @@ from libc.math cimport INFINITY, fabs, isfinite, sqrt
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
+import numpy as np
+
 from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf
 
@@ -117,6 +119,7 @@ cdef double PIVOT = 1e-14
 #: the dense model's solve adds coordinates until the largest violation among its zeros is
 #: below this share of the outer iteration's largest pseudo-gradient entry
 cdef double MODEL_TOL = 1e-9
+MODEL_TOLERANCE = MODEL_TOL
 #: the coordinate-descent sweeps on the dense model before its feature-sign search
 cdef Py_ssize_t DENSE_SWEEPS = 10
 #: conjugate gradients on the model's face (when its exact solve is out of reach): after the
@@ -797,6 +800,79 @@ cdef void _finish_model(double* H, Py_ssize_t n, Py_ssize_t n_lam, double lam) n
             hmax = H[r * n + r]
     for r in range(n):
         H[r * n + r] += NU + RHO * hmax
+
+
+cdef class QuadraticModel:
+    """The exact model of a quadratic objective on a matrix formed once (a Gram matrix):
+    newGLMNET's outer step when ``f`` is quadratic, ``f(u) = (1/2) u'Hu - c'u + const`` with
+    ``H = X'CX / N + lam I_reg``, where the model of every outer iteration is ``f`` itself up
+    to the damping -- so a regularization path forms ``X'CX / N`` once (``N n^2 / 2``
+    multiply-adds by BLAS) and each ``alpha`` needs no pass over the data, the lasso paths of
+    glmnet's "covariance updates" (Friedman, Hastie & Tibshirani, J. Stat. Softw. 33, 2010,
+    Sec. 2.2) with the model solved as the exact models are (a few sweeps of coordinate
+    descent for the sign pattern, then feature-sign search: Lee, Battle, Raina & Ng 2006).
+    Holds the search's scratch for ``n`` coordinates, reused by every :meth:`solve`."""
+
+    cdef readonly Py_ssize_t n
+    cdef double[::1] dbuf
+    cdef Py_ssize_t[::1] A
+    cdef signed char[::1] inA
+    cdef _Crossing* cross
+
+    def __cinit__(self, *args, **kwargs):
+        self.cross = NULL
+
+    def __init__(self, Py_ssize_t n):
+        if n < 1:
+            raise ValueError(f"a model needs at least one coordinate, got n={n}")
+        self.n = n
+        free(self.cross)
+        self.cross = <_Crossing*> malloc((n + 1) * sizeof(_Crossing))
+        if self.cross == NULL:
+            raise MemoryError()
+        self.dbuf = np.empty(n * n + 6 * n + 1)
+        self.A = np.empty(n, dtype=np.intp)
+        self.inA = np.zeros(n, dtype=np.int8)
+
+    def __dealloc__(self):
+        free(self.cross)
+
+    def solve(self, double[:, ::1] H, const double[::1] g, const double[::1] w,
+              double[::1] u, Py_ssize_t nf, double l1, double lam, double eps):
+        """``u = w + d``, ``d`` the minimiser of ``g'd + (1/2) d'(H + lam I_reg + nu I +
+        rho I)d + l1 ||w_reg + d_reg||_1`` (``I_reg``: the first ``nf`` coordinates; ``nu`` and
+        ``rho = RHO max_j H_jj``: the exact models' terms, which keep the systems of collinear
+        columns positive definite and make the model majorise a quadratic ``f``), to a largest
+        violation at most ``eps``. Reads the upper triangle of ``H`` (row-major); its diagonal
+        is changed during the call and restored. Returns ``(code, steps)``: code 0 at the
+        minimiser, -1 (a pivot not positive) or -2 (no progress, or the step limit) as the
+        feature-sign search reports them, ``u`` then the last point (no worse than ``w``)."""
+        cdef Py_ssize_t n = self.n, j, steps = 0
+        cdef int code
+        if H.shape[0] != n or H.shape[1] != n or g.shape[0] != n or w.shape[0] != n \
+                or u.shape[0] != n:
+            raise ValueError(f"the model holds {n} coordinates: H must be {n} x {n} and g, w, "
+                             f"u of length {n}")
+        if not (0 <= nf <= n) or not (l1 >= 0.0) or not (lam >= 0.0) or not (eps >= 0.0):
+            raise ValueError("0 <= nf <= n, l1 >= 0, lam >= 0 and eps >= 0")
+        cdef double* Hp = &H[0, 0]
+        cdef double* L = &self.dbuf[0]
+        cdef double* diag = L + n * n
+        cdef double* th = diag + n
+        cdef double* c = th + n
+        cdef double* z = c + n
+        cdef double* dl = z + n
+        cdef double* hd = dl + n
+        with nogil:
+            for j in range(n):
+                diag[j] = Hp[j * n + j]
+            _finish_model(Hp, n, nf, lam)
+            _dense_cd(Hp, n, nf, &w[0], &g[0], l1, eps, DENSE_SWEEPS, &u[0], hd)
+            code = _feature_sign(Hp, n, nf, &w[0], &g[0], l1, eps, 10 * n + 100, &u[0], L,
+                                 &self.A[0], <char*> &self.inA[0], th, c, z, dl, self.cross, &steps)
+            for j in range(n):
+                Hp[j * n + j] = diag[j]
+        return int(code), int(steps)
 
 
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,

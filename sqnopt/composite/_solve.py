@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sqnopt.curvature._lbfgs import LBFGSKernel
-from sqnopt.interfaces import SMOOTH, Objective, Penalty, Problem
+from sqnopt.interfaces import QUADRATIC, SMOOTH, Objective, Penalty, Problem
 from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.penalties._base import PenaltyKernel
 from sqnopt.penalties._components import PenaltySpec, resolve_penalty
@@ -21,7 +21,8 @@ from sqnopt.solver._blas import one_blas_thread
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["CompositeResult", "composite_problem", "newglmnet", "owlqn", "solve_composite"]
+__all__ = ["CompositeResult", "composite_problem", "gram_newglmnet", "newglmnet", "owlqn",
+           "solve_composite"]
 
 #: The stop reasons of the compiled loops, by status code.
 STATUS = ("max_iter", "gtol", "ftol", "precision", "nonfinite")
@@ -309,6 +310,168 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 
 
+@dataclass(frozen=True)
+class Gram:
+    """A quadratic objective's data term formed once: ``f(w) = (1/2) w'Hw - c'w + yy / 2 +
+    (lam/2) ||w_reg||^2`` with ``H = X~'CX~ / N``, ``c = X~'Cy / N``, ``yy = y'Cy / N``
+    (``X~``: ``X`` with a column of ones for an intercept, ``C``: the sample weights normalised
+    to mean 1), for the data it was formed on (``y``, ``weights``, ``intercept``: a cache
+    entry's identity, with ``X`` itself), and the exact model's scratch."""
+
+    H: FloatArray
+    c: FloatArray
+    yy: float
+    y: FloatArray
+    weights: FloatArray
+    intercept: bool
+    model: Any
+
+
+def gram_applies(smooth: Objective, data: Any) -> bool:
+    """Whether a regularization path forms the Gram matrix of a solve (:func:`gram_newglmnet`):
+    a quadratic loss (``f``'s Hessian the same everywhere) on dense rows, at least as many
+    rows as parameters and at most :data:`DENSE_MODEL_MAX` parameters (the matrix: ``n^2``
+    doubles). Its formation, ``N n^2 / 2`` multiply-adds by BLAS, costs about as much as the
+    passes of a few cold fits and is then shared by every ``alpha`` of the path, whose solves
+    make no pass over the rows (``lasso_path``'s ``precompute`` rule: rows outnumber the
+    features)."""
+    n = data.n_features + int(data.fit_intercept)
+    return (QUADRATIC in smooth.capabilities and not data.is_sparse
+            and n <= DENSE_MODEL_MAX and data.n_samples >= n)
+
+
+def form_gram(data: Any) -> Gram:
+    """The :class:`Gram` of prepared dense ``data``: one BLAS product of the rows (scaled by
+    the square roots of the weights when they are not all equal), the intercept's row and
+    column from the weighted column sums."""
+    from sqnopt.composite._glmnet import QuadraticModel
+
+    X = np.asarray(data.X, dtype=np.float64)
+    N, nf = X.shape
+    y = np.asarray(data.y, dtype=np.float64)
+    sw = np.asarray(data.sample_weight, dtype=np.float64)
+    v = sw / N
+    n = nf + int(data.fit_intercept)
+    H = np.empty((n, n))
+    c = np.empty(n)
+    if N and np.all(sw == sw[0]):
+        H[:nf, :nf] = X.T @ X
+        H[:nf, :nf] *= v[0]
+    else:
+        Xs = X * np.sqrt(v)[:, None]
+        H[:nf, :nf] = Xs.T @ Xs
+    c[:nf] = X.T @ (v * y)
+    if data.fit_intercept:
+        H[:nf, nf] = H[nf, :nf] = X.T @ v
+        H[nf, nf] = float(np.sum(v))
+        c[nf] = float(v @ y)
+    return Gram(H=H, c=c, yy=float(v @ (y * y)), y=y, weights=sw,
+                intercept=bool(data.fit_intercept), model=QuadraticModel(n))
+
+
+def _cached_gram(cache: dict[str, Any], data: Any) -> Gram:
+    """The cache's :class:`Gram` when it was formed on this data (the caller has checked that
+    the cache holds this ``X``), else a new one, kept there."""
+    gram = cache.get("gram")
+    if not (isinstance(gram, Gram) and gram.intercept == bool(data.fit_intercept)
+            and np.array_equal(gram.y, data.y) and np.array_equal(gram.weights,
+                                                                  data.sample_weight)):
+        gram = cache["gram"] = form_gram(data)
+    return gram
+
+
+def _product(H: FloatArray, w: FloatArray) -> FloatArray:
+    """``H w`` for a symmetric ``H``: from the rows of ``w``'s nonzeros when they are few (an
+    L1 solution's support), else the whole product."""
+    nz = np.flatnonzero(w)
+    if 4 * nz.shape[0] < w.shape[0]:
+        out: FloatArray = w[nz] @ H[nz]
+        return out
+    full: FloatArray = H @ w
+    return full
+
+
+def _pg_max(w: FloatArray, g: FloatArray, l1: float, nf: int) -> float:
+    """The largest entry of the pseudo-gradient (the minimum-norm subgradient) of
+    ``f + l1 ||w_reg||_1`` at ``w`` (``g``: ``f``'s gradient; the first ``nf`` coordinates
+    regularised)."""
+    wr, gr = w[:nf], g[:nf]
+    v = np.where(wr > 0.0, np.abs(gr + l1),
+                 np.where(wr < 0.0, np.abs(gr - l1), np.maximum(np.abs(gr) - l1, 0.0)))
+    out = float(np.max(v)) if nf else 0.0
+    if w.shape[0] > nf:
+        out = max(out, float(np.max(np.abs(g[nf:]))))
+    return out
+
+
+def gram_newglmnet(gram: Gram, lam: float, l1: float, nf: int, w0: ArrayLike | None = None,
+                   *, tol: float = 1e-6, max_iter: int = 1000
+                   ) -> tuple[FloatArray, int, str, float, float, int, FloatArray] | None:
+    r"""newGLMNET's outer loop on a quadratic ``f`` whose data term is formed (:class:`Gram`):
+    at ``w``, the gradient ``g = Hw - c + lam w_reg`` and ``F(w)`` from the matrix (no pass
+    over the rows), then the exact model -- ``f`` itself, damped by ``nu + rho`` on its
+    diagonal (:class:`~sqnopt.composite._glmnet.QuadraticModel`) -- solved to a largest
+    violation of ``MODEL_TOLERANCE`` times the pseudo-gradient's, its minimiser the next
+    iterate: the damped model majorises ``F``, so no line search is needed, and the damping's
+    bias is removed by the next outer iterations (an iterative refinement: one or two on
+    well-conditioned data). Stops as :func:`newglmnet` does: the largest pseudo-gradient entry
+    at most ``tol`` (``gtol``), ``max_iter`` outer iterations, or ``F`` no longer decreasing
+    (``precision``).
+
+    Returns ``(w, n_iter, status, F, max |pg|, search steps, objective trace)``, or ``None``
+    when the feature-sign search stops short (a dependent column: the caller solves on the
+    rows instead)."""
+    from sqnopt.composite._glmnet import MODEL_TOLERANCE
+
+    H, c = gram.H, gram.c
+    n = H.shape[0]
+    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
+    u = np.empty(n)
+    trace: list[float] = []
+    steps, k = 0, 0
+    f_prev, w_prev = math.inf, w
+    status = "max_iter"
+    while True:
+        Hw = _product(H, w)
+        reg = w[:nf]
+        f = (0.5 * float(w @ Hw) - float(c @ w) + 0.5 * gram.yy + 0.5 * lam * float(reg @ reg)
+             + l1 * float(np.sum(np.abs(reg))))
+        if not math.isfinite(f):
+            status = "nonfinite"
+            gmax = math.inf
+            break
+        if k > 0 and not f < f_prev:
+            # the damped model majorises F: no decrease is rounding at the minimiser
+            if f > f_prev:
+                w, f = w_prev, f_prev
+                Hw = _product(H, w)
+            g = Hw - c
+            g[:nf] += lam * w[:nf]
+            gmax = _pg_max(w, g, l1, nf)
+            status = "gtol" if gmax <= tol else "precision"
+            break
+        trace.append(f)
+        g = Hw - c
+        g[:nf] += lam * reg
+        gmax = _pg_max(w, g, l1, nf)
+        if gmax <= tol:
+            status = "gtol"
+            break
+        if k >= max_iter:
+            status = "max_iter"
+            break
+        code, st = gram.model.solve(H, g, w, u, nf, l1, lam, MODEL_TOLERANCE * gmax)
+        steps += st
+        if code != 0:
+            return None
+        f_prev, w_prev = f, w
+        w = u.copy()
+        k += 1
+    return w, k, status, f, gmax, steps, np.asarray(trace)
+
+
 @one_blas_thread
 def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     penalty: PenaltySpec, X: Any, y: ArrayLike, *,
@@ -317,7 +480,7 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     sample_weight: ArrayLike | None = None, w0: ArrayLike | None = None,
                     tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
                     memory: int = 10, column_cache: dict[str, Any] | None = None,
-                    n_jobs: int | None = None) -> CompositeResult:
+                    gram: bool = False, n_jobs: int | None = None) -> CompositeResult:
     r"""Minimise ``F(w) = f(w) + P(w)``: the smooth ``objective`` plus the ``penalty``
     (``"l1"``, ``"l2"``, ``"elasticnet"``, ``(name, params)`` or a
     :class:`~sqnopt.interfaces.Penalty`), on dense or CSR data, full batch and deterministic.
@@ -335,7 +498,11 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
 
     ``column_cache``: a dict the caller keeps across solves on the very same ``X`` object
     (the fits of a regularization path): newGLMNET's column copy of ``X`` is made once and
-    kept there, with ``X`` itself (a solve on another object makes a new copy).
+    kept there, with ``X`` itself (a solve on another object makes a new copy), and ``X`` is
+    checked once. ``gram`` (with a cache): for a quadratic loss on dense rows
+    (:func:`gram_applies`), the solves share the matrix ``X'CX / N`` formed once
+    (:func:`gram_newglmnet`), with no pass over the rows per solve -- worth it over the many
+    solves of a path, not for one.
 
     ``n_jobs``: the threads of the passes over the data (scikit-learn's meaning, see
     :mod:`sqnopt._jobs`): the objective's full-batch passes (OWL-QN, newGLMNET's line search
@@ -360,21 +527,39 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     if not (isinstance(max_iter, int) and max_iter >= 0):
         raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
     threads = effective_n_jobs(n_jobs)
-    data = prepare(X, y, sample_weight=sample_weight, fit_intercept=bool(fit_intercept),
-                   label_kind=obj.label_kind)
+    checked = None
+    if column_cache is not None:
+        if column_cache.get("X") is not X:
+            column_cache.clear()
+            column_cache["X"] = X
+        checked = column_cache.get("checked")   # X as check_matrix returned it, once checked
+    data = prepare(X if checked is None else checked, y, sample_weight=sample_weight,
+                   fit_intercept=bool(fit_intercept), label_kind=obj.label_kind,
+                   matrix_checked=checked is not None)
+    if column_cache is not None:
+        column_cache["checked"] = data.X
     data.rows.set_threads(threads)
     smooth, kernel, pen_k, problem = composite_problem(obj, pen, data)
     chosen = choose_composite_method(kernel) if method == "auto" else method
     start = time.perf_counter()
     if chosen == "newglmnet":
         columns = None
+        out = None
         if column_cache is not None:
-            if column_cache.get("X") is not X:
-                column_cache.clear()
-                column_cache.update(X=X, columns=_columns(X, problem.n_features))
-            columns = column_cache["columns"]
-        w, k, status, f, gmax, evals, trace, _ = newglmnet(kernel, pen_k, X, w0, tol=tol,
-                                                           max_iter=max_iter, columns=columns)
+            if gram and gram_applies(smooth, data):
+                # a path's solves of a quadratic on dense rows: the Gram matrix formed once
+                out = gram_newglmnet(_cached_gram(column_cache, data), float(kernel.lam),
+                                     float(pen_k.l1), int(pen_k.n_reg), w0, tol=tol,
+                                     max_iter=max_iter)
+            if out is None:
+                if "columns" not in column_cache:
+                    column_cache["columns"] = _columns(X, problem.n_features)
+                columns = column_cache["columns"]
+        if out is not None:
+            w, k, status, f, gmax, evals, trace = out
+        else:
+            w, k, status, f, gmax, evals, trace, _ = newglmnet(
+                kernel, pen_k, X, w0, tol=tol, max_iter=max_iter, columns=columns)
     else:
         w, k, status, f, evals, gmax, trace, _ = owlqn(kernel, pen_k, w0, memory=memory,
                                                        tol=tol, ftol=ftol, max_iter=max_iter)

@@ -4,8 +4,9 @@
 NumPy operations: the orthant as ``np.where`` of signs, the projection as a mask, the L-BFGS
 direction from the dense product form of
 :class:`~sqnopt.curvature.reference.LBFGSKernelNumPy` (not the two-loop recursion).
-:func:`glmnet_numpy` follows Yuan, Ho & Lin (JMLR 2012, Algorithm 3) with SciPy column slices.
-Given the same objective kernel, each follows its compiled loop iterate by iterate.
+:func:`glmnet_numpy` follows Yuan, Ho & Lin (JMLR 2012, Algorithm 3) with SciPy column slices,
+:func:`gram_glmnet_numpy` its outer loop on a quadratic's Gram matrix. Given the same objective
+kernel (or matrix), each follows its compiled loop iterate by iterate.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sqnopt.interfaces import CURVATURE_ERROR
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["glmnet_numpy", "owlqn_numpy"]
+__all__ = ["glmnet_numpy", "gram_glmnet_numpy", "owlqn_numpy"]
 
 #: the status codes of the compiled loop
 MAX_ITER, GTOL, FTOL, PRECISION, NONFINITE = 0, 1, 2, 3, 4
@@ -474,3 +475,48 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
         if (dense or subset_max > 0) and n_sweep > dense_after:
             dense_now = True
         k += 1
+
+
+def gram_glmnet_numpy(H: FloatArray, c: FloatArray, yy: float, lam: float, l1: float, nf: int,
+                      w0: FloatArray, *, tol: float = 0.0, max_iter: int = 100
+                      ) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+    """newGLMNET's outer loop on a quadratic ``F(w) = (1/2) w'Hw - c'w + yy/2 + (lam/2)
+    ||w_reg||^2 + l1 ||w_reg||_1`` given by its matrix (the twin of
+    ``sqnopt.composite.gram_newglmnet``): at each iterate the gradient from ``H``, then the
+    exact model -- ``H + lam I_reg`` damped by ``nu + RHO max_j`` of its diagonal -- minimised
+    by dense coordinate descent and feature-sign search, its minimiser the next iterate (no
+    line search: the damped model majorises ``F``). Returns ``(w, objective values, iterates,
+    status)``, one value and iterate per outer iteration (the start first)."""
+    n = w0.shape[0]
+    M = np.array(H, dtype=np.float64)
+    M[np.arange(nf), np.arange(nf)] += lam
+    M[np.arange(n), np.arange(n)] += 1e-12 + RHO * float(np.max(np.diag(M)))
+    w = np.array(w0, dtype=np.float64)
+    values: list[float] = []
+    iterates: list[FloatArray] = []
+    f_prev = math.inf
+    for k in range(max_iter + 1):
+        Hw = H @ w
+        reg = w[:nf]
+        f = (0.5 * float(w @ Hw) - float(c @ w) + 0.5 * yy + 0.5 * lam * float(reg @ reg)
+             + l1 * float(np.sum(np.abs(reg))))
+        if not math.isfinite(f):
+            return w, values, iterates, NONFINITE
+        if k > 0 and not f < f_prev:
+            return iterates[-1], values, iterates, PRECISION
+        values.append(f)
+        iterates.append(w.copy())
+        g = Hw - c
+        g[:nf] += lam * reg
+        gmax = max(_violation(float(w[j]), float(g[j]), l1, j < nf) for j in range(n))
+        if gmax <= tol:
+            return w, values, iterates, GTOL
+        if k == max_iter:
+            break
+        u = _dense_cd_numpy(M, nf, w, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS)
+        code, u = _feature_sign_numpy(M, nf, w, g, l1, MODEL_TOL * gmax, 10 * n + 100, u)
+        if code != 0:
+            raise RuntimeError(f"the feature-sign search stopped short (code {code})")
+        f_prev = f
+        w = u
+    return w, values, iterates, MAX_ITER

@@ -597,7 +597,7 @@ def make_rows(X: Matrix, y: FloatArray, sample_weight: FloatArray, grad_weight: 
 def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
             fit_intercept: bool = False, label_kind: LabelKind = "binary",
             classes: ArrayLike | None = None, importance_sampling: bool = False,
-            validated: bool = False) -> Dataset:
+            validated: bool = False, matrix_checked: bool = False) -> Dataset:
     """Validate ``(X, y, sample_weight)`` and build the :class:`Dataset` the solver runs on.
 
     Parameters
@@ -611,6 +611,10 @@ def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
         ``classes`` (sorted, distinct) and ``sample_weight`` a 1-D float64 array of as many
         finite weights ``>= 0`` with a positive sum. These checks are then not repeated; the
         arrays built are the same.
+    matrix_checked : bool
+        ``X`` alone is :func:`check_matrix`'s output (``fit=True``) for a matrix checked
+        before (the solves of a regularization path on one ``X``): the matrix is not checked
+        again; ``y`` and ``sample_weight`` are.
     """
     if validated:
         if classes is None or sample_weight is None:
@@ -622,7 +626,7 @@ def prepare(X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None,
         total = float(weights.sum())
         sw = np.ascontiguousarray(weights * (n / total))
     else:
-        Xc = check_matrix(X, fit=True)
+        Xc = X if matrix_checked else check_matrix(X, fit=True)
         n = int(Xc.shape[0])
         yc, cls = encode_labels(y, label_kind, n_samples=n, classes=classes)
         sw, total = check_sample_weight(sample_weight, n)

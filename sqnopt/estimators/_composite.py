@@ -197,12 +197,13 @@ def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
     tol = 0.0 if est.tol is None else float(est.tol)
     max_iter = int(est.max_iter)
     # newGLMNET's column copy of X, made once for the solves of this fit (one-vs-rest) or of
-    # a regularization path's walk (which keeps it on the estimator)
+    # a regularization path's walk (which keeps it on the estimator, and with it the Gram
+    # matrix of a quadratic loss: formed once, it serves every alpha)
     cache = getattr(est, "_column_cache", None)
     kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter,
                               column_cache={} if cache is None else cache,
-                              n_jobs=getattr(est, "n_jobs", None))
+                              gram=cache is not None, n_jobs=getattr(est, "n_jobs", None))
     strategy: Strategy
     starts = _warm_starts(est, X, classes)
 

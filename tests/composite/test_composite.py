@@ -558,3 +558,127 @@ def test_composite_solves_are_the_same_bits_on_every_thread_count(
     assert np.array_equal(coefs[0], coefs[1])
     with pytest.raises(ValueError, match="n_jobs=0"):
         solve_composite(LogLoss(lam=0.0), L1(3e-3), X, y, method=method, n_jobs=0)
+
+
+def _regression(n: int = 200, d: int = 30, seed: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Correlated dense features (a shared factor) and a sparse linear target with noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) + 0.6 * rng.normal(size=(n, 1))
+    X *= rng.uniform(0.3, 3.0, size=d)
+    t = X @ np.where(rng.random(d) < 0.3, rng.normal(size=d), 0.0) + 0.3 * rng.normal(size=n)
+    return X, t + 1.5
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.4])
+def test_gram_solves_match_the_rows_solve_and_scikit_learn(l1_ratio: float, fit_intercept: bool,
+                                                           weighted: bool) -> None:
+    """With a cache and ``gram=True`` a least-squares solve on dense rows runs on the Gram
+    matrix (formed once into the cache): the same minimiser as newGLMNET on the rows and as
+    ``Lasso`` / ``ElasticNet``, the same ``F`` (the matrix's value of the objective against the
+    kernel's), and a second solve on the cache forms nothing again."""
+    from sqnopt.composite import Gram
+
+    X, t = _regression()
+    sw = np.random.default_rng(9).uniform(0.2, 3.0, size=t.shape[0]) if weighted else None
+    alpha = 0.02
+    pen = L1(alpha) if l1_ratio == 1.0 else ElasticNet(alpha, l1_ratio)
+    cache: dict[str, Any] = {}
+    kw: dict[str, Any] = dict(fit_intercept=fit_intercept, sample_weight=sw, tol=1e-12,
+                              max_iter=5000)
+    res = solve_composite(("squared_error", {"lam": 0.0}), pen, X, t, column_cache=cache,
+                          gram=True, **kw)
+    gram = cache.get("gram")
+    assert isinstance(gram, Gram) and "columns" not in cache     # no pass over the rows
+    rows = solve_composite(("squared_error", {"lam": 0.0}), pen, X, t, **kw)
+    assert res.converged and rows.converged and res.method == "newglmnet"
+    np.testing.assert_allclose(res.coef, rows.coef, atol=1e-9)
+    np.testing.assert_allclose(res.intercept, rows.intercept, atol=1e-9)
+    assert res.fun == pytest.approx(rows.fun, rel=1e-12)
+    Model = Lasso if l1_ratio == 1.0 else SkElasticNet
+    extra = {} if l1_ratio == 1.0 else {"l1_ratio": l1_ratio}
+    ref = Model(alpha=alpha, fit_intercept=fit_intercept, tol=1e-14, max_iter=100_000,
+                **extra).fit(X, t, sample_weight=sw)
+    np.testing.assert_allclose(res.coef[0], ref.coef_, atol=1e-7)
+    np.testing.assert_array_equal(res.coef[0] != 0.0, ref.coef_ != 0.0)
+    kw["tol"] = 1e-8
+    again = solve_composite(("squared_error", {"lam": 0.0}), pen, X, t, column_cache=cache,
+                            gram=True, w0=res.w, **kw)
+    assert cache["gram"] is gram and again.n_iter == 0 and again.status == "gtol"
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("penalty", [L1(0.05), ElasticNet(0.08, 0.5)], ids=repr)
+def test_gram_loop_matches_numpy_twin_iterate_by_iterate(penalty: Any,
+                                                         fit_intercept: bool) -> None:
+    """``gram_newglmnet`` (the compiled exact model of ``QuadraticModel``) against
+    ``gram_glmnet_numpy`` (dense sweeps and feature-sign search in NumPy) after each number of
+    outer iterations, from a start away from the minimiser: the first model's minimiser (the
+    quadratic's, up to the damping) to rounding -- after it the decrease is at working
+    precision, where the two take equally good points -- and ``F`` at every budget; the
+    loop's values decrease."""
+    from sqnopt.composite import form_gram, gram_newglmnet
+    from sqnopt.composite.reference import gram_glmnet_numpy
+
+    X, t = _regression(seed=8)
+    data = prepare(X, t, fit_intercept=fit_intercept, label_kind="regression")
+    from sqnopt import SquaredError
+
+    _, kernel, pen, problem = composite_problem(SquaredError(lam=0.0), penalty, data)
+    gram = form_gram(data)
+    n, nf = problem.n_params, problem.n_features
+    w0 = np.random.default_rng(2).normal(size=n)
+    lam, l1 = float(kernel.lam), float(pen.l1)
+    for k in range(4):
+        out = gram_newglmnet(gram, lam, l1, nf, w0, tol=0.0, max_iter=k)
+        assert out is not None
+        w, _, _, f, _, _, trace = out
+        tw, values, _, _ = gram_glmnet_numpy(gram.H, gram.c, gram.yy, lam, l1, nf, w0,
+                                             tol=0.0, max_iter=k)
+        if k <= 1:
+            np.testing.assert_allclose(w, tw, rtol=1e-9, atol=1e-10, err_msg=f"after {k}")
+            np.testing.assert_array_equal(w == 0.0, tw == 0.0)
+            np.testing.assert_allclose(trace, values, rtol=1e-12)
+        else:
+            np.testing.assert_allclose(w, tw, atol=1e-7, err_msg=f"after {k}")
+            assert f == pytest.approx(values[-1], rel=1e-12)
+        assert f == pytest.approx(float(kernel.value(w)) + l1 * np.abs(w[:nf]).sum(),
+                                  rel=1e-12)
+    assert np.all(np.diff(trace) <= 0.0)
+
+
+def test_gram_is_formed_only_for_a_quadratic_on_dense_rows_that_outnumber_the_features() -> None:
+    X, t = _regression()
+    sq = ("squared_error", {"lam": 0.0})
+    cases: list[tuple[Any, Any, Any, bool]] = [
+        (sq, X, t, True),                                    # least squares, dense, N >= n
+        (sq, sp.csr_matrix(X), t, False),                    # sparse rows
+        (sq, X[:20], t[:20], False),                         # fewer rows than parameters
+        (("huber", {"lam": 0.0}), X, t, False),              # not quadratic
+    ]
+    for objective, Xc, tc, formed in cases:
+        cache: dict[str, Any] = {}
+        solve_composite(objective, L1(0.05), Xc, tc, column_cache=cache, gram=True)
+        assert ("gram" in cache) is formed, objective
+    cache = {}
+    solve_composite(sq, L1(0.05), X, t, column_cache=cache)   # gram=False: a single fit's
+    assert "gram" not in cache
+
+
+def test_quadratic_model_checks_its_arguments() -> None:
+    from sqnopt.composite._glmnet import QuadraticModel
+
+    with pytest.raises(ValueError, match="at least one"):
+        QuadraticModel(0)
+    model = QuadraticModel(3)
+    H, v = np.eye(3), np.zeros(3)
+    with pytest.raises(ValueError, match="3 x 3"):
+        model.solve(np.eye(2), v, v, np.zeros(3), 3, 0.1, 0.0, 1e-9)
+    with pytest.raises(ValueError, match="nf <= n"):
+        model.solve(H, v, v, np.zeros(3), 4, 0.1, 0.0, 1e-9)
+    u = np.zeros(3)
+    code, _ = model.solve(H, np.array([-1.0, 0.05, 2.0]), v, u, 3, 0.1, 0.0, 0.0)
+    assert code == 0
+    np.testing.assert_allclose(u, [0.9, 0.0, -1.9], rtol=1e-7)
+    np.testing.assert_array_equal(np.diag(H), 1.0)            # the diagonal restored

@@ -190,3 +190,37 @@ def test_l1_fits_start_from_the_previous_coefficients(k: int) -> None:
     warm = clone(est).set_params(warm_start=True).fit(X, y)
     with pytest.raises(ValueError, match="warm_start: the data has different classes"):
         warm.fit(X[:, :10], y)
+
+
+@pytest.mark.parametrize("penalty,l1_ratio", [("l1", None), ("elasticnet", 0.5)])
+def test_dense_least_squares_path_forms_its_gram_matrix_once(
+        penalty: str, l1_ratio: float | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lasso / elastic-net path of ``SQNRegressor`` on dense rows forms ``X'X / N`` once and
+    solves every alpha on it, reaching the path the solves on the rows reach (each fit's
+    ``tol``) and scikit-learn's ``lasso_path`` / ``enet_path``; the matrix is checked once."""
+    from sklearn.linear_model import enet_path
+
+    import sqnopt.composite._solve as solve
+    import sqnopt.data._dataset as dataset
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 40)) + 0.5 * rng.normal(size=(400, 1))
+    t = X @ np.where(rng.random(40) < 0.25, rng.normal(size=40), 0.0) + 0.2 * rng.normal(size=400)
+    est = SQNRegressor(penalty=penalty, l1_ratio=l1_ratio, tol=1e-9)
+    formed: list[int] = []
+    checks: list[int] = []
+    form, check = solve.form_gram, dataset.check_matrix
+    monkeypatch.setattr(solve, "form_gram", lambda data: formed.append(1) or form(data))
+    monkeypatch.setattr(dataset, "check_matrix",
+                        lambda *a, **k: checks.append(1) or check(*a, **k))
+    path = regularization_path(X, t, estimator=est, n_alphas=12)
+    assert len(formed) == 1 and len(checks) == 1
+    monkeypatch.setattr(solve, "gram_applies", lambda smooth, data: False)
+    rows = regularization_path(X, t, estimator=est, alphas=path.alphas)
+    np.testing.assert_allclose(path.coefs, rows.coefs, atol=1e-7)
+    np.testing.assert_allclose(path.intercepts, rows.intercepts, atol=1e-7)
+    Xc, tc = X - X.mean(axis=0), t - t.mean()
+    _, ref, _ = enet_path(Xc, tc, l1_ratio=1.0 if l1_ratio is None else l1_ratio,
+                          alphas=path.alphas, tol=1e-12, max_iter=100_000)
+    np.testing.assert_allclose(path.coefs, ref.T, atol=1e-6)
+    assert path.converged.all() and path.nonzero[-1] > path.nonzero[1]
