@@ -115,13 +115,14 @@ def contenders(X: Any, y: np.ndarray, grid: np.ndarray,
     return out
 
 
-def regression_contenders(X: Any, y: np.ndarray, grid: np.ndarray,
-                          penalty: str) -> dict[str, Callable[[], None]]:
-    """The contenders of a dense least-squares path (the module docstring)."""
-    from sklearn.linear_model import ElasticNet, Lasso, enet_path
+def regression_contenders(X: Any, y: np.ndarray, grid: np.ndarray, penalty: str,
+                          cv: int = 0) -> dict[str, Callable[[], None]]:
+    """The contenders of a dense least-squares path (the module docstring); with ``cv`` folds
+    also ``PathCV`` against ``LassoCV`` / ``ElasticNetCV`` on the same grid and folds."""
+    from sklearn.linear_model import ElasticNet, ElasticNetCV, Lasso, LassoCV, enet_path
 
     import sqnopt.composite._solve as solve
-    from sqnopt.estimators import regularization_path
+    from sqnopt.estimators import PathCV, regularization_path
 
     if penalty == "l2":
         raise SystemExit("the least-squares paths take --penalty l1 or elasticnet")
@@ -152,10 +153,22 @@ def regression_contenders(X: Any, y: np.ndarray, grid: np.ndarray,
                 (Lasso(alpha=float(a)) if penalty == "l1" else
                  ElasticNet(alpha=float(a), l1_ratio=l1_ratio)).fit(X, y)
 
+    def path_cv() -> None:
+        PathCV(_estimator(penalty, True), alphas=grid, cv=cv).fit(X, y)
+
+    def sk_cv() -> None:
+        (LassoCV(alphas=grid, cv=cv) if penalty == "l1" else
+         ElasticNetCV(alphas=grid, l1_ratio=l1_ratio, cv=cv)).fit(X, y)
+
     name = "lasso_path" if penalty == "l1" else "enet_path"
-    return {"sqnopt path": path, "sqnopt path on the rows": rows, "sqnopt cold": cold,
-            f"sklearn {name}": sk_path,
-            f"sklearn {'Lasso' if penalty == 'l1' else 'ElasticNet'} cold": sk_cold}
+    out = {"sqnopt path": path, "sqnopt path on the rows": rows, "sqnopt cold": cold,
+           f"sklearn {name}": sk_path,
+           f"sklearn {'Lasso' if penalty == 'l1' else 'ElasticNet'} cold": sk_cold}
+    if cv:
+        out[f"cv: sqnopt PathCV, {cv} folds"] = path_cv
+        out[f"cv: sklearn {'LassoCV' if penalty == 'l1' else 'ElasticNetCV'}, {cv} folds"] = \
+            sk_cv
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--penalty", choices=sorted(SOLVERS), default="l2")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--record", type=Path)
+    ap.add_argument("--cv", type=int, default=0,
+                    help="lasso-NxD: also PathCV against LassoCV / ElasticNetCV, this many folds")
     args = ap.parse_args(argv)
 
     from sqnopt.estimators import alpha_grid
@@ -184,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             grid = alpha_grid(X, y, n_alphas=args.n_alphas, l1_ratio=_l1_share(est),
                               loss="squared_error")
-            runs = regression_contenders(X, y, grid, args.penalty)
+            runs = regression_contenders(X, y, grid, args.penalty, args.cv)
         best = {k: float("inf") for k in runs}
         for _ in range(args.rounds):
             for k, fn in runs.items():
@@ -197,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {k:28s} {v:8.3f} s   {v / peer[0]:6.2f}x the fastest scikit-learn")
         print(f"  path speed-up over {peer[1]}: {peer[0] / best['sqnopt path']:.2f}x; over "
               f"sqnopt cold: {best['sqnopt cold'] / best['sqnopt path']:.2f}x")
+        cvs = [k for k in best if k.startswith("cv: ")]
+        if cvs:
+            print(f"  {cvs[0][4:]} over {cvs[1][4:]}: {best[cvs[0]] / best[cvs[1]]:.2f}x")
         record["datasets"].append({"name": name, "shape": list(X.shape),
                                    "alphas": [float(grid[0]), float(grid[-1])],
                                    "seconds": {k: round(v, 3) for k, v in best.items()}})

@@ -844,11 +844,13 @@ cdef class QuadraticModel:
         ``rho = RHO max_j H_jj``: the exact models' terms, which keep the systems of collinear
         columns positive definite and make the model majorise a quadratic ``f``), to a largest
         violation at most ``eps``. Reads the upper triangle of ``H`` (row-major); its diagonal
-        is changed during the call and restored. Returns ``(code, steps)``: code 0 at the
-        minimiser, -1 (a pivot not positive) or -2 (no progress, or the step limit) as the
+        is changed during the call and restored. The search is skipped when the sweeps' point
+        violates optimality by at most ``eps`` already. Returns ``(code, steps)``: code 0 at
+        the minimiser, -1 (a pivot not positive) or -2 (no progress, or the step limit) as the
         feature-sign search reports them, ``u`` then the last point (no worse than ``w``)."""
         cdef Py_ssize_t n = self.n, j, steps = 0
-        cdef int code
+        cdef int code = 0
+        cdef double mx = 0.0, v
         if H.shape[0] != n or H.shape[1] != n or g.shape[0] != n or w.shape[0] != n \
                 or u.shape[0] != n:
             raise ValueError(f"the model holds {n} coordinates: H must be {n} x {n} and g, w, "
@@ -868,8 +870,16 @@ cdef class QuadraticModel:
                 diag[j] = Hp[j * n + j]
             _finish_model(Hp, n, nf, lam)
             _dense_cd(Hp, n, nf, &w[0], &g[0], l1, eps, DENSE_SWEEPS, &u[0], hd)
-            code = _feature_sign(Hp, n, nf, &w[0], &g[0], l1, eps, 10 * n + 100, &u[0], L,
-                                 &self.A[0], <char*> &self.inA[0], th, c, z, dl, self.cross, &steps)
+            # the sweeps' point already the minimiser to eps (a warm start on a well-conditioned
+            # model): no search; else feature-sign search from it
+            for j in range(n):
+                v = _violation(u[j], g[j] + hd[j], l1, j < nf)
+                if not (v <= mx):
+                    mx = v
+            if not (mx <= eps):
+                code = _feature_sign(Hp, n, nf, &w[0], &g[0], l1, eps, 10 * n + 100, &u[0], L,
+                                     &self.A[0], <char*> &self.inA[0], th, c, z, dl,
+                                     self.cross, &steps)
             for j in range(n):
                 Hp[j * n + j] = diag[j]
         return int(code), int(steps)

@@ -484,8 +484,8 @@ def gram_glmnet_numpy(H: FloatArray, c: FloatArray, yy: float, lam: float, l1: f
     ||w_reg||^2 + l1 ||w_reg||_1`` given by its matrix (the twin of
     ``sqnopt.composite.gram_newglmnet``): at each iterate the gradient from ``H``, then the
     exact model -- ``H + lam I_reg`` damped by ``nu + RHO max_j`` of its diagonal -- minimised
-    by dense coordinate descent and feature-sign search, its minimiser the next iterate (no
-    line search: the damped model majorises ``F``). Returns ``(w, objective values, iterates,
+    by dense coordinate descent and, unless the sweeps reached the tolerance, feature-sign
+    search, its minimiser the next iterate (no line search: the damped model majorises ``F``). Returns ``(w, objective values, iterates,
     status)``, one value and iterate per outer iteration (the start first)."""
     n = w0.shape[0]
     M = np.array(H, dtype=np.float64)
@@ -514,9 +514,12 @@ def gram_glmnet_numpy(H: FloatArray, c: FloatArray, yy: float, lam: float, l1: f
         if k == max_iter:
             break
         u = _dense_cd_numpy(M, nf, w, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS)
-        code, u = _feature_sign_numpy(M, nf, w, g, l1, MODEL_TOL * gmax, 10 * n + 100, u)
-        if code != 0:
-            raise RuntimeError(f"the feature-sign search stopped short (code {code})")
+        G = g + M @ (u - w)
+        if max(_violation(float(u[j]), float(G[j]), l1, j < nf) for j in range(n)) \
+                > MODEL_TOL * gmax:
+            code, u = _feature_sign_numpy(M, nf, w, g, l1, MODEL_TOL * gmax, 10 * n + 100, u)
+            if code != 0:
+                raise RuntimeError(f"the feature-sign search stopped short (code {code})")
         f_prev = f
         w = u
     return w, values, iterates, MAX_ITER

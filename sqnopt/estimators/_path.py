@@ -310,15 +310,24 @@ class PathCV(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         cv = check_cv(self.cv, y, classifier=is_classifier(est))
         scorer = check_scoring(est, scoring=self.scoring)
         yy = np.asarray(y)
+        # the estimator's own score (R^2) on held-out rows validated once per fold rather than
+        # at every alpha: the same values
+        own = self.scoring is None and hasattr(est, "_score_checked")
         scores: list[list[float]] = []
         tic = time.perf_counter()
         for train, test in cv.split(X, yy):
             Xtr, Xte = _safe_indexing(X, train), _safe_indexing(X, test)
             row = []
+            checked = None
             for _, fitted, _ in _walk(est, Xtr, yy[train], grid,
                                       None if sw is None else sw[train]):
                 kw = {} if sw is None else {"sample_weight": sw[test]}
-                row.append(float(scorer(fitted, Xte, yy[test], **kw)))
+                if own:
+                    if checked is None:
+                        checked = fitted._checked_rows(Xte)
+                    row.append(float(fitted._score_checked(checked, yy[test], **kw)))
+                else:
+                    row.append(float(scorer(fitted, Xte, yy[test], **kw)))
             scores.append(row)
         self.path_seconds_ = time.perf_counter() - tic
         self.alphas_ = grid

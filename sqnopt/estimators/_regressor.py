@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sqnopt.estimators._classifier import (
@@ -349,20 +350,37 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         ``decision_function``."""
         check_is_fitted(self)
         _check_structure(X)
-        Xv = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                           reset=False)
+        return self._linear_scores(self._checked_rows(X))
+
+    def _checked_rows(self, X: Any) -> Any:
+        """``X`` validated for prediction (CSR or a float array of ``n_features_in_`` columns)."""
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=False)
+
+    def _linear_scores(self, Xv: Any) -> FloatArray:
         coef = np.asarray(self.coef_, dtype=np.float64)
         scores = (Xv @ coef) if sp.issparse(Xv) else np.asarray(Xv, dtype=np.float64) @ coef
         out: FloatArray = np.asarray(scores, dtype=np.float64).ravel() + self.intercept_
         return out
 
-    def predict(self, X: Any) -> FloatArray:
-        """Predicted targets: the scores, or ``exp`` of them for Poisson (log link)."""
-        scores = self._scores(X)
-        link = self._trainer.model_.link
-        if link == "log":
+    def _predicted(self, scores: FloatArray) -> FloatArray:
+        """The targets of the linear scores: themselves, or ``exp`` of them (log link)."""
+        if self._trainer.model_.link == "log":
             with np.errstate(over="ignore"):
                 out: FloatArray = np.exp(scores)
             return out
         return scores
+
+    def _score_checked(self, Xv: Any, y: ArrayLike,
+                       sample_weight: ArrayLike | None = None) -> float:
+        """:meth:`score` on rows :meth:`_checked_rows` returned (the held-out rows of a
+        :class:`~sqnopt.estimators.PathCV` fold, scored at every alpha: validated once); the
+        same value."""
+        check_is_fitted(self)
+        return float(r2_score(y, self._predicted(self._linear_scores(Xv)),
+                              sample_weight=sample_weight))
+
+    def predict(self, X: Any) -> FloatArray:
+        """Predicted targets: the scores, or ``exp`` of them for Poisson (log link)."""
+        return self._predicted(self._scores(X))
 

@@ -224,3 +224,22 @@ def test_dense_least_squares_path_forms_its_gram_matrix_once(
                           alphas=path.alphas, tol=1e-12, max_iter=100_000)
     np.testing.assert_allclose(path.coefs, ref.T, atol=1e-6)
     assert path.converged.all() and path.nonzero[-1] > path.nonzero[1]
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "poisson"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_path_cv_own_scores_are_the_scorers(loss: str, weighted: bool) -> None:
+    """A regressor's fold scores at the default ``scoring`` (its ``score``, with the held-out
+    rows validated once per fold) are the values scikit-learn's ``r2`` scorer gives, bit for
+    bit, and pick the same alpha."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(300, 8))
+    s = X @ rng.normal(size=8) * 0.3
+    t = rng.poisson(np.exp(s)).astype(float) if loss == "poisson" else s + 0.2 * rng.normal(
+        size=300)
+    sw = rng.uniform(0.5, 2.0, size=300) if weighted else None
+    est = SQNRegressor(loss=loss, penalty="l1", random_state=0)
+    own = PathCV(est, n_alphas=6, cv=3).fit(X, t, sample_weight=sw)
+    scorer = PathCV(est, n_alphas=6, cv=3, scoring="r2").fit(X, t, sample_weight=sw)
+    np.testing.assert_array_equal(own.cv_scores_, scorer.cv_scores_)
+    assert own.alpha_ == scorer.alpha_
