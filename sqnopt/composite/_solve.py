@@ -326,6 +326,13 @@ class Gram:
     intercept: bool
     model: Any
 
+    @property
+    def finite(self) -> bool:
+        """Whether the matrix and vector are finite (the data layer bounds every square, not
+        their sums: a solve on a matrix that overflowed runs on the rows instead)."""
+        return bool(np.isfinite(self.H).all() and np.isfinite(self.c).all()
+                    and math.isfinite(self.yy))
+
 
 def gram_applies(smooth: Objective, data: Any) -> bool:
     """Whether a regularization path forms the Gram matrix of a solve (:func:`gram_newglmnet`):
@@ -548,9 +555,10 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
         if column_cache is not None:
             if gram and gram_applies(smooth, data):
                 # a path's solves of a quadratic on dense rows: the Gram matrix formed once
-                out = gram_newglmnet(_cached_gram(column_cache, data), float(kernel.lam),
-                                     float(pen_k.l1), int(pen_k.n_reg), w0, tol=tol,
-                                     max_iter=max_iter)
+                formed = _cached_gram(column_cache, data)
+                if formed.finite:
+                    out = gram_newglmnet(formed, float(kernel.lam), float(pen_k.l1),
+                                         int(pen_k.n_reg), w0, tol=tol, max_iter=max_iter)
             if out is None:
                 if "columns" not in column_cache:
                     column_cache["columns"] = _columns(X, problem.n_features)

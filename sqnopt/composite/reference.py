@@ -485,8 +485,9 @@ def gram_glmnet_numpy(H: FloatArray, c: FloatArray, yy: float, lam: float, l1: f
     ``sqnopt.composite.gram_newglmnet``): at each iterate the gradient from ``H``, then the
     exact model -- ``H + lam I_reg`` damped by ``nu + RHO max_j`` of its diagonal -- minimised
     by dense coordinate descent and, unless the sweeps reached the tolerance, feature-sign
-    search, its minimiser the next iterate (no line search: the damped model majorises ``F``). Returns ``(w, objective values, iterates,
-    status)``, one value and iterate per outer iteration (the start first)."""
+    search, its minimiser the next iterate (no line search: the damped model majorises
+    ``F``). Returns ``(w, objective values, iterates, status)``, one value and iterate per
+    outer iteration (the start first)."""
     n = w0.shape[0]
     M = np.array(H, dtype=np.float64)
     M[np.arange(nf), np.arange(nf)] += lam

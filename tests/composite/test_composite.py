@@ -648,7 +648,7 @@ def test_gram_loop_matches_numpy_twin_iterate_by_iterate(penalty: Any,
     assert np.all(np.diff(trace) <= 0.0)
 
 
-def test_gram_is_formed_only_for_a_quadratic_on_dense_rows_that_outnumber_the_features() -> None:
+def test_gram_is_formed_for_a_quadratic_on_dense_rows_outnumbering_parameters() -> None:
     X, t = _regression()
     sq = ("squared_error", {"lam": 0.0})
     cases: list[tuple[Any, Any, Any, bool]] = [
@@ -664,6 +664,13 @@ def test_gram_is_formed_only_for_a_quadratic_on_dense_rows_that_outnumber_the_fe
     cache = {}
     solve_composite(sq, L1(0.05), X, t, column_cache=cache)   # gram=False: a single fit's
     assert "gram" not in cache
+    # targets whose squares overflow (the data layer checks them finite only): the matrix's
+    # value of F is not finite, and the solve runs on the rows instead
+    cache = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solve_composite(sq, L1(0.05), X, t * 1e160, column_cache=cache, gram=True)
+    assert not cache["gram"].finite and "columns" in cache
 
 
 def test_quadratic_model_checks_its_arguments() -> None:
