@@ -503,11 +503,11 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     working precision or after ``max_iter`` iterations (OWL-QN also on a relative decrease
     below ``ftol``). Zeros of the result are exact zeros.
 
-    ``column_cache``: a dict the caller keeps across solves on the very same ``X`` object
-    (the fits of a regularization path): newGLMNET's column copy of ``X`` is made once and
-    kept there, with ``X`` itself (a solve on another object makes a new copy), and ``X`` is
-    checked once. ``gram`` (with a cache): for a quadratic loss on dense rows
-    (:func:`gram_applies`), the solves share the matrix ``X'CX / N`` formed once
+    ``column_cache``: a dict the caller keeps across solves on the very same ``X`` object,
+    unchanged between them (the fits of a regularization path): newGLMNET's column copy of
+    ``X`` is made once and kept there, with ``X`` itself (a solve on another object makes a
+    new copy), and ``X`` is checked once. ``gram`` (with a cache): for a quadratic loss on
+    dense rows (:func:`gram_applies`), the solves share the matrix ``X'CX / N`` formed once
     (:func:`gram_newglmnet`), with no pass over the rows per solve -- worth it over the many
     solves of a path, not for one.
 
