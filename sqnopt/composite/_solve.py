@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,6 +18,9 @@ from sqnopt.objectives._base import ObjectiveKernel
 from sqnopt.penalties._base import PenaltyKernel
 from sqnopt.penalties._components import PenaltySpec, resolve_penalty
 from sqnopt.solver._blas import one_blas_thread
+
+if TYPE_CHECKING:
+    from sqnopt.composite._glmnet import QuadraticModel
 
 FloatArray = NDArray[np.float64]
 
@@ -324,14 +327,11 @@ class Gram:
     y: FloatArray
     weights: FloatArray
     intercept: bool
-    model: Any
-
-    @property
-    def finite(self) -> bool:
-        """Whether the matrix and vector are finite (the data layer bounds every square, not
-        their sums: a solve on a matrix that overflowed runs on the rows instead)."""
-        return bool(np.isfinite(self.H).all() and np.isfinite(self.c).all()
-                    and math.isfinite(self.yy))
+    model: QuadraticModel
+    #: the matrix, vector and ``yy`` are finite (checked once, when formed: the data layer
+    #: bounds the features' squares, not the targets'; a solve on a matrix that is not runs
+    #: on the rows instead)
+    finite: bool
 
 
 def gram_applies(smooth: Objective, data: Any) -> bool:
@@ -372,8 +372,11 @@ def form_gram(data: Any) -> Gram:
         H[:nf, nf] = H[nf, :nf] = X.T @ v
         H[nf, nf] = float(np.sum(v))
         c[nf] = float(v @ y)
-    return Gram(H=H, c=c, yy=float(v @ (y * y)), y=y, weights=sw,
-                intercept=bool(data.fit_intercept), model=QuadraticModel(n))
+    yy = float(v @ (y * y))
+    return Gram(H=H, c=c, yy=yy, y=y, weights=sw, intercept=bool(data.fit_intercept),
+                model=QuadraticModel(n),
+                finite=bool(np.isfinite(H).all() and np.isfinite(c).all()
+                            and math.isfinite(yy)))
 
 
 def _cached_gram(cache: dict[str, Any], data: Any) -> Gram:
@@ -398,25 +401,13 @@ def _product(H: FloatArray, w: FloatArray) -> FloatArray:
     return full
 
 
-def _pg_max(w: FloatArray, g: FloatArray, l1: float, nf: int) -> float:
-    """The largest entry of the pseudo-gradient (the minimum-norm subgradient) of
-    ``f + l1 ||w_reg||_1`` at ``w`` (``g``: ``f``'s gradient; the first ``nf`` coordinates
-    regularised)."""
-    wr, gr = w[:nf], g[:nf]
-    v = np.where(wr > 0.0, np.abs(gr + l1),
-                 np.where(wr < 0.0, np.abs(gr - l1), np.maximum(np.abs(gr) - l1, 0.0)))
-    out = float(np.max(v)) if nf else 0.0
-    if w.shape[0] > nf:
-        out = max(out, float(np.max(np.abs(g[nf:]))))
-    return out
-
-
-def gram_newglmnet(gram: Gram, lam: float, l1: float, nf: int, w0: ArrayLike | None = None,
-                   *, tol: float = 1e-6, max_iter: int = 1000
+def gram_newglmnet(gram: Gram, lam: float, penalty: PenaltyKernel,
+                   w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000
                    ) -> tuple[FloatArray, int, str, float, float, int, FloatArray] | None:
     r"""newGLMNET's outer loop on a quadratic ``f`` whose data term is formed (:class:`Gram`):
     at ``w``, the gradient ``g = Hw - c + lam w_reg`` and ``F(w)`` from the matrix (no pass
-    over the rows), then the exact model -- ``f`` itself, damped by ``nu + rho`` on its
+    over the rows; the L1 term and the pseudo-gradient from the ``penalty`` kernel), then the
+    exact model -- ``f`` itself, damped by ``nu + rho`` on its
     diagonal (:class:`~sqnopt.composite._glmnet.QuadraticModel`) -- solved to a largest
     violation of ``MODEL_TOLERANCE`` times the pseudo-gradient's, its minimiser the next
     iterate: the damped model majorises ``F``, so no line search is needed, and the damping's
@@ -432,10 +423,12 @@ def gram_newglmnet(gram: Gram, lam: float, l1: float, nf: int, w0: ArrayLike | N
 
     H, c = gram.H, gram.c
     n = H.shape[0]
+    nf, l1 = int(penalty.n_reg), float(penalty.l1)
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != n:
         raise ValueError(f"w0 has {w.shape[0]} entries, expected {n}")
     u = np.empty(n)
+    pg = np.empty(n)
     trace: list[float] = []
     steps, k = 0, 0
     f_prev, w_prev = math.inf, w
@@ -444,25 +437,25 @@ def gram_newglmnet(gram: Gram, lam: float, l1: float, nf: int, w0: ArrayLike | N
         Hw = _product(H, w)
         reg = w[:nf]
         f = (0.5 * float(w @ Hw) - float(c @ w) + 0.5 * gram.yy + 0.5 * lam * float(reg @ reg)
-             + l1 * float(np.sum(np.abs(reg))))
+             + float(penalty.l1_value(w)))
         if not math.isfinite(f):
             status = "nonfinite"
             gmax = math.inf
             break
-        if k > 0 and not f < f_prev:
-            # the damped model majorises F: no decrease is rounding at the minimiser
-            if f > f_prev:
-                w, f = w_prev, f_prev
-                Hw = _product(H, w)
-            g = Hw - c
-            g[:nf] += lam * w[:nf]
-            gmax = _pg_max(w, g, l1, nf)
+        # the damped model majorises F: no decrease is rounding at the minimiser (a rise:
+        # back to the last iterate)
+        stalled = k > 0 and not f < f_prev
+        if stalled and f > f_prev:
+            w, f = w_prev, f_prev
+            Hw = _product(H, w)
+        g = Hw - c
+        g[:nf] += lam * w[:nf]
+        penalty.pseudo_gradient(w, g, pg)
+        gmax = float(np.max(np.abs(pg)))
+        if stalled:
             status = "gtol" if gmax <= tol else "precision"
             break
         trace.append(f)
-        g = Hw - c
-        g[:nf] += lam * reg
-        gmax = _pg_max(w, g, l1, nf)
         if gmax <= tol:
             status = "gtol"
             break
@@ -557,8 +550,8 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                 # a path's solves of a quadratic on dense rows: the Gram matrix formed once
                 formed = _cached_gram(column_cache, data)
                 if formed.finite:
-                    out = gram_newglmnet(formed, float(kernel.lam), float(pen_k.l1),
-                                         int(pen_k.n_reg), w0, tol=tol, max_iter=max_iter)
+                    out = gram_newglmnet(formed, float(kernel.lam), pen_k, w0, tol=tol,
+                                         max_iter=max_iter)
             if out is None:
                 if "columns" not in column_cache:
                     column_cache["columns"] = _columns(X, problem.n_features)

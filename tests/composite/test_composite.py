@@ -631,7 +631,7 @@ def test_gram_loop_matches_numpy_twin_iterate_by_iterate(penalty: Any,
     w0 = np.random.default_rng(2).normal(size=n)
     lam, l1 = float(kernel.lam), float(pen.l1)
     for k in range(4):
-        out = gram_newglmnet(gram, lam, l1, nf, w0, tol=0.0, max_iter=k)
+        out = gram_newglmnet(gram, lam, pen, w0, tol=0.0, max_iter=k)
         assert out is not None
         w, _, _, f, _, _, trace = out
         tw, values, _, _ = gram_glmnet_numpy(gram.H, gram.c, gram.yy, lam, l1, nf, w0,
