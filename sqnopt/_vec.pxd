@@ -82,13 +82,18 @@ cdef inline void vprefetch(const void* start, Py_ssize_t n_bytes) noexcept nogil
     """Hint the CPU to load ``[start, start + n_bytes)`` into cache (no-op off GCC/Clang).
 
     Issuing the loads of every row of a minibatch before touching any of them lets their cache
-    misses overlap instead of being paid one row after another.
+    misses overlap instead of being paid one row after another. Every line the range touches
+    is hinted, from the one holding its first byte to the one holding its last (a range that
+    does not start on a line spans one line more than its length in lines when its tail
+    crosses into it).
     """
-    cdef const char* p = <const char*> start
-    cdef Py_ssize_t off = 0
-    while off < n_bytes:
-        SQNOPT_PREFETCH(p + off)
-        off += 64
+    if n_bytes <= 0:
+        return
+    cdef const char* p = <const char*> (<size_t> start & ~(<size_t> 63))
+    cdef const char* end = <const char*> start + n_bytes
+    while p < end:
+        SQNOPT_PREFETCH(p)
+        p += 64
 
 
 cdef inline void vprefetch_rest(const void* row, Py_ssize_t n_bytes) noexcept nogil:

@@ -7,7 +7,7 @@ from libc.math cimport NAN
 from libc.string cimport memcpy
 
 from sqnopt._parallel cimport ENTRY_WORK, block_bounds, plan_blocks, run_tasks
-from sqnopt._vec cimport vprefetch, vprefetch_rest
+from sqnopt._vec cimport SQNOPT_PREFETCH, vprefetch, vprefetch_rest
 
 
 #: Hints for a pass over a batch's rows (a minibatch, a growing batch, a subsample; the
@@ -71,7 +71,7 @@ cdef inline void _dense_row_prefetch(const void* row) noexcept nogil:
     # rest once the row is read. Hinting every line of a minibatch at once (65 lines at n = 100,
     # L = 5) filled the line-fill buffers and was slower per iteration (bench/test_core.py,
     # docs/benchmarks.md).
-    vprefetch(row, 64)
+    SQNOPT_PREFETCH(row)
 
 
 cdef inline double _dense_sqnorm(const real_t* x, Py_ssize_t n) noexcept nogil:

@@ -118,8 +118,21 @@ cdef enum:
     STAGE3 = 2           # the per-feature records and accumulator entries the rows touch
     LOOKAHEAD = 4
 cdef Py_ssize_t PREFETCH_ROWS = 16
+#: a cache line: the records start on one (:func:`_zeros_on_lines`), so that a record of one
+#: block (``S = 4`` doubles) never spans two and one prefetch brings in all of it
+cdef size_t LINE_BYTES = 64
 # Prefetch the records and accumulator entries only when they exceed this (an L2 cache).
 cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
+
+
+cdef object _zeros_on_lines(Py_ssize_t n):
+    """``n`` float64 zeros starting on a cache line. NumPy guarantees 16-byte alignment only
+    (a large array starts 16 bytes into a page), and records of 4 doubles placed from such a
+    start span two lines every other feature: the step reads the second line before the
+    prefetch of the first has any use."""
+    buf = np.zeros(n + LINE_BYTES // 8)
+    cdef Py_ssize_t skip = <Py_ssize_t> ((-buf.ctypes.data) % LINE_BYTES) // 8
+    return buf[skip:skip + n]
 
 
 # log1p(u) by its series below this (the terms after u^4/4 are below 2e-17 u)
@@ -776,13 +789,17 @@ cdef class AdaptiveIterate(IterateKernel):
         records and accumulator entries the rows touch (when they exceed the cache), ``STAGE2``
         ahead the rows' lines, ``STAGE1`` ahead their pointers, labels and weights."""
         cdef Py_ssize_t t, m, i, p, k, stop
+        cdef double* r
         if n_ahead >= STAGE3 and self.prefetch_entries:
             m = sizes[STAGE3 - 1] if sizes[STAGE3 - 1] < PREFETCH_ROWS else PREFETCH_ROWS
             for t in range(m):
                 i = ahead[STAGE3 - 1][t]
                 stop = self.indptr[i + 1]
                 for p in range(self.indptr[i], stop):
-                    SQNOPT_PREFETCH(&self.rec[self.xind[p] * self.S])
+                    r = &self.rec[self.xind[p] * self.S]
+                    SQNOPT_PREFETCH(r)
+                    if ((<size_t> r) ^ (<size_t> (r + self.S - 1))) >= LINE_BYTES:
+                        SQNOPT_PREFETCH(r + self.S - 1)     # a record across two lines
                     for k in range(self.K):
                         SQNOPT_PREFETCH(G + k * self.dim + self.xind[p])
         if n_ahead >= STAGE2:
@@ -842,7 +859,7 @@ cdef class AdaptiveIterate(IterateKernel):
         cdef Py_ssize_t K = self.K, S = self.S, nf = self.nf, dim = self.dim
         W = np.asarray(self.w, dtype=np.float64).reshape(K, dim)
         if self.rec is None:
-            self.rec = np.zeros(nf * S)
+            self.rec = _zeros_on_lines(nf * S)
         self.moved = False
         rec = np.asarray(self.rec).reshape(nf, S)
         rec[:, :K] = W[:, :nf].T

@@ -103,3 +103,46 @@ def test_a_newer_record_that_measured_nothing_does_not_replace_one_that_did(
     # with only the newer record, fashion-mnist is not measured
     text = goals.render([new], tmp_path / "no-overhead.json")
     assert "| fashion-mnist/softmax | not reached | none reached it | - | not measured" in text
+
+
+def test_two_core_records_serve_the_two_core_goals_only(tmp_path: Path) -> None:
+    one = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC",
+                [_problem("a9a/logistic", [1.0, 0.5, 0.4], [1.0, 1.0, 1.0])])
+    two = _race(tmp_path / "b.json", "2026-01-02 00:00 UTC",
+                [_problem("a9a/logistic", [1.0, 0.6, 0.7], [1.0, 1.0, 1.0]),
+                 _problem("news20/logistic-1e-6", [0.1, 0.2, 0.3], [1.0, 1.0, 1.0])])
+    rec = json.loads(two.read_text())
+    rec["config"] = {"cores": 2}
+    two.write_text(json.dumps(rec))
+    text = goals.render([two, one], tmp_path / "no-overhead.json")
+    # the one-core goals read the older one-core record, not the newer two-core one
+    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    # two cores: 1e-6 at 0.7 of 1.0 is not met (limit 0.5), news20's 0.3 is met; 1e-4 at 0.6
+    # is not met, news20's 0.2 is
+    assert ("the best sqnopt composition reaches 1e-6 in ≤ 0.5× the best peer's time | met on "
+            "1 of 2 measured problems |") in text
+    assert "| a9a/logistic | SQNClassifier() 600 ms | sklearn lbfgs 1 s | 0.60× | **not met** |" \
+        in text
+    assert "| news20/logistic-1e-6 | SQNClassifier() 200 ms | sklearn lbfgs 1 s | 0.20× | met |" \
+        in text
+    assert "| mushrooms/logistic | not measured (absent from the records) |" in text
+
+
+def test_l1_and_regression_defaults_against_the_fastest_scikit_learn_solver(
+        tmp_path: Path) -> None:
+    rec = _race(tmp_path / "a.json", "2026-01-01 00:00 UTC",
+                [_problem("w8a/l1_logistic", [1.0, 1.1, 1.2], [1.0, 1.0, 1.0]),
+                 _problem("diabetes/ridge", [1.0, 0.9, 0.9], [1.0, 1.0, 1.0])])
+    data = json.loads(rec.read_text())
+    # a slower scikit-learn solver beside lbfgs does not count: the fastest one does
+    for p in data["problems"]:
+        p["contenders"]["sklearn liblinear"] = {"time_to": [2.0, 2.0, 2.0],
+                                                "passes_to": [1, 2, 3], "final_excess": 1e-9}
+    rec.write_text(json.dumps(data))
+    text = goals.render([rec], tmp_path / "no-overhead.json")
+    assert ("L1-logistic and regression: sqnopt's defaults reach 1e-4 no later than the fastest "
+            "scikit-learn solver | met on 1 of 2 measured problems (9 named) |") in text
+    assert "| w8a/l1_logistic | SQNClassifier() 1.1 s | sklearn lbfgs 1 s | 1.10× | **not met** |" \
+        in text
+    assert "| diabetes/ridge | SQNClassifier() 900 ms | sklearn lbfgs 1 s | 0.90× | met |" in text
+    assert "| criteo/l1_logistic | not measured (absent from the records) |" in text
