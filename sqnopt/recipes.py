@@ -63,6 +63,7 @@ from sqnopt.data._norms import (
     variance_reduced_step,
     weighted_row_sq_norms as _weighted_row_sq_norms,
 )
+from sqnopt.data._rows import csr_column_max_abs
 from sqnopt.interfaces import (
     DENSE_HESSIAN,
     HESSIAN_VECTOR,
@@ -291,8 +292,7 @@ def feature_scale_spread(X: Any, fit_intercept: bool = False) -> float:
     if sp.issparse(X):
         Xr = X if X.format == "csr" else sp.csr_matrix(X)
         end = int(Xr.indptr[min(Xr.shape[0], SCALE_SAMPLE_ROWS)])
-        scale = np.zeros(Xr.shape[1])
-        np.maximum.at(scale, Xr.indices[:end], np.abs(Xr.data[:end]))
+        scale = csr_column_max_abs(Xr.indices[:end], Xr.data[:end], int(Xr.shape[1]))
     else:
         X = X[:SCALE_SAMPLE_ROWS]
         scale = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=0) if X.shape[0] else \

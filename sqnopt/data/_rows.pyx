@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from libc.math cimport NAN
+from libc.math cimport NAN, fabs
 from libc.string cimport memcpy
 
 from sqnopt._parallel cimport ENTRY_WORK, block_bounds, plan_blocks, run_tasks
@@ -596,6 +596,76 @@ def csr_row_sqnorms(const Py_ssize_t[::1] indptr, values):
         d64 = values
         with nogil:
             _row_sqnorms(&indptr[0], &d64[0], n, &o[0])
+    return out
+
+
+ctypedef fused index_t:
+    int
+    long long
+
+
+cdef bint _column_max_abs(const index_t* ind, const real_t* values, Py_ssize_t n,
+                          Py_ssize_t m, double* out) noexcept nogil:
+    cdef Py_ssize_t p, j
+    cdef double a
+    for p in range(n):
+        j = <Py_ssize_t> ind[p]
+        if j < 0 or j >= m:
+            return False
+        a = fabs(<double> values[p])
+        if a > out[j]:
+            out[j] = a
+    return True
+
+
+def csr_column_max_abs(indices, values, Py_ssize_t n_columns):
+    """``max_p |x_p|`` of every column over the stored entries ``values`` (float32 or float64)
+    at column ``indices`` (int32 or int64, as a CSR matrix holds them, of the same length): 0
+    for a column with no entry, NaN values skipped. One read of the entries, without the
+    absolute values' array and the unbuffered scatter of ``np.maximum.at``; any index outside
+    ``[0, n_columns)`` raises before a result is returned."""
+    if indices.ndim != 1 or values.ndim != 1 or indices.shape[0] != values.shape[0]:
+        raise ValueError("csr_column_max_abs: indices and values must be 1-D of one length")
+    if n_columns < 0:
+        raise ValueError("csr_column_max_abs: n_columns must be >= 0")
+    if values.dtype != np.float32:
+        values = np.asarray(values, dtype=np.float64)
+    values = np.ascontiguousarray(values)
+    indices = np.ascontiguousarray(indices)
+    out = np.zeros(n_columns)
+    cdef double[::1] o = out
+    cdef Py_ssize_t n = values.shape[0]
+    cdef const int[::1] i32
+    cdef const long long[::1] i64
+    cdef const float[::1] v32
+    cdef const double[::1] v64
+    cdef bint ok = True
+    if n == 0:
+        return out
+    if n_columns == 0:
+        raise ValueError("csr_column_max_abs: an index lies outside [0, n_columns)")
+    if indices.dtype == np.int32:
+        i32 = indices
+        if values.dtype == np.float32:
+            v32 = values
+            with nogil:
+                ok = _column_max_abs(&i32[0], &v32[0], n, n_columns, &o[0])
+        else:
+            v64 = values
+            with nogil:
+                ok = _column_max_abs(&i32[0], &v64[0], n, n_columns, &o[0])
+    else:
+        i64 = np.asarray(indices, dtype=np.int64)
+        if values.dtype == np.float32:
+            v32 = values
+            with nogil:
+                ok = _column_max_abs(&i64[0], &v32[0], n, n_columns, &o[0])
+        else:
+            v64 = values
+            with nogil:
+                ok = _column_max_abs(&i64[0], &v64[0], n, n_columns, &o[0])
+    if not ok:
+        raise ValueError("csr_column_max_abs: an index lies outside [0, n_columns)")
     return out
 
 

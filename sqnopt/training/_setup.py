@@ -306,11 +306,13 @@ def streaming_regime(s: Settings, X: Any, regime: Regime) -> bool:
 
 def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                weights: NDArray[np.float64], regime: Regime = "memory", *,
-               sum_squares: float | None = None) -> Setup:
+               sum_squares: float | None = None, check_scale: bool = True) -> Setup:
     """The setup of a fit of ``s`` on ``X`` with labels ``classes`` and sample ``weights``
     (``regime="stream"``: ``X`` is a first chunk of data that arrive in chunks;
     ``sum_squares``: the sum of the squares of ``X``'s values that
-    :func:`sqnopt.data.check_matrix` found, saving the recipe a pass)."""
+    :func:`sqnopt.data.check_matrix` found, saving the recipe a pass; ``check_scale=False``:
+    the features' scales were checked on the data ``X`` is the first chunk of, and
+    :func:`warn_feature_scale` is not repeated)."""
     penalty: Penalty | None = getattr(s, "penalty", None)
     lam = float(s.alpha) if penalty is None else penalty.l2_strength
     objective, strategy = choose_strategy(objective_with_lam(s.loss, lam),
@@ -335,7 +337,8 @@ def make_setup(s: Settings, X: Any, classes: NDArray[Any],
                                          gradient=s.gradient, sum_squares=sum_squares)
         recipe = requested.recipe(objective, X, gw, fit_intercept=s.fit_intercept is True,
                                   sampling=s.sampling)
-    warn_feature_scale(X, recipe, s.fit_intercept is True)
+    if check_scale:
+        warn_feature_scale(X, recipe, s.fit_intercept is True)
     return Setup(objective=recipe.objective, curvature=recipe.curvature,
                  gradient=recipe.gradient,
                  schedule=recipe.schedule, curvature_schedule=recipe.curvature_schedule,

@@ -520,7 +520,9 @@ class Trainer:
                 b = min(a + size, n)
                 yield checked_row_range(Xc, a, b), yarr[a:b], weights[a:b]
 
-        return self._fit_chunks(chunks, classes, int(Xc.shape[1]), n, progress, init)
+        # (fit's setup checked the features' scales on all of Xc: not again on its first chunk)
+        return self._fit_chunks(chunks, classes, int(Xc.shape[1]), n, progress, init,
+                                scale_checked=True)
 
     @one_blas_thread
     def fit_stream(self, stream: Any, *, progress: ProgressBar | None = None) -> LinearModel:
@@ -576,9 +578,10 @@ class Trainer:
 
     def _fit_chunks(self, chunks: Callable[[], Iterable[Chunk]], classes: NDArray[Any],
                     n_features: int, n_rows: int | None, progress: ProgressBar | None,
-                    init: list[FloatArray] | None) -> LinearModel:
+                    init: list[FloatArray] | None, scale_checked: bool = False) -> LinearModel:
         """The passes of :meth:`fit_stream` over ``chunks()`` (one call per pass; a chunk's
-        weights ``None``: from its labels and ``class_weight``, counted over the first pass)."""
+        weights ``None``: from its labels and ``class_weight``, counted over the first pass;
+        ``scale_checked``: the features' scales were checked on all the rows already)."""
         early = self._early_stopping()
         fraction = self._check_fraction()
         objective = loss_objective(self)
@@ -588,7 +591,7 @@ class Trainer:
                    if early else None)
         passes = int(math.ceil(float(self.max_epochs)))
         bar = self._start_bar(progress, None if n_rows is None else n_rows * passes)
-        run = _ChunkedRun(self, classes, n_features, seeds[0], init)
+        run = _ChunkedRun(self, classes, n_features, seeds[0], init, scale_checked)
         held: list[tuple[Any, NDArray[Any], FloatArray | None]] = []
         self.validation_loss_: list[list[float]] = []
         self._stop_asked = False
@@ -829,8 +832,9 @@ class _ChunkedRun:
     then the winners' passes, the held-out losses and the best iterates."""
 
     def __init__(self, trainer: Trainer, classes: NDArray[Any], n_features: int, seed: Any,
-                 init: list[FloatArray] | None) -> None:
+                 init: list[FloatArray] | None, scale_checked: bool = False) -> None:
         self.trainer = trainer
+        self.scale_checked = scale_checked
         self.classes = classes
         self.n_features = n_features
         self.seed = seed
@@ -862,7 +866,8 @@ class _ChunkedRun:
 
     def _start(self, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
         t = self.trainer
-        setup = self.setup = make_setup(t, X, self.classes, weights, regime="stream")
+        setup = self.setup = make_setup(t, X, self.classes, weights, regime="stream",
+                                        check_scale=not self.scale_checked)
         n_sub = n_subproblems(setup)
         seeds = [self.seed] if n_sub == 1 else spawn_seeds(self.seed, n_sub)
         for j in range(n_sub):

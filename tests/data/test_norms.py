@@ -36,3 +36,33 @@ def test_compiled_row_norms_refuse_an_indptr_past_the_values() -> None:
 
     with pytest.raises(ValueError, match="outside the values"):
         csr_row_sqnorms(np.array([0, 2, 5], dtype=np.intp), np.ones(4))
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("value", [np.float32, np.float64])
+def test_compiled_column_max_abs_is_numpys(index: type, value: type) -> None:
+    from sqnopt.data._rows import csr_column_max_abs
+
+    X = sp.random(300, 50, density=0.1, random_state=3, format="csr", dtype=value)
+    X.data -= 0.5
+    expect = np.zeros(50)
+    np.maximum.at(expect, X.indices, np.abs(X.data.astype(np.float64)))
+    got = csr_column_max_abs(X.indices.astype(index), X.data, 50)
+    np.testing.assert_array_equal(got, expect)
+    assert np.count_nonzero(got == 0) == np.count_nonzero(np.diff(X.tocsc().indptr) == 0)
+    # NaN entries are skipped; no entries: zeros
+    np.testing.assert_array_equal(
+        csr_column_max_abs(np.array([0, 0, 2]), np.array([np.nan, -3.0, 2.0]), 4),
+        [3.0, 0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(csr_column_max_abs(np.zeros(0, np.int32), np.zeros(0), 2),
+                                  [0.0, 0.0])
+
+
+def test_compiled_column_max_abs_refuses_bad_indices() -> None:
+    from sqnopt.data._rows import csr_column_max_abs
+
+    for bad in ([0, 5], [-1, 0]):
+        with pytest.raises(ValueError, match="outside"):
+            csr_column_max_abs(np.array(bad, dtype=np.int32), np.ones(2), 5)
+    with pytest.raises(ValueError, match="one length"):
+        csr_column_max_abs(np.array([0], dtype=np.int32), np.ones(2), 5)

@@ -374,3 +374,32 @@ def test_a_sub_problem_that_stops_keeps_its_rows(large: None, monkeypatch: pytes
     plain_coef, plain_fun, _ = fit()
     np.testing.assert_array_equal(coef, plain_coef)
     assert fun == plain_fun
+
+
+def test_the_feature_scale_warning_is_checked_once_per_fit(large: None) -> None:
+    """The in-memory large-data fit checks the features' scales on all its rows; its first
+    chunk is not checked again (one warning, one pass over the sample's entries), while a
+    stream is checked on its first chunk."""
+    X, y = _logistic_data(4000, seed=2)
+    X = X @ sp.diags(np.where(np.arange(X.shape[1]) % 2 == 0, 1.0, 1e4))
+    calls: list[int] = []
+    real = recipes.feature_scale_spread
+
+    def counted(Xc, fit_intercept=False):  # type: ignore[no-untyped-def]
+        calls.append(int(Xc.shape[0]))
+        return real(Xc, fit_intercept)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(recipes, "feature_scale_spread", counted)
+    try:
+        with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor") \
+                as rec:
+            SQNClassifier(max_iter=1, random_state=0).fit(X, y)
+        assert calls == [4000]
+        assert sum("differ by a factor" in str(w.message) for w in rec) == 1
+        calls.clear()
+        with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor"):
+            SQNClassifier(max_iter=1, random_state=0).fit(stream_arrays(X, y, chunk_size=1000))
+        assert len(calls) == 1 and calls[0] < 1000      # the first chunk, less its held-out rows
+    finally:
+        mp.undo()
