@@ -140,39 +140,20 @@ def _judge(t: float | None, tp: float | None, limit: float) -> tuple[str, str, b
 
 
 def goal_defaults(problems: dict[str, Any]) -> tuple[list[str], int, int]:
-    rows = ["| problem | SQNClassifier() to 1e-4 | fastest of " + ", ".join(
-        s.removeprefix("sklearn ") for s in SKLEARN_SOLVERS) + " | ratio | goal ≤ 1 | record |",
-            "|---|---|---|---|---|---|"]
-    met = total = 0
-    for key in GOAL_PROBLEMS:
-        if key not in problems:
-            rows.append(f"| {key} | not measured (data set absent from the records) | | | - | |")
-            continue
-        p, rec = problems[key]
-        ours = p["contenders"].get("SQNClassifier()")
-        t = None if ours is None else ours["time_to"][1]
-        peer, tp = _best(p, SKLEARN_SOLVERS, 1)
-        ratio, verdict, ok = _judge(t, tp, 1.0)
-        if ours is None or ok is None:
-            verdict = "not measured: no contender reached 1e-4 within the time cap"
-            if ours is not None:
-                verdict += f" (SQNClassifier() last excess {ours['final_excess']:.2g})"
-        else:
-            total += 1
-            met += ok
-        ours_cell = "not reached" if t is None else _fmt_t(t)
-        peer_cell = "none reached it" if tp is None else f"{peer} {_fmt_t(tp)}"
-        rows.append(f"| {key} | {ours_cell} | {peer_cell} | {ratio} | {verdict} | {_src(rec)} |")
-    return rows, met, total
+    return goal_versus(problems, GOAL_PROBLEMS, 1.0, peers=SKLEARN_SOLVERS,
+                       peer_title="fastest of " + ", ".join(
+                           s.removeprefix("sklearn ") for s in SKLEARN_SOLVERS))
 
 
-def goal_versus(problems: dict[str, Any], keys: Iterable[str], limit: float
-                ) -> tuple[list[str], int, int]:
-    """The sqnopt estimator at its defaults (the record's one sqnopt contender whose name
-    starts with ``SQN``) to 1e-4 against the fastest scikit-learn contender of the record,
-    held to ``limit``; every named problem gets a row, measured or not."""
-    rows = ["| problem | sqnopt's defaults to 1e-4 | fastest scikit-learn solver | ratio | "
-            f"goal ≤ {limit:g} | record |", "|---|---|---|---|---|---|"]
+def goal_versus(problems: dict[str, Any], keys: Iterable[str], limit: float,
+                peers: Iterable[str] | None = None,
+                peer_title: str = "fastest scikit-learn solver") -> tuple[list[str], int, int]:
+    """The sqnopt estimator at its defaults (the record's sqnopt contenders whose names start
+    with ``SQN``) to 1e-4 against the fastest of ``peers`` (``None``: every scikit-learn
+    contender of the record), held to ``limit``; every named problem gets a row, measured or
+    not."""
+    rows = [f"| problem | sqnopt's defaults to 1e-4 | {peer_title} | ratio | goal ≤ {limit:g} | "
+            "record |", "|---|---|---|---|---|---|"]
     met = total = 0
     for key in keys:
         if key not in problems:
@@ -181,12 +162,16 @@ def goal_versus(problems: dict[str, Any], keys: Iterable[str], limit: float
         p, rec = problems[key]
         names = [n for n in p["contenders"]
                  if _library(rec, n) == "sqnopt" and n.startswith("SQN")]
-        peers = [n for n in p["contenders"] if _library(rec, n) == "scikit-learn"]
+        others = list(peers) if peers is not None else \
+            [n for n in p["contenders"] if _library(rec, n) == "scikit-learn"]
         n1, t1 = _best(p, names, 1)
-        n2, t2 = _best(p, peers, 1)
+        n2, t2 = _best(p, others, 1)
         ratio, verdict, ok = _judge(t1, t2, limit)
         if ok is None:
-            verdict = "not measured: neither reached 1e-4"
+            verdict = "not measured: no contender reached 1e-4 within the time cap"
+            if names:
+                verdict += "".join(f" ({n} last excess {p['contenders'][n]['final_excess']:.2g})"
+                                   for n in names)
         else:
             total += 1
             met += ok

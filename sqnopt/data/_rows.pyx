@@ -604,18 +604,22 @@ ctypedef fused index_t:
     long long
 
 
-cdef bint _column_max_abs(const index_t* ind, const real_t* values, Py_ssize_t n,
-                          Py_ssize_t m, double* out) noexcept nogil:
-    cdef Py_ssize_t p, j
+def _column_max_abs(const index_t[::1] ind, const real_t[::1] values, double[::1] out):
+    """The loop of :func:`csr_column_max_abs` (one specialization per index and value type);
+    False if an index lies outside ``out``."""
+    cdef Py_ssize_t p, j, n = values.shape[0], m = out.shape[0]
     cdef double a
-    for p in range(n):
-        j = <Py_ssize_t> ind[p]
-        if j < 0 or j >= m:
-            return False
-        a = fabs(<double> values[p])
-        if a > out[j]:
-            out[j] = a
-    return True
+    cdef bint ok = True
+    with nogil:
+        for p in range(n):
+            j = <Py_ssize_t> ind[p]
+            if j < 0 or j >= m:
+                ok = False
+                break
+            a = fabs(<double> values[p])
+            if a > out[j]:
+                out[j] = a
+    return ok
 
 
 def csr_column_max_abs(indices, values, Py_ssize_t n_columns):
@@ -628,43 +632,12 @@ def csr_column_max_abs(indices, values, Py_ssize_t n_columns):
         raise ValueError("csr_column_max_abs: indices and values must be 1-D of one length")
     if n_columns < 0:
         raise ValueError("csr_column_max_abs: n_columns must be >= 0")
-    if values.dtype != np.float32:
-        values = np.asarray(values, dtype=np.float64)
-    values = np.ascontiguousarray(values)
-    indices = np.ascontiguousarray(indices)
+    values = np.ascontiguousarray(values, dtype=np.float32 if values.dtype == np.float32
+                                  else np.float64)
+    indices = np.ascontiguousarray(indices, dtype=np.int32 if indices.dtype == np.int32
+                                   else np.int64)
     out = np.zeros(n_columns)
-    cdef double[::1] o = out
-    cdef Py_ssize_t n = values.shape[0]
-    cdef const int[::1] i32
-    cdef const long long[::1] i64
-    cdef const float[::1] v32
-    cdef const double[::1] v64
-    cdef bint ok = True
-    if n == 0:
-        return out
-    if n_columns == 0:
-        raise ValueError("csr_column_max_abs: an index lies outside [0, n_columns)")
-    if indices.dtype == np.int32:
-        i32 = indices
-        if values.dtype == np.float32:
-            v32 = values
-            with nogil:
-                ok = _column_max_abs(&i32[0], &v32[0], n, n_columns, &o[0])
-        else:
-            v64 = values
-            with nogil:
-                ok = _column_max_abs(&i32[0], &v64[0], n, n_columns, &o[0])
-    else:
-        i64 = np.asarray(indices, dtype=np.int64)
-        if values.dtype == np.float32:
-            v32 = values
-            with nogil:
-                ok = _column_max_abs(&i64[0], &v32[0], n, n_columns, &o[0])
-        else:
-            v64 = values
-            with nogil:
-                ok = _column_max_abs(&i64[0], &v64[0], n, n_columns, &o[0])
-    if not ok:
+    if values.shape[0] and not _column_max_abs(indices, values, out):
         raise ValueError("csr_column_max_abs: an index lies outside [0, n_columns)")
     return out
 

@@ -55,8 +55,8 @@ def test_verdicts_follow_the_records(tmp_path: Path) -> None:
     text = goals.render([new, old], tmp_path / "no-overhead.json")
     # the newer record's a9a wins (0.5 against 1.0: met); dna 2.0 against 1.0: not met
     assert "met on 1 of 2 measured problems" in text
-    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
-    assert "| dna/softmax | 2 s | sklearn lbfgs 1 s | 2.00× | **not met** |" in text
+    assert "| a9a/logistic | SQNClassifier() 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    assert "| dna/softmax | SQNClassifier() 2 s | sklearn lbfgs 1 s | 2.00× | **not met** |" in text
     # 1e-6: a9a 0.4 of 1.0 is met, dna 3.0 is not, news20's hard problem 0.3 is met
     assert "met on 2 of 3 measured problems" in text
     # quasi-Newton to 1e-6 in 3 passes; SAGA did not get there in 10 passes
@@ -98,8 +98,8 @@ def test_a_newer_record_that_measured_nothing_does_not_replace_one_that_did(
                 [_problem("fashion-mnist/softmax", [None] * 3, [None] * 3),
                  _problem("a9a/logistic", [1.0, 0.5, 0.4], [1.0, 1.0, 1.0])])
     text = goals.render([new, old], tmp_path / "no-overhead.json")
-    assert "| fashion-mnist/softmax | 2 s | sklearn lbfgs 4 s | 0.50× | met |" in text
-    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    assert "| fashion-mnist/softmax | SQNClassifier() 2 s | sklearn lbfgs 4 s | 0.50× | met |" in text
+    assert "| a9a/logistic | SQNClassifier() 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
     # with only the newer record, fashion-mnist is not measured
     text = goals.render([new], tmp_path / "no-overhead.json")
     assert "| fashion-mnist/softmax | not reached | none reached it | - | not measured" in text
@@ -116,7 +116,7 @@ def test_two_core_records_serve_the_two_core_goals_only(tmp_path: Path) -> None:
     two.write_text(json.dumps(rec))
     text = goals.render([two, one], tmp_path / "no-overhead.json")
     # the one-core goals read the older one-core record, not the newer two-core one
-    assert "| a9a/logistic | 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
+    assert "| a9a/logistic | SQNClassifier() 500 ms | sklearn lbfgs 1 s | 0.50× | met |" in text
     # two cores: 1e-6 at 0.7 of 1.0 is not met (limit 0.5), news20's 0.3 is met; 1e-4 at 0.6
     # is not met, news20's 0.2 is
     assert ("the best sqnopt composition reaches 1e-6 in ≤ 0.5× the best peer's time | met on "
