@@ -128,8 +128,8 @@ cdef Py_ssize_t ENTRY_PREFETCH_BYTES = 1 << 20
 cdef object _zeros_on_lines(Py_ssize_t n):
     """``n`` float64 zeros starting on a cache line. NumPy guarantees 16-byte alignment only
     (a large array starts 16 bytes into a page), and records of 4 doubles placed from such a
-    start span two lines every other feature: the step reads the second line before the
-    prefetch of the first has any use."""
+    start span two lines every other feature: the hint ahead fetched the record's first line
+    while the step first reads its clock, on the second."""
     buf = np.zeros(n + LINE_BYTES // 8)
     cdef Py_ssize_t skip = <Py_ssize_t> ((-buf.ctypes.data) % LINE_BYTES) // 8
     return buf[skip:skip + n]

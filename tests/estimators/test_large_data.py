@@ -376,7 +376,8 @@ def test_a_sub_problem_that_stops_keeps_its_rows(large: None, monkeypatch: pytes
     assert fun == plain_fun
 
 
-def test_the_feature_scale_warning_is_checked_once_per_fit(large: None) -> None:
+def test_the_feature_scale_warning_is_checked_once_per_fit(
+        large: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The in-memory large-data fit checks the features' scales on all its rows; its first
     chunk is not checked again (one warning, one pass over the sample's entries), while a
     stream is checked on its first chunk."""
@@ -389,17 +390,12 @@ def test_the_feature_scale_warning_is_checked_once_per_fit(large: None) -> None:
         calls.append(int(Xc.shape[0]))
         return real(Xc, fit_intercept)
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(recipes, "feature_scale_spread", counted)
-    try:
-        with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor") \
-                as rec:
-            SQNClassifier(max_iter=1, random_state=0).fit(X, y)
-        assert calls == [4000]
-        assert sum("differ by a factor" in str(w.message) for w in rec) == 1
-        calls.clear()
-        with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor"):
-            SQNClassifier(max_iter=1, random_state=0).fit(stream_arrays(X, y, chunk_size=1000))
-        assert len(calls) == 1 and calls[0] < 1000      # the first chunk, less its held-out rows
-    finally:
-        mp.undo()
+    monkeypatch.setattr(recipes, "feature_scale_spread", counted)
+    with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor") as rec:
+        SQNClassifier(max_iter=1, random_state=0).fit(X, y)
+    assert calls == [4000]
+    assert sum("differ by a factor" in str(w.message) for w in rec) == 1
+    calls.clear()
+    with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="differ by a factor"):
+        SQNClassifier(max_iter=1, random_state=0).fit(stream_arrays(X, y, chunk_size=1000))
+    assert len(calls) == 1 and calls[0] < 1000      # the first chunk, less its held-out rows
