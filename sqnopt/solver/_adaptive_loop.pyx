@@ -183,7 +183,7 @@ cdef class AdaptiveIterate(IterateKernel):
     cdef double[::1] w                 # the dense iterate: written by cy_sync
     # per feature j, a record of S = 2 K + 2 doubles: its values v_{k,j}, the logs of their
     # factors L_{k,j} = log(s_{k,j} / (s_{k,j} + eta lam)) (k < K), last_j and a pad (records
-    # of K = 1 are 32 bytes: never across a cache line)
+    # of K = 1 are 32 bytes from a start on a cache line, _zeros_on_lines: never across one)
     cdef double[::1] rec
     cdef double[::1] bias              # b_k (0 without intercepts)
     cdef double[::1] scores, coef      # per batch position, K each (grown to the batch)
