@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 from sklearn.metrics import log_loss
 
 from sqnopt import SQNClassifier, recipes
@@ -42,8 +43,7 @@ from sqnopt.datasets import HashedCTRGenerator
 
 def _loss(Xt: Any, yt: np.ndarray, coef: np.ndarray, intercept: float) -> float:
     z = np.asarray(Xt @ coef).ravel() + intercept
-    p = 0.5 * (1.0 + np.tanh(0.5 * z))      # the logistic function, without overflow
-    return float(log_loss(yt, p, labels=[0, 1]))
+    return float(log_loss(yt, expit(z), labels=[0, 1]))
 
 
 def _fit(X: Any, y: np.ndarray, passes: int) -> tuple[np.ndarray, float, float]:
