@@ -78,6 +78,57 @@ def test_bound_factor_and_solve_match_the_dense_formula(sparse: float | None, in
     assert k.sparse_pairs == (sparse == 4.0)
 
 
+def _reversed_rows(data: object) -> object:
+    """``data`` with each CSR row's entries stored in reverse order (decreasing indices: not
+    canonical, the same matrix)."""
+    import dataclasses
+
+    from sqnopt.data._rows import CSRRows32, CSRRows64
+
+    X = data.X                                                      # type: ignore[attr-defined]
+    order = np.concatenate([np.arange(X.indptr[i + 1] - 1, X.indptr[i] - 1, -1)
+                            for i in range(X.shape[0])]).astype(np.intp)
+    indices, values = X.indices[order].copy(), X.data[order].copy()
+    rows = data.rows                                                # type: ignore[attr-defined]
+    make = CSRRows64 if values.dtype == np.float64 else CSRRows32
+    new = make(values, indices, np.asarray(X.indptr, dtype=np.intp), X.shape[1],
+               data.y, data.sample_weight, data.grad_weight,        # type: ignore[attr-defined]
+               rows.has_intercept)
+    return dataclasses.replace(data, rows=new)                     # type: ignore[type-var]
+
+
+@pytest.mark.parametrize("values", ["ones", "reals"])
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_pairs_triangle_matches_the_full_pair_loop(values: str, intercept: bool,
+                                                          dtype: type) -> None:
+    """Rows of strictly increasing indices take the triangle of their entries' pairs (and, when
+    every value is 1, no products); rows stored in another order take every pair. Both add one
+    product per row to each entry, in the order of the rows: the same factor bit for bit, and
+    the dense formula's."""
+    rng = np.random.default_rng(11)
+    n, p = 600, 40
+    X = (rng.uniform(size=(n, p)) < 0.15).astype(float)
+    if values == "reals":
+        X *= rng.normal(size=(n, p))
+    X[:, 0] = 1.0          # no empty row; a column every row holds
+    y = np.arange(n) % 3
+    w = rng.uniform(0.5, 2.0, size=n)
+    obj = Softmax(lam=1e-2)
+    data = prepare(sp.csr_matrix(X.astype(dtype)), y, sample_weight=w, fit_intercept=intercept,
+                   label_kind=obj.label_kind)
+    dim = p + 1 if intercept else p
+    factors = []
+    for d in (data, _reversed_rows(data)):
+        k = BoundLBFGSKernel(dim, 3, 0.5, memory=4)
+        k.bind(obj.init(d))
+        assert k.sparse_pairs
+        factors.append(k.factor())
+    np.testing.assert_array_equal(factors[0], factors[1])
+    M = _bound_matrix(X.astype(dtype).astype(np.float64), 0.5, 1e-2, w, intercept)
+    np.testing.assert_allclose(factors[0] @ factors[0].T, M, rtol=1e-10, atol=1e-12)
+
+
 def test_two_loop_equals_product_form_from_the_preconditioner() -> None:
     X, y = _classes(200, 6, 3, seed=2)
     obj = Softmax(lam=1e-2)
