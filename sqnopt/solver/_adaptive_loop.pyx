@@ -928,8 +928,15 @@ cdef class AdaptiveIterate(IterateKernel):
         if not (clock >= 0.0 and clock == int(clock)):
             raise CheckpointError(f"AdaptiveLoop: the checkpointed clock {clock!r} is not a "
                                   "step count")
+        # eta is NaN before the first step and after a reload (no step in force, nothing
+        # pending); a step in force is a positive finite number
+        eta = state_value(state, "eta", float, self, finite=False)
+        if not (isnan(eta) or (isfinite(eta) and eta > 0.0)):
+            raise CheckpointError(f"AdaptiveLoop: the checkpointed step {eta!r} is neither a "
+                                  "positive number nor NaN (no step in force): the "
+                                  "checkpoint is damaged or was edited")
         self.clock = clock
-        self.eta = state_value(state, "eta", float, self)
+        self.eta = eta
         self.sqnorm = state_value(state, "sqnorm", float, self)
         self.n_catchups = state_value(state, "n_catchups", int, self)
 

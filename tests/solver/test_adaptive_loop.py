@@ -316,6 +316,39 @@ def test_checkpoint_pickle_and_split_runs_continue_bit_for_bit() -> None:
         (X.shape[1] + 1,)
 
 
+def test_checkpoint_before_the_first_step_and_after_a_reload_restores() -> None:
+    """The representation has no step in force (``eta`` NaN) before the first step and after
+    ``reload``: such a checkpoint is valid, and the restored solve continues bit for bit; an
+    infinite, zero or negative step is refused as damage."""
+    from sqnopt.checkpoint import CheckpointError
+
+    X, y = _data("logloss", "csr", N=200)
+
+    def solver() -> Solver:
+        return Solver(objective=LogLoss(lam=LAM), curvature=AdaGrad(composite=True),
+                      schedule=Fixed(1), step=Constant(0.3), fit_intercept=True,
+                      sampling="shuffle", random_state=3, max_iter=300)
+
+    full = solver().fit(X, y)
+    s = solver()
+    fresh = s.init_state(X, y)
+    assert isinstance(fresh.loop, AdaptiveLoop) and np.isnan(fresh.loop.eta)
+    resumed = s.run(s.restore(pickle.loads(pickle.dumps(fresh.checkpoint())), X, y))
+    np.testing.assert_array_equal(resumed.w, full.w)
+    # after a reload (the representation rebuilt from w): nothing pending, no step in force
+    state = s.init_state(X, y)
+    s.run(state, max_iter=100)
+    state.loop.reload()
+    assert np.isnan(state.loop.eta)
+    ck = state.checkpoint()
+    s.restore(ck, X, y)
+    assert ck.state["loop"]["loop"] == "adaptive"
+    for bad in (np.inf, 0.0, -0.3):
+        ck.state["loop"]["eta"] = bad
+        with pytest.raises(CheckpointError, match="step"):
+            s.restore(ck, X, y)
+
+
 def test_rebind_continues_the_clocks_on_new_data() -> None:
     """``Solver.rebind`` (partial_fit on a new chunk) keeps the representation and its clocks:
     the same as restoring a checkpoint on the new data, and the same as the dense path."""
