@@ -821,6 +821,18 @@ def _composite_adagrad() -> CurvatureModel:
 _COMPOSITE_ADAGRAD = _composite_adagrad()
 
 
+#: Iterative parameter mixing of the large-data recipe (:mod:`sqnopt.training._mixing`): the
+#: shards each chunk's rows are split into -- a constant, not the thread count, so that every
+#: ``n_jobs`` gives the same model (two: averaging more models of fewer rows each raises the
+#: held-out loss per pass, ``bench/parameter_mixing.py``) ...
+MIX_SHARDS = 2
+#: ... the fewest rows of a shard (a smaller chunk runs sequentially) ...
+MIX_MIN_ROWS = 10_000
+#: ... and the fewest stored values of a chunk per parameter: the mixing reads and writes every
+#: parameter's record once, about what updating a few stored values costs.
+MIX_MIN_VALUES_PER_PARAM = 2.0
+
+
 def large_scale(n_samples: int, nnz: float) -> bool:
     """Whether in-memory data of ``n_samples`` rows and ``nnz`` stored values is in the
     large-data regime, where ``curvature="auto"`` takes the streaming recipe (:func:`streaming`)
@@ -882,6 +894,15 @@ def streaming(objective: Objective, X: Any, fit_intercept: bool, *, l1: float = 
     full-batch optimum at a lower objective (``tests/solver/test_proximal_adagrad.py``). The
     race and the held-out split score the smooth loss alone, the quantity a sparse model is
     chosen for.
+
+    **Two shards per chunk.** The updates are sequential, so the trainer runs each chunk of at
+    least ``MIX_SHARDS * MIX_MIN_ROWS`` rows as iterative parameter mixing (McDonald, Hall &
+    Mann, NAACL 2010; :mod:`sqnopt.training._mixing`): the state at the chunk's start learns
+    from each half of its rows separately -- on two threads when ``n_jobs`` allows -- and the
+    two are averaged, weights and accumulators alike. The shards depend on the chunk, not on
+    the threads, so every ``n_jobs`` gives the same model; the held-out loss per pass stays
+    that of the sequential updates (``bench/parameter_mixing.py``). The FTRL-Proximal form
+    runs its chunks sequentially.
     """
     from sqnopt.curvature import AdaGrad
     from sqnopt.gradients import Minibatch

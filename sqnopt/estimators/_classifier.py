@@ -200,6 +200,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         the process may use, ``-2`` all but one. Each pass splits its rows into blocks fixed
         by the data and adds their sums in block order, so ``coef_`` is the same, bit for bit,
         for every ``n_jobs``; small problems, whose passes do not pay for a thread, run on one.
+        In the large-data regime the per-example updates of each chunk run as two shards
+        averaged (:func:`sqnopt.recipes.streaming`), on two threads from ``n_jobs=2`` on.
 
     Attributes
     ----------

@@ -97,6 +97,7 @@ from sqnopt.checkpoint import CheckpointError, restore_array, state_value
 
 from libc.math cimport INFINITY, NAN, exp, expm1, fabs, isfinite, isnan, log1p, sqrt
 
+from sqnopt._parallel cimport run_tasks
 from sqnopt._vec cimport SQNOPT_PREFETCH
 from sqnopt.curvature._adagrad cimport AdaGradKernel, ftrl_value
 from sqnopt.curvature._base cimport CurvatureKernel
@@ -169,6 +170,22 @@ cdef inline double _factor(double x) noexcept nogil:
     return exp(x)
 
 
+# the fixed blocks of features a mix splits into (``AdaptiveIterate.mix``)
+cdef Py_ssize_t MIX_BLOCKS = 16
+
+
+cdef struct _MixJob:
+    void* a                 # the AdaptiveIterate mixed into (borrowed) ...
+    void* b                 # ... and the other one
+    double* ga
+    double* gb
+    double* wa
+    double* wb
+    double* nu              # per block: its features' sum of squared values
+    Py_ssize_t n_blocks
+
+
+
 @cython.final
 cdef class AdaptiveIterate(IterateKernel):
     """The iterate of :mod:`sqnopt.solver._adaptive_loop`: per feature its ``K`` coordinates
@@ -182,8 +199,9 @@ cdef class AdaptiveIterate(IterateKernel):
     cdef CurvatureKernel curv
     cdef double[::1] w                 # the dense iterate: written by cy_sync
     # per feature j, a record of S = 2 K + 2 doubles: its values v_{k,j}, the logs of their
-    # factors L_{k,j} = log(s_{k,j} / (s_{k,j} + eta lam)) (k < K), last_j and a pad (records
-    # of K = 1 are 32 bytes from a start on a cache line, _zeros_on_lines: never across one)
+    # factors L_{k,j} = log(s_{k,j} / (s_{k,j} + eta lam)) (k < K), last_j and a mark, 1 once a
+    # step has written the record since the last ``mix`` (records of K = 1 are 32 bytes from a
+    # start on a cache line, _zeros_on_lines: never across one)
     cdef double[::1] rec
     cdef double[::1] bias              # b_k (0 without intercepts)
     cdef double[::1] scores, coef      # per batch position, K each (grown to the batch)
@@ -571,6 +589,7 @@ cdef class AdaptiveIterate(IterateKernel):
                         G[k * dim + j] = newacc[q]
                         q += 1
                     r[2 * K] = clock + 1.0
+                    r[2 * K + 1] = 1.0      # written since the last mix (``mix``)
         else:
             for p in range(n_touched):
                 j = touched[p]
@@ -580,6 +599,7 @@ cdef class AdaptiveIterate(IterateKernel):
                     r[K + k] = newl[q]
                     G[k * dim + j] = newacc[q]
                     q += 1
+                r[2 * K + 1] = 1.0
         if self.has_intercept:
             for k in range(K):
                 bias[k] = newv[q + k]
@@ -869,6 +889,133 @@ cdef class AdaptiveIterate(IterateKernel):
         self.eta = NAN
         self.sqnorm = float(np.sum(rec[:, :K] * rec[:, :K]))
 
+    def mix(self, AdaptiveIterate other, int n_threads=1) -> None:
+        """Iterative parameter mixing (McDonald, Hall & Mann, *Distributed training strategies
+        for the structured perceptron*, NAACL 2010; Mann et al., NIPS 2009): this iterate and
+        ``other`` -- the same solve, equal at the last mix (or copied), then run on disjoint
+        rows -- both become their average.
+
+        A coordinate that a step of either wrote since the last mix (its record's mark) is
+        brought up to date in each (its pending factor, ``_pending``, as ``sync`` applies it)
+        and the two values averaged, ``v = (v_a + v_b) / 2``; its AdaGrad accumulators likewise,
+        ``G = (G_a + G_b) / 2`` (each shard's steps then keep the scale a shard of half the rows
+        gives them). Its records then hold the average with nothing pending and the factor of
+        the step in force recomputed from the averaged ``G`` (as a step change computes it,
+        ``_new_step``). A coordinate neither wrote has the same value, accumulator and factor
+        in both, shrunk only by pending steps whose numbers differ by the difference of the two
+        clocks: it keeps this iterate's value (the clocks then both read this one's). The
+        intercepts are averaged. ``w`` of both is written with the result (what ``sync`` would
+        write), so that neither needs a ``sync`` after it. O(n) in one pass, over
+        ``MIX_BLOCKS`` fixed blocks of features on up to ``n_threads`` threads (the sum of
+        squares ``nu`` added block by block in order: the same bits for every thread count).
+
+        Both must be the composite form (not FTRL-Proximal) of the compiled AdaGrad kernel, of
+        the same problem, with the same step in force (or none in either)."""
+        if other is self:
+            raise ValueError("mix: an iterate cannot be mixed with itself")
+        if self.ftrl or other.ftrl:
+            raise ValueError("mix: the FTRL-Proximal form keeps dual sums, which this mixing "
+                             "does not average")
+        if not (isinstance(self.curv, AdaGradKernel) and isinstance(other.curv, AdaGradKernel)):
+            raise ValueError("mix: both iterates must update a compiled AdaGrad kernel's "
+                             "accumulator")
+        if self.curv is other.curv:
+            raise ValueError("mix: the two iterates share one accumulator")
+        if (other.nf != self.nf or other.K != self.K or other.dim != self.dim
+                or other.has_intercept != self.has_intercept or other.lam != self.lam
+                or other.l1 != self.l1 or other.delta != self.delta):
+            raise ValueError("mix: the iterates are of different problems")
+        if self.moved or other.moved or self.rec is None or other.rec is None:
+            raise ValueError("mix: an iterate's records were moved or never built")
+        if not ((isnan(self.eta) and isnan(other.eta)) or self.eta == other.eta):
+            raise ValueError(f"mix: the iterates have different steps in force ({self.eta!r}, "
+                             f"{other.eta!r})")
+        cdef double[::1] ga = (<AdaGradKernel> self.curv)._accum
+        cdef double[::1] gb = (<AdaGradKernel> other.curv)._accum
+        if ga.shape[0] != gb.shape[0] or ga.shape[0] != self.K * self.dim:
+            raise ValueError("mix: the accumulators do not fit the iterates")
+        cdef Py_ssize_t k, i, b, dim = self.dim, nf = self.nf
+        cdef Py_ssize_t n_blocks = MIX_BLOCKS if nf >= MIX_BLOCKS else 1
+        cdef double v, g, nu = 0.0
+        cdef double[::1] parts = np.zeros(n_blocks)
+        cdef _MixJob job
+        job.a = <void*> self
+        job.b = <void*> other
+        job.ga = &ga[0]
+        job.gb = &gb[0]
+        job.wa = &self.w[0]
+        job.wb = &other.w[0]
+        job.nu = &parts[0]
+        job.n_blocks = n_blocks
+        with nogil:
+            run_tasks(n_threads if n_threads > 1 else 1, n_blocks, _mix_task, &job)
+            for b in range(n_blocks):       # the blocks' sums of squares, in block order
+                nu += parts[b]
+            if self.has_intercept:
+                for k in range(self.K):
+                    i = k * dim + nf
+                    g = 0.5 * (ga[i] + gb[i])
+                    ga[i] = g
+                    gb[i] = g
+                    v = 0.5 * (self.bias[k] + other.bias[k])
+                    self.bias[k] = v
+                    other.bias[k] = v
+                    job.wa[i] = v
+                    job.wb[i] = v
+        other.clock = self.clock
+        self.sqnorm = nu
+        other.sqnorm = nu
+
+    cdef double _mix_range(self, AdaptiveIterate other, Py_ssize_t lo, Py_ssize_t hi,
+                           double* ga, double* gb, double* wa, double* wb) noexcept nogil:
+        """:meth:`mix` on the features ``lo .. hi - 1``: their records, accumulators and ``w``
+        entries; returns the sum of their squared values (not the intercepts')."""
+        cdef Py_ssize_t j, k, i, K = self.K, S = self.S, dim = self.dim
+        cdef double ca = self.clock, cb = other.clock, eta = self.eta
+        cdef double v, va, vb, g, c, steps_a, steps_b, nu = 0.0
+        cdef bint pending = not isnan(eta)
+        cdef double* ra
+        cdef double* rb
+        for j in range(lo, hi):
+            ra = &self.rec[j * S]
+            rb = &other.rec[j * S]
+            steps_a = ca - ra[2 * K]
+            if ra[2 * K + 1] == 0.0 and rb[2 * K + 1] == 0.0:
+                for k in range(K):      # neither wrote it: this iterate's value
+                    v = ra[k]
+                    if pending and steps_a > 0.0 and v != 0.0:
+                        v = self._pending(v, steps_a, ra[K + k])
+                    wa[k * dim + j] = v
+                    wb[k * dim + j] = v
+                    nu += v * v
+                continue
+            steps_b = cb - rb[2 * K]
+            for k in range(K):
+                i = k * dim + j
+                g = 0.5 * (ga[i] + gb[i])
+                ga[i] = g
+                gb[i] = g
+                va = ra[k]
+                vb = rb[k]
+                if pending and steps_a > 0.0 and va != 0.0:
+                    va = self._pending(va, steps_a, ra[K + k])
+                if pending and steps_b > 0.0 and vb != 0.0:
+                    vb = self._pending(vb, steps_b, rb[K + k])
+                v = 0.5 * (va + vb)
+                c = self._lazy_coef(self.delta + sqrt(g), eta) if pending else 0.0
+                ra[k] = v
+                rb[k] = v
+                ra[K + k] = c
+                rb[K + k] = c
+                wa[i] = v
+                wb[i] = v
+                nu += v * v
+            ra[2 * K] = ca
+            rb[2 * K] = ca
+            ra[2 * K + 1] = 0.0
+            rb[2 * K + 1] = 0.0
+        return nu
+
     def adopt(self, IterateKernel previous) -> bool:
         """Take over ``previous``'s representation exactly when it is an adaptive iterate of the
         same shape (the same solve on new data: ``Solver.rebind``; the clocks continue). The
@@ -941,6 +1088,15 @@ cdef class AdaptiveIterate(IterateKernel):
         self.n_catchups = state_value(state, "n_catchups", int, self)
 
 
+cdef void _mix_task(void* ctx, Py_ssize_t task, int worker) noexcept nogil:
+    """Block ``task`` of a mix (``AdaptiveIterate.mix``)."""
+    cdef _MixJob* job = <_MixJob*> ctx
+    cdef Py_ssize_t nf = (<AdaptiveIterate> job.a).nf
+    job.nu[task] = (<AdaptiveIterate> job.a)._mix_range(
+        <AdaptiveIterate> job.b, task * nf // job.n_blocks, (task + 1) * nf // job.n_blocks,
+        job.ga, job.gb, job.wa, job.wb)
+
+
 cdef class AdaptiveLoop(CompiledLoop):
     """The driver (:class:`~sqnopt.solver._loop.CompiledLoop`) with the adaptive iterate
     (:class:`AdaptiveIterate`): AdaGrad's composite steps in O(stored values of the batch).
@@ -985,6 +1141,15 @@ cdef class AdaptiveLoop(CompiledLoop):
     def n_catchups(self) -> int:
         """O(n) catch-ups after a change of the step."""
         return (<AdaptiveIterate> self.iterate).n_catchups
+
+    def mix(self, AdaptiveLoop other, int n_threads=1) -> None:
+        """Average this loop's iterate and ``other``'s in both (:meth:`AdaptiveIterate.mix`):
+        two shards of a chunk's rows run from the same state, mixed when both have run
+        (:mod:`sqnopt.training._mixing`). The caller has added ``other``'s work to this solve's
+        counters: this loop then stands where they say (nothing is drawn ahead once a run has
+        returned), its representation kept."""
+        (<AdaptiveIterate> self.iterate).mix(<AdaptiveIterate> other.iterate, n_threads)
+        self._at_counters()
 
 
 def _objective_unsupported(objective_kernel):

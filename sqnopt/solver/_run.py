@@ -153,7 +153,19 @@ class _Runner(_SolverConfig):
         """
         state.data.rows.set_threads(self._pass_threads(state))
         with blas_threads_limited(self.blas_threads):
-            return self._run(state, limits)
+            result = self._run(state, limits)
+        assert result is not None
+        return result
+
+    def _advance(self, state: SolverState, max_samples: int) -> SolveResult | None:
+        """Advance ``state`` by ``max_samples`` samples as :meth:`run` does, without the end of
+        a run: no end-of-run test of the iterate, no result, ``w`` not written. For the shards
+        of :mod:`sqnopt.training._mixing`, whose mixing writes ``w`` from the representations;
+        the next :meth:`run` of the mixed state tests its iterate at its end. Returns ``None``,
+        or the result of a run that ended early (a divergence, as :meth:`run` ends one)."""
+        state.data.rows.set_threads(self._pass_threads(state))
+        with blas_threads_limited(self.blas_threads):
+            return self._run(state, {"max_samples": int(max_samples)}, finish=False)
 
     def _pass_threads(self, state: SolverState) -> int:
         """The threads of this run's passes: ``n_jobs`` resolved (:mod:`sqnopt._jobs`), unless
@@ -168,7 +180,8 @@ class _Runner(_SolverConfig):
             return 1
         return effective_n_jobs(self.n_jobs)
 
-    def _run(self, state: SolverState, limits: dict[str, Any]) -> SolveResult:
+    def _run(self, state: SolverState, limits: dict[str, Any],
+             finish: bool = True) -> SolveResult | None:
         if state.diverged:
             raise ValueError("this solve diverged (Status.DIVERGED) and cannot be continued; "
                              "start a new one (Solver.fit or init_state) with the changes the "
@@ -269,6 +282,8 @@ class _Runner(_SolverConfig):
                 if self._call_callbacks(state, fval):
                     status = status or Status.CALLBACK
                     message = message or "stopped by a callback"
+        if not finish:
+            return None
         if status in (Status.MAX_ITER, Status.MAX_SAMPLES, Status.MAX_TIME) and \
                 lim.gtol is not None:
             # a budget ended the run before the tolerance: say how far the last test was

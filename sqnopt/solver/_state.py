@@ -163,6 +163,13 @@ class SolverState:
         self.loop.sync()
         self.sync_mark = mark
 
+    def note_synced(self) -> None:
+        """``w`` holds the current iterate, written by the caller together with the loop's
+        representation (:meth:`sqnopt.solver._adaptive_loop.AdaptiveLoop.mix`): the next
+        :meth:`sync` has nothing to write."""
+        c = self.counters
+        self.sync_mark = (self.loop, int(c.t), int(c.n_samples), int(c.n_avg))
+
     def output_iterate(self) -> FloatArray:
         """The iterate a result reports: the running average once it has started, else ``w``."""
         self.sync()

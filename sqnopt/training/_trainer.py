@@ -53,6 +53,7 @@ from sqnopt.training._finish import (
 )
 from sqnopt.training._progress import Callback, open_bar, report
 from sqnopt.training import _streaming
+from sqnopt.training._mixing import ShardMixer, mixes
 from sqnopt.training._streaming import (
     HELD_OUT_TOL,
     ChunkRows,
@@ -638,6 +639,7 @@ class Trainer:
                     break
         finally:
             self._close_bar()
+            run.close()
         return self._finish_chunks(run, done)
 
     def _finish_chunks(self, run: _ChunkedRun, done: int) -> LinearModel:
@@ -645,6 +647,8 @@ class Trainer:
         assert setup is not None
         final, whys = run.results()
         self._solvers, self._states = run.solvers, run.states
+        # chunks mixed and copies made, per sub-problem (the copies themselves are dropped)
+        self._mix_counts = [(m.n_mixed, m.n_copies) for m in run.mixers if m is not None]
         steps = [r.winner.step for r in run.races]
         self.steps_ = steps
         self._setup = setup = _with_raced_step(setup, steps)
@@ -853,6 +857,7 @@ class _ChunkedRun:
         self.stopped: list[bool] = []
         self.prev: list[tuple[float, float]] = []
         self.rows = ChunkRows()     # the buffers of the chunks' kept rows
+        self.mixers: list[ShardMixer | None] = []   # each sub-problem's second shard
 
     @property
     def all_stopped(self) -> bool:
@@ -909,6 +914,10 @@ class _ChunkedRun:
                 continue
             ysub, _ = sub_labels(setup, y, j)
             rest = n
+            if race.done and not race.fresh and mixes(self.states[j], X):
+                # two shards from the same state, averaged (the mixer binds them)
+                self._run_mixed(j, X, ysub, weights)
+                continue
             if not race.fresh:   # bound to the previous chunk: move to this one
                 if race.done:
                     self.solvers[j].rebind(self.states[j], X, ysub, weights)
@@ -929,6 +938,33 @@ class _ChunkedRun:
                 self.last[j] = res
                 if res.status is Status.DIVERGED:
                     self._stop(j)
+
+    def _run_mixed(self, j: int, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
+        """Sub-problem ``j`` learns from the chunk as two shards, averaged
+        (:mod:`sqnopt.training._mixing`); its result is made at the end of the fit."""
+        while len(self.mixers) <= j:
+            self.mixers.append(None)
+        mixer = self.mixers[j]
+        if mixer is None:
+            t, setup, step = self.trainer, self.setup, self.races[j].winner.step
+            assert setup is not None
+
+            def make(callback: Any) -> Solver:
+                # the copy's random stream is set from the first shard's at every chunk
+                return make_solver(t, setup, 0, callback,
+                                   step=None if step is None else Constant(eps=step))
+
+            mixer = self.mixers[j] = ShardMixer(make, t.n_jobs)
+        ended = mixer.run(self.solvers[j], self.states[j], X, y, weights)
+        self.last[j] = ended
+        if ended is not None:       # a shard diverged
+            self._stop(j)
+
+    def close(self) -> None:
+        """Let the shard threads go (the end of the fit)."""
+        for mixer in self.mixers:
+            if mixer is not None:
+                mixer.close()
 
     def _stop(self, j: int) -> None:
         """Sub-problem ``j`` trains no more; it stays bound to its last chunk, so the chunks
