@@ -33,9 +33,11 @@ a loaded machine shows what the wall-time speed-up cannot.
 the thread counts, best of ``--fit-rounds`` rounds; the coefficients must be equal bit for bit.
 ``--penalty l1`` (or ``elasticnet``) times the L1 fits instead (the composite solvers, full
 batch: newGLMNET on the binary problems). Where the fit takes the large-data recipe
-(per-example AdaGrad: ``ctr1e6``), the wall time of its compiled solves is reported too: each
-example's update reads the weights the previous one wrote, so that time is sequential on any
-thread count, and its share of the one-thread fit bounds the speed-up (Amdahl's law).
+(per-example AdaGrad: ``ctr1e6``), the number of chunks run as two mixed shards is reported
+(``sqnopt.training._mixing``); a fit of that recipe whose chunks are not mixed reports the wall
+time of its compiled solves instead: each example's update reads the weights the previous one
+wrote, so that time is sequential on any thread count, and its share of the one-thread fit
+bounds the speed-up (Amdahl's law).
 
 **Break-even.** The margin gradient and the line search's derivative sums on sparse rows (10
 entries) and dense rows (100 features) of growing size, as the serial loop (one block), as the
@@ -353,10 +355,15 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
            "n_iter": n_iter, "identical_coef": same, "seconds": best[""],
            "solve_seconds": solve}
     last = est._trainer.results_[-1]
+    mixed = sum(m for m, _ in getattr(est._trainer, "_mix_counts", []))
     if last.path == "adaptive" and last.n_samples == last.n_iter:
-        # the large-data recipe: per-example updates, each reading the previous one's
-        # weights -- a chain no thread count shortens. Its solves' time bounds the speed-up
-        # (Amdahl): at most T1 / (S + (T1 - S) / k) on k threads, T1 / S on any number
+        out["mixed_chunks"] = mixed
+    if last.path == "adaptive" and last.n_samples == last.n_iter and not mixed:
+        # the large-data recipe run sequentially: per-example updates, each reading the
+        # previous one's weights -- a chain no thread count shortens. Its solves' time bounds
+        # the speed-up (Amdahl): at most T1 / (S + (T1 - S) / k) on k threads, T1 / S on any
+        # number. (A fit whose chunks are mixed runs two shards of each at once: the bound
+        # does not apply)
         t1, sv = best[""][threads[0]], solve[threads[0]]
         out["sequential_share"] = sv / t1
         out["amdahl_bound"] = {t: t1 / (sv + (t1 - sv) / t) for t in threads}
@@ -513,6 +520,8 @@ def print_fits(tab: dict[str, Any], threads: list[int]) -> None:
     print(f"fit {tab['dataset']} {tab['params']}: {', '.join(cells)}; speed-up "
           f"{', '.join(ratios)}; passes {tab['n_iter']}; identical coef_: "
           f"{tab['identical_coef']}")
+    if tab.get("mixed_chunks"):
+        print(f"  large-data recipe: {tab['mixed_chunks']} chunks run as two mixed shards")
     if "sequential_share" in tab:
         bound = tab["amdahl_bound"]
         print(f"  per-example solves (sequential): {tab['sequential_share']:.0%} of the "
