@@ -8,12 +8,13 @@ trains one copy per shard of the rows, independently -- in parallel -- and avera
 a number of shards that does not depend on the threads, every thread count gives the same
 model. Two modes:
 
-* ``--mode iterative`` (the recipe's; ``sqnopt.training._mixing``): every chunk's rows in ``k``
-  contiguous shards, each run from the state at the chunk's start, then the weights and the
-  AdaGrad accumulators averaged. Rows: the recipe without mixing ("sequential", the shard size
-  set out of reach), the recipe as it is (two shards), and ``k`` shards for each ``--shards``
-  emulated here through the solver's state API (checkpoint, rebind, run, the accumulator's
-  state), which for ``k = 2`` must match the recipe.
+* ``--mode iterative`` (``parameter_mixing=True``; ``sqnopt.training._mixing``): every
+  chunk's rows in ``k`` contiguous shards, each run from the state at the chunk's start at
+  ``k`` times the raced step, then the weights and the AdaGrad accumulators averaged. Rows, for
+  each ``--alphas``: the default recipe (sequential updates), the recipe with
+  ``parameter_mixing=True`` (two shards), and ``k`` shards for each ``--shards`` emulated here
+  through the solver's state API (checkpoint, rebind, run, the accumulator's state), which for
+  ``k = 2`` must match the recipe's mixing to rounding.
 * ``--mode one-shot``: ``k`` fits on contiguous shards of all the rows, averaged once at the
   end, against one fit on all the rows (a shard below the large-data regime is fitted by
   another recipe, and reported as skipped).
@@ -22,7 +23,7 @@ Data: the generated hashed CTR stream (:class:`sqnopt.datasets.HashedCTRGenerato
 in memory), 10^6 training rows and 2·10^5 held-out rows from another stream of the same model;
 ``SQNClassifier(max_iter=p, tol=None)`` for ``p`` passes.
 
-    python bench/parameter_mixing.py --mode iterative --passes 1 3 --shards 2 4 --record bench/results/parameter_mixing_iterative.json
+    python bench/parameter_mixing.py --mode iterative --passes 1 3 --shards 2 4 --alphas 1e-4 1e-6 --record bench/results/parameter_mixing_iterative.json
     python bench/parameter_mixing.py --mode one-shot --passes 1 2 --shards 2 4 --record bench/results/parameter_mixing.json
 
 ``--quick``: 20 000 rows with the regime's thresholds lowered to fit them (a smoke run).
@@ -53,9 +54,11 @@ def _loss(Xt: Any, yt: np.ndarray, coef: np.ndarray, intercept: float) -> float:
     return float(log_loss(yt, expit(z), labels=[0, 1]))
 
 
-def _fit(X: Any, y: np.ndarray, passes: int) -> tuple[np.ndarray, float, float]:
+def _fit(X: Any, y: np.ndarray, passes: int, alpha: float = 1e-4, mixing: bool = False
+         ) -> tuple[np.ndarray, float, float]:
     t = time.perf_counter()
-    m = SQNClassifier(max_iter=passes, tol=None, random_state=0).fit(X, y)
+    m = SQNClassifier(alpha=alpha, max_iter=passes, tol=None, random_state=0,
+                      parameter_mixing=mixing).fit(X, y)
     return m.coef_.ravel().copy(), float(m.intercept_[0]), time.perf_counter() - t
 
 
@@ -85,8 +88,9 @@ def run(rows: int, test_rows: int, passes: list[int], shards: list[int]) -> dict
 
 def _emulated_chunk(k: int) -> Any:
     """``_ChunkedRun.chunk`` with ``k`` shards per chunk once the step race is over: the
-    state at the chunk's start restored onto each shard's rows, run, and the weights and the
-    AdaGrad accumulators averaged into the first (through the solver's state API)."""
+    state at the chunk's start restored onto each shard's rows, run at ``k`` times the raced
+    step, and the weights and the AdaGrad accumulators averaged into the first (through the
+    solver's state API)."""
     original = _trainer._ChunkedRun.chunk
 
     def chunk(self: Any, X: Any, y: Any, w: Any, first_pass: bool) -> None:
@@ -108,6 +112,7 @@ def _emulated_chunk(k: int) -> Any:
                     s = state
                 else:
                     s = solver.restore(start, X[a:b], ysub[a:b], weights[a:b], new_data=True)
+                s.loop.step_scale = float(k)
                 solver.run(s, max_samples=b - a)
                 s.sync()
                 shards.append(s)
@@ -128,39 +133,36 @@ def _emulated_chunk(k: int) -> Any:
     return chunk
 
 
-def iterative(rows: int, test_rows: int, passes: list[int], shards: list[int]
-              ) -> dict[str, Any]:
-    """Held-out log loss after each number of passes: the sequential recipe, the recipe, and
-    ``k`` emulated shards for each ``k`` in ``shards``."""
+def iterative(rows: int, test_rows: int, passes: list[int], shards: list[int],
+              alphas: list[float]) -> dict[str, Any]:
+    """Held-out log loss after each number of passes, for each ``alpha``: the sequential
+    recipe (the default), the recipe with ``parameter_mixing=True``, and ``k`` emulated shards
+    for each ``k`` in ``shards``."""
     g = HashedCTRGenerator(random_state=0)
     train, test = g.sample(rows, stream=0), g.sample(test_rows, stream=1)
     X, y, Xt, yt = train[0], train[1], test[0], test[1]
     out: list[dict[str, Any]] = []
-    saved_min, saved_chunk = recipes.MIX_MIN_ROWS, _trainer._ChunkedRun.chunk
+    saved_chunk = _trainer._ChunkedRun.chunk
     try:
-        for p in passes:
-            row: dict[str, Any] = {"passes": p}
-            recipes.MIX_MIN_ROWS = 2**62
-            coef, b, seconds = _fit(X, y, p)
-            row["sequential"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds}
-            recipes.MIX_MIN_ROWS = saved_min
-            coef, b, seconds = _fit(X, y, p)
-            row["recipe"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds,
-                             "shards": recipes.MIX_SHARDS}
-            recipes.MIX_MIN_ROWS = 2**62
-            for k in shards:
-                _trainer._ChunkedRun.chunk = _emulated_chunk(k)     # type: ignore[method-assign]
-                try:
-                    coef, b, seconds = _fit(X, y, p)
-                finally:
-                    _trainer._ChunkedRun.chunk = saved_chunk        # type: ignore[method-assign]
-                row[f"emulated_{k}"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds}
-            recipes.MIX_MIN_ROWS = saved_min
-            out.append(row)
-            print(json.dumps(row), flush=True)
+        for alpha in alphas:
+            for p in passes:
+                row: dict[str, Any] = {"alpha": alpha, "passes": p}
+                coef, b, seconds = _fit(X, y, p, alpha)
+                row["sequential"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds}
+                coef, b, seconds = _fit(X, y, p, alpha, mixing=True)
+                row["recipe"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds,
+                                 "shards": recipes.MIX_SHARDS}
+                for k in shards:
+                    _trainer._ChunkedRun.chunk = _emulated_chunk(k)  # type: ignore[method-assign]
+                    try:
+                        coef, b, seconds = _fit(X, y, p, alpha)
+                    finally:
+                        _trainer._ChunkedRun.chunk = saved_chunk     # type: ignore[method-assign]
+                    row[f"emulated_{k}"] = {"loss": _loss(Xt, yt, coef, b), "seconds": seconds}
+                out.append(row)
+                print(json.dumps(row), flush=True)
     finally:
-        recipes.MIX_MIN_ROWS = saved_min
-        _trainer._ChunkedRun.chunk = saved_chunk                    # type: ignore[method-assign]
+        _trainer._ChunkedRun.chunk = saved_chunk                     # type: ignore[method-assign]
     return {"mode": "iterative", "rows": rows, "test_rows": test_rows,
             "n_features": int(X.shape[1]), "chunk": _streaming.IN_MEMORY_CHUNK, "results": out}
 
@@ -170,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=["iterative", "one-shot"], default="iterative")
     ap.add_argument("--passes", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--shards", nargs="+", type=int, default=[2])
+    ap.add_argument("--alphas", nargs="+", type=float, default=[1e-4],
+                    help="iterative mode: the penalties (1e-4: the default; 1/N = 1e-6: the "
+                         "scale benchmark's)")
     ap.add_argument("--record", type=Path, help="write a compact JSON record here")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -182,18 +187,19 @@ def main(argv: list[str] | None = None) -> int:
         _streaming.IN_MEMORY_CHUNK = 5000
     try:
         if args.mode == "iterative":
-            record = iterative(rows, test_rows, args.passes, args.shards)
+            record = iterative(rows, test_rows, args.passes, args.shards, args.alphas)
         else:
             record = run(rows, test_rows, args.passes, args.shards)
     finally:
         (recipes.LARGE_ROWS, recipes.LARGE_NNZ, recipes.MIX_MIN_ROWS,
          recipes.MIX_MIN_VALUES_PER_PARAM, _streaming.IN_MEMORY_CHUNK) = saved
     if args.mode == "iterative":
-        print("\n| passes | sequential | the recipe (2 shards) | "
+        print("\n| alpha | passes | sequential | parameter_mixing=True | "
               + " | ".join(f"{k} shards (emulated)" for k in args.shards) + " |")
-        print("|---|---|---|" + "---|" * len(args.shards))
+        print("|---|---|---|---|" + "---|" * len(args.shards))
         for r in record["results"]:
-            print(f"| {r['passes']} | {r['sequential']['loss']:.5f} | {r['recipe']['loss']:.5f} | "
+            print(f"| {r['alpha']:g} | {r['passes']} | {r['sequential']['loss']:.5f} | "
+                  f"{r['recipe']['loss']:.5f} | "
                   + " | ".join(f"{r[f'emulated_{k}']['loss']:.5f}" for k in args.shards)
                   + " |")
     else:

@@ -821,8 +821,8 @@ def _composite_adagrad() -> CurvatureModel:
 _COMPOSITE_ADAGRAD = _composite_adagrad()
 
 
-#: Iterative parameter mixing of the large-data recipe (:mod:`sqnopt.training._mixing`): the
-#: shards each chunk's rows are split into -- a constant, not the thread count, so that every
+#: Iterative parameter mixing of the large-data recipe (``parameter_mixing=True``,
+#: :mod:`sqnopt.training._mixing`): the shards each chunk's rows are split into -- a constant, not the thread count, so that every
 #: ``n_jobs`` gives the same model (two: averaging more models of fewer rows each raises the
 #: held-out loss per pass, ``bench/parameter_mixing.py``) ...
 MIX_SHARDS = 2
@@ -895,14 +895,16 @@ def streaming(objective: Objective, X: Any, fit_intercept: bool, *, l1: float = 
     race and the held-out split score the smooth loss alone, the quantity a sparse model is
     chosen for.
 
-    **Two shards per chunk.** The updates are sequential, so the trainer runs each chunk of at
-    least ``MIX_SHARDS * MIX_MIN_ROWS`` rows as iterative parameter mixing (McDonald, Hall &
-    Mann, NAACL 2010; :mod:`sqnopt.training._mixing`): the state at the chunk's start learns
-    from each half of its rows separately -- on two threads when ``n_jobs`` allows -- and the
-    two are averaged, weights and accumulators alike. The shards depend on the chunk, not on
-    the threads, so every ``n_jobs`` gives the same model; the held-out loss per pass stays
-    that of the sequential updates (``bench/parameter_mixing.py``). The FTRL-Proximal form
-    runs its chunks sequentially.
+    **Two shards per chunk** (``parameter_mixing=True``; off by default). The updates are
+    sequential; with it the trainer runs each chunk of at least ``MIX_SHARDS * MIX_MIN_ROWS``
+    rows as iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010;
+    :mod:`sqnopt.training._mixing`): the state at the chunk's start learns from each half of
+    its rows separately, at twice the raced step -- on two threads when ``n_jobs`` allows --
+    and the two are averaged, weights and accumulators alike. The shards depend on the chunk,
+    not on the threads, so every ``n_jobs`` gives the same model. The held-out loss per pass
+    stays near the sequential updates', the best held-out loss a little above theirs
+    (``bench/parameter_mixing.py``), which is why it is not the default. The FTRL-Proximal
+    form runs its chunks sequentially.
     """
     from sqnopt.curvature import AdaGrad
     from sqnopt.gradients import Minibatch

@@ -430,11 +430,11 @@ CONTENDERS: list[Contender] = [
     Contender("SQNClassifier()", "sqnopt",
               partial(fit_in_memory, make=sqn(), reader="sqnopt", callback=True),
               in_memory=True, passes="to tol", note="defaults"),
-    Contender("SQNClassifier(n_jobs=2)", "sqnopt",
-              partial(fit_in_memory, make=sqn(n_jobs=2), reader="sqnopt", callback=True),
+    Contender("SQNClassifier(n_jobs=2, parameter_mixing=True)", "sqnopt",
+              partial(fit_in_memory, make=sqn(n_jobs=2, parameter_mixing=True),
+                      reader="sqnopt", callback=True),
               in_memory=True, passes="to tol", quick=False,
-              note="defaults with two threads (parallel passes; each chunk's two mixed "
-                   "shards at once: the same model)"),
+              note="two threads, each chunk of the large-data recipe as two shards averaged"),
     Contender("SQNClassifier(curvature='lbfgs', max_iter=1)", "sqnopt",
               partial(fit_in_memory, make=sqn(curvature="lbfgs", max_iter=1), reader="sqnopt",
                       callback=True), in_memory=True, note="the L-BFGS recipe, one pass"),
@@ -465,11 +465,11 @@ CONTENDERS: list[Contender] = [
               passes="early stop",
               note="defaults on a stream of the file at its defaults (no cache: every pass "
                    "parses the text); held-out early stopping"),
-    Contender("SQNClassifier(n_jobs=2).fit(stream_svmlight)", "sqnopt",
-              partial(fit_stream, make=sqn(n_jobs=2), cache=False), needs="stream_svmlight",
-              passes="early stop", quick=False,
-              note="as SQNClassifier().fit(stream_svmlight), two threads: each chunk's two "
-                   "mixed shards at once (the same model)"),
+    Contender("SQNClassifier(n_jobs=2, parameter_mixing=True).fit(stream_svmlight)", "sqnopt",
+              partial(fit_stream, make=sqn(n_jobs=2, parameter_mixing=True), cache=False),
+              needs="stream_svmlight", passes="early stop", quick=False,
+              note="as SQNClassifier().fit(stream_svmlight), each chunk as two shards "
+                   "averaged, on two threads"),
     Contender("SQNClassifier(max_iter=1).fit(stream_svmlight)", "sqnopt",
               partial(fit_stream, make=sqn(max_iter=1), cache=False), needs="stream_svmlight",
               note="the streaming default, one pass (step race on the first examples)"),

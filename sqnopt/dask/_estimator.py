@@ -130,7 +130,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         lends its one pool of threads to one of them at a time, the others run on their own
         thread, so the cores are never oversubscribed), and on the client for the passes it
         runs itself (the sequential path, gathered batches). The results do not depend on it.
-    early_stopping, validation_fraction
+    early_stopping, validation_fraction, parameter_mixing
         Accepted for the same parameters as :class:`~sqnopt.SQNClassifier`; the Dask estimator
         has no large-data (streaming) recipe yet -- it always solves the training objective to
         ``tol`` with the in-memory recipes -- so they do not change its fit.
@@ -177,6 +177,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         n_jobs: int | None = None,
         early_stopping: bool | str = "auto",
         validation_fraction: float = 0.1,
+        parameter_mixing: bool = False,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -204,6 +205,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.n_jobs = n_jobs
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.parameter_mixing = parameter_mixing
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DaskSQNClassifier:

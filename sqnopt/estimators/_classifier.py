@@ -179,6 +179,14 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         solve the training objective to ``tol`` and ignore it.
     validation_fraction : float, default=0.1
         Share of the rows held out for ``early_stopping``.
+    parameter_mixing : bool, default=False
+        In the large-data regime, run each chunk's per-example updates as two shards from the
+        same state, each on half the rows with twice the raced step, then averaged (iterative
+        parameter mixing; :mod:`sqnopt.training._mixing`) -- on two threads from ``n_jobs=2``
+        on, one after the other on one: the same model for every ``n_jobs``. Faster passes
+        with two cores, at a held-out loss per pass near the sequential updates' but a best
+        held-out loss a little above theirs (``bench/parameter_mixing.py``); ``False`` keeps
+        the updates sequential.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the minibatch sampling.
     history_every : int or None, default=None
@@ -200,8 +208,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         the process may use, ``-2`` all but one. Each pass splits its rows into blocks fixed
         by the data and adds their sums in block order, so ``coef_`` is the same, bit for bit,
         for every ``n_jobs``; small problems, whose passes do not pay for a thread, run on one.
-        In the large-data regime the per-example updates of each chunk run as two shards
-        averaged (:func:`sqnopt.recipes.streaming`), on two threads from ``n_jobs=2`` on.
+        With ``parameter_mixing``, the large-data regime's two shards per chunk run on two
+        threads from ``n_jobs=2`` on.
 
     Attributes
     ----------
@@ -278,6 +286,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         n_jobs: int | None = None,
+        parameter_mixing: bool = False,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -304,6 +313,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_jobs = n_jobs
+        self.parameter_mixing = parameter_mixing
 
     # ------------------------------------------------------------------ training
     def _trainer_params(self) -> dict[str, Any]:
@@ -318,7 +328,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
                     callback=self.callback, warm_start=self.warm_start,
                     early_stopping=self.early_stopping,
                     validation_fraction=self.validation_fraction,
-                    n_jobs=self.n_jobs)
+                    n_jobs=self.n_jobs, parameter_mixing=self.parameter_mixing)
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)

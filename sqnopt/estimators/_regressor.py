@@ -91,7 +91,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         formed once, is affordable, else one run of preconditioned conjugate gradients on the
         objective until the gradient meets ``tol`` (:func:`sqnopt.recipes.quadratic_cg`).
     max_iter, tol, n_iter_no_change, early_stopping, validation_fraction, random_state,
-    history_every, verbose, warm_start, callback, n_jobs
+    history_every, verbose, warm_start, callback, n_jobs, parameter_mixing
         As for :class:`SQNClassifier`: ``tol`` bounds the largest absolute entry of the
         gradient of the training objective (whose scale is that of the targets).
 
@@ -145,6 +145,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         n_jobs: int | None = None,
+        parameter_mixing: bool = False,
     ) -> None:
         self.loss = loss
         self.epsilon = epsilon
@@ -170,6 +171,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_jobs = n_jobs
+        self.parameter_mixing = parameter_mixing
 
     # ------------------------------------------------------------------ training
     def _loss_spec(self) -> Any:
@@ -208,7 +210,8 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                     history_every=self.history_every, verbose=self.verbose,
                     callback=self.callback, warm_start=self.warm_start,
                     early_stopping=self.early_stopping,
-                    validation_fraction=self.validation_fraction, n_jobs=self.n_jobs)
+                    validation_fraction=self.validation_fraction, n_jobs=self.n_jobs,
+                    parameter_mixing=self.parameter_mixing)
 
     def _get_trainer(self, *, keep: bool) -> Trainer:
         trainer: Trainer | None = getattr(self, "_trainer", None)

@@ -211,6 +211,8 @@ cdef class AdaptiveIterate(IterateKernel):
                                          # all are known finite
     cdef readonly double clock         # steps applied since the representation was built
     cdef readonly double eta           # the step of the pending factors (NaN: none pending)
+    cdef public double step_scale      # the step rule's eps_t is multiplied by it (1; the
+                                       # shards of a mixed chunk: their number, ``mix``)
     cdef readonly Py_ssize_t n_catchups    # O(n) catch-ups after a change of the step
     cdef readonly Py_ssize_t n_blocks
     cdef double lam, delta
@@ -290,6 +292,7 @@ cdef class AdaptiveIterate(IterateKernel):
         self.clock = 0.0
         self.eta = NAN
         self.n_catchups = 0
+        self.step_scale = 1.0
 
     cdef inline double _lazy_coef(self, double s, double eps) noexcept nogil:
         """What a record keeps of a coordinate with ``s = delta + sqrt(G_j)`` under the step
@@ -396,6 +399,10 @@ cdef class AdaptiveIterate(IterateKernel):
         if G == NULL or self.moved:     # (a moved iterate's loop reloads before it runs)
             loss_out[0] = NAN
             return ITERATE_NONFINITE_LOSS
+        if self.step_scale != 1.0:
+            eps = eps * self.step_scale
+            valid = eps >= 0.0 and isfinite(eps)
+            thr = eps * self.l1
         if self.ftrl:
             return self._ftrl_first_order(batch, size, ahead, ahead_sizes, n_ahead, eps,
                                           loss_out)
@@ -909,6 +916,12 @@ cdef class AdaptiveIterate(IterateKernel):
         ``MIX_BLOCKS`` fixed blocks of features on up to ``n_threads`` threads (the sum of
         squares ``nu`` added block by block in order: the same bits for every thread count).
 
+        The shards' steps are scaled by their number (``step_scale``, set by the caller):
+        averaging two updates that start from the same state, each over half the rows, halves
+        how far they move; with twice the step the average moves, to first order in the step,
+        as one update with the step over all the rows does (the "linear scaling" of the step
+        with the data one update averages over).
+
         Both must be the composite form (not FTRL-Proximal) of the compiled AdaGrad kernel, of
         the same problem, with the same step in force (or none in either)."""
         if other is self:
@@ -1141,6 +1154,18 @@ cdef class AdaptiveLoop(CompiledLoop):
     def n_catchups(self) -> int:
         """O(n) catch-ups after a change of the step."""
         return (<AdaptiveIterate> self.iterate).n_catchups
+
+    @property
+    def step_scale(self) -> float:
+        """The factor of the step rule's steps (1; a mixed shard's: the number of shards).
+        Not part of the state: a loop built on new data (``Solver.rebind``) starts at 1."""
+        return (<AdaptiveIterate> self.iterate).step_scale
+
+    @step_scale.setter
+    def step_scale(self, double value) -> None:
+        if not (value > 0.0 and isfinite(value)):
+            raise ValueError(f"step_scale must be a positive number, got {value!r}")
+        (<AdaptiveIterate> self.iterate).step_scale = value
 
     def mix(self, AdaptiveLoop other, int n_threads=1) -> None:
         """Average this loop's iterate and ``other``'s in both (:meth:`AdaptiveIterate.mix`):

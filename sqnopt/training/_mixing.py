@@ -1,16 +1,21 @@
-"""Iterative parameter mixing for the large-data recipe: each chunk's rows in two shards, run
-from the same state -- on two threads when ``n_jobs`` allows -- and averaged.
+"""Iterative parameter mixing for the large-data recipe (``parameter_mixing=True``): each
+chunk's rows in two shards, run from the same state -- on two threads when ``n_jobs`` allows --
+and averaged.
 
 The large-data recipe (:func:`sqnopt.recipes.streaming`: per-example composite AdaGrad) is
 sequential: each update reads the weights the previous one wrote, so one fit's updates cannot
 be split over threads as they stand. Parameter mixing (Mann, McDonald, Mohri, Silberman &
 Walker, NIPS 2009; McDonald, Hall & Mann, NAACL 2010, "iterative parameter mixing";
 Zinkevich, Weimer, Smola & Li, NIPS 2010) trains one copy of the model per shard of the rows,
-independently, and averages the copies. Here, for every chunk large enough
-(:func:`mixes`), the state at the chunk's start runs on the first half of the chunk's rows and
-a copy of it on the second half; then both become their average -- the weights and the AdaGrad
-accumulators (:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk
-starts from it. The copy runs on a second thread when ``n_jobs`` resolves to two or more, else
+independently, and averages the copies. Here, with ``parameter_mixing=True`` (the default
+keeps the updates sequential: below), for every chunk large enough (:func:`mixes`), the state at the chunk's start runs on the first half of the chunk's rows and
+a copy of it on the second half, each with twice the raced step; then both become their
+average -- the weights and the AdaGrad accumulators
+(:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk starts from
+it. (The average of two updates from the same state over half the rows each moves half as far
+as one update over all of them; twice the step makes up for it, to first order in the step:
+without it, the held-out loss after one pass at ``alpha = 1e-6`` fell behind the sequential
+updates' by as much as a tenth of a pass's gain -- ``bench/parameter_mixing.py``.) The copy runs on a second thread when ``n_jobs`` resolves to two or more, else
 after the first half on the same thread.
 
 **Determinism.** The shards are fixed by the chunk (its two contiguous halves), never by the
@@ -23,6 +28,13 @@ weights about as far as ``1/k`` of the chunk's updates would: with two shards th
 per pass stays that of the sequential updates, with more it rises (``bench/parameter_mixing.py``
 measures both; docs/report_data_parallel.md). So the mixing uses two threads, whatever
 ``n_jobs``; the passes of a fit (held-out scores, the step race's) use all of them.
+
+**The cost, and why it is not the default.** Two shards keep the held-out loss per pass of
+the sequential updates within a few parts in ten thousand early on; near the optimum, the
+average of two copies that each saw half the rows settles a little above where the
+sequential updates do, and held-out early stopping ends there (``bench/parameter_mixing.py``
+and the scale benchmark measure both; docs/report_data_parallel.md). With two cores the
+passes are about 1.7 times as fast; on one, about as fast as the sequential ones.
 
 **What is mixed, and what not.** The composite form of AdaGrad on the adaptive iterate (the
 default large-data recipe for L2 and elastic-net-free losses). The FTRL-Proximal form (the
@@ -72,6 +84,14 @@ def mixes(state: SolverState, X: Any) -> bool:
         return False
     values = int(X.nnz) if sp.issparse(X) else n_rows * int(X.shape[1])
     return bool(values >= recipes.MIX_MIN_VALUES_PER_PARAM * state.problem.n_params)
+
+
+def _scale(state: SolverState) -> None:
+    """A shard's steps: the raced step times the number of shards (the loop built by the
+    shard's ``rebind`` starts at 1; :meth:`AdaptiveIterate.mix` says why)."""
+    loop = state.loop
+    assert isinstance(loop, AdaptiveLoop)
+    loop.step_scale = float(recipes.MIX_SHARDS)
 
 
 def _row_range(X: Any, start: int, stop: int) -> Any:
@@ -137,6 +157,7 @@ class ShardMixer:
 
         def second_shard() -> SolveResult | None:
             other.rebind(copy, Xb, yb, wb)
+            _scale(copy)
             return other._advance(copy, n - h)
 
         if self._threads() >= 2:
@@ -146,11 +167,13 @@ class ShardMixer:
             pending = self._pool.submit(second_shard)
             try:
                 solver.rebind(state, Xa, y[:h], weights[:h])
+                _scale(state)
                 first = solver._advance(state, h)
             finally:
                 second = pending.result()
         else:
             solver.rebind(state, Xa, y[:h], weights[:h])
+            _scale(state)
             first = solver._advance(state, h)
             second = second_shard()
         if first is not None or second is not None:     # a run ended early: a divergence

@@ -142,6 +142,9 @@ def check_settings(s: Settings) -> None:
         raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
                          f"{s.n_iter_no_change!r}")
     check_n_jobs(s.n_jobs)
+    mixing = getattr(s, "parameter_mixing", False)
+    if not isinstance(mixing, (bool, np.bool_)):
+        raise ValueError(f"parameter_mixing must be True or False, got {mixing!r}")
 
 
 #: Components built from a registered name (and, for objectives, ``lam``): one instance per

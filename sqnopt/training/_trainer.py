@@ -152,6 +152,9 @@ class Trainer:
         Threads for the compiled passes over the data (``None``: 1 unless a
         ``joblib.parallel_config`` context says otherwise; ``-1``: every usable core); the
         results are the same for every value (:class:`~sqnopt.Solver`'s ``n_jobs``).
+    parameter_mixing
+        The large-data recipe's chunks as two shards averaged, on two threads from
+        ``n_jobs=2`` (:mod:`sqnopt.training._mixing`); the same model for every ``n_jobs``.
     penalty
         ``None``: the L2 penalty ``alpha/2 ||w||^2`` (the objective's ``lam``). A
         :class:`~sqnopt.interfaces.Penalty` (e.g. :class:`sqnopt.penalties.L1`, which then
@@ -208,6 +211,7 @@ class Trainer:
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         penalty: Penalty | None = None,
+        parameter_mixing: bool = False,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -235,6 +239,7 @@ class Trainer:
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.penalty = penalty
+        self.parameter_mixing = parameter_mixing
         # training state (see __getstate__ for what survives pickling)
         self._setup: Setup | None = None
         self._solvers: list[Solver] | None = None
@@ -751,6 +756,7 @@ class Trainer:
         d.setdefault("_race", None)
         d.setdefault("_race_checkpoints", None)
         d.setdefault("n_jobs", None)    # pickled before n_jobs existed
+        d.setdefault("parameter_mixing", False)
         if d.pop("_snapshots", None) is not None:
             d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
@@ -858,6 +864,7 @@ class _ChunkedRun:
         self.prev: list[tuple[float, float]] = []
         self.rows = ChunkRows()     # the buffers of the chunks' kept rows
         self.mixers: list[ShardMixer | None] = []   # each sub-problem's second shard
+        self.mixing = bool(getattr(trainer, "parameter_mixing", False))
 
     @property
     def all_stopped(self) -> bool:
@@ -914,7 +921,8 @@ class _ChunkedRun:
                 continue
             ysub, _ = sub_labels(setup, y, j)
             rest = n
-            if race.done and not race.fresh and mixes(self.states[j], X):
+            if (self.mixing and race.done and not race.fresh
+                    and mixes(self.states[j], X)):
                 # two shards from the same state, averaged (the mixer binds them)
                 self._run_mixed(j, X, ysub, weights)
                 continue

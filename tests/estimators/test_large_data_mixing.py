@@ -1,6 +1,7 @@
-"""Iterative parameter mixing in the large-data recipe (sqnopt.training._mixing and
-``AdaptiveIterate.mix``): the mix against its definition in NumPy, the same model for every
-thread count, the work accounted, streams and in-memory fits alike, and what is not mixed."""
+"""Iterative parameter mixing in the large-data recipe (``parameter_mixing=True``;
+sqnopt.training._mixing and ``AdaptiveIterate.mix``): the mix against its definition in NumPy,
+the shards' scaled step, the same model for every thread count, the work accounted, streams
+and in-memory fits alike, what is not mixed, and the default without it."""
 
 from __future__ import annotations
 
@@ -140,13 +141,14 @@ def mixing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _fit(X: Any, y: Any, **kw: Any) -> SQNClassifier:
+    kw.setdefault("parameter_mixing", True)
+    kw.setdefault("max_iter", 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return SQNClassifier(max_iter=3, tol=None, random_state=0, **kw).fit(X, y)
+        return SQNClassifier(tol=None, random_state=0, **kw).fit(X, y)
 
 
-def test_mixed_fit_is_the_same_for_every_thread_count(mixing: None,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mixed_fit_is_the_same_for_every_thread_count(mixing: None) -> None:
     """n_jobs 1, 2 and more threads than cores: the same model bit for bit; the chunks were
     mixed (the model differs from the sequential recipe's, its held-out loss does not by
     much) and every shard's rows are counted."""
@@ -156,8 +158,7 @@ def test_mixed_fit_is_the_same_for_every_thread_count(mixing: None,
         np.testing.assert_array_equal(f.coef_, fits[0].coef_)
         np.testing.assert_array_equal(f.intercept_, fits[0].intercept_)
         assert f.validation_loss_ == fits[0].validation_loss_
-    monkeypatch.setattr(recipes, "MIX_MIN_ROWS", 10**9)
-    seq = _fit(X, y, n_jobs=1)
+    seq = _fit(X, y, n_jobs=1, parameter_mixing=False)
     assert not np.array_equal(seq.coef_, fits[0].coef_)
     assert fits[0].validation_loss_[-1][0] == pytest.approx(seq.validation_loss_[-1][0],
                                                             rel=0.02)
@@ -171,7 +172,8 @@ def test_stream_gives_the_in_memory_model(mixing: None) -> None:
     mem = _fit(X, y, n_jobs=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        streamed = SQNClassifier(max_iter=3, tol=None, random_state=0, n_jobs=1).fit(
+        streamed = SQNClassifier(max_iter=3, tol=None, random_state=0, n_jobs=1,
+                                 parameter_mixing=True).fit(
             stream_arrays(X, y, chunk_size=_streaming.IN_MEMORY_CHUNK))
     np.testing.assert_array_equal(streamed.coef_, mem.coef_)
 
@@ -180,8 +182,7 @@ def test_what_is_not_mixed(mixing: None, monkeypatch: pytest.MonkeyPatch) -> Non
     """The FTRL-Proximal form (an L1 term) and chunks below the shard size run as before."""
     X, y = _rows(6000, 60, seed=6)
     l1 = _fit(X, y, penalty="l1", alpha=1e-4, n_jobs=2)
-    monkeypatch.setattr(recipes, "MIX_MIN_ROWS", 10**9)
-    l1_seq = _fit(X, y, penalty="l1", alpha=1e-4, n_jobs=1)
+    l1_seq = _fit(X, y, penalty="l1", alpha=1e-4, n_jobs=1, parameter_mixing=False)
     np.testing.assert_array_equal(l1.coef_, l1_seq.coef_)
     state = _fit(X, y)._trainer._states[0]
     monkeypatch.setattr(recipes, "MIX_MIN_ROWS", 200)
@@ -199,3 +200,38 @@ def test_a_chunk_too_small_to_mix_is_run_alone_and_the_copy_made_again(
     np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
     # passes 2 and 3 mix their 5 full chunks; each pass's first mixed chunk makes the copy
     assert fits[0]._trainer._mix_counts == [(10, 2)]
+
+
+def test_mixing_is_off_by_default_and_checked(mixing: None) -> None:
+    """The default keeps the sequential updates (nothing mixed, the same model as
+    ``parameter_mixing=False`` on any thread count); a setting that is not a bool is
+    refused by name."""
+    X, y = _rows(6000, 60, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = SQNClassifier(max_iter=2, tol=None, random_state=0, n_jobs=2).fit(X, y)
+    assert default._trainer._mix_counts == []
+    off = _fit(X, y, n_jobs=1, parameter_mixing=False)
+    assert off._trainer._mix_counts == []
+    with pytest.raises(ValueError, match="parameter_mixing must be True or False"):
+        SQNClassifier(parameter_mixing="yes").fit(X, y)     # type: ignore[arg-type]
+
+
+def test_the_shards_run_at_twice_the_raced_step(mixing: None,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each shard's loop scales the raced step by the number of shards, so the average of
+    the two moves as the sequential updates do to first order: without the scale the mixed
+    model moves about half as far from its start over a pass."""
+    X, y = _rows(8000, 60, seed=3)
+    scaled = _fit(X, y, n_jobs=1, max_iter=2)
+    seq = _fit(X, y, n_jobs=1, max_iter=2, parameter_mixing=False)
+    from sqnopt.training import _mixing
+    monkeypatch.setattr(_mixing, "_scale", lambda state: None)
+    unscaled = _fit(X, y, n_jobs=1, max_iter=2)
+    assert not np.array_equal(scaled.coef_, unscaled.coef_)
+    # how far each model moved from its start (zero): the scaled shards' as far as the
+    # sequential updates (the rows here are noise), the unscaled ones' short of it
+    def moved(m: SQNClassifier) -> float:
+        return float(np.linalg.norm(m.coef_))
+    assert abs(moved(scaled) - moved(seq)) < 0.25 * abs(moved(unscaled) - moved(seq))
+    assert moved(unscaled) < moved(seq)
