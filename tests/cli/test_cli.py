@@ -122,6 +122,27 @@ def test_streaming_train_with_chunks(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 1 and "held-out loss after each pass" in err
 
 
+def test_streaming_train_with_parameter_mixing(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    """--parameter-mixing reaches the trainer: the second pass's first chunk (30 000 rows)
+    runs as two mixed shards, the model is the same on 1 and 2 threads and not the
+    sequential recipe's."""
+    from sqnopt.model import LinearModel
+
+    def train(name: str, *extra: str) -> np.ndarray:
+        code, out, err = run(capsys, "train", "a9a", "--chunk-size", "30000", "--max-epochs",
+                             "2", "--tol", "none", "--progress", "never", "--seed", "0",
+                             "--model", str(tmp_path / name), *extra)
+        assert code == 0, err
+        return np.asarray(LinearModel.load(tmp_path / name).coef)
+
+    one = train("one.npz", "--parameter-mixing", "--n-jobs", "1")
+    two = train("two.npz", "--parameter-mixing", "--n-jobs", "2")
+    seq = train("seq.npz")
+    np.testing.assert_array_equal(one, two)
+    assert not np.array_equal(one, seq)
+
+
 def test_streaming_train_with_a_binary_cache(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     cache = tmp_path / "a9a.cache"
