@@ -8,25 +8,24 @@ be split over threads as they stand. Parameter mixing (Mann, McDonald, Mohri, Si
 Walker, NIPS 2009; McDonald, Hall & Mann, NAACL 2010, "iterative parameter mixing";
 Zinkevich, Weimer, Smola & Li, NIPS 2010) trains one copy of the model per shard of the rows,
 independently, and averages the copies. Here, with ``parameter_mixing=True`` (the default
-keeps the updates sequential: below), for every chunk large enough (:func:`mixes`), the state at the chunk's start runs on the first half of the chunk's rows and
-a copy of it on the second half, each with twice the raced step; then both become their
-average -- the weights and the AdaGrad accumulators
-(:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk starts from
-it. (The average of two updates from the same state over half the rows each moves half as far
-as one update over all of them; twice the step makes up for it, to first order in the step:
-without it, the held-out loss after one pass at ``alpha = 1e-6`` fell behind the sequential
-updates' by as much as a tenth of a pass's gain -- ``bench/parameter_mixing.py``.) The copy runs on a second thread when ``n_jobs`` resolves to two or more, else
-after the first half on the same thread.
+keeps the updates sequential: below), for every chunk large enough (:func:`mixes`), the state
+at the chunk's start runs on the first half of the chunk's rows and a copy of it on the second
+half, each at twice the raced step; then both become their average -- the weights and the
+AdaGrad accumulators (:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the
+next chunk starts from it. (The average of two updates from the same state, over half the rows
+each, moves half as far as one update over all of them; twice the step makes up for it, to
+first order in the step: without it the mixed recipe fell well behind the sequential updates
+at small ``alpha``, docs/report_data_parallel.md.) The copy runs on a second thread when
+``n_jobs`` resolves to two or more, else after the first half on the same thread.
 
 **Determinism.** The shards are fixed by the chunk (its two contiguous halves), never by the
 thread count; the copy's random stream is the first shard's, set at each chunk. Every
 ``n_jobs`` therefore gives the same model bit for bit, and a stream gives the model an
 in-memory fit of the same rows gives.
 
-**Why two shards.** Averaging ``k`` models each trained on ``1/k`` of a chunk moves the
-weights about as far as ``1/k`` of the chunk's updates would: with two shards the held-out loss
-per pass stays that of the sequential updates, with more it rises (``bench/parameter_mixing.py``
-measures both; docs/report_data_parallel.md). So the mixing uses two threads, whatever
+**Why two shards.** With two shards the held-out loss per pass stays near the sequential
+updates'; with four (each at four times the step) it falls further behind
+(``bench/parameter_mixing.py`` measures both; docs/report_data_parallel.md). So the mixing uses two threads, whatever
 ``n_jobs``; the passes of a fit (held-out scores, the step race's) use all of them.
 
 **The cost, and why it is not the default.** Two shards keep the held-out loss per pass of
@@ -37,7 +36,7 @@ and the scale benchmark measure both; docs/report_data_parallel.md). With two co
 passes are about 1.7 times as fast; on one, about as fast as the sequential ones.
 
 **What is mixed, and what not.** The composite form of AdaGrad on the adaptive iterate (the
-default large-data recipe for L2 and elastic-net-free losses). The FTRL-Proximal form (the
+large-data recipe without an L1 term). The FTRL-Proximal form (the
 recipe with an L1 term) keeps dual sums whose average is not this mixing, and runs its chunks
 sequentially; so do chunks below the size at which the O(n_features) mixing pays
 (:data:`sqnopt.recipes.MIX_MIN_ROWS`), and ``partial_fit``'s batches.
@@ -69,8 +68,8 @@ _ADDITIVE = ("t", "n_samples", "n_curvature_samples", "n_secant_samples", "n_reu
 
 def mixes(state: SolverState, X: Any) -> bool:
     """Whether the chunk ``X`` (rows a :func:`~sqnopt.data.check_matrix` returned) of the solve
-    ``state`` runs as two mixed shards: the
-    adaptive iterate in composite form (not FTRL-Proximal), and shards of at least
+    ``state`` runs as two mixed shards: the adaptive iterate in composite form (not
+    FTRL-Proximal), and shards of at least
     :data:`~sqnopt.recipes.MIX_MIN_ROWS` rows holding together at least
     :data:`~sqnopt.recipes.MIX_MIN_VALUES_PER_PARAM` stored values per parameter -- the mixing
     reads and writes every parameter once. A function of the chunk and the solve only, never
@@ -109,8 +108,7 @@ class ShardMixer:
     components) reporting to ``callback`` (``None`` for the copy: the first shard reports the
     solve's progress); ``n_jobs`` is the fit's."""
 
-    def __init__(self, make: Callable[[Any], Solver],
-                 n_jobs: int | None) -> None:
+    def __init__(self, make: Callable[[Any], Solver], n_jobs: int | None) -> None:
         self._make = make
         self._n_jobs = n_jobs
         self.solver: Solver | None = None
@@ -192,8 +190,7 @@ class ShardMixer:
         return None
 
     def close(self) -> None:
-        """Let the shard thread go (the copy is kept: ``close`` ends a pass's use of the
-        thread, not the fit)."""
+        """Let the shard thread go (the end of the fit)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
