@@ -40,6 +40,7 @@ from sqnopt._parallel cimport (
 )
 from sqnopt.curvature._base cimport BATCH_OBSERVED, CURVATURE_ERROR, CurvatureKernel
 from sqnopt.objectives._base cimport ObjectiveKernel
+from sqnopt._gram cimport add_pairs, add_pairs_ones
 from sqnopt.data._rows cimport view_dot
 
 # Row-major upper triangle = LAPACK's (column-major) lower one.
@@ -48,98 +49,6 @@ cdef char UPLO = b'L'
 cdef Py_ssize_t GATHER_DOUBLES = 1 << 18
 # ... and at most this many rows (fewer for wide rows).
 cdef Py_ssize_t GATHER_ROWS = 2048
-
-
-cdef inline void _add_pairs(double* H, Py_ssize_t n, const Py_ssize_t* idx, const double* val,
-                            Py_ssize_t m, double coef) noexcept nogil:
-    """``H[idx[p], idx[q]] += coef val[p] val[q]`` for the pairs ``p < q`` of one row's entries
-    and half that on the diagonal ``p = q`` (the upper triangle of ``coef x x'`` for sorted
-    indices). Four rows of ``H`` at a time: each later entry ``q`` is loaded once for four
-    updates, which keeps the read-modify-writes of ``H`` (a scatter, as many as pairs) the only
-    memory traffic per pair. A row lists each column once (the data layer sums duplicates), so
-    every entry of ``H`` receives one product per row, in the order of the rows, as in the plain
-    double loop: the sum is the same to the bit."""
-    cdef Py_ssize_t p = 0, q, j
-    cdef double a0, a1, a2, a3, v
-    cdef double* r0
-    cdef double* r1
-    cdef double* r2
-    cdef double* r3
-    while p + 3 < m:
-        r0 = H + idx[p] * n
-        r1 = H + idx[p + 1] * n
-        r2 = H + idx[p + 2] * n
-        r3 = H + idx[p + 3] * n
-        a0 = coef * val[p]
-        a1 = coef * val[p + 1]
-        a2 = coef * val[p + 2]
-        a3 = coef * val[p + 3]
-        r0[idx[p]] += 0.5 * a0 * val[p]
-        r0[idx[p + 1]] += a0 * val[p + 1]
-        r0[idx[p + 2]] += a0 * val[p + 2]
-        r0[idx[p + 3]] += a0 * val[p + 3]
-        r1[idx[p + 1]] += 0.5 * a1 * val[p + 1]
-        r1[idx[p + 2]] += a1 * val[p + 2]
-        r1[idx[p + 3]] += a1 * val[p + 3]
-        r2[idx[p + 2]] += 0.5 * a2 * val[p + 2]
-        r2[idx[p + 3]] += a2 * val[p + 3]
-        r3[idx[p + 3]] += 0.5 * a3 * val[p + 3]
-        for q in range(p + 4, m):
-            j = idx[q]
-            v = val[q]
-            r0[j] += a0 * v
-            r1[j] += a1 * v
-            r2[j] += a2 * v
-            r3[j] += a3 * v
-        p += 4
-    while p < m:
-        r0 = H + idx[p] * n
-        a0 = coef * val[p]
-        r0[idx[p]] += 0.5 * a0 * val[p]
-        for q in range(p + 1, m):
-            r0[idx[q]] += a0 * val[q]
-        p += 1
-
-
-cdef inline void _add_pairs_binary(double* H, Py_ssize_t n, const Py_ssize_t* idx,
-                                   Py_ssize_t m, double coef) noexcept nogil:
-    """:func:`_add_pairs` for a row whose values are all 1 (binary features, and the
-    intercept's entry): every product ``coef val[p] val[q]`` is ``coef`` exactly, and half of
-    it on the diagonal, so the loads of the values and the multiplies go, with the same bits."""
-    cdef Py_ssize_t p = 0, q, j
-    cdef double h = 0.5 * coef
-    cdef double* r0
-    cdef double* r1
-    cdef double* r2
-    cdef double* r3
-    while p + 3 < m:
-        r0 = H + idx[p] * n
-        r1 = H + idx[p + 1] * n
-        r2 = H + idx[p + 2] * n
-        r3 = H + idx[p + 3] * n
-        r0[idx[p]] += h
-        r0[idx[p + 1]] += coef
-        r0[idx[p + 2]] += coef
-        r0[idx[p + 3]] += coef
-        r1[idx[p + 1]] += h
-        r1[idx[p + 2]] += coef
-        r1[idx[p + 3]] += coef
-        r2[idx[p + 2]] += h
-        r2[idx[p + 3]] += coef
-        r3[idx[p + 3]] += h
-        for q in range(p + 4, m):
-            j = idx[q]
-            r0[j] += coef
-            r1[j] += coef
-            r2[j] += coef
-            r3[j] += coef
-        p += 4
-    while p < m:
-        r0 = H + idx[p] * n
-        r0[idx[p]] += h
-        for q in range(p + 1, m):
-            r0[idx[q]] += coef
-        p += 1
 
 
 cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize_t t0,
@@ -217,9 +126,9 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
                 continue
         if K == 1:
             if binary:
-                _add_pairs_binary(H, n, idx, m, inv * dk[0])
+                add_pairs_ones(H, n, idx, m, inv * dk[0], 0.5)
             else:
-                _add_pairs(H, n, idx, val, m, inv * dk[0])
+                add_pairs(H, n, idx, val, m, inv * dk[0], 0.5)
         else:
             # Sigma = g (diag(p) - p p') with g p in D: S[k, l] = D_k [k == l] - D_k D_l / g
             for k in range(K):
@@ -231,8 +140,8 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
                 # order as the loop below does for a row of ones (S * (1 * 1), S * 0.5)
                 for k in range(K):
                     for l in range(K):
-                        _add_pairs_binary(H + k * dim * n + l * dim, n, idx, m,
-                                          S[k * K + l])
+                        add_pairs_ones(H + k * dim * n + l * dim, n, idx, m,
+                                       S[k * K + l], 0.5)
                 continue
             for p in range(m):
                 a = idx[p]

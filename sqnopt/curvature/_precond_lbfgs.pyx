@@ -49,6 +49,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
+from sqnopt._gram cimport add_pairs, add_pairs_ones
 from sqnopt._vec cimport sq_axpy, sq_dot
 from sqnopt.curvature._base cimport PAIR_ACCEPTED
 from sqnopt.curvature._lbfgs cimport LBFGSKernel
@@ -96,82 +97,11 @@ cdef bint _rows_strictly_sorted(RowData data, Py_ssize_t m) noexcept nogil:
     return True
 
 
-cdef inline void _row_pairs(double* G, Py_ssize_t n, const int* ind, const double* v,
-                            Py_ssize_t nnz, double s, bint ones) noexcept nogil:
-    """``G`` (lower triangle, column-major) ``+= s x x'`` for one row of strictly increasing
-    indices ``ind`` and values ``v`` (``ones``: every value is 1): column ``ind[a]`` gains
-    ``s v[a] v[b]`` at row ``ind[b]`` for ``b >= a`` only -- the triangle's ``m (m + 1) / 2``
-    products of the full loop's ``m^2`` -- four columns at a time. Each entry receives the same
-    one product per row as the full loop adds, so the sum is the same to the bit (with
-    ``ones``, ``s * 1 * 1`` is ``s`` exactly)."""
-    cdef Py_ssize_t a = 0, b, j
-    cdef double x0, x1, x2, x3, u
-    cdef double* c0
-    cdef double* c1
-    cdef double* c2
-    cdef double* c3
-    while a + 3 < nnz:
-        c0 = G + ind[a] * n
-        c1 = G + ind[a + 1] * n
-        c2 = G + ind[a + 2] * n
-        c3 = G + ind[a + 3] * n
-        if ones:
-            c0[ind[a]] += s
-            c0[ind[a + 1]] += s
-            c0[ind[a + 2]] += s
-            c0[ind[a + 3]] += s
-            c1[ind[a + 1]] += s
-            c1[ind[a + 2]] += s
-            c1[ind[a + 3]] += s
-            c2[ind[a + 2]] += s
-            c2[ind[a + 3]] += s
-            c3[ind[a + 3]] += s
-            for b in range(a + 4, nnz):
-                j = ind[b]
-                c0[j] += s
-                c1[j] += s
-                c2[j] += s
-                c3[j] += s
-        else:
-            x0 = s * v[a]
-            x1 = s * v[a + 1]
-            x2 = s * v[a + 2]
-            x3 = s * v[a + 3]
-            c0[ind[a]] += x0 * v[a]
-            c0[ind[a + 1]] += x0 * v[a + 1]
-            c0[ind[a + 2]] += x0 * v[a + 2]
-            c0[ind[a + 3]] += x0 * v[a + 3]
-            c1[ind[a + 1]] += x1 * v[a + 1]
-            c1[ind[a + 2]] += x1 * v[a + 2]
-            c1[ind[a + 3]] += x1 * v[a + 3]
-            c2[ind[a + 2]] += x2 * v[a + 2]
-            c2[ind[a + 3]] += x2 * v[a + 3]
-            c3[ind[a + 3]] += x3 * v[a + 3]
-            for b in range(a + 4, nnz):
-                j = ind[b]
-                u = v[b]
-                c0[j] += x0 * u
-                c1[j] += x1 * u
-                c2[j] += x2 * u
-                c3[j] += x3 * u
-        a += 4
-    while a < nnz:
-        c0 = G + ind[a] * n
-        if ones:
-            for b in range(a, nnz):
-                c0[ind[b]] += s
-        else:
-            x0 = s * v[a]
-            for b in range(a, nnz):
-                c0[ind[b]] += x0 * v[b]
-        a += 1
-
-
 cdef int _gram_pairs(RowData data, double* G, Py_ssize_t n, Py_ssize_t m) noexcept nogil:
     """``G`` (lower triangle, column-major ``n x n``, zeroed) ``+= sum_i s_i [x_i, 1][x_i, 1]'``
     over the ``m`` rows of the systematic sample (all rows when ``m = N``) from the pairs of
     each sparse row's entries: ``sum_i m_i (m_i + 1) / 2`` multiply-adds for rows of ``m_i``
-    entries with strictly increasing indices (:func:`_row_pairs`), ``sum_i m_i^2`` otherwise
+    entries with strictly increasing indices (:mod:`sqnopt._gram`), ``sum_i m_i^2`` otherwise
     (duplicate indices add up as the row's sum would). Returns 0; -2 if memory is short."""
     cdef Py_ssize_t i, t, a, b, ja, jb, nnz, width = 0
     cdef const double* d64
@@ -201,7 +131,12 @@ cdef int _gram_pairs(RowData data, double* G, Py_ssize_t n, Py_ssize_t m) noexce
                 if (d64[a] if d64 != NULL else vals[a]) != 1.0:
                     ones = False
                     break
-            _row_pairs(G, n, ind, d64 if d64 != NULL else vals, nnz, s, ones)
+            # column ind[a] gains s v[a] v[b] at row ind[b], b >= a: the lower triangle of
+            # the column-major G (sqnopt._gram), the whole product on the diagonal
+            if ones:
+                add_pairs_ones(G, n, ind, nnz, s, 1.0)
+            else:
+                add_pairs(G, n, ind, d64 if d64 != NULL else vals, nnz, s, 1.0)
             if data.has_intercept:
                 for a in range(nnz):
                     G[ind[a] * n + n - 1] += s * (d64[a] if d64 != NULL else vals[a])

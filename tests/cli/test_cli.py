@@ -132,7 +132,8 @@ def test_streaming_train_with_parameter_mixing(capsys: pytest.CaptureFixture[str
     def train(name: str, *extra: str) -> np.ndarray:
         code, out, err = run(capsys, "train", "a9a", "--chunk-size", "30000", "--max-epochs",
                              "2", "--tol", "none", "--progress", "never", "--seed", "0",
-                             "--model", str(tmp_path / name), *extra)
+                             "--model", str(tmp_path / name),
+                             "--history", str(tmp_path / (name + ".json")), *extra)
         assert code == 0, err
         return np.asarray(LinearModel.load(tmp_path / name).coef)
 
