@@ -235,3 +235,21 @@ def test_the_shards_run_at_twice_the_raced_step(mixing: None,
         return float(np.linalg.norm(m.coef_))
     assert abs(moved(scaled) - moved(seq)) < 0.25 * abs(moved(unscaled) - moved(seq))
     assert moved(unscaled) < moved(seq)
+
+
+def test_the_regressor_mixes_alike(mixing: None) -> None:
+    """Least squares in the large-data regime: the same model on 1 and 2 threads, chunks
+    mixed, a fit as good as the sequential updates'."""
+    from sqnopt import SQNRegressor
+
+    rng = np.random.default_rng(0)
+    X = sp.random(8000, 60, density=0.1, format="csr", random_state=1)
+    y = X @ rng.normal(size=60) + 0.1 * rng.normal(size=8000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [SQNRegressor(parameter_mixing=True, max_iter=3, tol=None, random_state=0,
+                             n_jobs=n).fit(X, y) for n in (1, 2)]
+        seq = SQNRegressor(max_iter=3, tol=None, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert fits[0]._trainer._mix_counts[0][0] > 0
+    assert fits[0].score(X, y) == pytest.approx(seq.score(X, y), abs=1e-3)
