@@ -822,9 +822,10 @@ _COMPOSITE_ADAGRAD = _composite_adagrad()
 
 
 #: Iterative parameter mixing of the large-data recipe (``parameter_mixing=True``,
-#: :mod:`sqnopt.training._mixing`): the shards each chunk's rows are split into -- a constant, not the thread count, so that every
-#: ``n_jobs`` gives the same model (two: averaging more models of fewer rows each raises the
-#: held-out loss per pass, ``bench/parameter_mixing.py``) ...
+#: :mod:`sqnopt.training._mixing`): the shards each chunk's rows are split into -- a constant,
+#: not the thread count, so that every ``n_jobs`` gives the same model (two: averaging more
+#: models of fewer rows each raises the held-out loss per pass, ``bench/parameter_mixing.py``)
+#: ...
 MIX_SHARDS = 2
 #: ... the fewest rows of a shard (a smaller chunk runs sequentially) ...
 MIX_MIN_ROWS = 10_000
