@@ -253,3 +253,22 @@ def test_the_regressor_mixes_alike(mixing: None) -> None:
     np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
     assert fits[0]._trainer._mix_counts[0][0] > 0
     assert fits[0].score(X, y) == pytest.approx(seq.score(X, y), abs=1e-3)
+
+
+@pytest.mark.parametrize("kw", [{}, {"multiclass": "ovr"}, {"loss": "hinge"},
+                                {"class_weight": "balanced"}],
+                         ids=["softmax", "ovr", "hinge-ovr", "balanced"])
+def test_multiclass_fits_mix_each_subproblem(mixing: None, kw: dict[str, Any]) -> None:
+    """Three classes: the softmax's blocks mixed together, one-vs-rest's sub-problems each
+    with their shards; the same model on 1 and 2 threads, accuracy as the sequential
+    updates'."""
+    rng = np.random.default_rng(0)
+    X = sp.random(8000, 60, density=0.1, format="csr", random_state=1)
+    y = np.argmax(X @ rng.normal(size=(60, 3)) + rng.gumbel(size=(8000, 3)), axis=1)
+    fits = [_fit(X, y, n_jobs=n, **kw) for n in (1, 2)]
+    seq = _fit(X, y, n_jobs=1, parameter_mixing=False, **kw)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    counts = fits[0]._trainer._mix_counts
+    assert len(counts) == (1 if not kw or "class_weight" in kw else 3)
+    assert all(mixed > 0 for mixed, _ in counts)
+    assert fits[0].score(X, y) == pytest.approx(seq.score(X, y), abs=0.01)
