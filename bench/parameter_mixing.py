@@ -9,8 +9,9 @@ a number of shards that does not depend on the threads, every thread count gives
 model. Two modes:
 
 * ``--mode iterative`` (``parameter_mixing=True``; ``sqnopt.training._mixing``): every
-  chunk's rows in ``k`` contiguous shards, each run from the state at the chunk's start at
-  ``k`` times the raced step, then the weights and the AdaGrad accumulators averaged. Rows, for
+  chunk's rows in ``k`` contiguous shards, each run from the state at the chunk's start (at
+  ``k`` times the raced step in the first pass, at the raced step after it), then the weights
+  and the AdaGrad accumulators averaged. Rows, for
   each ``--alphas``: the default recipe (sequential updates), the recipe with
   ``parameter_mixing=True`` (two shards), and ``k`` shards for each ``--shards`` emulated here
   through the solver's state API (checkpoint, rebind, run, the accumulator's state), which for
@@ -89,8 +90,8 @@ def run(rows: int, test_rows: int, passes: list[int], shards: list[int]) -> dict
 def _emulated_chunk(k: int) -> Any:
     """``_ChunkedRun.chunk`` with ``k`` shards per chunk once the step race is over: the
     state at the chunk's start restored onto each shard's rows, run at ``k`` times the raced
-    step, and the weights and the AdaGrad accumulators averaged into the first (through the
-    solver's state API)."""
+    step in the first pass and at the raced step after it, and the weights and the AdaGrad
+    accumulators averaged into the first (through the solver's state API)."""
     original = _trainer._ChunkedRun.chunk
 
     def chunk(self: Any, X: Any, y: Any, w: Any, first_pass: bool) -> None:
@@ -112,7 +113,9 @@ def _emulated_chunk(k: int) -> Any:
                     s = state
                 else:
                     s = solver.restore(start, X[a:b], ysub[a:b], weights[a:b], new_data=True)
-                s.loop.step_scale = float(k)
+                # k times the raced step in the first pass, the raced step after it (as
+                # sqnopt.training._mixing.step_scale does for two shards)
+                s.loop.step_scale = float(k) if first_pass else 1.0
                 solver.run(s, max_samples=b - a)
                 s.sync()
                 shards.append(s)

@@ -10,12 +10,15 @@ Zinkevich, Weimer, Smola & Li, NIPS 2010) trains one copy of the model per shard
 independently, and averages the copies. Here, with ``parameter_mixing=True`` (the default
 keeps the updates sequential: below), for every chunk large enough (:func:`mixes`), the state
 at the chunk's start runs on the first half of the chunk's rows and a copy of it on the second
-half, each at twice the raced step; then both become their average -- the weights and the
-AdaGrad accumulators (:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the
-next chunk starts from it. (The average of two updates from the same state, over half the rows
-each, moves half as far as one update over all of them; twice the step makes up for it, to
-first order in the step: without it the mixed recipe fell well behind the sequential updates
-at small ``alpha``, docs/report_data_parallel.md.) The copy runs on a second thread when
+half; then both become their average -- the weights and the AdaGrad accumulators
+(:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk starts from
+it. The average of two updates from the same state, over half the rows each, moves half as
+far as one update over all of them: in the first pass, far from the optimum, the shards run at
+twice the raced step, which makes up for it to first order (without it the mixed recipe fell
+well behind the sequential updates at small ``alpha``); after the first pass they run at the
+raced step, and the average moves as the sequential updates would at half the step -- near the
+optimum, where a smaller step settles lower, which is what held-out early stopping selects
+(:func:`step_scale`; docs/report_data_parallel.md has the measurements). The copy runs on a second thread when
 ``n_jobs`` resolves to two or more, else after the first half on the same thread.
 
 **Determinism.** The shards are fixed by the chunk (its two contiguous halves), never by the
@@ -57,7 +60,7 @@ from sqnopt.data._dataset import _is_checked, checked_row_range
 from sqnopt.solver import SolveResult, Solver, SolverState
 from sqnopt.solver._adaptive_loop import AdaptiveLoop
 
-__all__ = ["ShardMixer", "mixes"]
+__all__ = ["ShardMixer", "mixes", "step_scale"]
 
 #: The counters that add up the work of the two shards (the others say where the solve stands:
 #: the last step, loss and gradient norm stay the first shard's).
@@ -85,12 +88,20 @@ def mixes(state: SolverState, X: Any) -> bool:
     return bool(values >= recipes.MIX_MIN_VALUES_PER_PARAM * state.problem.n_params)
 
 
-def _scale(state: SolverState) -> None:
-    """A shard's steps: the raced step times the number of shards (the loop built by the
-    shard's ``rebind`` starts at 1; :meth:`AdaptiveIterate.mix` says why)."""
+def step_scale(first_pass: bool) -> float:
+    """The factor of a shard's steps: the number of shards in the first pass -- the average
+    of the shards then moves as the sequential updates would, to first order -- and 1 after
+    it, where the average moves with half the sequential step's noise (the raced step is the
+    best one for the first examples; near the optimum a smaller one is better)."""
+    return float(recipes.MIX_SHARDS) if first_pass else 1.0
+
+
+def _scale(state: SolverState, factor: float) -> None:
+    """A shard's steps: the raced step times ``factor`` (the loop built by the shard's
+    ``rebind`` starts at 1)."""
     loop = state.loop
     assert isinstance(loop, AdaptiveLoop)
-    loop.step_scale = float(recipes.MIX_SHARDS)
+    loop.step_scale = factor
 
 
 def _row_range(X: Any, start: int, stop: int) -> Any:
@@ -130,11 +141,13 @@ class ShardMixer:
                                                recipes.MIX_SHARDS)
 
     def run(self, solver: Solver, state: SolverState, X: Any, y: NDArray[Any],
-            weights: NDArray[np.float64]) -> SolveResult | None:
-        """Run the chunk ``(X, y, weights)``: ``state`` on its first half, the copy on the
-        second, then both averaged into ``state`` (and the copy). Returns ``None``, or the
-        result of a shard whose run ended early -- a divergence, reported as ``Solver.run``
-        reports one -- and then nothing is mixed."""
+            weights: NDArray[np.float64], first_pass: bool = True) -> SolveResult | None:
+        """Run the chunk ``(X, y, weights)`` of the first pass or a later one: ``state`` on
+        its first half, the copy on the second (at :func:`step_scale` times the raced step),
+        then both averaged into ``state`` (and the copy). Returns ``None``, or the result of a
+        shard whose run ended early -- a divergence, reported as ``Solver.run`` reports one --
+        and then nothing is mixed."""
+        factor = step_scale(first_pass)
         n = int(X.shape[0])
         h = n // recipes.MIX_SHARDS
         Xa, Xb = _row_range(X, 0, h), _row_range(X, h, n)
@@ -155,7 +168,7 @@ class ShardMixer:
 
         def second_shard() -> SolveResult | None:
             other.rebind(copy, Xb, yb, wb)
-            _scale(copy)
+            _scale(copy, factor)
             return other._advance(copy, n - h)
 
         if self._threads() >= 2:
@@ -165,13 +178,13 @@ class ShardMixer:
             pending = self._pool.submit(second_shard)
             try:
                 solver.rebind(state, Xa, y[:h], weights[:h])
-                _scale(state)
+                _scale(state, factor)
                 first = solver._advance(state, h)
             finally:
                 second = pending.result()
         else:
             solver.rebind(state, Xa, y[:h], weights[:h])
-            _scale(state)
+            _scale(state, factor)
             first = solver._advance(state, h)
             second = second_shard()
         if first is not None or second is not None:     # a run ended early: a divergence

@@ -924,7 +924,7 @@ class _ChunkedRun:
             if (self.mixing and race.done and not race.fresh
                     and mixes(self.states[j], X)):
                 # two shards from the same state, averaged (the mixer binds them)
-                self._run_mixed(j, X, ysub, weights)
+                self._run_mixed(j, X, ysub, weights, first_pass)
                 continue
             if not race.fresh:   # bound to the previous chunk: move to this one
                 if race.done:
@@ -947,7 +947,8 @@ class _ChunkedRun:
                 if res.status is Status.DIVERGED:
                     self._stop(j)
 
-    def _run_mixed(self, j: int, X: Any, y: NDArray[Any], weights: FloatArray) -> None:
+    def _run_mixed(self, j: int, X: Any, y: NDArray[Any], weights: FloatArray,
+                   first_pass: bool) -> None:
         """Sub-problem ``j`` learns from the chunk as two shards, averaged
         (:mod:`sqnopt.training._mixing`); its result is made at the end of the fit."""
         while len(self.mixers) <= j:
@@ -963,7 +964,7 @@ class _ChunkedRun:
                                    step=None if step is None else Constant(eps=step))
 
             mixer = self.mixers[j] = ShardMixer(make, t.n_jobs)
-        ended = mixer.run(self.solvers[j], self.states[j], X, y, weights)
+        ended = mixer.run(self.solvers[j], self.states[j], X, y, weights, first_pass)
         self.last[j] = ended
         if ended is not None:       # a shard diverged
             self._stop(j)
