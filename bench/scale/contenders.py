@@ -430,6 +430,11 @@ CONTENDERS: list[Contender] = [
     Contender("SQNClassifier()", "sqnopt",
               partial(fit_in_memory, make=sqn(), reader="sqnopt", callback=True),
               in_memory=True, passes="to tol", note="defaults"),
+    Contender("SQNClassifier(parameter_mixing=True)", "sqnopt",
+              partial(fit_in_memory, make=sqn(parameter_mixing=True),
+                      reader="sqnopt", callback=True),
+              in_memory=True, passes="to tol", quick=False,
+              note="each chunk of the large-data recipe as two shards averaged, one thread"),
     Contender("SQNClassifier(n_jobs=2, parameter_mixing=True)", "sqnopt",
               partial(fit_in_memory, make=sqn(n_jobs=2, parameter_mixing=True),
                       reader="sqnopt", callback=True),
@@ -465,6 +470,11 @@ CONTENDERS: list[Contender] = [
               passes="early stop",
               note="defaults on a stream of the file at its defaults (no cache: every pass "
                    "parses the text); held-out early stopping"),
+    Contender("SQNClassifier(parameter_mixing=True).fit(stream_svmlight)", "sqnopt",
+              partial(fit_stream, make=sqn(parameter_mixing=True), cache=False),
+              needs="stream_svmlight", passes="early stop", quick=False,
+              note="as SQNClassifier().fit(stream_svmlight), each chunk as two shards "
+                   "averaged, one thread"),
     Contender("SQNClassifier(n_jobs=2, parameter_mixing=True).fit(stream_svmlight)", "sqnopt",
               partial(fit_stream, make=sqn(n_jobs=2, parameter_mixing=True), cache=False),
               needs="stream_svmlight", passes="early stop", quick=False,
