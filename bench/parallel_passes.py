@@ -34,8 +34,8 @@ the thread counts, best of ``--fit-rounds`` rounds; the coefficients must be equ
 ``--penalty l1`` (or ``elasticnet``) times the L1 fits instead (the composite solvers, full
 batch: newGLMNET on the binary problems). Where the fit takes the large-data recipe
 (per-example AdaGrad: ``ctr1e6``), the number of chunks run as two mixed shards is reported
-(``--mixing``: ``parameter_mixing=True``, ``sqnopt.training._mixing``); a fit of that recipe
-whose chunks are not mixed (the default) reports the wall
+(``parameter_mixing=True``, the default, ``sqnopt.training._mixing``); a fit of that recipe
+whose chunks are not mixed (``--no-mixing``: ``parameter_mixing=False``) reports the wall
 time of its compiled solves instead: each example's update reads the weights the previous one
 wrote, so that time is sequential on any thread count, and its share of the one-thread fit
 bounds the speed-up (Amdahl's law).
@@ -299,7 +299,7 @@ def _scatter(k: Any, batch: np.ndarray, coef: np.ndarray, n: int) -> np.ndarray:
 
 def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
               fit_passes: int, blas_ab: bool = False, penalty: str = "l2",
-              policy_ab: float | None = None, mixing: bool = False) -> dict[str, Any]:
+              policy_ab: float | None = None, mixing: bool = True) -> dict[str, Any]:
     """Whole fits per thread count; with ``blas_ab`` also the fit without its whole-fit BLAS
     limit (the trainer's ``fit`` replaced by ``Trainer.fit.__wrapped__`` for that variant: BLAS
     limited only inside each run, as before the limit covered the fit -- except the large-data
@@ -323,8 +323,8 @@ def fit_table(prob: dict[str, Any], threads: list[int], rounds: int,
         params = dict(alpha=prob["alpha"], fit_intercept=False)
     if penalty != "l2":
         params["penalty"] = penalty
-    if mixing:
-        params["parameter_mixing"] = True
+    if not mixing:
+        params["parameter_mixing"] = False
     def fit_other_policy(est: Any, X: Any, y: Any) -> Any:
         old = _parallel._set_block_policy(min_block_work=policy_ab)
         try:
@@ -585,8 +585,8 @@ def goals(record: dict[str, Any], threads: list[int]) -> list[str]:
         r = ft["seconds"][t0] / ft["seconds"][t1]
         penalty = ft["params"].get("penalty", "l2")
         est = "SQNClassifier" if penalty == "l2" else f"SQNClassifier(penalty={penalty!r})"
-        if ft["params"].get("parameter_mixing"):
-            est = est.replace("SQNClassifier", "SQNClassifier(parameter_mixing=True)")
+        if ft["params"].get("parameter_mixing") is False:
+            est = est.replace("SQNClassifier", "SQNClassifier(parameter_mixing=False)")
         out.append(f"goal: {est} fit on {ft['dataset']} >= {FIT_GOAL}x with n_jobs={t1}: "
                    f"{r:.2f}x, {'met' if r >= FIT_GOAL else 'not met'}"
                    f"{'' if ft['identical_coef'] else ' (COEFFICIENTS DIFFER)'}")
@@ -601,9 +601,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-rounds", type=int, default=3, help="rounds of the whole fits")
     ap.add_argument("--fit-passes", type=int, default=10,
                     help="ctr1e6: the fits' budget in passes (no tolerance)")
-    ap.add_argument("--mixing", action="store_true",
-                    help="the fits with parameter_mixing=True (the large-data recipe's chunks "
-                         "as two shards averaged)")
+    ap.add_argument("--no-mixing", action="store_true",
+                    help="the fits with parameter_mixing=False (the large-data recipe's "
+                         "sequential updates)")
     part = ap.add_mutually_exclusive_group()
     part.add_argument("--passes-only", action="store_true")
     part.add_argument("--fits-only", action="store_true")
@@ -664,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
                 record["passes"].append(tab)
             if not args.passes_only:
                 ft = fit_table(prob, args.threads, args.fit_rounds, args.fit_passes, args.blas_ab,
-                               args.penalty, args.policy_ab, args.mixing)
+                               args.penalty, args.policy_ab, not args.no_mixing)
                 ft["load"] = load_average()
                 print_fits(ft, args.threads)
                 print(f"(load average {ft['load']})")

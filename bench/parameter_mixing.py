@@ -8,14 +8,13 @@ trains one copy per shard of the rows, independently -- in parallel -- and avera
 a number of shards that does not depend on the threads, every thread count gives the same
 model. Two modes:
 
-* ``--mode iterative`` (``parameter_mixing=True``; ``sqnopt.training._mixing``): every
-  chunk's rows in ``k`` contiguous shards, each run from the state at the chunk's start (at
-  ``k`` times the raced step in the first pass, at the raced step after it), then the weights
-  and the AdaGrad accumulators averaged. Rows, for
-  each ``--alphas``: the default recipe (sequential updates), the recipe with
-  ``parameter_mixing=True`` (two shards), and ``k`` shards for each ``--shards`` emulated here
-  through the solver's state API (checkpoint, rebind, run, the accumulator's state), which for
-  ``k = 2`` must match the recipe's mixing to rounding.
+* ``--mode iterative`` (``parameter_mixing=True``, the default; ``sqnopt.training._mixing``):
+  every chunk's rows in ``k`` contiguous shards, each run from the state at the chunk's start
+  (at ``k`` times the raced step in the first pass, at the raced step after it), then the
+  weights and the AdaGrad accumulators averaged. Rows, for each ``--alphas``: the sequential
+  updates (``parameter_mixing=False``), the recipe's two shards, and ``k`` shards for each
+  ``--shards`` emulated here through the solver's state API (checkpoint, rebind, run, the
+  accumulator's state), which for ``k = 2`` must match the recipe's mixing to rounding.
 * ``--mode one-shot``: ``k`` fits on contiguous shards of all the rows, averaged once at the
   end, against one fit on all the rows (a shard below the large-data regime is fitted by
   another recipe, and reported as skipped).
@@ -139,8 +138,8 @@ def _emulated_chunk(k: int) -> Any:
 def iterative(rows: int, test_rows: int, passes: list[int], shards: list[int],
               alphas: list[float]) -> dict[str, Any]:
     """Held-out log loss after each number of passes, for each ``alpha``: the sequential
-    recipe (the default), the recipe with ``parameter_mixing=True``, and ``k`` emulated shards
-    for each ``k`` in ``shards``."""
+    updates (``parameter_mixing=False``), the recipe's mixing (``parameter_mixing=True``, the
+    default), and ``k`` emulated shards for each ``k`` in ``shards``."""
     g = HashedCTRGenerator(random_state=0)
     train, test = g.sample(rows, stream=0), g.sample(test_rows, stream=1)
     X, y, Xt, yt = train[0], train[1], test[0], test[1]
@@ -197,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         (recipes.LARGE_ROWS, recipes.LARGE_NNZ, recipes.MIX_MIN_ROWS,
          recipes.MIX_MIN_VALUES_PER_PARAM, _streaming.IN_MEMORY_CHUNK) = saved
     if args.mode == "iterative":
-        print("\n| alpha | passes | sequential | parameter_mixing=True | "
+        print("\n| alpha | passes | sequential | parameter_mixing=True (default) | "
               + " | ".join(f"{k} shards (emulated)" for k in args.shards) + " |")
         print("|---|---|---|---|" + "---|" * len(args.shards))
         for r in record["results"]:

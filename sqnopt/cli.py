@@ -722,7 +722,7 @@ def _trainer(args: argparse.Namespace, comp: dict[str, Any], **kwargs: Any) -> A
     kwargs.setdefault("early_stopping", False if getattr(args, "no_early_stopping", False)
                       else "auto")
     kwargs.setdefault("validation_fraction", getattr(args, "validation_fraction", 0.1))
-    kwargs.setdefault("parameter_mixing", bool(getattr(args, "parameter_mixing", False)))
+    kwargs.setdefault("parameter_mixing", not getattr(args, "no_parameter_mixing", False))
     return Trainer(comp["objective"], alpha=float(args.alpha), curvature=comp["curvature"],
                    gradient=comp["gradient"], schedule=comp["schedule"], step=comp["step"],
                    projection=comp["projection"], fit_intercept=comp["fit_intercept"],
@@ -1679,10 +1679,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-early-stopping", action="store_true",
                    help="large-data recipe: train on every row and stop on each pass's "
                    "progressive loss instead of held-out rows")
-    p.add_argument("--parameter-mixing", action="store_true",
-                   help="large-data recipe: each chunk as two shards at twice the raced step, "
-                   "averaged (on two threads from --n-jobs 2; the same model for every N); "
-                   "faster passes, a slightly higher best held-out loss")
+    p.add_argument("--no-parameter-mixing", action="store_true",
+                   help="large-data recipe: sequential updates instead of each chunk as two "
+                   "shards averaged (which run on two threads from --n-jobs 2, the same model "
+                   "for every N)")
     p.add_argument("--report-every", type=_positive_int,
                    help="solver iterations between progress updates (default: the recipe's)")
     p.add_argument("--history-points", type=_positive_int, default=60,

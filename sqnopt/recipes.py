@@ -829,9 +829,10 @@ _COMPOSITE_ADAGRAD = _composite_adagrad()
 MIX_SHARDS = 2
 #: ... the fewest rows of a shard (a smaller chunk runs sequentially) ...
 MIX_MIN_ROWS = 10_000
-#: ... and the fewest stored values of a chunk per parameter: the mixing reads and writes every
-#: parameter's record once, about what updating a few stored values costs.
-MIX_MIN_VALUES_PER_PARAM = 2.0
+#: ... and the fewest stored values of a chunk per parameter: the mixing reads every parameter's
+#: record once and writes those either shard wrote, about what updating a stored value costs
+#: per parameter -- a few per parameter keep it a small part of the chunk's work.
+MIX_MIN_VALUES_PER_PARAM = 4.0
 
 
 def large_scale(n_samples: int, nnz: float) -> bool:
@@ -896,16 +897,18 @@ def streaming(objective: Objective, X: Any, fit_intercept: bool, *, l1: float = 
     race and the held-out split score the smooth loss alone, the quantity a sparse model is
     chosen for.
 
-    **Two shards per chunk** (``parameter_mixing=True``; off by default). The updates are
-    sequential; with it the trainer runs each chunk of at least ``MIX_SHARDS * MIX_MIN_ROWS``
-    rows as iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010;
+    **Two shards per chunk** (``parameter_mixing=True``, the default). The updates are
+    sequential; the trainer runs each chunk of at least ``MIX_SHARDS * MIX_MIN_ROWS`` rows as
+    iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010;
     :mod:`sqnopt.training._mixing`): the state at the chunk's start learns from each half of
-    its rows separately, at twice the raced step -- on two threads when ``n_jobs`` allows --
-    and the two are averaged, weights and accumulators alike. The shards depend on the chunk,
-    not on the threads, so every ``n_jobs`` gives the same model. The held-out loss per pass
-    stays near the sequential updates', the best held-out loss a little above theirs
-    (``bench/parameter_mixing.py``), which is why it is not the default. The FTRL-Proximal
-    form runs its chunks sequentially.
+    its rows separately -- on two threads when ``n_jobs`` allows -- and the two are averaged,
+    weights and accumulators alike; the shards run at twice the raced step in the first pass
+    (the average then moves as the sequential updates would, to first order) and at the raced
+    step after it (the average then moves as they would at half the step, near the optimum).
+    The shards depend on the chunk, not on the threads, so every ``n_jobs`` gives the same
+    model; the held-out loss per pass is the sequential updates' in the first pass and lower
+    after it (``bench/parameter_mixing.py``). The FTRL-Proximal form runs its chunks
+    sequentially.
     """
     from sqnopt.curvature import AdaGrad
     from sqnopt.gradients import Minibatch

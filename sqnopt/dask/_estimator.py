@@ -177,7 +177,7 @@ class DaskSQNClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         n_jobs: int | None = None,
         early_stopping: bool | str = "auto",
         validation_fraction: float = 0.1,
-        parameter_mixing: bool = False,
+        parameter_mixing: bool = True,
     ) -> None:
         self.loss = loss
         self.alpha = alpha

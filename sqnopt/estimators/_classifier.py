@@ -179,14 +179,13 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         solve the training objective to ``tol`` and ignore it.
     validation_fraction : float, default=0.1
         Share of the rows held out for ``early_stopping``.
-    parameter_mixing : bool, default=False
+    parameter_mixing : bool, default=True
         In the large-data regime, run each chunk's per-example updates as two shards from the
-        same state, each on half the rows with twice the raced step, then averaged (iterative
-        parameter mixing; :mod:`sqnopt.training._mixing`) -- on two threads from ``n_jobs=2``
-        on, one after the other on one: the same model for every ``n_jobs``. Faster passes
-        with two cores, at a held-out loss per pass near the sequential updates' but a best
-        held-out loss a little above theirs (``bench/parameter_mixing.py``); ``False`` keeps
-        the updates sequential.
+        same state, each on half the rows, then averaged (iterative parameter mixing; the
+        shards at twice the raced step in the first pass, at the raced step after it;
+        :mod:`sqnopt.training._mixing`) -- on two threads from ``n_jobs=2`` on, one after the
+        other on one: the same model for every ``n_jobs``. ``False``: the sequential updates
+        (one thread whatever ``n_jobs``).
     random_state : int, RandomState, Generator or None, default=None
         Seeds the minibatch sampling.
     history_every : int or None, default=None
@@ -208,7 +207,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         the process may use, ``-2`` all but one. Each pass splits its rows into blocks fixed
         by the data and adds their sums in block order, so ``coef_`` is the same, bit for bit,
         for every ``n_jobs``; small problems, whose passes do not pay for a thread, run on one.
-        With ``parameter_mixing``, the large-data regime's two shards per chunk run on two
+        In the large-data regime (``parameter_mixing``) each chunk's two shards run on two
         threads from ``n_jobs=2`` on.
 
     Attributes
@@ -286,7 +285,7 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         n_jobs: int | None = None,
-        parameter_mixing: bool = False,
+        parameter_mixing: bool = True,
     ) -> None:
         self.loss = loss
         self.alpha = alpha

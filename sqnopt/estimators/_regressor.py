@@ -145,7 +145,7 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         n_jobs: int | None = None,
-        parameter_mixing: bool = False,
+        parameter_mixing: bool = True,
     ) -> None:
         self.loss = loss
         self.epsilon = epsilon

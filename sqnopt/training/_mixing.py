@@ -1,14 +1,14 @@
-"""Iterative parameter mixing for the large-data recipe (``parameter_mixing=True``): each
-chunk's rows in two shards, run from the same state -- on two threads when ``n_jobs`` allows --
-and averaged.
+"""Iterative parameter mixing for the large-data recipe (``parameter_mixing=True``, the
+default): each chunk's rows in two shards, run from the same state -- on two threads when
+``n_jobs`` allows -- and averaged.
 
 The large-data recipe (:func:`sqnopt.recipes.streaming`: per-example composite AdaGrad) is
 sequential: each update reads the weights the previous one wrote, so one fit's updates cannot
 be split over threads as they stand. Parameter mixing (Mann, McDonald, Mohri, Silberman &
 Walker, NIPS 2009; McDonald, Hall & Mann, NAACL 2010, "iterative parameter mixing";
 Zinkevich, Weimer, Smola & Li, NIPS 2010) trains one copy of the model per shard of the rows,
-independently, and averages the copies. Here, with ``parameter_mixing=True`` (the default
-keeps the updates sequential: below), for every chunk large enough (:func:`mixes`), the state
+independently, and averages the copies. Here, for every chunk large enough (:func:`mixes`),
+the state
 at the chunk's start runs on the first half of the chunk's rows and a copy of it on the second
 half; then both become their average -- the weights and the AdaGrad accumulators
 (:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk starts from
@@ -31,12 +31,11 @@ updates'; with four (each at four times the step) it falls further behind
 (``bench/parameter_mixing.py`` measures both; docs/report_data_parallel.md). So the mixing uses two threads, whatever
 ``n_jobs``; the passes of a fit (held-out scores, the step race's) use all of them.
 
-**The cost, and why it is not the default.** Two shards keep the held-out loss per pass of
-the sequential updates within a few parts in ten thousand early on; near the optimum, the
-average of two copies that each saw half the rows settles a little above where the
-sequential updates do, and held-out early stopping ends there (``bench/parameter_mixing.py``
-and the scale benchmark measure both; docs/report_data_parallel.md). With two cores the
-passes are about 1.7 times as fast; on one, about as fast as the sequential ones.
+**What it costs and gains.** With two cores the passes are about 1.7 times as fast; on one, a
+few percent slower (the mix, and a second set of records). The held-out loss is the sequential
+updates' in the first pass and lower after it, and held-out early stopping ends on a lower
+loss (``bench/parameter_mixing.py`` and the scale benchmark; docs/report_data_parallel.md).
+``parameter_mixing=False`` keeps the sequential updates.
 
 **What is mixed, and what not.** The composite form of AdaGrad on the adaptive iterate (the
 large-data recipe without an L1 term). The FTRL-Proximal form (the

@@ -153,8 +153,9 @@ class Trainer:
         ``joblib.parallel_config`` context says otherwise; ``-1``: every usable core); the
         results are the same for every value (:class:`~sqnopt.Solver`'s ``n_jobs``).
     parameter_mixing
-        The large-data recipe's chunks as two shards averaged, on two threads from
-        ``n_jobs=2`` (:mod:`sqnopt.training._mixing`); the same model for every ``n_jobs``.
+        The large-data recipe's chunks as two shards averaged (the default), on two threads
+        from ``n_jobs=2`` (:mod:`sqnopt.training._mixing`); the same model for every
+        ``n_jobs``. ``False``: the sequential updates.
     penalty
         ``None``: the L2 penalty ``alpha/2 ||w||^2`` (the objective's ``lam``). A
         :class:`~sqnopt.interfaces.Penalty` (e.g. :class:`sqnopt.penalties.L1`, which then
@@ -211,7 +212,7 @@ class Trainer:
         early_stopping: bool | Literal["auto"] = "auto",
         validation_fraction: float = 0.1,
         penalty: Penalty | None = None,
-        parameter_mixing: bool = False,
+        parameter_mixing: bool = True,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -756,7 +757,7 @@ class Trainer:
         d.setdefault("_race", None)
         d.setdefault("_race_checkpoints", None)
         d.setdefault("n_jobs", None)    # pickled before n_jobs existed
-        d.setdefault("parameter_mixing", False)
+        d.setdefault("parameter_mixing", False)   # pickled before mixing: it fitted without
         if d.pop("_snapshots", None) is not None:
             d["_legacy_pickle"] = True   # an older sqnopt's pickle: no solver state to continue
         self.__dict__.update(d)
@@ -864,7 +865,7 @@ class _ChunkedRun:
         self.prev: list[tuple[float, float]] = []
         self.rows = ChunkRows()     # the buffers of the chunks' kept rows
         self.mixers: list[ShardMixer | None] = []   # each sub-problem's second shard
-        self.mixing = bool(getattr(trainer, "parameter_mixing", False))
+        self.mixing = bool(getattr(trainer, "parameter_mixing", True))
 
     @property
     def all_stopped(self) -> bool:

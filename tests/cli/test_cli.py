@@ -124,9 +124,9 @@ def test_streaming_train_with_chunks(capsys: pytest.CaptureFixture[str], tmp_pat
 
 def test_streaming_train_with_parameter_mixing(capsys: pytest.CaptureFixture[str],
                                                tmp_path: Path) -> None:
-    """--parameter-mixing reaches the trainer: the second pass's first chunk (30 000 rows)
-    runs as two mixed shards, the model is the same on 1 and 2 threads and not the
-    sequential recipe's."""
+    """The large-data recipe's mixing reaches the trainer: by default the second pass's first
+    chunk (30 000 rows) runs as two mixed shards, the model the same on 1 and 2 threads;
+    --no-parameter-mixing keeps the sequential updates (another model)."""
     from sqnopt.model import LinearModel
 
     def train(name: str, *extra: str) -> np.ndarray:
@@ -137,9 +137,9 @@ def test_streaming_train_with_parameter_mixing(capsys: pytest.CaptureFixture[str
         assert code == 0, err
         return np.asarray(LinearModel.load(tmp_path / name).coef)
 
-    one = train("one.npz", "--parameter-mixing", "--n-jobs", "1")
-    two = train("two.npz", "--parameter-mixing", "--n-jobs", "2")
-    seq = train("seq.npz")
+    one = train("one.npz", "--n-jobs", "1")
+    two = train("two.npz", "--n-jobs", "2")
+    seq = train("seq.npz", "--no-parameter-mixing")
     np.testing.assert_array_equal(one, two)
     assert not np.array_equal(one, seq)
 

@@ -202,16 +202,17 @@ def test_a_chunk_too_small_to_mix_is_run_alone_and_the_copy_made_again(
     assert fits[0]._trainer._mix_counts == [(10, 2)]
 
 
-def test_mixing_is_off_by_default_and_checked(mixing: None) -> None:
-    """The default keeps the sequential updates (nothing mixed, the same model as
-    ``parameter_mixing=False`` on any thread count); a setting that is not a bool is
+def test_mixing_is_on_by_default_and_checked(mixing: None) -> None:
+    """The default mixes (the same model as ``parameter_mixing=True``); ``False`` keeps the
+    sequential updates (nothing mixed, on any thread count); a setting that is not a bool is
     refused by name."""
     X, y = _rows(6000, 60, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         default = SQNClassifier(max_iter=2, tol=None, random_state=0, n_jobs=2).fit(X, y)
-    assert default._trainer._mix_counts == []
-    off = _fit(X, y, n_jobs=1, parameter_mixing=False)
+    assert default._trainer._mix_counts[0][0] > 0
+    np.testing.assert_array_equal(default.coef_, _fit(X, y, n_jobs=1, max_iter=2).coef_)
+    off = _fit(X, y, n_jobs=2, parameter_mixing=False)
     assert off._trainer._mix_counts == []
     with pytest.raises(ValueError, match="parameter_mixing must be True or False"):
         SQNClassifier(parameter_mixing="yes").fit(X, y)     # type: ignore[arg-type]
