@@ -246,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {cvs[0][4:]} over {fastest[4:]}: {best[cvs[0]] / best[fastest]:.2f}x")
         record["datasets"].append({"name": name, "shape": list(X.shape),
                                    "alphas": [float(grid[0]), float(grid[-1])],
-                                   "seconds": {k: round(v, 3) for k, v in best.items()}})
+                                   # four significant digits: a sub-millisecond fit of
+                                   # the small sets would round to 0 at three decimals
+                                   "seconds": {k: float(f"{v:.4g}") for k, v in best.items()}})
     record["load_end"] = list(os.getloadavg())
     print(f"\nload average at the end {os.getloadavg()}")
     if args.record:
