@@ -1,5 +1,5 @@
 """Parameter mixing for the large-data recipe: what averaging models trained on disjoint
-shards costs in held-out loss, against the sequential per-example updates.
+shards does to the held-out loss, against the sequential per-example updates.
 
 The large-data recipe (per-example composite AdaGrad, ``sqnopt.recipes.streaming``) is
 sequential: each update reads the weights the previous one wrote. Parameter mixing (Mann et

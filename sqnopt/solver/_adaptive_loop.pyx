@@ -185,7 +185,6 @@ cdef struct _MixJob:
     Py_ssize_t n_blocks
 
 
-
 @cython.final
 cdef class AdaptiveIterate(IterateKernel):
     """The iterate of :mod:`sqnopt.solver._adaptive_loop`: per feature its ``K`` coordinates
@@ -916,11 +915,10 @@ cdef class AdaptiveIterate(IterateKernel):
         ``MIX_BLOCKS`` fixed blocks of features on up to ``n_threads`` threads (the sum of
         squares ``nu`` added block by block in order: the same bits for every thread count).
 
-        The shards' steps are scaled by their number (``step_scale``, set by the caller):
-        averaging two updates that start from the same state, each over half the rows, halves
-        how far they move; with twice the step the average moves, to first order in the step,
-        as one update with the step over all the rows does (the "linear scaling" of the step
-        with the data one update averages over).
+        The shards' steps are set by the caller (``step_scale``;
+        :func:`sqnopt.training._mixing.step_scale` says which and why): the average of two
+        updates from the same state, each over half the rows, moves half as far as one update
+        over all of them at the same step.
 
         Both must be the composite form (not FTRL-Proximal) of the compiled AdaGrad kernel, of
         the same problem, with the same step in force (or none in either)."""

@@ -114,11 +114,11 @@ class ShardMixer:
     """The second shard of one sub-problem's large-data fit: its solver and state (made from
     the first shard's at the first mixed chunk) and the thread it runs on.
 
-    ``make(callback)`` returns a solver with the settings of the sub-problem's (its step, its
-    components) reporting to ``callback`` (``None`` for the copy: the first shard reports the
-    solve's progress); ``n_jobs`` is the fit's."""
+    ``make()`` returns a solver with the settings of the sub-problem's (its step, its
+    components) and no callback (the first shard reports the solve's progress); ``n_jobs`` is
+    the fit's."""
 
-    def __init__(self, make: Callable[[Any], Solver], n_jobs: int | None) -> None:
+    def __init__(self, make: Callable[[], Solver], n_jobs: int | None) -> None:
         self._make = make
         self._n_jobs = n_jobs
         self.solver: Solver | None = None
@@ -155,7 +155,7 @@ class ShardMixer:
             # the first mixed chunk, or the first shard ran a chunk alone since the last mix
             # (one too small to mix): the copy is made afresh from it
             if self.solver is None:
-                self.solver = self._make(None)
+                self.solver = self._make()
             self.state = self.solver.restore(state.checkpoint(data_state=False), Xb, yb, wb,
                                              new_data=True)
             self.n_copies += 1

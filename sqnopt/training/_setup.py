@@ -99,6 +99,8 @@ class Settings(Protocol):
     def path(self) -> Literal["auto", "compiled", "python"]: ...
     @property
     def n_jobs(self) -> int | None: ...
+    @property
+    def parameter_mixing(self) -> bool: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,9 +144,9 @@ def check_settings(s: Settings) -> None:
         raise ValueError(f"n_iter_no_change must be an integer >= 1, got "
                          f"{s.n_iter_no_change!r}")
     check_n_jobs(s.n_jobs)
-    mixing = getattr(s, "parameter_mixing", False)
-    if not isinstance(mixing, (bool, np.bool_)):
-        raise ValueError(f"parameter_mixing must be True or False, got {mixing!r}")
+    if not isinstance(s.parameter_mixing, (bool, np.bool_)):
+        raise ValueError(f"parameter_mixing must be True or False, got "
+                         f"{s.parameter_mixing!r}")
 
 
 #: Components built from a registered name (and, for objectives, ``lam``): one instance per
@@ -403,9 +405,10 @@ _PER_PASS_MONITOR = DivergenceMonitor(instability=False)
 
 
 def make_solver(s: Settings, setup: Setup, random_state: Any,
-                callback: Callable[[IterationInfo], bool | None],
+                callback: Callable[[IterationInfo], bool | None] | None,
                 step: StepRule | None = None) -> Solver:
-    """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report;
+    """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report (None:
+    no callback);
     ``step`` replaces the setup's (a candidate of the step race)."""
     # the large-data regime records nothing unless asked: a training objective is a pass
     history = (s.history_every if s.history_every is not None

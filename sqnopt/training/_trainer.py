@@ -865,7 +865,7 @@ class _ChunkedRun:
         self.prev: list[tuple[float, float]] = []
         self.rows = ChunkRows()     # the buffers of the chunks' kept rows
         self.mixers: list[ShardMixer | None] = []   # each sub-problem's second shard
-        self.mixing = bool(getattr(trainer, "parameter_mixing", True))
+        self.mixing = bool(trainer.parameter_mixing)
 
     @property
     def all_stopped(self) -> bool:
@@ -899,6 +899,7 @@ class _ChunkedRun:
             race.fresh = True
             self.races.append(race)
         self.last = [None] * n_sub
+        self.mixers = [None] * n_sub
         self.best = [math.inf] * n_sub
         self.best_w = [None] * n_sub
         self.ref = [math.inf] * n_sub
@@ -952,16 +953,15 @@ class _ChunkedRun:
                    first_pass: bool) -> None:
         """Sub-problem ``j`` learns from the chunk as two shards, averaged
         (:mod:`sqnopt.training._mixing`); its result is made at the end of the fit."""
-        while len(self.mixers) <= j:
-            self.mixers.append(None)
         mixer = self.mixers[j]
         if mixer is None:
             t, setup, step = self.trainer, self.setup, self.races[j].winner.step
             assert setup is not None
 
-            def make(callback: Any) -> Solver:
-                # the copy's random stream is set from the first shard's at every chunk
-                return make_solver(t, setup, 0, callback,
+            def make() -> Solver:
+                # the copy reports nothing (the first shard reports the solve's progress) and
+                # its random stream is set from the first shard's at every chunk
+                return make_solver(t, setup, 0, None,
                                    step=None if step is None else Constant(eps=step))
 
             mixer = self.mixers[j] = ShardMixer(make, t.n_jobs)
