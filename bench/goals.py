@@ -32,10 +32,11 @@ ROOT = HERE.parent
 #: the records the committed page is rendered from (the newest of each directory)
 DEFAULT_RACE_DIRS = ("results/race", "results/race_defaults_fashion", "results/race_news20_1e-6",
                      "results/race_defaults_head", "results/race_goals",
-                     "results/defaults_check_1002f07/l2", "results/defaults_check_1002f07/l1",
-                     "results/defaults_check_1002f07/regression",
+                     "results/defaults_check_1278624/l2", "results/defaults_check_1278624/l1",
+                     "results/defaults_check_1278624/regression",
                      "results/race_cores2_all_peers", "results/defaults_check_1002f07/cores2",
                      "results/defaults_check_1002f07/cores2_rerun",
+                     "results/defaults_check_1278624/cores2",
                      "results/race_cores2_news20_1e-6", "results/race_cores2_fashion")
 DEFAULT_OVERHEAD = "results/estimator_overhead.json"
 
