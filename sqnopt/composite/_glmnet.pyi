@@ -12,6 +12,7 @@ GLMNET_GTOL: int
 GLMNET_PRECISION: int
 GLMNET_NONFINITE: int
 MODEL_TOLERANCE: float
+DEFAULT_SEED: int
 
 class QuadraticModel:
     n: int
@@ -49,6 +50,7 @@ def glmnet_run(
     dense_after: int = 1,
     subset_max: int = 0,
     dense_columns: bool = False,
+    seed: int = 0,
 ) -> tuple[int, int, float, float, int]: ...
 
 def _face_cg_policy(

@@ -18,8 +18,8 @@ Outer iteration at ``w`` (scores ``s = Xw + b`` kept):
 2. the quadratic model ``q(d) = g'd + (1/2) d'Hd + l1 ||w_reg + d_reg||_1`` with the exact
    Hessian ``H = X'DX + lam I_reg + nu I`` (``nu = 1e-12`` keeps it positive definite), minimised
    approximately by coordinate descent on ``d`` (each sweep over the active coordinates in a
-   random order from a fixed-seed xorshift generator) with ``Xd`` kept: coordinate ``j`` with
-   ``G = g_j + (Hd)_j``, ``u = w_j + d_j`` moves by the exact 1-D minimiser
+   random order from an xorshift generator the caller seeds) with ``Xd`` kept: coordinate
+   ``j`` with ``G = g_j + (Hd)_j``, ``u = w_j + d_j`` moves by the exact 1-D minimiser
    ``z = -(G + l1)/H_jj`` if ``G + l1 <= H_jj u``, ``-(G - l1)/H_jj`` if ``G - l1 >= H_jj u``,
    else ``-u`` (the coordinate lands on an exact zero), a move limited to 10 (LIBLINEAR's
    safeguard along directions of nearly no curvature); sweeps end when the 1-norm of the
@@ -109,8 +109,10 @@ cdef double SIGMA = 0.01
 #: the largest move of one coordinate in one CD step (LIBLINEAR's safeguard: the exact 1-D
 #: minimiser along a direction of nearly no curvature is arbitrarily far)
 cdef double CLIP = 10.0
-#: the seed of the sweep order's generator (fixed: the solve is deterministic)
+#: the seed of the sweep order's generator when the caller gives none (``seed=0``: the solve
+#: is deterministic either way)
 cdef unsigned long long SEED = 0x9E3779B97F4A7C15ULL
+DEFAULT_SEED = SEED
 #: the dense model's damping, relative to the largest diagonal entry of ``H``: keeps the
 #: systems of collinear columns (one-hot groups beside an intercept) positive definite
 cdef double RHO = 1e-8
@@ -988,7 +990,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
                double[::1] trace=None, double[:, ::1] iterates=None,
                NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0,
-               bint dense_columns=False):
+               bint dense_columns=False, unsigned long long seed=0):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
@@ -1001,7 +1003,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     outer iteration forms ``H`` explicitly with it and solves the model exactly by feature-sign
     search (:func:`_feature_sign`; coordinate descent only where that search fails). Returns
     ``(n_iter, status, F, max |pg|, sweeps)``, ``sweeps`` the coordinate sweeps plus the dense
-    model's steps and the face CG's products. Without ``dense``, ``subset_max > 0`` solves the
+    model's steps and the face CG's products; ``seed``: the sweep order's generator's starting
+    state (0: :data:`DEFAULT_SEED`). Without ``dense``, ``subset_max > 0`` solves the
     model exactly on its working set (:func:`_form_subset`) whenever that set has at most
     ``subset_max`` coordinates; when it has more, the sweeps are helped by CG on the model's
     face (:func:`_face_cg`).
@@ -1123,7 +1126,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double gnorm1 = 0.0, gnorm1_init = 0.0, eps_in = eta
     cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, v
     cdef Py_ssize_t k = 0, j, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
-    cdef unsigned long long rng = SEED
+    cdef unsigned long long rng = SEED if seed == 0 else seed
     cdef int status = C_GLMNET_MAX_ITER
     cdef bint accepted, is_reg, have_D = False, have_hd = False, subset_over = False
     cols.ip = ip

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 FloatArray = NDArray[np.float64]
 
 __all__ = ["CompositeResult", "composite_problem", "gram_newglmnet", "newglmnet", "owlqn",
-           "solve_composite"]
+           "solve_composite", "sweep_seed"]
 
 #: The stop reasons of the compiled loops, by status code.
 STATUS = ("max_iter", "gtol", "ftol", "precision", "nonfinite")
@@ -257,11 +257,25 @@ def subset_model(n_params: int, model: ModelSolve = "auto", nnz: int | None = No
         min(DENSE_MODEL_MAX, _affordable(nnz, n_rows, n_params))
 
 
+def sweep_seed(random_state: Any) -> int:
+    """The starting state of newGLMNET's sweep-order generator (a nonzero 64-bit integer) from
+    a ``random_state`` (scikit-learn's forms: an int, a ``SeedSequence``, a ``BitGenerator``,
+    a ``Generator`` or a ``RandomState``, whose draw advances it); ``None`` gives 0, the
+    compiled loop's fixed default -- the solve stays deterministic either way."""
+    from sqnopt.solver._build import make_bit_generator
+
+    if random_state is None:
+        return 0
+    state = int(np.random.Generator(make_bit_generator(random_state)).integers(
+        1, 2**64 - 1, dtype=np.uint64, endpoint=True))
+    return state
+
+
 def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
               w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
               max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
               model: ModelSolve = "auto", dense_after: int | None = None,
-              record_iterates: int = 0, columns: Columns | None = None
+              record_iterates: int = 0, columns: Columns | None = None, seed: int = 0
               ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
     """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was
     built on, any layout: a CSC copy is made); see :mod:`sqnopt.composite._glmnet`.
@@ -269,7 +283,8 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     :func:`dense_model`), exactly from the first outer iteration after one whose coordinate
     descent took more than ``dense_after`` sweeps (``None``: 0 from a nonzero ``w0`` -- a
     warm start, near its solution, where the exact model pays at once -- else 1).
-    ``columns``: ``X``'s CSC arrays from :func:`_columns`, when the caller has them.
+    ``columns``: ``X``'s CSC arrays from :func:`_columns`, when the caller has them; ``seed``:
+    the sweep order's generator's state (:func:`sweep_seed`; 0 the fixed default).
 
     Returns ``(w, n_iter, status, F, max |pg|, sweeps, model steps and CG products, objective
     trace, iterates)``."""
@@ -308,7 +323,7 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
                                           bool(shrink), trace, iterates, dense,
                                           int(dense_after),
                                           subset_model(n, model, nnz, pairs, N, dense_columns),
-                                          dense_columns=dense_columns)
+                                          dense_columns=dense_columns, seed=int(seed))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 
@@ -480,7 +495,8 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
                     sample_weight: ArrayLike | None = None, w0: ArrayLike | None = None,
                     tol: float = 1e-6, ftol: float = 0.0, max_iter: int = 1000,
                     memory: int = 10, column_cache: dict[str, Any] | None = None,
-                    gram: bool = False, n_jobs: int | None = None) -> CompositeResult:
+                    gram: bool = False, n_jobs: int | None = None,
+                    random_state: Any = None) -> CompositeResult:
     r"""Minimise ``F(w) = f(w) + P(w)``: the smooth ``objective`` plus the ``penalty``
     (``"l1"``, ``"l2"``, ``"elasticnet"``, ``(name, params)`` or a
     :class:`~sqnopt.interfaces.Penalty`), on dense or CSR data, full batch and deterministic.
@@ -508,6 +524,10 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
     :mod:`sqnopt._jobs`): the objective's full-batch passes (OWL-QN, newGLMNET's line search
     and exact models) split their rows, newGLMNET's gradient its columns; each output is
     summed in the same order on every thread count, so the result does not depend on it.
+
+    ``random_state``: seeds newGLMNET's sweep order (coordinate descent visits the model's
+    coordinates in a random order each sweep, as LIBLINEAR's): the same seed gives the same
+    result; ``None`` a fixed default order. OWL-QN draws nothing.
     """
     from sqnopt._jobs import effective_n_jobs
     from sqnopt.data import prepare
@@ -560,7 +580,8 @@ def solve_composite(objective: Objective | str | tuple[str, Mapping[str, Any]],
             w, k, status, f, gmax, evals, trace = out
         else:
             w, k, status, f, gmax, evals, trace, _ = newglmnet(
-                kernel, pen_k, X, w0, tol=tol, max_iter=max_iter, columns=columns)
+                kernel, pen_k, X, w0, tol=tol, max_iter=max_iter, columns=columns,
+                seed=sweep_seed(random_state))
     else:
         w, k, status, f, evals, gmax, trace, _ = owlqn(kernel, pen_k, w0, memory=memory,
                                                        tol=tol, ftol=ftol, max_iter=max_iter)

@@ -317,7 +317,8 @@ def _face_cg_numpy(cols: list[tuple[Any, Any]], nf: int, active: list[int], w: F
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
                  tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
                  shrink: bool = True, dense: bool = False, dense_after: int = 1,
-                 subset_max: int = 0) -> tuple[FloatArray, list[float], list[FloatArray], int]:
+                 subset_max: int = 0, seed: int = 0
+                 ) -> tuple[FloatArray, list[float], list[FloatArray], int]:
     """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
     objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
     ``n_reg``) and ``X`` (SciPy sparse or dense, the regularised features): the twin of
@@ -329,7 +330,8 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     the model is solved so on its working set (the nonzeros and the violating zeros) when
     that holds at most ``subset_max`` coordinates; when that exact model is due but its set is
     larger, the sweeps are helped by conjugate gradients on the model's face
-    (:func:`_face_cg_numpy`).
+    (:func:`_face_cg_numpy`). ``seed``: the sweep order's generator's state (0: the compiled
+    loop's default).
 
     Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
     import scipy.sparse as sp
@@ -362,7 +364,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     iterates: list[FloatArray] = []
     m_prev = math.inf
     eps_in, gnorm1_init = eta, 0.0
-    rng = [0x9E3779B97F4A7C15]
+    rng = [seed or 0x9E3779B97F4A7C15]
     dense_now = (dense or subset_max > 0) and dense_after < 1
     k = 0
     while True:

@@ -187,7 +187,8 @@ class SQNClassifier(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
         other on one: the same model for every ``n_jobs``. ``False``: the sequential updates
         (one thread whatever ``n_jobs``).
     random_state : int, RandomState, Generator or None, default=None
-        Seeds the minibatch sampling.
+        Seeds the minibatch sampling; with an L1 or elastic-net penalty, newGLMNET's sweep
+        order (``None``: a fixed order).
     history_every : int or None, default=None
         Record the training objective every this many solver iterations; ``None`` records it
         after every pass of a stochastic recipe, and at the start and end of a deterministic

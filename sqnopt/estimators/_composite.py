@@ -203,7 +203,8 @@ def fit_composite(est: Any, penalty: Penalty, X: Any, y: NDArray[Any],
     kw: dict[str, Any] = dict(method=method, fit_intercept=bool(est.fit_intercept),
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter,
                               column_cache={} if cache is None else cache,
-                              gram=cache is not None, n_jobs=getattr(est, "n_jobs", None))
+                              gram=cache is not None, n_jobs=getattr(est, "n_jobs", None),
+                              random_state=getattr(est, "random_state", None))
     strategy: Strategy
     starts = _warm_starts(est, X, classes)
 
