@@ -514,6 +514,12 @@ class Objective(Component):
     #: :class:`~sqnopt.curvature.BoundLBFGS` takes as its preconditioner for a loss without a
     #: curvature bound. ``None``: not declared.
     start_curvature: ClassVar[float | None] = None
+    #: The loss's second derivative is exactly 0 on a range of scores (Huber's beyond its
+    #: threshold): at an iterate whose scores all lie there -- every residual an outlier, as at
+    #: ``w = 0`` when the targets are far from 0 -- the Hessian is singular along each
+    #: unregularised coordinate (the intercept), which Newton's method, factoring it, cannot
+    #: solve with; ``curvature="auto"`` then takes a model that does not factor it.
+    curvature_vanishes: ClassVar[bool] = False
     #: The largest linear score at which the loss is finite (the Poisson loss's ``exp`` overflows
     #: beyond ``log(DBL_MAX)``); ``None``: every finite score. The conformance checks keep their
     #: extreme points within it.

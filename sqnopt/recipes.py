@@ -449,6 +449,11 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
       entries, few parameters -- a9a, w8a, mushrooms) and the rows are in memory (an array or
       a sparse matrix, not chunks out of core). It converges quadratically, in a handful
       of iterations of about two passes plus that cost each, where L-BFGS needs tens of passes.
+      Not for a loss whose curvature vanishes on a range of scores
+      (:attr:`~sqnopt.interfaces.Objective.curvature_vanishes`: Huber's beyond its threshold),
+      whose Hessian is singular along the intercept wherever every residual is an outlier (at
+      ``w = 0`` when the targets lie far from 0): the bound's preconditioner below, positive
+      definite everywhere, takes its place.
       A quadratic objective (capability ``quadratic``: squared error) forms its Hessian once
       and is solved by one Newton step, so its budget is ``QUADRATIC_NEWTON_PASSES``.
     * For a quadratic objective of one parameter block with Hessian-vector products, strongly
@@ -518,7 +523,7 @@ def default_curvature(objective: Objective, X: Any, n_classes: int, *,
             and objective.start_curvature is not None and objective.start_curvature > 0
             and bound_cost_passes(X, K, fit_intercept=True, rows=sampled_rows) <= BOUND_PASSES):
         return _sampled_bound()
-    if formed:
+    if formed and not objective.curvature_vanishes:
         budget = QUADRATIC_NEWTON_PASSES if quadratic else NEWTON_PASSES
         if (K * (X.shape[1] + 1) <= NEWTON_MAX_PARAMS
                 and newton_cost_passes(X, K, fit_intercept=True) <= budget

@@ -203,8 +203,11 @@ def sqn_regressor(p: Any, params: Any, budget: int, seed: int, n_jobs: int = 1,
                        tol=None, random_state=seed, n_jobs=n_jobs, **kw)
 
     def extract() -> tuple[Any, float, int]:
-        h = est.history_
-        passes = float(h.effective_passes[-1]) if len(h) else float(est.n_iter_)
+        # a fit by the normal equations (the one Newton step of ridge, taken directly) has no
+        # driver history: its one iteration
+        h = getattr(est, "history_", None)
+        passes = float(h.effective_passes[-1]) if h is not None and len(h) else \
+            float(est.n_iter_)
         return est.coef_, passes, int(est.n_iter_)
 
     return (lambda: est.fit(p.X, p.y)), extract

@@ -28,6 +28,7 @@ from sqnopt.estimators._composite import (
     set_stochastic_penalty,
     stochastic_penalty,
 )
+from sqnopt.estimators._exact import EXACT_PATH, EXACT_REASON, exact_ridge
 from sqnopt.estimators._validation import fast_regression_data
 from sqnopt.interfaces import Objective
 from sqnopt.model import LinearModel
@@ -279,6 +280,16 @@ class SQNRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             self.n_iter_ = int(fit.n_iter_)
             self.fit_path_ = str(fit.model_.info["method"])
             self.fit_path_reason_ = f"penalty={self.penalty!r}: a composite solve"
+            return self
+        exact = exact_ridge(self, X, y, sample_weight)
+        if exact is not None:               # ridge's one Newton step, without the driver
+            clear_driver_attributes(self)
+            self._trainer = exact
+            self.converged_ = exact.converged_
+            self.coef_ = exact.model_.coef[0].copy()
+            self.intercept_ = float(exact.model_.intercept[0])
+            self.n_iter_ = exact.n_iter_
+            self.fit_path_, self.fit_path_reason_ = EXACT_PATH, EXACT_REASON
             return self
         trainer = self._get_trainer(keep=bool(self.warm_start))
         trainer.penalty = None              # a previous stream / partial_fit's L1 stays there

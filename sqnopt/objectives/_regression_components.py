@@ -92,6 +92,7 @@ class Huber(_RegressionObjective):
     epsilon: float = 1.35
     name = "huber"
     curvature_bound = 1.0
+    curvature_vanishes = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,7 +17,8 @@ Beyond the checks of every kind:
   ``margin`` (a sample's loss depends on ``w`` through ``x_i . w + b`` only), ``probabilistic``
   (``exp(-loss)`` over the possible labels of a sample sums to one), ``strongly_convex`` (``lam
   > 0``), the ``curvature_bound`` bounds the loss's curvature in the scores, and the
-  ``start_curvature`` is that curvature at score 0 (``w = 0``) for every sample;
+  ``start_curvature`` is that curvature at score 0 (``w = 0``) for every sample
+  (``curvature_vanishes``: a bool);
   ``with_capability`` returns an objective that has the capability and the same ``lam``;
 * the same values on dense float64 and float32 and on CSR (float64 with int32 and int64
   indices, float32) data of the same numbers;
@@ -274,6 +275,9 @@ class ObjectiveSuite(Suite):
         if start is not None and not (isinstance(start, (int, float))
                                       and math.isfinite(start) and start > 0):
             fail(f"start_curvature must be None or a finite number > 0, got {start!r}")
+        vanishes = getattr(m, "curvature_vanishes", False)
+        if not isinstance(vanishes, (bool, np.bool_)):
+            fail(f"curvature_vanishes must be True or False, got {vanishes!r}")
         for cap in _VOCABULARY:
             other = m.with_capability(cap)
             if other is None:

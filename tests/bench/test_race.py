@@ -385,8 +385,11 @@ def test_the_regression_objective_is_sqnopts_up_to_a_constant(loss: str) -> None
     from sqnopt import SQNRegressor
 
     p = _regression_problem(loss, np.random.default_rng(4))
+    # a named curvature: the driver's fit, whose result carries sqnopt's own F (the default
+    # ridge fit solves the normal equations directly and keeps no solver result)
     est = SQNRegressor(loss="squared_error" if loss == "squared" else "poisson",
-                       alpha=p.alpha, fit_intercept=False, max_iter=3, tol=None).fit(p.X, p.y)
+                       alpha=p.alpha, fit_intercept=False, max_iter=3, tol=None,
+                       curvature="lbfgs").fit(p.X, p.y)
     w = est.coef_
     const = 0.0 if loss == "squared" else float(np.mean(xlogy(p.y, p.y) - p.y))
     s = p.X @ w

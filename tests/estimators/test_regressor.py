@@ -98,6 +98,30 @@ def test_huber_matches_huber_regressor_at_its_scale(sparse: bool) -> None:
     assert abs(ours.intercept_ * sigma - ref.intercept_) < 5e-5 * max(1.0, abs(ref.intercept_))
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_default_huber_fits_targets_far_from_zero(sparse: bool) -> None:
+    """Targets far from 0: at ``w = 0`` every residual lies beyond the threshold, where the
+    loss's curvature vanishes, and the Hessian is singular along the intercept (Newton's
+    factorisation failed there, a crash at the defaults). ``curvature="auto"`` takes no model
+    that factors it for such a loss (``Objective.curvature_vanishes``)."""
+    from sqnopt.curvature import Newton
+    from sqnopt.objectives import Huber
+    from sqnopt.recipes import default_curvature
+
+    rng = np.random.default_rng(5)
+    Xd = rng.uniform(size=(400, 12)) + 3.0
+    y = Xd @ rng.normal(size=12) + 0.5 * rng.normal(size=400) + 7.0
+    assert np.min(np.abs(y)) > 1.35
+    X = sp.csr_matrix(Xd) if sparse else Xd
+    assert Huber.curvature_vanishes and not isinstance(
+        default_curvature(Huber(lam=1e-4), X, 1), Newton)
+    est = SQNRegressor(loss="huber").fit(X, y)
+    assert est.converged_
+    ref = SQNRegressor(loss="huber", curvature="lbfgs", tol=1e-11, max_iter=10000).fit(X, y)
+    assert _close(est.coef_, ref.coef_) < 1e-4
+    assert abs(est.intercept_ - ref.intercept_) < 1e-4 * abs(ref.intercept_)
+
+
 def test_poisson_refuses_negative_targets() -> None:
     X, s, _ = _data(False)
     y = np.exp(s)

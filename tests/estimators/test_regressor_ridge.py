@@ -123,11 +123,13 @@ def test_default_dense_ridge_is_the_closed_form_after_one_newton_step(intercept:
     assert abs(est.intercept_ - b) <= 1e-10 * max(abs(b), np.max(np.abs(coef)))
 
 
-def test_default_dense_ridge_stops_at_tol_after_the_one_step() -> None:
+def test_newton_dense_ridge_stops_at_tol_after_the_one_step() -> None:
     # the step, then the gradient at the new iterate (its stop test): one Newton iteration,
-    # one Hessian (n_iter_ counts passes; the solve's record counts iterations)
+    # one Hessian (n_iter_ counts passes; the solve's record counts iterations). The driver's
+    # step, as curvature="auto" would take it (the estimator's default takes it directly: the
+    # normal equations, tests/estimators/test_regressor_exact.py)
     X, y = _dense(2000, 30)
-    est = SQNRegressor(alpha=1e-4).fit(X, y)
+    est = SQNRegressor(alpha=1e-4, curvature="newton").fit(X, y)
     solve = est._trainer.results_[0]
     assert est.converged_ and solve.n_iter == 1
     assert solve.n_curvature_samples == X.shape[0]

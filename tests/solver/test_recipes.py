@@ -428,9 +428,16 @@ def test_a_default_ridge_fit_reads_the_data_for_the_hessian_range_not_at_all(
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 5))
     y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=300)
+    from sqnopt.training import Trainer
+
     monkeypatch.setattr(recipes, "hessian_range", refuse)
-    m = SQNRegressor(alpha=1e-2, fit_intercept=False).fit(X, y)
-    assert m._trainer._setup.curvature == Newton()
+    t = Trainer(loss="squared_error", alpha=1e-2, fit_intercept=False)
+    t.fit(X, y)
+    assert t._setup is not None and t._setup.curvature == Newton()
     w = np.linalg.solve(X.T @ X / 300 + 1e-2 * np.eye(5), X.T @ y / 300)
+    np.testing.assert_allclose(t.model_.coef[0], w, rtol=1e-9, atol=1e-12)
+    assert float(t.histories_[0].effective_passes[-1]) == 3.0
+    # the estimator takes that one step directly (the normal equations), deciding alike
+    m = SQNRegressor(alpha=1e-2, fit_intercept=False).fit(X, y)
+    assert m.fit_path_ == "normal equations"
     np.testing.assert_allclose(m.coef_, w, rtol=1e-9, atol=1e-12)
-    assert float(m.history_.effective_passes[-1]) == 3.0
