@@ -7,7 +7,8 @@ step from ``w = 0`` is the closed form, where forming the Hessian once is afford
 objective (``recipes.quadratic_cg``), which goes on until the next gradient meets the run's
 ``tol``. Newton's Hessian on dense rows is formed by BLAS, checked
 here against the pair loop of sparse rows. Huber and Poisson are not quadratic and keep their
-choices.
+choices. Where Newton is the choice and the estimator's settings are its defaults, the estimator
+takes that one step itself -- the normal equations (``sqnopt.estimators._exact``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pytest
 import scipy.sparse as sp
 
 from sqnopt import Solver, SQNRegressor
+from sqnopt.estimators._exact import EXACT_PATH
+from sqnopt.model import LinearModel
 from sqnopt.curvature import LBFGS, Newton, TruncatedNewton
 from sqnopt.interfaces import QUADRATIC
 from sqnopt.objectives import Huber, Poisson, SquaredError
@@ -206,3 +209,117 @@ def test_ridge_is_deterministic() -> None:
         a = SQNRegressor(alpha=1e-3, random_state=3).fit(X, y).coef_
         b = SQNRegressor(alpha=1e-3, random_state=3).fit(X, y).coef_
         np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------ the normal equations
+# SQNRegressor()'s default takes the one Newton step directly (sqnopt.estimators._exact):
+# the same minimiser, the same checks of the data and settings, the driver everywhere else
+def _offset_rows(n: int = 400, p: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p)) + 3.0          # uncentred columns
+    y = X @ rng.normal(size=p) + 0.5 * rng.normal(size=n) + 7.0
+    return X, y
+
+
+@pytest.mark.parametrize("intercept", [False, True], ids=["no-intercept", "intercept"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_default_small_dense_ridge_is_the_normal_equations(intercept: bool,
+                                                          weighted: bool) -> None:
+    X, y = _offset_rows()
+    sw = np.random.default_rng(1).uniform(0.2, 3.0, size=X.shape[0]) if weighted else None
+    copies = (X.copy(), y.copy(), None if sw is None else sw.copy())
+    est = SQNRegressor(alpha=1e-3, fit_intercept=intercept).fit(X, y, sample_weight=sw)
+    assert est.fit_path_ == EXACT_PATH and "Newton step" in est.fit_path_reason_
+    assert est.n_iter_ == 1 and est.converged_
+    assert not hasattr(est, "history_") and not hasattr(est, "t_")
+    coef, b = _closed_form(X, y, 1e-3, sw, intercept)
+    np.testing.assert_allclose(est.coef_, coef, rtol=1e-9, atol=1e-10)
+    assert abs(est.intercept_ - b) <= 1e-9 * max(1.0, abs(b))
+    # the driver's own Newton step (curvature named: the driver runs) reaches the same point
+    driver = SQNRegressor(alpha=1e-3, fit_intercept=intercept, curvature="newton",
+                          tol=1e-12).fit(X, y, sample_weight=sw)
+    assert driver.fit_path_ != EXACT_PATH
+    np.testing.assert_allclose(est.coef_, driver.coef_, rtol=1e-8, atol=1e-9)
+    # nothing the caller passed is modified
+    np.testing.assert_array_equal(X, copies[0])
+    np.testing.assert_array_equal(y, copies[1])
+    if sw is not None:
+        np.testing.assert_array_equal(sw, copies[2])
+
+
+def test_float32_rows_and_tol_none() -> None:
+    X, y = _offset_rows()
+    est = SQNRegressor(alpha=1e-2, tol=None).fit(X.astype(np.float32), y)
+    assert est.fit_path_ == EXACT_PATH and not est.converged_   # no tol: nothing was tested
+    coef, b = _closed_form(X.astype(np.float32).astype(np.float64), y, 1e-2, None, True)
+    np.testing.assert_allclose(est.coef_, coef, rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("change", [
+    dict(curvature="newton"), dict(curvature="lbfgs"), dict(step="armijo"),
+    dict(loss="huber"), dict(loss="poisson"), dict(alpha=0.0), dict(history_every=1),
+    dict(callback=lambda info: None), dict(average=True), dict(early_stopping=True),
+], ids=repr)
+def test_other_settings_run_the_driver(change: dict) -> None:
+    X, y = _offset_rows()
+    if change.get("loss") == "poisson":
+        y = np.random.default_rng(0).poisson(2.0, size=X.shape[0]).astype(float)
+    est = SQNRegressor(**{"alpha": 1e-3, "max_iter": 5, **change})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert est.fit_path_ != EXACT_PATH
+
+
+def test_sparse_and_wide_rows_run_the_driver() -> None:
+    X, y = _offset_rows()
+    assert SQNRegressor(alpha=1e-3).fit(sp.csr_matrix(X), y).fit_path_ != EXACT_PATH
+    # beyond Newton's budget curvature="auto" takes conjugate gradients: so does the fit
+    Xw, yw = _offset_rows(n=2000, p=100)
+    assert SQNRegressor(alpha=1e-4).fit(Xw, yw).fit_path_ != EXACT_PATH
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("nan_x", "NaN"), ("inf_y", "finite|inf"), ("neg_w", "negative|sample_weight"),
+    ("zero_w", "all weights are zero"), ("alpha", "alpha"), ("huge", "overflow|square"),
+])
+def test_bad_input_is_refused_as_the_driver_refuses_it(bad: str, match: str) -> None:
+    X, y = _offset_rows()
+    sw = None
+    kw: dict = {"alpha": 1e-3}
+    if bad == "nan_x":
+        X[3, 2] = np.nan
+    elif bad == "inf_y":
+        y[5] = np.inf
+    elif bad == "neg_w":
+        sw = np.ones(X.shape[0])
+        sw[0] = -1.0
+    elif bad == "zero_w":
+        sw = np.zeros(X.shape[0])
+    elif bad == "alpha":
+        kw["alpha"] = -1.0
+    elif bad == "huge":
+        X[0, 0] = 1e200
+    with pytest.raises(ValueError, match=match):
+        SQNRegressor(**kw).fit(X, y, sample_weight=sw)
+
+
+def test_refit_drops_driver_attributes_and_the_model_is_complete() -> None:
+    X, y = _offset_rows()
+    est = SQNRegressor(alpha=1e-3, curvature="lbfgs").fit(X, y)
+    assert hasattr(est, "history_")
+    est.set_params(curvature="auto").fit(X, y)
+    assert est.fit_path_ == EXACT_PATH and not hasattr(est, "history_")
+    model = est.to_model()
+    assert isinstance(model, LinearModel) and model.loss == "squared_error"
+    np.testing.assert_allclose(model.predict(X), est.predict(X))
+    from sklearn.linear_model import Ridge
+
+    ridge = Ridge(alpha=1e-3 * X.shape[0], solver="cholesky").fit(X, y)
+    np.testing.assert_allclose(est.coef_, ridge.coef_, rtol=1e-8, atol=1e-9)
+    assert abs(est.score(X, y) - ridge.score(X, y)) < 1e-10
+    # partial_fit after it starts a stochastic state afresh, as after a composite fit
+    est.partial_fit(X, y)
+    assert hasattr(est, "t_")
