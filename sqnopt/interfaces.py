@@ -552,6 +552,14 @@ class Objective(Component):
         """Number of parameter blocks for ``n_classes`` classes (1 for binary objectives)."""
         return 1
 
+    def start_intercept(self, y: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+        """The intercept at which a regression fit from scratch starts, its coefficients at 0,
+        given the targets and the sample weights: 0 unless the loss says better. A loss whose
+        curvature vanishes away from the targets (Huber's beyond its threshold) starts where
+        the residuals are balanced, since from 0 its solvers would cross the flat stretch to
+        the targets one gradient-sized step at a time."""
+        return 0.0
+
     def param_layout(self, data: Dataset) -> tuple[int, int]:
         """``(n_blocks, block length)`` of the parameter vector on ``data``.
 

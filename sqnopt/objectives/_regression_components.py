@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from sqnopt.data import Dataset
 from sqnopt.interfaces import (
@@ -99,6 +100,17 @@ class Huber(_RegressionObjective):
         e = self.epsilon
         if not (isinstance(e, (int, float)) and math.isfinite(e) and e > 0):
             raise ValueError(f"epsilon must be a finite number > 0, got {e!r}")
+
+    def start_intercept(self, y: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+        """The weighted median of the targets: the intercept that minimises the mean absolute
+        residual at ``w = 0`` -- Huber's loss beyond the threshold -- so that the solve starts
+        with residuals balanced about 0 instead of every one an outlier when the targets lie
+        far from 0 (where the loss is linear and the bound's steps move the intercept by about
+        ``epsilon`` per iteration)."""
+        order = np.argsort(y, kind="stable")
+        cum = np.cumsum(weights[order])
+        k = int(np.searchsorted(cum, 0.5 * cum[-1]))
+        return float(y[order][min(k, y.shape[0] - 1)])
 
     def init(self, data: Dataset) -> HuberKernel:
         return HuberKernel(data.rows, float(self.lam), float(self.epsilon))

@@ -333,6 +333,13 @@ class Trainer:
         setup = make_setup(self, Xc, classes, weights, sum_squares=stats.get("sum_squares"))
         self._setup, self._checkpoints = setup, None
         self._class_counts = counts
+        if init is None and regression and self.fit_intercept is True:
+            # the loss's own start for the intercept (Huber: the targets' weighted median)
+            b0 = float(setup.objective.start_intercept(yarr, weights))
+            if b0 != 0.0 and math.isfinite(b0):
+                w0 = np.zeros(Xc.shape[1] + 1)
+                w0[-1] = b0
+                init = [w0]
         if setup.streaming:
             if checkpoint is not None or resume is not None:
                 raise ValueError("checkpoint and resume are not available for the large-data "

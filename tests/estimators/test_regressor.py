@@ -122,6 +122,25 @@ def test_default_huber_fits_targets_far_from_zero(sparse: bool) -> None:
     assert abs(est.intercept_ - ref.intercept_) < 1e-4 * abs(ref.intercept_)
 
 
+def test_huber_starts_at_the_weighted_median_and_fits_far_targets_fast() -> None:
+    """From the intercept 0 on targets near 1e6, every residual is an outlier, where Huber's
+    loss is linear: the solver moved the intercept by about epsilon per iteration and stopped
+    at max_iter short of the targets. The fit starts at the targets' weighted median."""
+    from sqnopt.objectives import Huber
+
+    y = np.array([5.0, 1.0, 3.0, 100.0, 2.0])
+    assert Huber().start_intercept(y, np.ones(5)) == 3.0
+    assert Huber().start_intercept(y, np.array([1.0, 1.0, 1.0, 10.0, 1.0])) == 100.0
+    assert Huber().start_intercept(y, np.array([0.0, 1.0, 0.0, 0.0, 1.0])) == 1.0
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 5))
+    y = 1e6 + X @ rng.normal(size=5) + 0.3 * rng.normal(size=300)
+    est = SQNRegressor(loss="huber").fit(X, y)
+    assert est.converged_ and est.n_iter_ < 100
+    assert abs(est.intercept_ - 1e6) < 1.0
+    assert est.score(X, y) > 0.8
+
+
 def test_poisson_refuses_negative_targets() -> None:
     X, s, _ = _data(False)
     y = np.exp(s)
