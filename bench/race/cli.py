@@ -26,7 +26,8 @@ import _runinfo
 
 from . import contenders as C
 from . import core, plots, report
-from .problems import DATASETS, PROBLEM_KINDS, cache_path, datasets_dir, load_problems, reference
+from .problems import (DATASETS, PROBLEM_KINDS, cache_path, datasets_dir, load_problems,
+                       recorded_references, reference)
 from .runner import Settings, finish_problem, run_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +76,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="the shared datasets (default: $SQNOPT_DATASETS or ../shared/datasets)")
     ap.add_argument("--fstar-cache", default=None,
                     help=f"F* cache (default {cache_path()}); 'none' disables")
+    ap.add_argument("--fstar-from", nargs="+", type=Path, default=None, metavar="RECORD",
+                    help="race records (or directories of them) whose reference values stand "
+                         "in for the reference solve of a problem the F* cache lacks (the "
+                         "same data, loss and alpha); stored in the cache")
     ap.add_argument("--no-duel", action="store_true", help="skip the Pegasos duel")
     ap.add_argument("--duel-only", action="store_true",
                     help="only the Pegasos duel on news20 (printed; with --update, written)")
@@ -189,14 +194,16 @@ def main(argv: list[str] | None = None) -> int:
                    "datasets_dir": str(root) if root else None},
         "problems": [],
     }
+    recorded = recorded_references(args.fstar_from) if args.fstar_from else None
     hinge_problem = None
     try:
         for p in load_problems(names, args.problems, root, quick=args.quick, skipped=skipped):
             tic = time.perf_counter()
-            reference(p, cache)
+            reference(p, cache, recorded)
+            how = ("cached" if p.reference.get("cached") else "from a record"
+                   if p.reference.get("from_record") else "solved")
             print(f"\n== {p.key}: N = {p.n}, d = {p.d}, alpha = {p.alpha:.3g}, F* = "
-                  f"{p.f_star:.10g} ({'cached' if p.reference.get('cached') else 'solved'} "
-                  f"{time.perf_counter() - tic:.1f} s)", flush=True)
+                  f"{p.f_star:.10g} ({how} {time.perf_counter() - tic:.1f} s)", flush=True)
             outcomes = run_problem(p, sel.contenders, settings, skipped)
             entry = finish_problem(p, outcomes)
             record["problems"].append(entry)

@@ -361,6 +361,7 @@ def finish_problem(p: Problem, outcomes: list[Outcome]) -> dict[str, Any]:
         "alpha": p.alpha, "alpha_rule": p.alpha_rule, "description": p.description,
         "n_train": p.n, "n_test": int(p.X_test.shape[0]), "n_features": p.d,
         "n_classes": p.n_classes, "n_params": p.n_params, "nnz": p.nnz, "sparse": p.sparse,
+        "fingerprint": p.fingerprint(),
         "test_kind": p.test_kind, "majority_accuracy": p.majority_accuracy(),
         "f_star": f_star, "f_star_reference": f_ref,
         "f_star_lowered": shift < 0, "reference": p.reference, "cap": p.cap,

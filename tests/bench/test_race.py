@@ -308,6 +308,40 @@ def test_a_tiny_race_end_to_end() -> None:
     assert entry["ratios"]["1e-06"]["ratio"] is not None
 
 
+def test_a_recorded_reference_stands_in_for_the_solve(tmp_path: Path) -> None:
+    """``--fstar-from``: a problem the cache lacks takes the reference of a record's entry for
+    the same data (by fingerprint; by key, alpha, shape and stored values in records without
+    one), and the cache keeps it; another alpha is solved."""
+    pytest.importorskip("sklearn")
+    from race.problems import recorded_references, reference
+
+    p = _problem("logistic", np.random.default_rng(0))
+    reference(p, None)
+    entry = {"key": p.key, "loss": p.loss, "alpha": p.alpha, "n_train": p.n, "n_features": p.d,
+             "nnz": p.nnz, "reference": dict(p.reference, f_star=p.f_star + 1.0),
+             "f_star_reference": p.f_star + 1.0}      # a value no solve would give
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "race-1.json").write_text(json.dumps(
+        {"problems": [dict(entry, fingerprint=p.fingerprint())]}))
+    (tmp_path / "race-legacy.json").write_text(json.dumps({"problems": [entry]}))
+    for source in (tmp_path / "a", tmp_path / "race-legacy.json"):
+        cache = tmp_path / f"cache-{source.name}.json"
+        q = _problem("logistic", np.random.default_rng(0))
+        reference(q, cache, recorded_references([source]))
+        assert q.f_star == p.f_star + 1.0 and q.reference["from_record"].endswith(".json")
+        assert not q.reference["cached"]
+        r = _problem("logistic", np.random.default_rng(0))
+        reference(r, cache)                                 # now from the cache alone
+        assert r.reference["cached"] and r.f_star == p.f_star + 1.0
+    other = _problem("logistic", np.random.default_rng(0))
+    other.alpha *= 2.0
+    reference(other, None, recorded_references([tmp_path / "race-legacy.json"]))
+    assert "from_record" not in other.reference and other.f_star != p.f_star + 1.0
+    changed = _problem("logistic", np.random.default_rng(1))   # other data, same shape
+    reference(changed, None, recorded_references([tmp_path / "a"]))
+    assert "from_record" not in changed.reference
+
+
 def test_the_l1_problem_and_its_tiny_race() -> None:
     """``l1_logistic``: the shared objective is sqnopt's composite one; the reference is the
     better of newGLMNET and liblinear; the L1 contenders reach 1e-6."""
