@@ -33,11 +33,7 @@ ROOT = HERE.parent
 #: the records the committed page is rendered from (the newest of each directory)
 DEFAULT_RACE_DIRS = ("results/race", "results/race_defaults_fashion", "results/race_news20_1e-6",
                      "results/race_defaults_head", "results/race_goals",
-                     "results/defaults_check_1278624/l2", "results/defaults_check_1278624/l1",
-                     "results/defaults_check_1278624/regression",
-                     "results/race_cores2_all_peers", "results/defaults_check_1002f07/cores2",
-                     "results/defaults_check_1002f07/cores2_rerun",
-                     "results/defaults_check_1278624/cores2",
+                     "results/race_cores2_all_peers",
                      "results/race_cores2_news20_1e-6", "results/race_cores2_fashion",
                      "results/defaults_check_97f27d1/l2", "results/defaults_check_97f27d1/l1",
                      "results/defaults_check_97f27d1/regression",
@@ -155,6 +151,19 @@ def goal_defaults(problems: dict[str, Any]) -> tuple[list[str], int, int]:
                            s.removeprefix("sklearn ") for s in SKLEARN_SOLVERS))
 
 
+def _defaults_and_peer(p: dict[str, Any], rec: dict[str, Any],
+                       peers: Iterable[str] | None = None
+                       ) -> tuple[list[str], tuple[str | None, float | None],
+                                  tuple[str | None, float | None]]:
+    """Problem ``p`` of record ``rec``: the sqnopt estimators at their defaults (the sqnopt
+    contenders whose names start with ``SQN``), the fastest of them to 1e-4 and the fastest of
+    ``peers`` (``None``: every scikit-learn contender of the record), each ``(name, time)``."""
+    names = [n for n in p["contenders"] if _library(rec, n) == "sqnopt" and n.startswith("SQN")]
+    others = list(peers) if peers is not None else \
+        [n for n in p["contenders"] if _library(rec, n) == "scikit-learn"]
+    return names, _best(p, names, 1), _best(p, others, 1)
+
+
 def goal_versus(problems: dict[str, Any], keys: Iterable[str], limit: float,
                 peers: Iterable[str] | None = None,
                 peer_title: str = "fastest scikit-learn solver") -> tuple[list[str], int, int]:
@@ -170,12 +179,7 @@ def goal_versus(problems: dict[str, Any], keys: Iterable[str], limit: float,
             rows.append(f"| {key} | not measured (absent from the records) | | | - | |")
             continue
         p, rec = problems[key]
-        names = [n for n in p["contenders"]
-                 if _library(rec, n) == "sqnopt" and n.startswith("SQN")]
-        others = list(peers) if peers is not None else \
-            [n for n in p["contenders"] if _library(rec, n) == "scikit-learn"]
-        n1, t1 = _best(p, names, 1)
-        n2, t2 = _best(p, others, 1)
+        names, (n1, t1), (n2, t2) = _defaults_and_peer(p, rec, peers)
         ratio, verdict, ok = _judge(t1, t2, limit)
         if ok is None:
             verdict = "not measured: no contender reached 1e-4 within the time cap"
@@ -326,11 +330,7 @@ def goal_seeds(recs: list[dict[str, Any]], limit: float = 1.0
             p = next((q for q in rec["problems"] if q["key"] == key), None)
             if p is None:
                 continue
-            names = [n for n in p["contenders"]
-                     if _library(rec, n) == "sqnopt" and n.startswith("SQN")]
-            others = [n for n in p["contenders"] if _library(rec, n) == "scikit-learn"]
-            _, t1 = _best(p, names, 1)
-            n2, t2 = _best(p, others, 1)
+            _, (_, t1), (n2, t2) = _defaults_and_peer(p, rec)
             if t1 is None or t2 is None:
                 cells.append(f"{rec.get('seed')}: -")
                 continue

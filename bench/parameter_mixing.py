@@ -46,6 +46,7 @@ from sklearn.metrics import log_loss
 from sqnopt import SQNClassifier, recipes
 from sqnopt.datasets import HashedCTRGenerator
 from sqnopt.training import _streaming, _trainer
+from sqnopt.training._mixing import step_scale
 from sqnopt.training._setup import sub_labels
 
 
@@ -112,9 +113,7 @@ def _emulated_chunk(k: int) -> Any:
                     s = state
                 else:
                     s = solver.restore(start, X[a:b], ysub[a:b], weights[a:b], new_data=True)
-                # k times the raced step in the first pass, the raced step after it (as
-                # sqnopt.training._mixing.step_scale does for two shards)
-                s.loop.step_scale = float(k) if first_pass else 1.0
+                s.loop.step_scale = step_scale(first_pass, k)
                 solver.run(s, max_samples=b - a)
                 s.sync()
                 shards.append(s)

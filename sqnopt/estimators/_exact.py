@@ -22,8 +22,9 @@ recipe, the solver, its state and result), which the step itself does not need.
 Only the estimator's defaults take it (the loss ``"squared_error"``, an L2 or no penalty,
 ``curvature``, ``gradient``, ``schedule``, ``step`` and ``sampling`` ``"auto"``, no projection,
 averaging, callback, progress output or history, early stopping ``"auto"`` or off, rows in
-memory, dense and not so many that the large-data recipe takes them, and ``alpha > 0``); any other setting, and a system LAPACK finds not positive definite, runs the
-driver, which reports what it meets.
+memory, dense and not so many that the large-data recipe takes them, and ``alpha > 0``); any
+other setting, and a system LAPACK finds not positive definite, runs the driver, which
+reports what it meets.
 """
 
 from __future__ import annotations
@@ -75,7 +76,6 @@ def exact_ridge(est: Any, X: Any, y: Any, sample_weight: Any) -> CompositeFit | 
         return None
     from sqnopt.curvature import Newton
     from sqnopt.data import check_matrix, check_targets
-    from sqnopt.interfaces import QUADRATIC
     from sqnopt.objectives import SquaredError
     from sqnopt.recipes import default_curvature
     from sqnopt.training._setup import check_settings, loss_objective, streaming_regime
@@ -85,13 +85,14 @@ def exact_ridge(est: Any, X: Any, y: Any, sample_weight: Any) -> CompositeFit | 
     check_settings(trainer)
     objective = loss_objective(trainer)
     lam = float(objective.lam)
-    if not (type(objective) is SquaredError and QUADRATIC in objective.capabilities
-            and lam > 0):
+    if not (type(objective) is SquaredError and lam > 0):
         return None
     stats: dict[str, float] = {}
     Xc = check_matrix(X, fit=True, stats=stats)
-    if streaming_regime(trainer, Xc, "memory") or not isinstance(default_curvature(objective, Xc, 1, sum_squares=stats.get("sum_squares")),
-                      Newton):
+    if streaming_regime(trainer, Xc, "memory"):
+        return None
+    choice = default_curvature(objective, Xc, 1, sum_squares=stats.get("sum_squares"))
+    if not isinstance(choice, Newton):
         return None
     N = Xc.shape[0]
     yarr = check_targets(y, n_samples=N)

@@ -8,9 +8,8 @@ be split over threads as they stand. Parameter mixing (Mann, McDonald, Mohri, Si
 Walker, NIPS 2009; McDonald, Hall & Mann, NAACL 2010, "iterative parameter mixing";
 Zinkevich, Weimer, Smola & Li, NIPS 2010) trains one copy of the model per shard of the rows,
 independently, and averages the copies. Here, for every chunk large enough (:func:`mixes`),
-the state
-at the chunk's start runs on the first half of the chunk's rows and a copy of it on the second
-half; then both become their average -- the weights and the AdaGrad accumulators
+the state at the chunk's start runs on the first half of the chunk's rows and a copy of it on
+the second half; then both become their average -- the weights and the AdaGrad accumulators
 (:meth:`sqnopt.solver._adaptive_loop.AdaptiveIterate.mix`) -- and the next chunk starts from
 it. The average of two updates from the same state, over half the rows each, moves half as
 far as one update over all of them: in the first pass, far from the optimum, the shards run at
@@ -18,8 +17,9 @@ twice the raced step, which makes up for it to first order (without it the mixed
 well behind the sequential updates at small ``alpha``); after the first pass they run at the
 raced step, and the average moves as the sequential updates would at half the step -- near the
 optimum, where a smaller step settles lower, which is what held-out early stopping selects
-(:func:`step_scale`; docs/report_data_parallel.md has the measurements). The copy runs on a second thread when
-``n_jobs`` resolves to two or more, else after the first half on the same thread.
+(:func:`step_scale`; docs/report_data_parallel.md has the measurements). The copy runs on a
+second thread when ``n_jobs`` resolves to two or more, else after the first half on the same
+thread.
 
 **Determinism.** The shards are fixed by the chunk (its two contiguous halves), never by the
 thread count; the copy's random stream is the first shard's, set at each chunk. Every
@@ -28,13 +28,15 @@ in-memory fit of the same rows gives.
 
 **Why two shards.** With two shards the held-out loss per pass stays near the sequential
 updates'; with four (each at four times the step) it falls further behind
-(``bench/parameter_mixing.py`` measures both; docs/report_data_parallel.md). So the mixing uses two threads, whatever
-``n_jobs``; the passes of a fit (held-out scores, the step race's) use all of them.
+(``bench/parameter_mixing.py`` measures both; docs/report_data_parallel.md). So the mixing
+uses two threads, whatever ``n_jobs``; the passes of a fit (held-out scores, the step
+race's) use all of them.
 
-**What it costs and gains.** With two cores the passes are about 1.7 times as fast; on one, a
-few percent slower (the mix, and a second set of records). The held-out loss is the sequential
-updates' in the first pass and lower after it, and held-out early stopping ends on a lower
-loss (``bench/parameter_mixing.py`` and the scale benchmark; docs/report_data_parallel.md).
+**What it costs and gains.** With two cores the two shards' updates run at once; on one, the
+mix and a second set of records add a little to each pass. The held-out loss is the
+sequential updates' in the first pass and lower after it, and held-out early stopping ends on
+a lower loss (``bench/parallel_passes.py``, ``bench/parameter_mixing.py`` and the scale
+benchmark measure both; docs/report_data_parallel.md).
 ``parameter_mixing=False`` keeps the sequential updates.
 
 **What is mixed, and what not.** The composite form of AdaGrad on the adaptive iterate (the
@@ -87,12 +89,12 @@ def mixes(state: SolverState, X: Any) -> bool:
     return bool(values >= recipes.MIX_MIN_VALUES_PER_PARAM * state.problem.n_params)
 
 
-def step_scale(first_pass: bool) -> float:
+def step_scale(first_pass: bool, shards: int = recipes.MIX_SHARDS) -> float:
     """The factor of a shard's steps: the number of shards in the first pass -- the average
     of the shards then moves as the sequential updates would, to first order -- and 1 after
     it, where the average moves with half the sequential step's noise (the raced step is the
     best one for the first examples; near the optimum a smaller one is better)."""
-    return float(recipes.MIX_SHARDS) if first_pass else 1.0
+    return float(shards) if first_pass else 1.0
 
 
 def _scale(state: SolverState, factor: float) -> None:

@@ -408,8 +408,7 @@ def make_solver(s: Settings, setup: Setup, random_state: Any,
                 callback: Callable[[IterationInfo], bool | None] | None,
                 step: StepRule | None = None) -> Solver:
     """The :class:`~sqnopt.Solver` of one sub-problem; ``callback`` sees every report (None:
-    no callback);
-    ``step`` replaces the setup's (a candidate of the step race)."""
+    no callback); ``step`` replaces the setup's (a candidate of the step race)."""
     # the large-data regime records nothing unless asked: a training objective is a pass
     history = (s.history_every if s.history_every is not None
                else None if setup.streaming else (0,))
