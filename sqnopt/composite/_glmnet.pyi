@@ -12,6 +12,7 @@ GLMNET_GTOL: int
 GLMNET_PRECISION: int
 GLMNET_NONFINITE: int
 MODEL_TOLERANCE: float
+PAIR_FLOOR_DEFAULT: float
 DEFAULT_SEED: int
 
 class QuadraticModel:
@@ -51,6 +52,7 @@ def glmnet_run(
     subset_max: int = 0,
     dense_columns: bool = False,
     seed: int = 0,
+    pair_floor: float = ...,
 ) -> tuple[int, int, float, float, int]: ...
 
 def _face_cg_policy(

@@ -47,7 +47,13 @@ many. When ``n`` is small the model can instead be formed and solved exactly, wh
 proximal Newton's fast local convergence (Lee, Sun & Saunders, SIAM J. Optim. 24, 2014:
 superlinear with exact models): ``H = X'DX + lam I_reg`` is formed by the Newton kernel's pass
 (``sum_i nnz_i^2 / 2`` multiply-adds, split over the data's threads; on dense rows by BLAS,
-``dsyrk`` on the rows scaled by the square roots of the curvature of the kept scores), damped
+``dsyrk`` on the rows scaled by the square roots of the curvature of the kept scores) --
+on sparse rows with the off-diagonal pairs of the rows whose ``D_i`` is below ``PAIR_FLOOR``
+(``1e-6``) times the largest left out and the diagonal kept whole: as the weights grow,
+confidently classified rows keep a curvature too small to change the model, yet, being often
+the longest, they can hold most of the pairs near the solution; the gradient stays exact, so
+the minimiser does not move, and the model's error is of the floor's order next to the
+curvature of the kept rows --, damped
 by ``rho = 1e-8 max_j H_jj`` on its diagonal (which keeps the systems of collinear columns positive
 definite), and the model ``phi(u) = (1/2) u'Hu - c'u + l1 ||u_reg||_1`` (``u = w + d``,
 ``c = Hw - g``) is minimised by a few sweeps of coordinate descent on ``H`` (``n^2`` each, no
@@ -122,6 +128,10 @@ cdef double PIVOT = 1e-14
 #: below this share of the outer iteration's largest pseudo-gradient entry
 cdef double MODEL_TOL = 1e-9
 MODEL_TOLERANCE = MODEL_TOL
+#: the exact model's rows of negligible curvature: a row whose ``D_i`` is below this share of
+#: the largest adds its diagonal entries only (see the module's docstring)
+cdef double PAIR_FLOOR = 1e-6
+PAIR_FLOOR_DEFAULT = PAIR_FLOOR
 #: the coordinate-descent sweeps on the dense model before its feature-sign search
 cdef Py_ssize_t DENSE_SWEEPS = 10
 #: conjugate gradients on the model's face (when its exact solve is out of reach): after the
@@ -889,12 +899,13 @@ cdef class QuadraticModel:
 
 cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize_t* pos,
                       Py_ssize_t nf, bint intercept, Py_ssize_t nW, Py_ssize_t nfW, double lam,
-                      double* H, Py_ssize_t* ridx, double* rval) noexcept nogil:
+                      double* H, Py_ssize_t* ridx, double* rval, double below) noexcept nogil:
     """The model's Hessian on the working set into ``H`` (upper triangle, row-major,
     ``nW x nW``): ``sum_i D_i x_iW x_iW' + lam I_reg``, from each row's entries in the set
     (``pos[j]``: the coordinate's place in it, -1 outside; the intercept last), then the
-    damping of the full model. Costs one pass over the rows' entries and the pairs of the
-    entries in the set; returns 0."""
+    damping of the full model; a row with ``D_i < below`` adds its diagonal entries only.
+    Costs one pass over the rows' entries and the pairs of the entries in the set; returns
+    0."""
     cdef Py_ssize_t N = objective.data.n_samples, i, p, m, a, b, r, c, nnz
     cdef const double* d64
     cdef const float* d32
@@ -917,6 +928,11 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
             ridx[m] = pos[nf]
             rval[m] = 1.0
             m += 1
+        if di < below:
+            for a in range(m):
+                r = ridx[a]
+                H[r * nW + r] += di * rval[a] * rval[a]
+            continue
         for a in range(m):
             xa = di * rval[a]
             r = ridx[a]
@@ -990,7 +1006,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                double eta=1.0, Py_ssize_t max_search=30, bint shrink=True,
                double[::1] trace=None, double[:, ::1] iterates=None,
                NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0,
-               bint dense_columns=False, unsigned long long seed=0):
+               bint dense_columns=False, unsigned long long seed=0,
+               double pair_floor=PAIR_FLOOR):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
@@ -1124,7 +1141,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     cdef double lam = objective.lam, l1 = penalty.l1, invN = 1.0 / N
     cdef double f = 0.0, fn, loss, reg_old, l1_old, gmax = 0.0, m_prev, m_in, m_in1
     cdef double gnorm1 = 0.0, gnorm1_init = 0.0, eps_in = eta
-    cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, v
+    cdef double gj, hjj, u, z, dn, acc, delta, beta, reg_new, l1_new, v, dmax
     cdef Py_ssize_t k = 0, j, i, sweep, ls, sweeps = 0, n_sweep = 0, n_active, q, r
     cdef unsigned long long rng = SEED if seed == 0 else seed
     cdef int status = C_GLMNET_MAX_ITER
@@ -1239,8 +1256,12 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                         fcode = _form_subset_dense(&cols, D, Wl, nW, nfW, lam, HW) \
                             if dense_columns else 1
                         if fcode == 1:
+                            dmax = 0.0
+                            for i in range(N):
+                                if D[i] > dmax:
+                                    dmax = D[i]
                             fcode = _form_subset(objective, D, pos, nf, intercept, nW, nfW,
-                                                 lam, HW, ridx, rval)
+                                                 lam, HW, ridx, rval, pair_floor * dmax)
                         if fcode != 0:
                             status = C_GLMNET_NONFINITE
                             break
@@ -1262,6 +1283,20 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                     if dense_columns:
                         _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
                         fcode = dense._form(objective, rp, N, NULL)
+                    elif pair_floor > 0.0:
+                        # the factors from the kept scores first: their largest sets the
+                        # floor under which a row adds its diagonal only
+                        _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
+                        dmax = 0.0
+                        fcode = 0
+                        for i in range(N):
+                            if not isfinite(dense.D[i]):
+                                fcode = -1
+                                break
+                            if dense.D[i] > dmax:
+                                dmax = dense.D[i]
+                        if fcode == 0:
+                            fcode = dense._form(objective, rp, N, NULL, pair_floor * dmax)
                     else:
                         fcode = dense._form(objective, rp, N, wp)
                     if fcode != 0:

@@ -275,7 +275,8 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
               w0: ArrayLike | None = None, *, tol: float = 1e-6, max_iter: int = 1000,
               max_inner: int = 1000, eta: float = 1.0, shrink: bool = True,
               model: ModelSolve = "auto", dense_after: int | None = None,
-              record_iterates: int = 0, columns: Columns | None = None, seed: int = 0
+              record_iterates: int = 0, columns: Columns | None = None, seed: int = 0,
+              pair_floor: float | None = None
               ) -> tuple[FloatArray, int, str, float, float, int, FloatArray, FloatArray | None]:
     """newGLMNET on a bound one-score objective kernel and ``X`` (the rows the kernel was
     built on, any layout: a CSC copy is made); see :mod:`sqnopt.composite._glmnet`.
@@ -284,7 +285,9 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
     descent took more than ``dense_after`` sweeps (``None``: 0 from a nonzero ``w0`` -- a
     warm start, near its solution, where the exact model pays at once -- else 1).
     ``columns``: ``X``'s CSC arrays from :func:`_columns`, when the caller has them; ``seed``:
-    the sweep order's generator's state (:func:`sweep_seed`; 0 the fixed default).
+    the sweep order's generator's state (:func:`sweep_seed`; 0 the fixed default);
+    ``pair_floor``: the exact models' rows of negligible curvature (``None``: the compiled
+    loop's ``PAIR_FLOOR``; 0: every row's pairs formed).
 
     Returns ``(w, n_iter, status, F, max |pg|, sweeps, model steps and CG products, objective
     trace, iterates)``."""
@@ -323,7 +326,9 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
                                           bool(shrink), trace, iterates, dense,
                                           int(dense_after),
                                           subset_model(n, model, nnz, pairs, N, dense_columns),
-                                          dense_columns=dense_columns, seed=int(seed))
+                                          dense_columns=dense_columns, seed=int(seed),
+                                          **({} if pair_floor is None
+                                             else {"pair_floor": float(pair_floor)}))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

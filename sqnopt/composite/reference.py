@@ -123,7 +123,7 @@ def _xorshift(state: list[int]) -> int:
 
 
 #: the dense model's constants (those of the compiled loop)
-RHO, PIVOT, MODEL_TOL, DENSE_SWEEPS = 1e-8, 1e-14, 1e-9, 10
+RHO, PIVOT, MODEL_TOL, DENSE_SWEEPS, PAIR_FLOOR = 1e-8, 1e-14, 1e-9, 10, 1e-6
 #: the face CG's policy (``sqnopt.composite._glmnet``'s ``CG_AFTER``, ``CG_EVERY``, ``CG_STEPS``,
 #: ``CG_TOL``)
 CG_AFTER, CG_EVERY, CG_STEPS, CG_TOL = 3, 3, 30, 0.1
@@ -314,10 +314,22 @@ def _face_cg_numpy(cols: list[tuple[Any, Any]], nf: int, active: list[int], w: F
         rz = rz_new
     return d, xd
 
+def _model_hessian(X: Any, D: FloatArray, floor: float) -> FloatArray:
+    """``X' diag(D) X`` (``X`` SciPy sparse) with the off-diagonal entries from the rows whose
+    ``D_i`` is at least ``floor`` times the largest only, the diagonal from every row: the
+    compiled loop's formation, which skips the pairs of the rows of negligible curvature."""
+    import scipy.sparse as sp
+
+    kept = np.where(D >= floor * float(np.max(D, initial=0.0)), D, 0.0) if floor > 0.0 else D
+    H = np.asarray((X.T @ sp.diags(kept) @ X).todense())
+    H[np.diag_indices_from(H)] = np.asarray(X.multiply(X).T @ D).ravel()
+    return H
+
+
 def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_iter: int = 100,
                  tol: float = 0.0, max_inner: int = 1000, eta: float = 1.0, max_search: int = 30,
                  shrink: bool = True, dense: bool = False, dense_after: int = 1,
-                 subset_max: int = 0, seed: int = 0
+                 subset_max: int = 0, seed: int = 0, pair_floor: float = PAIR_FLOOR
                  ) -> tuple[FloatArray, list[float], list[FloatArray], int]:
     """newGLMNET (Yuan, Ho & Lin 2012, Algorithm 3) from ``w0`` on a bound one-score
     objective kernel (``scores_loss``, ``hessian_factors``), a penalty kernel (``l1``,
@@ -331,12 +343,14 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
     that holds at most ``subset_max`` coordinates; when that exact model is due but its set is
     larger, the sweeps are helped by conjugate gradients on the model's face
     (:func:`_face_cg_numpy`). ``seed``: the sweep order's generator's state (0: the compiled
-    loop's default).
+    loop's default). On sparse ``X`` the exact models' off-diagonal entries come from the rows
+    whose curvature is at least ``pair_floor`` times the largest (:func:`_model_hessian`).
 
     Returns ``(w, objective values, iterates, status)``, one per outer iteration."""
     import scipy.sparse as sp
 
     Xc = sp.csc_matrix(X, dtype=np.float64)
+    sparse = sp.issparse(X)
     N, nf = Xc.shape
     n = w0.shape[0]
     intercept = n == nf + 1
@@ -403,8 +417,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                 W += [nf] if intercept else []
                 X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept \
                     else Xc
-                XW = X1[:, W]
-                H = np.asarray((XW.T @ sp.diags(D) @ XW).todense())
+                H = _model_hessian(X1[:, W], D, pair_floor if sparse else 0.0)
                 H[np.arange(nfw), np.arange(nfw)] += lam
                 H[np.arange(len(W)), np.arange(len(W))] += nu + RHO * float(np.max(np.diag(H)))
                 gw, ww = g[W], w[W]
@@ -416,7 +429,7 @@ def glmnet_numpy(objective: Any, penalty: Any, X: Any, w0: FloatArray, *, max_it
                     xd = np.asarray(X1 @ d).ravel()
         elif dense_now:
             X1 = sp.hstack([Xc, sp.csc_matrix(np.ones((N, 1)))]).tocsc() if intercept else Xc
-            H = np.asarray((X1.T @ sp.diags(D) @ X1).todense())
+            H = _model_hessian(X1, D, pair_floor if sparse else 0.0)
             H[np.arange(nf), np.arange(nf)] += lam
             H[np.arange(n), np.arange(n)] += nu + RHO * float(np.max(np.diag(H)))
             u = _dense_cd_numpy(H, nf, w, g, l1, MODEL_TOL * gmax, DENSE_SWEEPS)

@@ -19,4 +19,4 @@ cdef class NewtonKernel(CurvatureKernel):
     cdef double _fail_reg               # the regulariser at the pivot that failed
     cdef bint _fail_intercept           # that pivot is an intercept
     cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
-                   Py_ssize_t size, const double* w) noexcept nogil
+                   Py_ssize_t size, const double* w, double below=*) noexcept nogil

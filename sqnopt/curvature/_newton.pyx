@@ -53,11 +53,12 @@ cdef Py_ssize_t GATHER_ROWS = 2048
 
 cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize_t t0,
                     Py_ssize_t t1, Py_ssize_t size, const double* w, double* D, double* H,
-                    Py_ssize_t n, Py_ssize_t* idx, double* val, double* S) noexcept nogil:
+                    Py_ssize_t n, Py_ssize_t* idx, double* val, double* S,
+                    double below) noexcept nogil:
     """Add the pairs of entries of the rows at positions ``[t0, t1)`` of the batch into the
     upper triangle ``H`` (row-major, ``n x n``): the serial loop of :meth:`NewtonKernel._form`
-    (``idx``, ``val``: ``dim + 1`` entries of scratch, ``S``: ``K x K``); -1 if a score is not
-    finite."""
+    (``idx``, ``val``: ``dim + 1`` entries of scratch, ``S``: ``K x K``; a one-score row whose
+    factor is in ``[0, below)`` adds its diagonal only); -1 if a score is not finite."""
     cdef Py_ssize_t K = objective.hess_size, dim = objective.data.dim
     cdef Py_ssize_t nf = objective.data.n_features
     cdef bint intercept = objective.data.has_intercept
@@ -78,6 +79,17 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
             if gi == 0.0:
                 continue
         nnz = objective.data.row_view(batch[t], &d64, &d32, &ind)
+        if K == 1 and w == NULL and dk[0] < below and dk[0] >= 0.0:
+            # a row of negligible curvature (below): its diagonal only, from the row in place
+            # (half, as the fold doubles it)
+            xx = 0.5 * inv * dk[0]
+            for p in range(nnz):
+                a = ind[p] if ind != NULL else p
+                vp = d64[p] if d64 != NULL else <double> d32[p]
+                H[a * n + a] += xx * vp * vp
+            if intercept:
+                H[nf * n + nf] += xx
+            continue
         # gather the row, noting whether its values are all 1, and (for a margin loss) its
         # score x_i . w + b as row_dot computes it
         binary = True
@@ -125,7 +137,12 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
             if dk[0] == 0.0:
                 continue
         if K == 1:
-            if binary:
+            if dk[0] < below and dk[0] >= 0.0:
+                # a row of negligible curvature: its diagonal only (half, as the fold doubles it)
+                xx = 0.5 * inv * dk[0]
+                for p in range(m):
+                    H[idx[p] * n + idx[p]] += xx * val[p] * val[p]
+            elif binary:
                 add_pairs_ones(H, n, idx, m, inv * dk[0], 0.5)
             else:
                 add_pairs(H, n, idx, val, m, inv * dk[0], 0.5)
@@ -254,6 +271,7 @@ cdef struct _FormJob:
     Py_ssize_t n_blocks
     Py_ssize_t dim
     Py_ssize_t K
+    double below
 
 
 cdef int _form_block(void* ctx, Py_ssize_t b, double* H) noexcept nogil:
@@ -270,7 +288,7 @@ cdef int _form_block(void* ctx, Py_ssize_t b, double* H) noexcept nogil:
         return -2
     block_bounds(job.size, job.n_blocks, b, &t0, &t1)
     code = _form_rows(<ObjectiveKernel> job.objective, job.batch, t0, t1, job.size, job.w,
-                      job.D, H, job.n, idx, val, val + job.dim + 1)
+                      job.D, H, job.n, idx, val, val + job.dim + 1, job.below)
     free(idx)
     free(val)
     return code
@@ -337,7 +355,7 @@ cdef class NewtonKernel(CurvatureKernel):
         return BATCH_OBSERVED
 
     cdef int _form(self, ObjectiveKernel objective, const Py_ssize_t* batch,
-                   Py_ssize_t size, const double* w) noexcept nogil:
+                   Py_ssize_t size, const double* w, double below=0.0) noexcept nogil:
         """``H`` (upper triangle, row-major) from the factors in ``D``: each row's pairs of
         entries ``p <= q`` are added once in the orientation they come in (half the diagonal
         pairs), then the matrix is folded, ``H <- U + U'``, which also gathers the entries of
@@ -345,6 +363,9 @@ cdef class NewtonKernel(CurvatureKernel):
         declaring ``score_hessian_factor``: a margin loss) each row's factor ``g_i l''(y_i s_i)``
         is computed here from its score ``s_i = x_i . w + b`` on the gathered row instead of
         read from ``D``; returns -1 if a score is not finite (-2 if memory is short).
+        ``below > 0`` (one score per row, rows not formed by BLAS): a row whose factor is under
+        it adds its diagonal entries only -- the off-diagonal pairs of rows of negligible
+        curvature skipped, the diagonal exact (a caller's approximate model, e.g. newGLMNET's).
 
         A large batch is split into blocks fixed by the data (``sqnopt._parallel``): each block
         adds its rows' pairs into a triangle of its own, on up to ``data.n_threads`` threads,
@@ -379,7 +400,7 @@ cdef class NewtonKernel(CurvatureKernel):
             pass
         elif B <= 1:
             code = _form_rows(objective, batch, 0, size, size, w, &self.D[0], H, n, &self.idx[0],
-                              &self.val[0], &self.S[0])
+                              &self.val[0], &self.S[0], below)
         else:
             nt = objective.data.n_threads
             if nt > B:
@@ -400,6 +421,7 @@ cdef class NewtonKernel(CurvatureKernel):
             job.n_blocks = B
             job.dim = dim
             job.K = K
+            job.below = below
             run_ordered(nt, B, _form_block, &job, H, n * n, ring, R, status)
             for b in range(B):
                 if status[b] != 0:

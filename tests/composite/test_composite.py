@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from sqnopt import LogLoss
 from sqnopt.composite import composite_problem, newglmnet, owlqn, solve_composite
+from sqnopt.composite._glmnet import PAIR_FLOOR_DEFAULT
 from sqnopt.composite.reference import glmnet_numpy, owlqn_numpy
 from sqnopt.data import prepare
 from sqnopt.penalties import L1, ElasticNet
@@ -127,6 +128,51 @@ def test_newglmnet_matches_numpy_twin_iterate_by_iterate(sparse: bool, penalty: 
     assert _compare_iterates(iterates, twin_iterates, trace, values, *tols) >= 4
     assert np.all(np.diff(trace) <= 0.0)
     assert np.count_nonzero(iterates[-1][: problem.n_features] == 0.0) > 0
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("model", ["dense", "subset"])
+def test_exact_model_skips_the_pairs_of_flat_rows_as_the_twin_does(fit_intercept: bool,
+                                                                  model: str) -> None:
+    """On sparse rows the exact models (the whole Hessian, the working set's) take their
+    off-diagonal entries from the rows whose curvature is at least ``pair_floor`` times the
+    largest, their diagonal from every row. On nearly separable data, where rows of
+    negligible curvature appear as the weights grow, the compiled loop follows the twin that
+    does the same iterate by iterate, leaves the path of the twin that forms every pair
+    (so the test sees the rule), and reaches the same minimum as the loop without it."""
+    rng = np.random.default_rng(3)
+    N, d = 400, 30
+    Xd = rng.normal(size=(N, d)) * (rng.random((N, d)) < 0.3)
+    w_true = rng.normal(size=d) * 3
+    y = np.where(Xd @ w_true + 0.1 * rng.normal(size=N) > 0, 1.0, -1.0)
+    X = sp.csr_matrix(Xd)
+    data = prepare(X, y, fit_intercept=fit_intercept)
+    _, kernel, pen, problem = composite_problem(LogLoss(lam=0.0), L1(0.002), data)
+    twin_pen = PenaltyKernelNumPy(problem.n_params, problem.dim, problem.n_features,
+                                  pen.l1, pen.l2)
+    n_iter = 12
+    runs = {floor: newglmnet(kernel, pen, X, tol=0.0, max_iter=n_iter,
+                             record_iterates=n_iter + 1, model=model,  # type: ignore[arg-type]
+                             dense_after=0, pair_floor=floor)
+            for floor in (None, 0.0)}
+    _, _, _, _, _, _, trace, iterates = runs[None]
+    assert iterates is not None
+    twin = {floor: glmnet_numpy(kernel, twin_pen, X, np.zeros(problem.n_params), tol=0.0,
+                                max_iter=n_iter, dense=model == "dense", dense_after=0,
+                                subset_max=1000 if model == "subset" else 0, pair_floor=floor)
+            for floor in (PAIR_FLOOR_DEFAULT, 0.0)}
+    flat = 0
+    for w in iterates:
+        s = np.abs(X @ w[:d] + (w[d] if fit_intercept else 0.0))
+        D = np.exp(-s) / (1.0 + np.exp(-s)) ** 2
+        flat = max(flat, int(np.count_nonzero(D < PAIR_FLOOR_DEFAULT * D.max())))
+    assert flat >= 10
+    _, values, twin_iterates, _ = twin[PAIR_FLOOR_DEFAULT]
+    assert _compare_iterates(iterates, twin_iterates, trace, values, 1e-10, 1e-10) >= 4
+    assert max(float(np.max(np.abs(a - b)))
+               for a, b in zip(iterates[:6], twin[0.0][2][:6])) > 1e-8
+    exact_trace = runs[0.0][6]
+    assert trace[-1] == pytest.approx(exact_trace[-1], rel=1e-12)
 
 
 def test_newglmnet_seed_sets_the_sweep_order_and_the_twin_follows() -> None:
