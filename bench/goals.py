@@ -35,14 +35,15 @@ DEFAULT_RACE_DIRS = ("results/race", "results/race_defaults_fashion", "results/r
                      "results/race_defaults_head", "results/race_goals",
                      "results/race_cores2_all_peers",
                      "results/race_cores2_news20_1e-6", "results/race_cores2_fashion",
-                     "results/defaults_check_97f27d1/l2", "results/defaults_check_97f27d1/l1",
+                     "results/defaults_check_97f27d1/l2",
+                     "results/defaults_check_1619e33/l1_seeds/seed0",
                      "results/defaults_check_97f27d1/regression",
                      "results/defaults_check_97f27d1/cores2")
 DEFAULT_OVERHEAD = "results/estimator_overhead.json"
 #: directories of one race per seed (``seed*/race-*.json``, the newest of each): the L1 problems,
 #: whose solvers on both sides visit coordinates in a random order (liblinear's and newGLMNET's
 #: coordinate descent), judged by the median over the seeds
-DEFAULT_SEED_DIRS = ("results/defaults_check_97f27d1/l1_seeds",)
+DEFAULT_SEED_DIRS = ("results/defaults_check_1619e33/l1_seeds",)
 
 #: goal 1: SQNClassifier() at its defaults against these scikit-learn solvers
 SKLEARN_SOLVERS = ("sklearn lbfgs", "sklearn liblinear", "sklearn newton-cholesky", "sklearn saga")

@@ -55,6 +55,7 @@ def glmnet_run(
     pair_floor: float = ...,
 ) -> tuple[int, int, float, float, int]: ...
 
+def _pair_floor_policy(floor: float | None = None) -> float: ...
 def _face_cg_policy(
     after: int | None = None,
     every: int | None = None,

@@ -662,6 +662,18 @@ cdef Py_ssize_t _face_cg(const _Cols* X, Py_ssize_t n, const char* active, const
     return steps
 
 
+def _pair_floor_policy(floor=None):
+    """The exact model's ``PAIR_FLOOR``, replaced when given (``0``: every row's pairs formed);
+    returns the previous one (for experiments and tests)."""
+    global PAIR_FLOOR
+    old = PAIR_FLOOR
+    if floor is not None:
+        if not floor >= 0.0:
+            raise ValueError(f"the pair floor must be >= 0, got {floor!r}")
+        PAIR_FLOOR = floor
+    return old
+
+
 def _face_cg_policy(after=None, every=None, steps=None, tol=None):
     """The face CG's constants (``CG_AFTER``, ``CG_EVERY``, ``CG_STEPS``, ``CG_TOL``), each
     replaced when given; returns the previous ones (for experiments and tests)."""
@@ -1007,7 +1019,7 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                double[::1] trace=None, double[:, ::1] iterates=None,
                NewtonKernel dense=None, Py_ssize_t dense_after=1, Py_ssize_t subset_max=0,
                bint dense_columns=False, unsigned long long seed=0,
-               double pair_floor=PAIR_FLOOR):
+               double pair_floor=-1.0):
     """Run newGLMNET from ``w`` (updated in place, with its ``scores = Xw + b``).
 
     ``indptr``/``indices``/``values``: ``X`` by columns (CSC, the regularised features; the
@@ -1024,7 +1036,9 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
     state (0: :data:`DEFAULT_SEED`). Without ``dense``, ``subset_max > 0`` solves the
     model exactly on its working set (:func:`_form_subset`) whenever that set has at most
     ``subset_max`` coordinates; when it has more, the sweeps are helped by CG on the model's
-    face (:func:`_face_cg`).
+    face (:func:`_face_cg`). ``pair_floor``: on sparse rows, the exact models' rows whose
+    curvature is below it times the largest add their diagonal only (negative: ``PAIR_FLOOR``,
+    :func:`_pair_floor_policy`; 0: every pair formed).
     """
     cdef Py_ssize_t n = objective.n_params, N = objective.data.n_samples
     cdef Py_ssize_t nf = penalty.n_reg
@@ -1058,6 +1072,8 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
         raise ValueError("the dense model's Newton kernel must be sized for n_params and N")
     if subset_max < 0:
         raise ValueError("subset_max >= 0")
+    if pair_floor < 0.0:
+        pair_floor = PAIR_FLOOR
     cdef bint use_subset = dense is None and subset_max > 0
     cdef bint use_dense = dense is not None or use_subset
     cdef bint dense_now = use_dense and dense_after < 1
