@@ -915,7 +915,7 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
     """The model's Hessian on the working set into ``H`` (upper triangle, row-major,
     ``nW x nW``): ``sum_i D_i x_iW x_iW' + lam I_reg``, from each row's entries in the set
     (``pos[j]``: the coordinate's place in it, -1 outside; the intercept last), then the
-    damping of the full model; a row with ``D_i < below`` adds its diagonal entries only.
+    damping of the full model; a row with ``0 <= D_i < below`` adds its diagonal entries only.
     Costs one pass over the rows' entries and the pairs of the entries in the set; returns
     0."""
     cdef Py_ssize_t N = objective.data.n_samples, i, p, m, a, b, r, c, nnz
@@ -940,7 +940,7 @@ cdef int _form_subset(ObjectiveKernel objective, const double* D, const Py_ssize
             ridx[m] = pos[nf]
             rval[m] = 1.0
             m += 1
-        if di < below:
+        if di < below and di >= 0.0:
             for a in range(m):
                 r = ridx[a]
                 H[r * nW + r] += di * rval[a] * rval[a]

@@ -315,12 +315,13 @@ def _face_cg_numpy(cols: list[tuple[Any, Any]], nf: int, active: list[int], w: F
     return d, xd
 
 def _model_hessian(X: Any, D: FloatArray, floor: float) -> FloatArray:
-    """``X' diag(D) X`` (``X`` SciPy sparse) with the off-diagonal entries from the rows whose
-    ``D_i`` is at least ``floor`` times the largest only, the diagonal from every row: the
-    compiled loop's formation, which skips the pairs of the rows of negligible curvature."""
+    """``X' diag(D) X`` (``X`` SciPy sparse) with the off-diagonal entries only from the rows
+    whose ``D_i`` is not in ``[0, floor max D)``, the diagonal from every row: the compiled
+    loop's formation, which skips the pairs of the rows of negligible curvature."""
     import scipy.sparse as sp
 
-    kept = np.where(D >= floor * float(np.max(D, initial=0.0)), D, 0.0) if floor > 0.0 else D
+    flat = (D >= 0.0) & (D < floor * float(np.max(D, initial=0.0)))
+    kept = np.where(flat, 0.0, D)
     H = np.asarray((X.T @ sp.diags(kept) @ X).todense())
     H[np.diag_indices_from(H)] = np.asarray(X.multiply(X).T @ D).ravel()
     return H
