@@ -62,11 +62,12 @@ def problem(name: str) -> tuple[Any, Any, float, Callable[[Any], float], float] 
     """``(X, y, alpha, F, F*)`` of a problem (``F`` of the coefficients), or None when its
     data is absent."""
     if name == "generated":
+        from race.problems import objective
+
         X, y, alpha = generated()
 
         def F(coef: Any) -> float:
-            s = np.asarray(X @ np.ravel(coef)).ravel()
-            return float(np.mean(np.logaddexp(0.0, -y * s)) + alpha * np.abs(coef).sum())
+            return objective("l1_logistic", alpha, X, y, coef)
 
         f_star = min(F(fit(X, y, alpha, 1000, 0, tol=1e-12)), F(fit(X, y, alpha, 1000, 0,
                                                                      tol=1e-12, floor=0.0)))

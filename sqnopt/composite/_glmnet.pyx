@@ -52,8 +52,8 @@ on sparse rows with the off-diagonal pairs of the rows whose ``D_i`` is below ``
 (``1e-6``) times the largest left out and the diagonal kept whole: as the weights grow,
 confidently classified rows keep a curvature too small to change the model, yet, being often
 the longest, they can hold most of the pairs near the solution; the gradient stays exact, so
-the minimiser does not move, and the model's error is of the floor's order next to the
-curvature of the kept rows --, damped
+the minimiser does not move, and each entry left out is a sum of terms ``D_i x_ij x_ik``
+whose ``D_i`` is below the floor times the largest --, damped
 by ``rho = 1e-8 max_j H_jj`` on its diagonal (which keeps the systems of collinear columns positive
 definite), and the model ``phi(u) = (1/2) u'Hu - c'u + l1 ||u_reg||_1`` (``u = w + d``,
 ``c = Hw - g``) is minimised by a few sweeps of coordinate descent on ``H`` (``n^2`` each, no
@@ -1293,16 +1293,15 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                             for q in range(nW):
                                 d[Wl[q]] = fu[q] - wW[q]
                 elif dense_now:
-                    # ---- the exact model: H formed explicitly, feature-sign search; on dense
-                    # rows from the factors of the kept scores by BLAS (the Newton kernel's
-                    # dsyrk), on sparse rows by its pair loop from each row's score
+                    # ---- the exact model: H formed explicitly, feature-sign search; from the
+                    # factors of the kept scores, on dense rows by BLAS (the Newton kernel's
+                    # dsyrk), on sparse rows by its pair loop
+                    _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
                     if dense_columns:
-                        _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
                         fcode = dense._form(objective, rp, N, NULL)
-                    elif pair_floor > 0.0:
-                        # the factors from the kept scores first: their largest sets the
-                        # floor under which a row adds its diagonal only
-                        _factor_rows(objective, sp, &dense.D[0], 0, N, 1.0)
+                    else:
+                        # the largest factor sets the floor under which a row adds its
+                        # diagonal only
                         dmax = 0.0
                         fcode = 0
                         for i in range(N):
@@ -1313,8 +1312,6 @@ def glmnet_run(ObjectiveKernel objective, PenaltyKernel penalty,
                                 dmax = dense.D[i]
                         if fcode == 0:
                             fcode = dense._form(objective, rp, N, NULL, pair_floor * dmax)
-                    else:
-                        fcode = dense._form(objective, rp, N, wp)
                     if fcode != 0:
                         status = C_GLMNET_NONFINITE
                         break

@@ -327,8 +327,8 @@ def newglmnet(objective: ObjectiveKernel, penalty: PenaltyKernel, X: Any,
                                           int(dense_after),
                                           subset_model(n, model, nnz, pairs, N, dense_columns),
                                           dense_columns=dense_columns, seed=int(seed),
-                                          **({} if pair_floor is None
-                                             else {"pair_floor": float(pair_floor)}))
+                                          pair_floor=-1.0 if pair_floor is None
+                                          else float(pair_floor))
     return (w, k, STATUS[code], f, gmax, sweeps, trace[: k + 1].copy(),
             None if iterates is None else iterates[: min(k + 1, record_iterates)].copy())
 

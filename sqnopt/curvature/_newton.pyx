@@ -57,8 +57,9 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
                     double below) noexcept nogil:
     """Add the pairs of entries of the rows at positions ``[t0, t1)`` of the batch into the
     upper triangle ``H`` (row-major, ``n x n``): the serial loop of :meth:`NewtonKernel._form`
-    (``idx``, ``val``: ``dim + 1`` entries of scratch, ``S``: ``K x K``; a one-score row whose
-    factor is in ``[0, below)`` adds its diagonal only); -1 if a score is not finite."""
+    (``idx``, ``val``: ``dim + 1`` entries of scratch, ``S``: ``K x K``; without ``w``, a
+    one-score row whose factor in ``D`` is in ``[0, below)`` adds its diagonal only); -1 if a
+    score is not finite."""
     cdef Py_ssize_t K = objective.hess_size, dim = objective.data.dim
     cdef Py_ssize_t nf = objective.data.n_features
     cdef bint intercept = objective.data.has_intercept
@@ -137,12 +138,7 @@ cdef int _form_rows(ObjectiveKernel objective, const Py_ssize_t* batch, Py_ssize
             if dk[0] == 0.0:
                 continue
         if K == 1:
-            if dk[0] < below and dk[0] >= 0.0:
-                # a row of negligible curvature: its diagonal only (half, as the fold doubles it)
-                xx = 0.5 * inv * dk[0]
-                for p in range(m):
-                    H[idx[p] * n + idx[p]] += xx * val[p] * val[p]
-            elif binary:
+            if binary:
                 add_pairs_ones(H, n, idx, m, inv * dk[0], 0.5)
             else:
                 add_pairs(H, n, idx, val, m, inv * dk[0], 0.5)
@@ -363,9 +359,10 @@ cdef class NewtonKernel(CurvatureKernel):
         declaring ``score_hessian_factor``: a margin loss) each row's factor ``g_i l''(y_i s_i)``
         is computed here from its score ``s_i = x_i . w + b`` on the gathered row instead of
         read from ``D``; returns -1 if a score is not finite (-2 if memory is short).
-        ``below > 0`` (one score per row, rows not formed by BLAS): a row whose factor is under
-        it adds its diagonal entries only -- the off-diagonal pairs of rows of negligible
-        curvature skipped, the diagonal exact (a caller's approximate model, e.g. newGLMNET's).
+        ``below > 0`` (factors read from ``D``: no ``w``; one score per row; rows not formed by
+        BLAS): a row whose factor is under it adds its diagonal entries only -- the off-diagonal
+        pairs of rows of negligible curvature skipped, the diagonal exact (a caller's
+        approximate model, e.g. newGLMNET's).
 
         A large batch is split into blocks fixed by the data (``sqnopt._parallel``): each block
         adds its rows' pairs into a triangle of its own, on up to ``data.n_threads`` threads,
