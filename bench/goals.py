@@ -35,9 +35,9 @@ DEFAULT_RACE_DIRS = ("results/race", "results/race_defaults_fashion", "results/r
                      "results/race_defaults_head", "results/race_goals",
                      "results/race_cores2_all_peers",
                      "results/race_cores2_news20_1e-6", "results/race_cores2_fashion",
-                     "results/defaults_check_97f27d1/l2",
-                     "results/defaults_check_1619e33/l1_seeds/seed0",
-                     "results/defaults_check_97f27d1/regression",
+                     "results/defaults_check_485b1df/l2",
+                     "results/defaults_check_485b1df/l1",
+                     "results/defaults_check_485b1df/regression",
                      "results/defaults_check_97f27d1/cores2")
 DEFAULT_OVERHEAD = "results/estimator_overhead.json"
 #: directories of one race per seed (``seed*/race-*.json``, the newest of each): the L1 problems,
